@@ -1,0 +1,41 @@
+# Proust — top-level entry points. `make run` and `make test` work on a fresh
+# Debian machine: they install missing packages, configure, build, install
+# into build/install, then run the demo or the tests.
+BUILD      ?= build
+PREFIX     := $(CURDIR)/$(BUILD)/install
+CMAKE_ARGS ?=
+JOBS       ?= $(shell nproc)
+
+.PHONY: all deps configure build run test test-sanitize bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_ARGS) > /dev/null
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+	cmake --install $(BUILD) > /dev/null
+	@echo "installed into $(PREFIX)"
+
+run: build
+	@bash scripts/demo.sh $(PREFIX)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300
+
+# The same tests built with AddressSanitizer + UndefinedBehaviorSanitizer.
+test-sanitize:
+	$(MAKE) test BUILD=build-asan CMAKE_ARGS="-DPROUST_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug"
+
+test-tsan:
+	$(MAKE) test BUILD=build-tsan CMAKE_ARGS="-DPROUST_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug"
+
+bench: build
+	@bash bench/run.sh $(PREFIX)
+
+clean:
+	rm -rf build build-asan build-tsan

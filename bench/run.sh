@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# bench/run.sh — Proust side by side with MPICH and Open MPI.
+#
+#   bash bench/run.sh [prefix]          (make bench: prefix = build/install)
+#
+# prefix holds bin/proustrun, bin/proust-bench-{pingpong,multiflow} and
+# lib/libproust.so. The MPI versions of the same loops (bench/mpi/*.c) are
+# built here with each MPI's compiler wrapper. Every implementation runs
+# every benchmark on each transport (shm, tcp) with 2 ranks, BENCH_REPS
+# times, interleaved (rep 1 of everything, then rep 2, ...) so that a change
+# in machine load hits every implementation alike. Raw outputs go to
+# bench/results/<date>/raw/, then bench/report.py prints medians and the
+# Proust / best-peer ratios and bench/plot.py draws PNGs (if matplotlib).
+#
+# Environment:
+#   BENCH_REPS=5          process-level repetitions (1 with BENCH_QUICK)
+#   BENCH_QUICK=1         smoke run: sizes up to 64 KiB, few iterations
+#   BENCH_TRANSPORTS      "shm tcp"
+#   BENCH_BENCHES         "pingpong multiflow"
+#   BENCH_IMPLS           only these implementations (names below), e.g. "proust mpich"
+#   BENCH_PINGPONG_ARGS   extra/overriding pingpong options, e.g. "-t lat -M 1M"
+#   BENCH_MULTIFLOW_ARGS  extra/overriding multiflow options, e.g. "-k 4 -n 16"
+#   BENCH_TIMEOUT=900     seconds allowed for one run
+#   BENCH_RESULTS         results root (default bench/results)
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PREFIX=${1:-$HERE/../build/install}
+PREFIX=$(realpath -m "$PREFIX")
+
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+  REPS=${BENCH_REPS:-1}
+  PP_ARGS="-M 64K -i 0.02 ${BENCH_PINGPONG_ARGS:-}"
+  MF_ARGS="-i 200 ${BENCH_MULTIFLOW_ARGS:-}"
+else
+  REPS=${BENCH_REPS:-5}
+  PP_ARGS="${BENCH_PINGPONG_ARGS:-}"
+  MF_ARGS="${BENCH_MULTIFLOW_ARGS:-}"
+fi
+TRANSPORTS=${BENCH_TRANSPORTS:-shm tcp}
+BENCHES=${BENCH_BENCHES:-pingpong multiflow}
+ONLY=${BENCH_IMPLS:-}
+TIMEOUT=${BENCH_TIMEOUT:-900}
+RESULTS=${BENCH_RESULTS:-$HERE/results}
+
+# ---- The implementations: one line each ---------------------------------
+# name | kind | benchmarks | build | launcher (2 ranks) | shm settings | tcp settings
+#   kind: "proust" (measured) or "peer" (compared against: ratios use the
+#         best peer); build: "native" (prefix/bin/proust-bench-<bench>) or
+#         the MPI compiler wrapper that builds bench/mpi/<bench>.c.
+#   settings: words; NAME=value goes into the environment, any other word
+#         is passed to the launcher before the program.
+# Peer transport settings (Debian MPICH 4.0.2 is ch4:ucx, so its traffic
+# goes through UCX: UCX_TLS picks the transport, MPIR_CVAR_NOLOCAL=1 keeps
+# MPICH's own shared memory out; Open MPI 4.1: ob1 with the tcp btl).
+IMPLS=(
+  "proust|proust|pingpong multiflow|native|$PREFIX/bin/proustrun -n 2|PROUST_RAILS=self,shm PROUST_STRATEGY=default|PROUST_RAILS=tcp PROUST_STRATEGY=default"
+  "proust-aggreg|proust|multiflow|native|$PREFIX/bin/proustrun -n 2|PROUST_RAILS=self,shm PROUST_STRATEGY=aggreg|PROUST_RAILS=tcp PROUST_STRATEGY=aggreg"
+  "mpich|peer|pingpong multiflow|mpicc.mpich|mpiexec.mpich -n 2||MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self"
+  "openmpi|peer|pingpong multiflow|mpicc.openmpi|mpiexec.openmpi --allow-run-as-root --oversubscribe -n 2||--mca pml ob1 --mca btl tcp,self"
+  # "proust-mpi|proust|pingpong multiflow|$PREFIX/bin/mpicc|$PREFIX/bin/mpiexec -n 2|PROUST_RAILS=self,shm|PROUST_RAILS=tcp"
+)
+
+note() { echo "bench: $*" >&2; }
+
+stamp=$(date +%Y%m%d-%H%M%S)
+OUT=$RESULTS/$stamp
+mkdir -p "$OUT/raw" || { note "cannot create $OUT"; exit 1; }
+BUILD=$(mktemp -d "${TMPDIR:-/tmp}/proust-bench.XXXXXX")
+trap 'rm -rf "$BUILD"' EXIT
+: > "$OUT/impls.tsv"
+: > "$OUT/notes.txt"
+skip() { note "$*"; echo "$*" >> "$OUT/notes.txt"; }
+
+# ---- Prepare every implementation: binaries present, launcher present ----
+declare -A LAUNCH SET_shm SET_tcp KIND BENCHES_OF
+ACTIVE=()
+for line in "${IMPLS[@]}"; do
+  IFS='|' read -r name kind benches build launcher shm tcp <<< "$line"
+  if [ -n "$ONLY" ] && ! [[ " $ONLY " == *" $name "* ]]; then continue; fi
+  launcher_bin=${launcher%% *}
+  if ! command -v "$launcher_bin" > /dev/null 2>&1; then
+    skip "skipping $name: launcher $launcher_bin not found"; continue
+  fi
+  if [ "$build" = native ]; then
+    dir=$PREFIX/bin ok=1
+    for b in $benches; do
+      [ -x "$dir/proust-bench-$b" ] || { skip "skipping $name: $dir/proust-bench-$b not built"; ok=0; }
+    done
+    [ $ok = 1 ] || continue
+    for b in $benches; do ln -sf "$dir/proust-bench-$b" "$BUILD/$name.$b"; done
+  else
+    if ! command -v "$build" > /dev/null 2>&1; then
+      skip "skipping $name: compiler wrapper $build not found"; continue
+    fi
+    ok=1
+    for b in $benches; do
+      if ! "$build" -std=c11 -O2 -g -Wall -Wextra -o "$BUILD/$name.$b" "$HERE/mpi/$b.c" \
+           > "$BUILD/$name.$b.log" 2>&1; then
+        skip "skipping $name: $build failed on bench/mpi/$b.c:"; cat "$BUILD/$name.$b.log" >&2; ok=0
+      elif [ -s "$BUILD/$name.$b.log" ]; then
+        note "$build warnings on bench/mpi/$b.c:"; cat "$BUILD/$name.$b.log" >&2
+      fi
+    done
+    [ $ok = 1 ] || continue
+  fi
+  KIND[$name]=$kind; BENCHES_OF[$name]=$benches; LAUNCH[$name]=$launcher
+  SET_shm[$name]=$shm; SET_tcp[$name]=$tcp
+  ACTIVE+=("$name")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$kind" "$launcher" "$shm" "$tcp" "$build" >> "$OUT/impls.tsv"
+done
+if [ ${#ACTIVE[@]} -eq 0 ]; then note "nothing to run"; rm -rf "$OUT"; exit 1; fi
+
+# ---- Record the conditions -------------------------------------------------
+{
+  echo "date: $(date -Is)"
+  echo "host: $(uname -n) $(uname -sr)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') x $(nproc)"
+  echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "git: $(git -C "$HERE/.." describe --always --dirty 2>/dev/null || echo unknown)"
+  echo "prefix: $PREFIX"
+  echo "reps: $REPS quick: $QUICK transports: $TRANSPORTS benches: $BENCHES"
+  echo "pingpong args: ${PP_ARGS:-(defaults)}"
+  echo "multiflow args: ${MF_ARGS:-(defaults)}"
+  command -v mpichversion > /dev/null && echo "mpich: $(mpichversion 2>/dev/null | head -3 | tr -s '\t ' ' ' | paste -sd';')"
+  command -v ompi_info > /dev/null && echo "openmpi: $(ompi_info --version 2>/dev/null | head -1)"
+} > "$OUT/meta.txt"
+echo "results: $OUT"
+echo "implementations: ${ACTIVE[*]}"
+
+# ---- Run ------------------------------------------------------------------
+# run_one impl transport bench rep
+run_one() {
+  local impl=$1 tr=$2 bench=$3 rep=$4
+  local settings envs=() largs=() w args
+  if [ "$tr" = shm ]; then settings=${SET_shm[$impl]}; else settings=${SET_tcp[$impl]}; fi
+  for w in $settings; do
+    if [[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then envs+=("$w"); else largs+=("$w"); fi
+  done
+  if [ "$bench" = pingpong ]; then args=$PP_ARGS; else args=$MF_ARGS; fi
+  local dir=$OUT/raw/$tr/$impl
+  mkdir -p "$dir"
+  local out=$dir/$bench.$rep.txt err=$dir/$bench.$rep.err
+  # shellcheck disable=SC2086
+  local cmd=(env "${envs[@]}" timeout -k 10 "$TIMEOUT" ${LAUNCH[$impl]} "${largs[@]}"
+             "$BUILD/$impl.$bench" $args)
+  echo "# cmd: ${cmd[*]}" | sed "s|$BUILD/|<bin>/|" > "$out"
+  echo "# impl=$impl transport=$tr rep=$rep" >> "$out"
+  local t0=$SECONDS rc
+  "${cmd[@]}" >> "$out" 2> "$err" < /dev/null
+  rc=$?
+  [ -s "$err" ] || rm -f "$err"
+  if [ $rc -ne 0 ]; then
+    mv "$out" "$out.failed"
+    skip "FAILED (rc=$rc): $impl $tr $bench rep $rep — see ${out#"$OUT"/}.failed$([ -f "$err" ] && echo " and .err")"
+    return 1
+  fi
+  printf '  %-4s %-10s %-14s rep %d/%d  %3ds\n' "$tr" "$bench" "$impl" "$rep" "$REPS" $((SECONDS - t0))
+}
+
+for ((rep = 1; rep <= REPS; rep++)); do
+  for tr in $TRANSPORTS; do
+    for bench in $BENCHES; do
+      for impl in "${ACTIVE[@]}"; do
+        [[ " ${BENCHES_OF[$impl]} " == *" $bench "* ]] || continue
+        run_one "$impl" "$tr" "$bench" "$rep"
+      done
+    done
+  done
+done
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/meta.txt"
+
+# ---- Report ---------------------------------------------------------------
+ln -sfn "$stamp" "$RESULTS/latest"
+PY=$(command -v python3 || true)
+if [ -z "$PY" ]; then note "python3 not found: raw results only, in $OUT"; exit 0; fi
+"$PY" "$HERE/report.py" "$OUT" | tee "$OUT/summary.txt"
+rc=${PIPESTATUS[0]}
+# plot with whichever python3 has matplotlib (pyenv's may not, Debian's may)
+for p in "$PY" /usr/bin/python3; do
+  [ -s "$OUT/medians.csv" ] || break
+  if [ -x "$p" ] && "$p" -c 'import matplotlib' > /dev/null 2>&1; then
+    "$p" "$HERE/plot.py" "$OUT" || note "plot failed"
+    break
+  fi
+done
+if [ -s "$OUT/notes.txt" ]; then echo; echo "notes:"; sed 's/^/  /' "$OUT/notes.txt"; fi
+echo "results in $OUT"
+exit "$rc"

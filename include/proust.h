@@ -1,0 +1,213 @@
+/*
+ * proust.h — the native Proust messaging API.
+ *
+ * Conventions, stated once:
+ *  - Every function returns a proust status: PROUST_OK (0) on success, a
+ *    negative PROUST_ERR_* code on failure; proust_strerror() describes it.
+ *    Output parameters are written only on success.
+ *  - Every function may be called from any thread at any time between
+ *    proust_init() and proust_finalize() (MPI_THREAD_MULTIPLE semantics).
+ *  - Ranks are 0..size-1 as given by the launcher (proustrun, or a single
+ *    process when started without one).
+ *  - Tags are 64-bit. A receive matches a message when
+ *    (msg_tag & mask) == (tag & mask); mask 0 matches any tag
+ *    (PROUST_TAG_MASK_ANY), PROUST_TAG_MASK_FULL matches the tag exactly.
+ *  - Between one sender and one receiver, messages that a receive could
+ *    match are matched in the order they were sent (non-overtaking).
+ *  - Requests are opaque handles owned by the library. proust_wait/test and
+ *    friends release a completed request and set the caller's handle to NULL.
+ */
+#ifndef PROUST_H
+#define PROUST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROUST_VERSION_MAJOR 0
+#define PROUST_VERSION_MINOR 1
+#define PROUST_VERSION_PATCH 0
+#define PROUST_VERSION_STRING "0.1.0"
+
+/* ---- Status codes (one list; proust_strerror/proust_error_name use it) -- */
+#define PROUST_STATUS_LIST(X)                                                  \
+    X(OK, 0, "success")                                                        \
+    X(ERR_INVALID, -1, "invalid argument")                                     \
+    X(ERR_RANK, -2, "invalid rank")                                            \
+    X(ERR_TAG, -3, "invalid tag or tag mask")                                  \
+    X(ERR_NOMEM, -4, "out of memory")                                          \
+    X(ERR_TRUNCATE, -5, "message truncated: receive buffer too small")         \
+    X(ERR_PEER_FAILED, -6, "peer process failed")                              \
+    X(ERR_CONN, -7, "connection to peer lost")                                 \
+    X(ERR_PROTO, -8, "malformed packet from the network")                      \
+    X(ERR_CANCELED, -9, "request canceled")                                    \
+    X(ERR_NOT_SUPPORTED, -10, "operation not supported")                       \
+    X(ERR_TIMEOUT, -11, "timed out")                                           \
+    X(ERR_BOOT, -12, "bootstrap (launcher) failure")                           \
+    X(ERR_SYS, -13, "system call failed")                                      \
+    X(ERR_STATE, -14, "library not initialized or already finalized")          \
+    X(ERR_NO_RAIL, -15, "no rail can reach this peer")                         \
+    X(ERR_BUSY, -16, "resource busy")                                          \
+    X(ERR_PENDING, -17, "request still pending")
+
+typedef enum {
+#define PROUST_STATUS_ENUM(name, value, text) PROUST_##name = value,
+    PROUST_STATUS_LIST(PROUST_STATUS_ENUM)
+#undef PROUST_STATUS_ENUM
+} proust_status_code_t;
+
+/* Human-readable description of a status code ("invalid rank"). */
+const char *proust_strerror(int code);
+/* Symbolic name of a status code ("PROUST_ERR_RANK"). */
+const char *proust_error_name(int code);
+
+/* ---- Types --------------------------------------------------------------- */
+typedef uint64_t proust_tag_t;
+typedef struct proust_session proust_session_t; /* one per process */
+typedef struct proust_request proust_request_t; /* a send or receive */
+typedef struct proust_pack proust_pack_t;       /* a multi-segment message */
+
+#define PROUST_ANY_SOURCE (-1)
+#define PROUST_TAG_MASK_ANY ((proust_tag_t)0)
+#define PROUST_TAG_MASK_FULL (~(proust_tag_t)0)
+
+/* Completion information of a request. */
+typedef struct proust_status {
+    int source;       /* rank of the sender (receives) or destination (sends) */
+    proust_tag_t tag; /* tag of the message */
+    size_t size;      /* full size of the message as sent */
+    size_t count;     /* bytes placed in the receive buffer (<= size) */
+    int error;        /* PROUST_OK, PROUST_ERR_TRUNCATE, PROUST_ERR_CANCELED, ... */
+} proust_status_t;
+
+/* ---- Session ------------------------------------------------------------- */
+/*
+ * Initialise the library. Rank, size and the address exchange come from the
+ * launcher found in the environment (proustrun), or a one-process job when
+ * started without one. Reads the PROUST_* environment variables.
+ * Errors: PROUST_ERR_STATE if already initialised, PROUST_ERR_BOOT if the
+ * launcher cannot be reached, PROUST_ERR_NO_RAIL if a peer cannot be reached.
+ */
+int proust_init(proust_session_t **session);
+/* Complete outstanding sends, then release everything. Requests still
+ * pending are canceled. */
+int proust_finalize(proust_session_t *session);
+int proust_rank(const proust_session_t *session);
+int proust_size(const proust_session_t *session);
+/* Name of the rail (driver) that carries traffic to `peer` ("self", "shm",
+ * "tcp"). Errors: PROUST_ERR_RANK. */
+int proust_peer_rail(const proust_session_t *session, int peer, const char **rail_name);
+/* Name of the strategy in force ("default", "aggreg"). */
+const char *proust_strategy_name(const proust_session_t *session);
+/* Advance communication from the calling thread; returns immediately. */
+int proust_progress(proust_session_t *session);
+
+/* ---- Point to point -------------------------------------------------------- */
+/* Standard send: completes when the buffer may be reused. */
+int proust_isend(proust_session_t *s, const void *buf, size_t len, int dest,
+                 proust_tag_t tag, proust_request_t **req);
+/* Synchronous send: completes only once a receive has matched the message. */
+int proust_issend(proust_session_t *s, const void *buf, size_t len, int dest,
+                  proust_tag_t tag, proust_request_t **req);
+/* Receive from `source` (or PROUST_ANY_SOURCE) a message whose tag matches
+ * `tag` under `mask`. */
+int proust_irecv(proust_session_t *s, void *buf, size_t len, int source,
+                 proust_tag_t tag, proust_tag_t mask, proust_request_t **req);
+
+/* Blocking helpers: post then wait. */
+int proust_send(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag);
+int proust_ssend(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag);
+int proust_recv(proust_session_t *s, void *buf, size_t len, int source, proust_tag_t tag,
+                proust_tag_t mask, proust_status_t *status);
+
+/*
+ * Completion. On completion the request is released and *req set to NULL;
+ * `status` (may be NULL) receives its completion information. The return
+ * value is the request's own error (PROUST_ERR_TRUNCATE, ...), also in
+ * status->error. Waiting on a NULL request returns at once with PROUST_OK.
+ */
+int proust_wait(proust_request_t **req, proust_status_t *status);
+/* *flag = 1 and the request released if complete, *flag = 0 otherwise. */
+int proust_test(proust_request_t **req, int *flag, proust_status_t *status);
+/* Wait for one of `count` requests (NULL entries are skipped). *index is the
+ * completed one; PROUST_ERR_INVALID if all are NULL. */
+int proust_waitany(size_t count, proust_request_t **reqs, size_t *index, proust_status_t *status);
+/* Wait for all; statuses (may be NULL) has `count` entries. Returns
+ * PROUST_OK if every request succeeded, else the first error found. */
+int proust_waitall(size_t count, proust_request_t **reqs, proust_status_t *statuses);
+/* Complete those that are done: *outcount of them, their positions in
+ * indices[] and their statuses in statuses[] (both may be NULL). */
+int proust_testsome(size_t count, proust_request_t **reqs, size_t *outcount, size_t *indices,
+                    proust_status_t *statuses);
+/* Cancel a posted receive not yet matched: it completes with
+ * PROUST_ERR_CANCELED. Sends and matched receives cannot be canceled
+ * (PROUST_ERR_BUSY); the request must still be waited for. */
+int proust_cancel(proust_request_t *req);
+/* Release a request the caller will not wait for; it completes in the
+ * background. */
+int proust_request_free(proust_request_t **req);
+
+/* Is a matching message available? On success *flag tells, and status
+ * describes the message (size, source, tag) without receiving it. */
+int proust_iprobe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
+                  int *flag, proust_status_t *status);
+int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
+                 proust_status_t *status);
+
+/* ---- Events (for runtimes that do not want to poll requests) ------------- */
+/*
+ * A request callback runs exactly once, when the request completes, on
+ * whichever thread made the progress (never with a library lock held, so it
+ * may post new requests). If the request is already complete the callback
+ * runs at once in the calling thread. The request stays valid until it is
+ * waited for, tested or freed.
+ */
+typedef void (*proust_request_cb_t)(proust_request_t *req, const proust_status_t *status,
+                                    void *arg);
+int proust_request_monitor(proust_request_t *req, proust_request_cb_t cb, void *arg);
+
+/* Session events. PROUST_EVENT_UNEXPECTED: a message arrived that no posted
+ * receive matched; the callback gets its envelope (source, tag, size). */
+#define PROUST_EVENT_UNEXPECTED 0x1u
+typedef void (*proust_event_cb_t)(proust_session_t *s, unsigned event,
+                                  const proust_status_t *envelope, void *arg);
+/* Install (cb != NULL) or remove (cb == NULL) the session monitor. */
+int proust_session_monitor(proust_session_t *s, unsigned events, proust_event_cb_t cb, void *arg);
+
+/* ---- Packs: messages made of several segments ---------------------------- */
+/*
+ * A pack is one message made of up to PROUST_PACK_MAX_SEGMENTS segments, each
+ * sent from its own buffer; it matches one unpack with the same number of
+ * segments, whose i-th buffer receives the i-th segment. Hints let the
+ * strategy schedule segments:
+ *   PROUST_PACK_URGENT   — send this segment before the others (e.g. a header
+ *                          the receiver needs first);
+ *   PROUST_PACK_REORDER  — this segment may be reordered or merged with other
+ *                          small chunks to the same peer.
+ * Buffers must stay valid until the request completes.
+ */
+#define PROUST_PACK_MAX_SEGMENTS 64
+#define PROUST_PACK_URGENT 0x1u
+#define PROUST_PACK_REORDER 0x2u
+int proust_pack_begin(proust_session_t *s, int dest, proust_tag_t tag, proust_pack_t **pack);
+int proust_pack_add(proust_pack_t *pack, const void *buf, size_t len, unsigned hints);
+/* Send the pack; *req completes when every segment was sent. */
+int proust_pack_end(proust_pack_t *pack, proust_request_t **req);
+
+/* Receive side: same calls with receive buffers. A segment longer than its
+ * buffer is truncated (PROUST_ERR_TRUNCATE); a segment-count mismatch
+ * completes the request with PROUST_ERR_TRUNCATE too. */
+int proust_unpack_begin(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
+                        proust_pack_t **pack);
+int proust_unpack_add(proust_pack_t *pack, void *buf, size_t len);
+int proust_unpack_end(proust_pack_t *pack, proust_request_t **req);
+/* Drop a pack or unpack that was begun but will not be ended. */
+int proust_pack_abort(proust_pack_t *pack);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PROUST_H */

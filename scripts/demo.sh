@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The demo of `make run`: ping-pong and multi-flow over shm, then over tcp,
+# with the embedded launcher.
+set -euo pipefail
+prefix=${1:-build/install}
+echo "== proust-info (summary) =="
+"$prefix/bin/proust-info" | sed -n '1,12p'
+for rails in self,shm tcp; do
+  for strategy in default aggreg; do
+    echo
+    echo "== PROUST_RAILS=$rails PROUST_STRATEGY=$strategy: proustrun -n 2 proust-demo =="
+    PROUST_RAILS=$rails PROUST_STRATEGY=$strategy "$prefix/bin/proustrun" -n 2 "$prefix/bin/proust-demo"
+  done
+done

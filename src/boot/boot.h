@@ -1,0 +1,58 @@
+/*
+ * boot.h — how a process learns its rank and size and exchanges addresses
+ * with the others (the "bootstrap"). The engine sees only this interface;
+ * each launcher (proustrun's embedded protocol, a one-process singleton, and
+ * later PMIx/PMI) is one file exporting one const ops structure.
+ */
+#ifndef PROUST_BOOT_H
+#define PROUST_BOOT_H
+
+#include <stddef.h>
+
+typedef struct proust__boot proust__boot_t;
+
+struct proust__boot_ops {
+    const char *name;
+    /* Is this launcher present in the environment? */
+    int (*detect)(void);
+    /* Connect; fill rank and size. */
+    int (*init)(proust__boot_t *boot);
+    /* Publish a value under key for this rank (visible after the next fence). */
+    int (*put)(proust__boot_t *boot, const char *key, const void *value, size_t len);
+    /* Fetch the value `rank` published under key; *len in: capacity, out: size.
+     * PROUST_ERR_INVALID if absent, PROUST_ERR_NOMEM if the buffer is too small. */
+    int (*get)(proust__boot_t *boot, int rank, const char *key, void *value, size_t *len);
+    /* Barrier over all ranks that also makes every earlier put visible. */
+    int (*fence)(proust__boot_t *boot);
+    /* Ask the launcher to stop the whole job with this exit code. */
+    void (*abort)(proust__boot_t *boot, int code, const char *why);
+    void (*finalize)(proust__boot_t *boot);
+    /* Non-blocking: a rank the launcher reported dead, or -1. May be NULL
+     * (a launcher without failure notices). Thread-safe. */
+    int (*poll_failed)(proust__boot_t *boot);
+};
+
+struct proust__boot {
+    const struct proust__boot_ops *ops;
+    int rank;
+    int size;
+    int local_rank;   /* rank among processes on this host */
+    int local_size;
+    char jobid[64];   /* unique per job on this host (names shm segments) */
+    int fd;           /* connection to the launcher, -1 if none */
+    /* Launcher-private state (failure-notice queue, key-value store...).
+     * Failure notices are read with proust__boot_poll_failed_rank. */
+    void *priv;
+};
+
+/* Pick the launcher from the environment and initialise it. */
+int proust__boot_open(proust__boot_t *boot);
+void proust__boot_close(proust__boot_t *boot);
+/* Non-blocking check for failure notices from the launcher: returns a rank
+ * that the launcher saw die, or -1. */
+int proust__boot_poll_failed_rank(proust__boot_t *boot);
+
+extern const struct proust__boot_ops proust__boot_embedded;
+extern const struct proust__boot_ops proust__boot_singleton;
+
+#endif

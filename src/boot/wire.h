@@ -1,0 +1,86 @@
+/*
+ * wire.h — the protocol between proustrun and each process it starts.
+ *
+ * Transport. proustrun creates one AF_UNIX SOCK_STREAM socketpair per rank;
+ * the child inherits its end across exec (the only descriptor proustrun
+ * leaves without close-on-exec, apart from 0/1/2) and finds its number in
+ * PROUST_BOOT_FD. Both ends are on the same host: integers are in host byte
+ * order.
+ *
+ * Environment given to each rank: PROUST_RANK, PROUST_SIZE,
+ * PROUST_LOCAL_RANK, PROUST_LOCAL_SIZE (all decimal), PROUST_JOBID (unique
+ * per job on the host, "<launcher pid>-<hex>"), PROUST_BOOT_FD.
+ *
+ * Record. A 16-byte header, then `len` payload bytes:
+ *     uint32 len    payload bytes after the header, <= PROUST_WIRE_MAX_PAYLOAD
+ *     uint16 type   PROUST_WIRE_*
+ *     uint16 magic  PROUST_WIRE_MAGIC (catches a stray descriptor or a
+ *                   launcher/library version mismatch)
+ *     int32  rank   meaning depends on the type
+ *     int32  arg    meaning depends on the type
+ * A record that breaks these rules ends the connection.
+ *
+ * Process -> launcher (a process has at most one request awaiting a reply,
+ * so replies carry no identifier and arrive in order):
+ *   PUT    rank = sender, arg = key length k (1..PROUST_WIRE_MAX_KEY),
+ *          payload = k key bytes (no NUL) then the value. No reply. The value
+ *          replaces any earlier one under the same (rank, key); it is
+ *          visible to every GET handled after it.
+ *   GET    rank = owner of the wanted value, payload = key. Reply GET_REPLY.
+ *   FENCE  no payload. Reply FENCE_DONE once every rank has entered the
+ *          fence; puts sent before a FENCE are visible to gets after it.
+ *   ABORT  arg = exit code wanted for the job, payload = reason (text, no
+ *          NUL). No reply: the launcher kills every rank.
+ *
+ * Launcher -> process:
+ *   GET_REPLY   arg = PROUST_OK and payload = the value, or
+ *               arg = PROUST_ERR_INVALID (no such key) and no payload.
+ *   FENCE_DONE  arg = PROUST_OK, or PROUST_ERR_PEER_FAILED when the fence can
+ *               never complete (a rank exited or closed its connection
+ *               without entering it).
+ *   FAILED      unsolicited, may arrive at any time (also between a request
+ *               and its reply): rank = a rank that died abnormally, arg = its
+ *               exit code (> 0) or -signal, payload = text such as
+ *               "rank 3 died (exited with code 2)". Sent once per dead rank.
+ *
+ * Closing the connection is a normal end (a finalized process); the launcher
+ * treats only a process's exit status as success or failure.
+ */
+#ifndef PROUST_BOOT_WIRE_H
+#define PROUST_BOOT_WIRE_H
+
+#include <stdint.h>
+
+#define PROUST_WIRE_MAGIC 0x5042u /* "PB" */
+#define PROUST_WIRE_MAX_KEY 256
+#define PROUST_WIRE_MAX_PAYLOAD (16u << 20)
+
+enum proust__wire_type {
+    PROUST_WIRE_PUT = 1,
+    PROUST_WIRE_GET = 2,
+    PROUST_WIRE_FENCE = 3,
+    PROUST_WIRE_ABORT = 4,
+    PROUST_WIRE_GET_REPLY = 16,
+    PROUST_WIRE_FENCE_DONE = 17,
+    PROUST_WIRE_FAILED = 18,
+};
+
+struct proust__wire_hdr {
+    uint32_t len;
+    uint16_t type;
+    uint16_t magic;
+    int32_t rank;
+    int32_t arg;
+};
+
+_Static_assert(sizeof(struct proust__wire_hdr) == 16, "wire header must be 16 bytes");
+
+/* Environment variables set by the launcher for each rank. */
+#define PROUST_ENV_RANK "PROUST_RANK"
+#define PROUST_ENV_SIZE "PROUST_SIZE"
+#define PROUST_ENV_LOCAL_RANK "PROUST_LOCAL_RANK"
+#define PROUST_ENV_LOCAL_SIZE "PROUST_LOCAL_SIZE"
+#define PROUST_ENV_JOBID "PROUST_JOBID"
+#define PROUST_ENV_BOOT_FD "PROUST_BOOT_FD"
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * config.h — every PROUST_* environment variable, declared once.
+ * proust-info prints this table; an unknown PROUST_* variable in the
+ * environment draws a warning with the closest known name.
+ */
+#ifndef PROUST_CONFIG_H
+#define PROUST_CONFIG_H
+
+#include <stddef.h>
+
+/* X(id, environment name, default, documentation) */
+#define PROUST_CONFIG_LIST(X)                                                                   \
+    X(STRATEGY, "PROUST_STRATEGY", "default",                                                   \
+      "packet scheduling strategy: default (one chunk per packet, sent at once) or aggreg "     \
+      "(merge pending small chunks to the same peer into one packet)")                          \
+    X(RAILS, "PROUST_RAILS", "self,shm,tcp",                                                    \
+      "rails to use, in order of preference; each peer gets the first one that reaches it")     \
+    X(RDV_THRESHOLD, "PROUST_RDV_THRESHOLD", "0",                                               \
+      "message size (bytes, K/M suffixes) from which rendezvous is used; 0 = each rail's own")  \
+    X(LOG_LEVEL, "PROUST_LOG_LEVEL", "warn", "error, warn, info, debug or trace")               \
+    X(SHM_RING_SIZE, "PROUST_SHM_RING_SIZE", "256K",                                            \
+      "bytes of each shared-memory receive ring (one per sending peer)")                       \
+    X(SHM_GET_THRESHOLD, "PROUST_SHM_GET_THRESHOLD", "0",                                       \
+      "shm rendezvous size from which the receiver copies straight from the sender "           \
+      "(process_vm_readv); smaller ones stream through the ring; 0 = built-in default")        \
+    X(TCP_ADDR, "PROUST_TCP_ADDR", "",                                                          \
+      "IPv4 address the tcp rail listens on and publishes; empty = first non-loopback "         \
+      "interface that is up, else 127.0.0.1")                                                  \
+    X(TCP_CONNECT_TIMEOUT, "PROUST_TCP_CONNECT_TIMEOUT", "20",                                  \
+      "seconds the tcp rail waits for all its connections at init")                            \
+    X(PEER_CHECK_MS, "PROUST_PEER_CHECK_MS", "200",                                             \
+      "a wait that sees no progress for this long checks that its peers are alive")
+
+typedef enum {
+#define PROUST_CONFIG_ENUM(id, name, def, doc) PROUST_CFG_##id,
+    PROUST_CONFIG_LIST(PROUST_CONFIG_ENUM)
+#undef PROUST_CONFIG_ENUM
+    PROUST_CFG_COUNT
+} proust__config_id_t;
+
+struct proust__config_entry {
+    const char *name;
+    const char *def;
+    const char *doc;
+};
+
+/* The table, indexed by proust__config_id_t. */
+extern const struct proust__config_entry proust__config_table[PROUST_CFG_COUNT];
+
+/* The value in force: the environment's, else the default. */
+const char *proust__config_str(proust__config_id_t id);
+/* Was the variable set in the environment? */
+int proust__config_is_set(proust__config_id_t id);
+/* Parse as a size with optional K/M/G suffix; *out untouched on error. */
+int proust__config_size(proust__config_id_t id, size_t *out);
+int proust__config_long(proust__config_id_t id, long *out);
+/* Parse "123", "64K", "16M", "1G". */
+int proust__parse_size(const char *text, size_t *out);
+/* Warn about PROUST_* variables that are not in the table. */
+void proust__config_check_unknown(void);
+
+#endif

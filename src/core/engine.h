@@ -1,0 +1,290 @@
+/*
+ * engine.h — the engine's internal objects, shared by the files of core/.
+ *
+ * Locking rules (see docs/ARCHITECTURE.md):
+ *   rail poll_lock  <  gate->lock  <  session->match_lock
+ * A thread may take a lock to the right of one it holds, never to the left:
+ * the receive path decides under the match lock and sends its answers
+ * (CTS, ACK, FIN) after releasing it. No lock is held while a user callback
+ * runs.
+ */
+#ifndef PROUST_ENGINE_H
+#define PROUST_ENGINE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "boot/boot.h"
+#include "common/log.h"
+#include "core/wire.h"
+#include "drivers/driver.h"
+#include "proust.h"
+#include "strategy/strategy.h"
+
+#define PROUST__MAX_RAILS 4
+
+struct proust__gate;
+
+/* ---- requests ------------------------------------------------------------ */
+enum proust__req_kind { PROUST__REQ_SEND = 1, PROUST__REQ_RECV = 2 };
+
+/* request->where */
+enum { PROUST__IN_NONE = 0, PROUST__IN_POSTED, PROUST__IN_WAITING, PROUST__IN_RECEIVING };
+
+/* request->flags bits (atomic) */
+#define PROUST__RF_DONE 0x1u  /* completed, status final */
+#define PROUST__RF_CB 0x2u    /* a callback is installed */
+#define PROUST__RF_FREED 0x4u /* the user released it without waiting */
+#define PROUST__RF_CB_DONE 0x8u /* the callback has returned */
+
+/* Finished from the user's point of view: complete, and its callback (if
+ * any) has returned, so the request may be released. */
+static inline bool proust__request_finished(unsigned flags)
+{
+    return (flags & PROUST__RF_DONE) &&
+           (!(flags & PROUST__RF_CB) || (flags & PROUST__RF_CB_DONE));
+}
+
+struct proust_request {
+    _Atomic unsigned flags;
+    uint8_t kind;
+    uint8_t where;     /* which list holds it: PROUST__IN_* */
+    struct proust_session *session;
+    int peer;          /* destination, or requested source (may be ANY) */
+    proust_tag_t tag;
+    proust_tag_t mask;
+    uint16_t nseg;
+    /* Send: segments to send. Receive: buffers. seg0 avoids an allocation
+     * for plain messages. */
+    struct iovec *segs;
+    struct iovec seg0;
+    size_t total;
+    /* Events still needed before completion (segments sent, puts done, ACK
+     * received...). Decremented atomically; the one reaching 0 completes. */
+    _Atomic int pending;
+    _Atomic int error; /* first error seen */
+    int remote_owed;   /* sends: answers still owed by the peer (gate lock) */
+    proust_status_t status;
+    uint64_t post_order;  /* receives: order of posting, for wildcard matching */
+    struct proust_request *next, *prev; /* posted queue links */
+    /* receives: bytes still expected per rendezvous segment */
+    _Atomic size_t seg0_left;
+    _Atomic size_t *seg_left;
+    struct proust__chunk chunk0;        /* the chunk of a plain send */
+    struct proust__chunk *chunks;       /* packs: one per segment */
+    proust_request_cb_t cb;
+    void *cb_arg;
+    struct proust_request *deferred_next;
+};
+
+/* Doubly-linked request lists (posted queues, waiting sends, receiving). */
+static inline void proust__dlist_append(struct proust_request **head, struct proust_request **tail,
+                                        struct proust_request *req)
+{
+    req->next = NULL;
+    req->prev = *tail;
+    if (*tail)
+        (*tail)->next = req;
+    else
+        *head = req;
+    *tail = req;
+}
+
+static inline void proust__dlist_remove(struct proust_request **head,
+                                        struct proust_request **tail, struct proust_request *req)
+{
+    if (req->prev)
+        req->prev->next = req->next;
+    else
+        *head = req->next;
+    if (req->next)
+        req->next->prev = req->prev;
+    else
+        *tail = req->prev;
+    req->next = req->prev = NULL;
+}
+
+/* ---- tokens: name a request (and segment) across the wire ---------------- */
+int proust__tokens_init(struct proust_session *s);
+uint64_t proust__token_alloc(struct proust_session *s, struct proust_request *req, uint16_t seg);
+/* The request a token names, or NULL if stale/unknown (never crashes). */
+struct proust_request *proust__token_lookup(struct proust_session *s, uint64_t token,
+                                            uint16_t *seg);
+void proust__token_release(struct proust_session *s, uint64_t token);
+void proust__tokens_destroy(struct proust_session *s);
+
+/* ---- incoming messages: unexpected, or matched but incomplete ------------- */
+enum { PROUST__SEG_NONE = 0, PROUST__SEG_EAGER, PROUST__SEG_RTS, PROUST__SEG_DONE };
+
+struct proust__inseg {
+    uint8_t state;
+    size_t len;  /* segment size as sent */
+    void *data;  /* EAGER: private copy of the bytes */
+    uint64_t sender_token;
+    uint32_t key_len;
+    uint8_t key[PROUST__MAX_KEY];
+};
+
+struct proust__inmsg {
+    struct proust__inmsg *next;
+    int source;
+    uint32_t seq;
+    uint16_t nseg;
+    uint16_t nseg_seen;
+    uint8_t flags;          /* PROUST__CF_SYNC from the first chunk */
+    uint64_t sync_token;    /* sender token for the ACK */
+    proust_tag_t tag;
+    size_t size;            /* whole message size */
+    uint64_t arrival;       /* arrival order, for any-source fairness */
+    struct proust_request *req; /* NULL while unexpected */
+    struct proust__inseg seg[];
+};
+
+/* Chunks that arrived ahead of their turn (seq > expected). */
+struct proust__stashed {
+    struct proust__stashed *next;
+    struct proust__chunk_hdr hdr;
+    uint8_t body[];
+};
+
+/* ---- gates: everything about one peer ------------------------------------- */
+struct proust__packet_slot {
+    bool busy;
+    struct proust__pkt_hdr hdr;
+    struct proust__chunk *chunks; /* chunks carried, to credit on send_done */
+    struct proust__gate *gate;
+    struct iovec iov[130];
+};
+
+struct proust__gate {
+    pthread_mutex_t lock; /* send side: window, send_seq, packet slots, rail send */
+    int peer;
+    proust__rail_t *rail;
+    struct proust__window win;
+    uint32_t send_seq;
+    struct proust__packet_slot slots[2]; /* one on the wire, one prepared ahead */
+    _Atomic int failed; /* 0 or the PROUST_ERR_* that broke the gate */
+    /* receive side, under session->match_lock */
+    uint32_t recv_seq;
+    struct proust__stashed *stash;
+    struct proust__inmsg *active; /* matched messages still receiving segments */
+    struct proust__inmsg *unexp_head, *unexp_tail;
+    struct proust_request *posted_head, *posted_tail;
+    _Atomic int pending_work; /* window or driver queue non-empty */
+    /* sends waiting for the peer (CTS, FIN, ACK), under gate->lock */
+    struct proust_request *waiting_head, *waiting_tail;
+    /* matched receives waiting for data (puts), under match_lock */
+    struct proust_request *receiving_head, *receiving_tail;
+};
+
+/* ---- the session ---------------------------------------------------------- */
+struct proust__rail_slot {
+    proust__rail_t rail;
+    pthread_mutex_t poll_lock;
+};
+
+struct proust__token_table; /* token.c */
+
+struct proust_session {
+    int rank, size;
+    proust__boot_t boot;
+    struct proust__rail_slot rails[PROUST__MAX_RAILS];
+    int nrails;
+    struct proust__gate *gates;
+    const struct proust__strategy_ops *strategy;
+    size_t rdv_threshold_override; /* 0 = each rail's own */
+    pthread_mutex_t match_lock;
+    struct proust_request *any_head, *any_tail; /* ANY_SOURCE posted receives */
+    uint64_t post_counter;
+    uint64_t arrival_counter;
+    unsigned unexpected_count;
+    struct proust__token_table *tokens;
+    pthread_mutex_t monitor_lock;
+    proust_event_cb_t event_cb;
+    void *event_arg;
+    unsigned event_mask;
+    _Atomic int active; /* set between init and finalize */
+    _Atomic int gates_pending; /* some gate has work queued */
+    long peer_check_ms;
+};
+
+/* ---- request life cycle (request.c) --------------------------------------- */
+struct proust_request *proust__request_alloc(struct proust_session *s, int kind);
+void proust__request_release(struct proust_request *req);
+/* Record an error (the first one wins). */
+void proust__request_set_error(struct proust_request *req, int err);
+/* Account one event; completes the request when none remain. */
+void proust__request_event_done(struct proust_request *req);
+/* Complete now (status already filled). */
+void proust__request_complete(struct proust_request *req);
+/* Run callbacks and deferred frees queued by this thread; call with no lock. */
+void proust__run_deferred(void);
+
+/* ---- matching (match.c), all under session->match_lock -------------------- */
+void proust__posted_append(struct proust_session *s, struct proust_request *req);
+void proust__posted_remove(struct proust_session *s, struct proust_request *req);
+/* The earliest posted receive matching (source, tag), removed from its queue. */
+struct proust_request *proust__posted_take(struct proust_session *s, int source,
+                                           proust_tag_t tag);
+/* The earliest unexpected message matching req (removed if `take`). */
+struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int source,
+                                              proust_tag_t tag, proust_tag_t mask, bool take);
+void proust__unexpected_append(struct proust_session *s, struct proust__inmsg *m);
+static inline bool proust__tag_match(proust_tag_t msg, proust_tag_t want, proust_tag_t mask)
+{
+    return ((msg ^ want) & mask) == 0;
+}
+
+/* ---- receive path (recv_path.c) ------------------------------------------- */
+void proust__on_packet(void *engine, int peer, const void *data, size_t len);
+void *proust__on_put_target(void *engine, int peer, uint64_t token, uint64_t offset, size_t len);
+void proust__on_put_done(void *engine, int peer, uint64_t token, uint64_t offset, size_t len);
+void proust__on_peer_failed(void *engine, int peer, int status, const char *why);
+/* A receive was just posted: match it against unexpected messages (takes the
+ * match lock). */
+int proust__recv_post(struct proust_session *s, struct proust_request *req);
+/* Free the stash, unexpected messages and active messages of every gate. */
+void proust__recv_cleanup(struct proust_session *s);
+
+/* ---- send path (send_path.c) ---------------------------------------------- */
+int proust__send_post(struct proust_session *s, struct proust_request *req, bool sync,
+                      const unsigned *hints);
+/* Queue a control chunk (CTS/FIN/ACK) to peer; takes the gate lock. */
+int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint64_t token,
+                         const void *body, size_t body_len);
+void proust__on_send_done(void *engine, void *ctx, int status);
+/* Sender side of a CTS: start the puts. */
+void proust__send_on_cts(struct proust_session *s, int peer, const struct proust__cts_body *cts);
+/* FIN or ACK for a send request. */
+void proust__send_on_ack(struct proust_session *s, int peer, uint64_t token);
+
+/* ---- gates and scheduling (gate.c) ----------------------------------------- */
+int proust__gates_init(struct proust_session *s);
+void proust__gates_destroy(struct proust_session *s);
+/* Append chunks to the window (gate lock held). */
+void proust__window_push(struct proust__gate *g, struct proust__chunk *first,
+                         struct proust__chunk *last, unsigned n, size_t bytes);
+/* Pack and send packets while the rail is idle (gate lock held). */
+void proust__gate_schedule(struct proust_session *s, struct proust__gate *g);
+/* Fail everything queued or in flight on a gate (no lock held). */
+void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int status,
+                       const char *why);
+size_t proust__gate_rdv_threshold(const struct proust_session *s, const struct proust__gate *g);
+
+/* ---- progress (wait.c) ------------------------------------------------------ */
+/* One pass over rails and pending gates; returns events seen. */
+int proust__progress(struct proust_session *s);
+/* Wait helper: spin, then yield; checks peers when nothing moves. */
+struct proust__waiter {
+    unsigned idle_polls;
+    uint64_t idle_since_ns;
+    uint64_t last_check_ns;
+};
+void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int events);
+
+uint64_t proust__now_ns(void);
+
+#endif

@@ -1,0 +1,247 @@
+/*
+ * gate.c — one gate per peer: the window of chunks waiting to be sent, and
+ * the scheduler that turns it into packets when the rail goes idle.
+ *
+ * "Idle" means: the driver has nothing queued for this peer and one of the
+ * two packet slots is free (one packet on the wire, at most one prepared
+ * ahead). While the rail is busy the window fills, which is what gives a
+ * strategy something to optimise.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+
+int proust__gates_init(struct proust_session *s)
+{
+    s->gates = calloc((size_t)s->size, sizeof *s->gates);
+    if (!s->gates)
+        return PROUST_ERR_NOMEM;
+    for (int i = 0; i < s->size; i++) {
+        struct proust__gate *g = &s->gates[i];
+        pthread_mutex_init(&g->lock, NULL);
+        g->peer = i;
+        for (int k = 0; k < 2; k++)
+            g->slots[k].gate = g;
+    }
+    return PROUST_OK;
+}
+
+void proust__gates_destroy(struct proust_session *s)
+{
+    if (!s->gates)
+        return;
+    for (int i = 0; i < s->size; i++) {
+        struct proust__gate *g = &s->gates[i];
+        for (struct proust__chunk *c = g->win.head, *n; c; c = n) {
+            n = c->next;
+            if (c->owned)
+                free(c);
+        }
+        pthread_mutex_destroy(&g->lock);
+    }
+    free(s->gates);
+    s->gates = NULL;
+}
+
+size_t proust__gate_rdv_threshold(const struct proust_session *s, const struct proust__gate *g)
+{
+    const struct proust__rail_caps *caps = &g->rail->caps;
+    size_t t = s->rdv_threshold_override ? s->rdv_threshold_override : caps->rdv_threshold;
+    /* an eager chunk (header + sync tail + data) must fit one packet */
+    size_t room = caps->max_packet - sizeof(struct proust__pkt_hdr) -
+                  sizeof(struct proust__chunk_hdr) - sizeof(struct proust__data_tail);
+    return t < room ? t : room;
+}
+
+void proust__window_push(struct proust__gate *g, struct proust__chunk *first,
+                         struct proust__chunk *last, unsigned n, size_t bytes)
+{
+    (void)bytes;
+    last->next = NULL;
+    if (g->win.tail)
+        g->win.tail->next = first;
+    else
+        g->win.head = first;
+    g->win.tail = last;
+    g->win.count += n;
+    for (struct proust__chunk *c = first; c; c = c->next)
+        if (c->urgent)
+            g->win.urgent++;
+}
+
+/* Chunks of a packet left the process (or failed): credit their requests. */
+static void credit_chunks(struct proust__chunk *c, int status)
+{
+    while (c) {
+        struct proust__chunk *next = c->next;
+        if (c->req) {
+            if (status != PROUST_OK)
+                proust__request_set_error(c->req, status);
+            proust__request_event_done(c->req);
+        }
+        if (c->owned)
+            free(c);
+        c = next;
+    }
+}
+
+static void mark_pending(struct proust_session *s, struct proust__gate *g)
+{
+    if (!atomic_exchange_explicit(&g->pending_work, 1, memory_order_acq_rel))
+        atomic_fetch_add_explicit(&s->gates_pending, 1, memory_order_acq_rel);
+}
+
+static void clear_pending(struct proust_session *s, struct proust__gate *g)
+{
+    if (atomic_exchange_explicit(&g->pending_work, 0, memory_order_acq_rel))
+        atomic_fetch_sub_explicit(&s->gates_pending, 1, memory_order_acq_rel);
+}
+
+static struct proust__packet_slot *free_slot(struct proust__gate *g)
+{
+    for (int k = 0; k < 2; k++)
+        if (!g->slots[k].busy)
+            return &g->slots[k];
+    return NULL;
+}
+
+void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
+{
+    proust__rail_t *rail = g->rail;
+    const struct proust__rail_caps *caps = &rail->caps;
+    struct proust__packet_budget budget = {
+        .max_bytes = caps->max_packet - sizeof(struct proust__pkt_hdr),
+        .max_chunks = (unsigned)((caps->max_iov - 1) / 3),
+    };
+    if (budget.max_chunks > 40)
+        budget.max_chunks = 40; /* slot iov holds 1 + 3 * 43 entries */
+
+    if (atomic_load_explicit(&g->failed, memory_order_acquire)) {
+        struct proust__chunk *c = g->win.head;
+        g->win.head = g->win.tail = NULL;
+        g->win.count = g->win.urgent = 0;
+        credit_chunks(c, atomic_load(&g->failed));
+        clear_pending(s, g);
+        return;
+    }
+    if (rail->ops->flush)
+        rail->ops->flush(rail, g->peer);
+
+    while (g->win.head) {
+        struct proust__packet_slot *slot = free_slot(g);
+        if (!slot || rail->ops->busy(rail, g->peer))
+            break;
+        unsigned n;
+        struct proust__chunk *first = s->strategy->next_packet(&g->win, &budget, &n);
+        if (!first)
+            break;
+        int iovcnt = 1;
+        size_t total = sizeof slot->hdr;
+        for (struct proust__chunk *c = first; c; c = c->next) {
+            slot->iov[iovcnt].iov_base = &c->hdr;
+            slot->iov[iovcnt++].iov_len = sizeof c->hdr;
+            for (int b = 0; b < c->nbody; b++)
+                if (c->body[b].iov_len)
+                    slot->iov[iovcnt++] = c->body[b];
+            total += proust__chunk_wire_size(c);
+        }
+        slot->hdr.magic = PROUST__PKT_MAGIC;
+        slot->hdr.nchunks = (uint16_t)n;
+        slot->hdr.len = (uint32_t)total;
+        slot->iov[0].iov_base = &slot->hdr;
+        slot->iov[0].iov_len = sizeof slot->hdr;
+        slot->chunks = first;
+        slot->busy = true;
+        int rc = rail->ops->send(rail, g->peer, slot->iov, iovcnt, slot);
+        if (rc == PROUST__INPROGRESS)
+            continue; /* send_done frees the slot */
+        slot->busy = false;
+        slot->chunks = NULL;
+        credit_chunks(first, rc);
+        if (rc != PROUST_OK) {
+            PROUST_ERROR("send to rank %d failed: %s", g->peer, proust_strerror(rc));
+            break;
+        }
+    }
+    bool driver_busy = rail->ops->busy(rail, g->peer) || g->slots[0].busy || g->slots[1].busy;
+    if (g->win.head || driver_busy)
+        mark_pending(s, g);
+    else
+        clear_pending(s, g);
+}
+
+/* A packet or put that a driver queued has left (or failed). Runs with the
+ * gate lock held (from flush) or from poll. */
+void proust__on_send_done(void *engine, void *ctx, int status)
+{
+    (void)engine;
+    uintptr_t v = (uintptr_t)ctx;
+    if (v & 1u) { /* a put fragment of a send request */
+        struct proust_request *req = (struct proust_request *)(v & ~(uintptr_t)1u);
+        if (status != PROUST_OK)
+            proust__request_set_error(req, status);
+        proust__request_event_done(req);
+        return;
+    }
+    struct proust__packet_slot *slot = ctx;
+    struct proust__chunk *chunks = slot->chunks;
+    slot->chunks = NULL;
+    slot->busy = false;
+    credit_chunks(chunks, status);
+}
+
+void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int status,
+                       const char *why)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&g->failed, &expected, status))
+        return; /* already failed */
+    PROUST_WARN("rank %d unreachable: %s", g->peer, why);
+
+    /* sends: the window, and sends waiting for the peer's answer */
+    pthread_mutex_lock(&g->lock);
+    struct proust__chunk *c = g->win.head;
+    g->win.head = g->win.tail = NULL;
+    g->win.count = g->win.urgent = 0;
+    credit_chunks(c, status);
+    struct proust_request *w;
+    while ((w = g->waiting_head)) {
+        proust__dlist_remove(&g->waiting_head, &g->waiting_tail, w);
+        w->where = PROUST__IN_NONE;
+        proust__request_set_error(w, status);
+        /* the answers the peer still owed will not come */
+        int owed = w->remote_owed;
+        w->remote_owed = 0;
+        while (owed-- > 0)
+            proust__request_event_done(w);
+    }
+    pthread_mutex_unlock(&g->lock);
+
+    /* receives posted for this peer, receives in progress from it, and
+     * any-source receives (they may wait for this peer forever) */
+    pthread_mutex_lock(&s->match_lock);
+    struct proust_request *r;
+    while ((r = g->posted_head)) {
+        proust__dlist_remove(&g->posted_head, &g->posted_tail, r);
+        r->where = PROUST__IN_NONE;
+        r->status.error = status;
+        r->status.source = g->peer;
+        proust__request_complete(r);
+    }
+    while ((r = g->receiving_head)) {
+        proust__dlist_remove(&g->receiving_head, &g->receiving_tail, r);
+        r->where = PROUST__IN_NONE;
+        proust__request_set_error(r, status);
+        atomic_store(&r->pending, 1);
+        proust__request_event_done(r);
+    }
+    while ((r = s->any_head)) {
+        proust__dlist_remove(&s->any_head, &s->any_tail, r);
+        r->where = PROUST__IN_NONE;
+        r->status.error = status;
+        r->status.source = g->peer;
+        proust__request_complete(r);
+    }
+    pthread_mutex_unlock(&s->match_lock);
+}

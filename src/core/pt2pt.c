@@ -1,0 +1,120 @@
+/*
+ * pt2pt.c — the public point-to-point entry points: check the arguments,
+ * build the request, hand it to the send or receive path.
+ */
+#include "core/engine.h"
+
+static int check_session(const struct proust_session *s)
+{
+    return (s && atomic_load_explicit(&s->active, memory_order_acquire)) ? PROUST_OK
+                                                                        : PROUST_ERR_STATE;
+}
+
+static int post_send(struct proust_session *s, const void *buf, size_t len, int dest,
+                     proust_tag_t tag, bool sync, proust_request_t **reqp)
+{
+    int rc = check_session(s);
+    if (rc != PROUST_OK)
+        return rc;
+    if (!reqp || (!buf && len))
+        return PROUST_ERR_INVALID;
+    if (dest < 0 || dest >= s->size)
+        return PROUST_ERR_RANK;
+    struct proust_request *req = proust__request_alloc(s, PROUST__REQ_SEND);
+    if (!req)
+        return PROUST_ERR_NOMEM;
+    req->peer = dest;
+    req->tag = tag;
+    req->nseg = 1;
+    req->seg0.iov_base = (void *)buf;
+    req->seg0.iov_len = len;
+    req->segs = &req->seg0;
+    req->total = len;
+    proust__send_post(s, req, sync, NULL);
+    *reqp = req;
+    proust__run_deferred();
+    return PROUST_OK;
+}
+
+int proust_isend(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag,
+                 proust_request_t **req)
+{
+    return post_send(s, buf, len, dest, tag, false, req);
+}
+
+int proust_issend(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag,
+                  proust_request_t **req)
+{
+    return post_send(s, buf, len, dest, tag, true, req);
+}
+
+int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_tag_t tag,
+                 proust_tag_t mask, proust_request_t **reqp)
+{
+    int rc = check_session(s);
+    if (rc != PROUST_OK)
+        return rc;
+    if (!reqp || (!buf && len))
+        return PROUST_ERR_INVALID;
+    if (source != PROUST_ANY_SOURCE && (source < 0 || source >= s->size))
+        return PROUST_ERR_RANK;
+    struct proust_request *req = proust__request_alloc(s, PROUST__REQ_RECV);
+    if (!req)
+        return PROUST_ERR_NOMEM;
+    req->peer = source;
+    req->tag = tag;
+    req->mask = mask;
+    req->nseg = 1;
+    req->seg0.iov_base = buf;
+    req->seg0.iov_len = len;
+    req->segs = &req->seg0;
+    req->total = len;
+    proust__recv_post(s, req);
+    *reqp = req;
+    proust__run_deferred();
+    return PROUST_OK;
+}
+
+int proust_send(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag)
+{
+    proust_request_t *req;
+    int rc = proust_isend(s, buf, len, dest, tag, &req);
+    return rc == PROUST_OK ? proust_wait(&req, NULL) : rc;
+}
+
+int proust_ssend(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag)
+{
+    proust_request_t *req;
+    int rc = proust_issend(s, buf, len, dest, tag, &req);
+    return rc == PROUST_OK ? proust_wait(&req, NULL) : rc;
+}
+
+int proust_recv(proust_session_t *s, void *buf, size_t len, int source, proust_tag_t tag,
+                proust_tag_t mask, proust_status_t *status)
+{
+    proust_request_t *req;
+    int rc = proust_irecv(s, buf, len, source, tag, mask, &req);
+    return rc == PROUST_OK ? proust_wait(&req, status) : rc;
+}
+
+int proust_cancel(proust_request_t *req)
+{
+    if (!req)
+        return PROUST_ERR_INVALID;
+    struct proust_session *s = req->session;
+    if (req->kind != PROUST__REQ_RECV)
+        return PROUST_ERR_BUSY;
+    pthread_mutex_lock(&s->match_lock);
+    bool posted = req->where == PROUST__IN_POSTED;
+    if (posted) {
+        proust__posted_remove(s, req);
+        req->where = PROUST__IN_NONE;
+        req->status.error = PROUST_ERR_CANCELED;
+        req->status.source = req->peer;
+        req->status.count = 0;
+        proust__request_complete(req);
+    }
+    pthread_mutex_unlock(&s->match_lock);
+    proust__run_deferred();
+    return posted ? PROUST_OK : PROUST_ERR_BUSY;
+}

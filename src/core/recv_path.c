@@ -1,0 +1,500 @@
+/*
+ * recv_path.c — from a packet to completed receives.
+ *
+ * Messages are matched in the order the peer sent them: every chunk carries
+ * its message's per-gate sequence number, a message is matched when its
+ * turn comes (chunks that arrive early wait in the gate's stash), and later
+ * segments of a message find it by sequence number. Decisions are made
+ * under the match lock; the answers they call for (CTS, ACK, FIN, get) are
+ * collected as actions and carried out after the lock is released.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+
+enum { ACT_ACK = 1, ACT_CTS, ACT_GET };
+
+struct action {
+    uint8_t kind;
+    uint16_t seg;
+    struct proust_request *req;
+    uint64_t sender_token;
+    size_t accepted;
+    uint32_t key_len;
+    const uint8_t *key;
+};
+
+struct actions {
+    unsigned n;
+    struct action a[PROUST_PACK_MAX_SEGMENTS + 2];
+    bool unexpected; /* notify the session monitor */
+    proust_status_t envelope;
+};
+
+static inline bool seq_before(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
+/* Capacity a request offers for segment `seg` of a message. */
+static size_t seg_cap(const struct proust_request *req, uint16_t seg)
+{
+    return seg < req->nseg ? req->segs[seg].iov_len : 0;
+}
+
+/* Start receiving a matched message into req (match lock held). */
+static void bind_request(struct proust_request *req, int source, proust_tag_t tag,
+                         uint16_t nseg, size_t size)
+{
+    req->status.source = source;
+    req->status.tag = tag;
+    req->status.size = size;
+    req->status.count = 0;
+    req->where = PROUST__IN_NONE;
+    atomic_store_explicit(&req->pending, nseg, memory_order_relaxed);
+    if (nseg != req->nseg || size > req->total)
+        proust__request_set_error(req, PROUST_ERR_TRUNCATE);
+}
+
+/* Deliver one segment's data into a bound request (match lock held).
+ * `data`: eager bytes, or NULL for a rendezvous segment described by rts. */
+static void deliver_segment(struct proust__gate *g, struct proust_request *req, uint16_t seg,
+                            const void *data, size_t seg_size, uint8_t flags,
+                            uint64_t sync_token, const struct proust__rts_body *rts,
+                            const uint8_t *key, struct actions *acts)
+{
+    size_t cap = seg_cap(req, seg);
+    size_t take = seg_size < cap ? seg_size : cap;
+    if (seg_size > cap)
+        proust__request_set_error(req, PROUST_ERR_TRUNCATE);
+    if (flags & PROUST__CF_SYNC)
+        acts->a[acts->n++] = (struct action){.kind = ACT_ACK, .sender_token = sync_token};
+    if (!rts) {
+        if (take)
+            memcpy(req->segs[seg].iov_base, data, take);
+        req->status.count += take;
+        proust__request_event_done(req);
+        return;
+    }
+    req->status.count += take;
+    if (take) /* take is 0 for a segment the request has no buffer for */
+        req->seg_left[seg] = take;
+    if (take && req->where != PROUST__IN_RECEIVING) {
+        req->where = PROUST__IN_RECEIVING;
+        req->remote_owed = 0;
+        proust__dlist_append(&g->receiving_head, &g->receiving_tail, req);
+    }
+    if (take)
+        req->remote_owed++;
+    acts->a[acts->n++] = (struct action){
+        .kind = (rts->key_len && take) ? ACT_GET : ACT_CTS,
+        .seg = seg,
+        .req = req,
+        .sender_token = rts->sender_token,
+        .accepted = take,
+        .key_len = rts->key_len,
+        .key = key,
+    };
+}
+
+static struct proust__inmsg *inmsg_new(int source, const struct proust__chunk_hdr *h)
+{
+    struct proust__inmsg *m = calloc(1, sizeof *m + h->nseg * sizeof(struct proust__inseg));
+    if (!m)
+        return NULL;
+    m->source = source;
+    m->seq = h->seq;
+    m->nseg = h->nseg;
+    m->tag = h->tag;
+    m->size = h->total;
+    return m;
+}
+
+/* Keep a segment of an unexpected message (match lock held). */
+static int inmsg_store(struct proust__inmsg *m, const struct proust__chunk_hdr *h,
+                       const uint8_t *body)
+{
+    struct proust__inseg *sg = &m->seg[h->seg];
+    if (sg->state != PROUST__SEG_NONE)
+        return PROUST_ERR_PROTO; /* segment sent twice */
+    if (h->type == PROUST__CH_DATA) {
+        size_t skip = (h->flags & PROUST__CF_SYNC) ? sizeof(struct proust__data_tail) : 0;
+        if (skip) {
+            struct proust__data_tail t;
+            memcpy(&t, body, sizeof t);
+            m->flags |= PROUST__CF_SYNC;
+            m->sync_token = t.sender_token;
+        }
+        sg->len = h->len - skip;
+        sg->data = malloc(sg->len ? sg->len : 1);
+        if (!sg->data)
+            return PROUST_ERR_NOMEM;
+        memcpy(sg->data, body + skip, sg->len);
+        sg->state = PROUST__SEG_EAGER;
+    } else {
+        struct proust__rts_body rb;
+        memcpy(&rb, body, sizeof rb);
+        sg->len = rb.seg_size;
+        sg->sender_token = rb.sender_token;
+        sg->key_len = rb.key_len;
+        memcpy(sg->key, body + sizeof rb, rb.key_len);
+        sg->state = PROUST__SEG_RTS;
+    }
+    m->nseg_seen++;
+    return PROUST_OK;
+}
+
+/* Deliver a stored segment of a message that was just matched. */
+static void inmsg_replay(struct proust__gate *g, struct proust__inmsg *m, uint16_t seg,
+                         struct actions *acts)
+{
+    struct proust__inseg *sg = &m->seg[seg];
+    uint8_t flags = seg == 0 ? m->flags : 0; /* only segment 0 asks for the ACK */
+    if (sg->state == PROUST__SEG_EAGER) {
+        deliver_segment(g, m->req, seg, sg->data, sg->len, flags, m->sync_token, NULL, NULL, acts);
+        free(sg->data);
+        sg->data = NULL;
+    } else {
+        struct proust__rts_body rb = {.sender_token = sg->sender_token,
+                                      .seg_size = sg->len,
+                                      .key_len = sg->key_len};
+        deliver_segment(g, m->req, seg, NULL, sg->len, flags, m->sync_token, &rb, sg->key, acts);
+    }
+    sg->state = PROUST__SEG_DONE;
+}
+
+static void gate_active_remove(struct proust__gate *g, struct proust__inmsg *m)
+{
+    for (struct proust__inmsg **pp = &g->active; *pp; pp = &(*pp)->next) {
+        if (*pp == m) {
+            *pp = m->next;
+            return;
+        }
+    }
+}
+
+/* A chunk of a message whose turn has come, or of one already started. */
+static int process_chunk(struct proust_session *s, struct proust__gate *g,
+                         const struct proust__chunk_hdr *h, const uint8_t *body, bool is_new,
+                         struct actions *acts)
+{
+    const uint8_t *data = body;
+    size_t seg_size;
+    uint64_t sync_token = 0;
+    const struct proust__rts_body *rts = NULL;
+    struct proust__rts_body rb;
+    if (h->type == PROUST__CH_DATA) {
+        seg_size = h->len;
+        if (h->flags & PROUST__CF_SYNC) {
+            struct proust__data_tail t;
+            memcpy(&t, body, sizeof t);
+            sync_token = t.sender_token;
+            data += sizeof t;
+            seg_size -= sizeof t;
+        }
+    } else {
+        memcpy(&rb, body, sizeof rb);
+        rts = &rb;
+        seg_size = rb.seg_size;
+    }
+
+    struct proust__inmsg *m = NULL;
+    if (is_new) {
+        struct proust_request *req = proust__posted_take(s, g->peer, h->tag);
+        if (req && h->nseg == 1) {
+            /* the common case: a one-segment message with its receive posted */
+            bind_request(req, g->peer, h->tag, 1, h->total);
+            deliver_segment(g, req, 0, data, seg_size, h->flags, sync_token, rts,
+                            body + sizeof rb, acts);
+            return PROUST_OK;
+        }
+        m = inmsg_new(g->peer, h);
+        if (!m) {
+            if (req) /* put it back: it stays posted */
+                proust__posted_append(s, req);
+            return PROUST_ERR_NOMEM;
+        }
+        m->req = req;
+        if (m->req) {
+            bind_request(m->req, g->peer, h->tag, h->nseg, h->total);
+        } else {
+            proust__unexpected_append(s, m);
+            acts->unexpected = true;
+            acts->envelope = (proust_status_t){.source = g->peer, .tag = h->tag,
+                                               .size = h->total};
+        }
+        if (m->req && m->nseg > 1) {
+            m->next = g->active;
+            g->active = m;
+        }
+    } else {
+        for (m = g->active; m && m->seq != h->seq; m = m->next)
+            ;
+        if (!m)
+            for (m = g->unexp_head; m && m->seq != h->seq; m = m->next)
+                ;
+        if (!m || h->nseg != m->nseg || h->tag != m->tag)
+            return PROUST_ERR_PROTO;
+    }
+    if (!m->req)
+        return inmsg_store(m, h, body);
+    struct proust__inseg *sg = &m->seg[h->seg];
+    if (sg->state != PROUST__SEG_NONE)
+        return PROUST_ERR_PROTO;
+    sg->state = PROUST__SEG_DONE;
+    m->nseg_seen++;
+    deliver_segment(g, m->req, h->seg, data, seg_size, h->flags, sync_token, rts,
+                    body + sizeof rb, acts);
+    if (m->nseg_seen == m->nseg) {
+        if (m->nseg > 1)
+            gate_active_remove(g, m);
+        free(m);
+    }
+    return PROUST_OK;
+}
+
+static int stash_chunk(struct proust__gate *g, const struct proust__chunk_hdr *h,
+                       const uint8_t *body)
+{
+    struct proust__stashed *st = malloc(sizeof *st + h->len);
+    if (!st)
+        return PROUST_ERR_NOMEM;
+    st->hdr = *h;
+    memcpy(st->body, body, h->len);
+    st->next = g->stash;
+    g->stash = st;
+    return PROUST_OK;
+}
+
+/* Envelope-bearing chunk (DATA/RTS), match lock held. */
+static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
+                            const struct proust__chunk_hdr *h, const uint8_t *body,
+                            struct actions *acts)
+{
+    if (seq_before(g->recv_seq, h->seq))
+        return stash_chunk(g, h, body); /* ahead of its turn */
+    bool is_new = h->seq == g->recv_seq;
+    if (is_new)
+        g->recv_seq++;
+    int rc = process_chunk(s, g, h, body, is_new, acts);
+    /* chunks that were waiting for this one */
+    while (rc == PROUST_OK && g->stash) {
+        struct proust__stashed **pp = &g->stash, *st = NULL;
+        for (; *pp; pp = &(*pp)->next)
+            if (!seq_before(g->recv_seq, (*pp)->hdr.seq))
+                break;
+        if (!*pp)
+            break;
+        st = *pp;
+        *pp = st->next;
+        bool next_new = st->hdr.seq == g->recv_seq;
+        if (next_new)
+            g->recv_seq++;
+        rc = process_chunk(s, g, &st->hdr, st->body, next_new, acts);
+        free(st);
+    }
+    return rc;
+}
+
+/* Carry out the answers decided under the match lock (no lock held). */
+static void run_actions(struct proust_session *s, int peer, struct actions *acts)
+{
+    struct proust__gate *g = &s->gates[peer];
+    for (unsigned i = 0; i < acts->n; i++) {
+        struct action *a = &acts->a[i];
+        if (a->kind == ACT_ACK) {
+            proust__send_control(s, peer, PROUST__CH_ACK, a->sender_token, NULL, 0);
+            continue;
+        }
+        if (a->kind == ACT_GET) {
+            int rc = g->rail->ops->get(g->rail, peer, a->key, a->key_len, 0,
+                                       a->req->segs[a->seg].iov_base, a->accepted);
+            if (rc == PROUST_OK) {
+                proust__send_control(s, peer, PROUST__CH_FIN, a->sender_token, NULL, 0);
+                pthread_mutex_lock(&s->match_lock);
+                if (--a->req->remote_owed == 0 && a->req->where == PROUST__IN_RECEIVING) {
+                    proust__dlist_remove(&g->receiving_head, &g->receiving_tail, a->req);
+                    a->req->where = PROUST__IN_NONE;
+                }
+                pthread_mutex_unlock(&s->match_lock);
+                proust__request_event_done(a->req);
+                continue;
+            }
+            PROUST_DEBUG("get from rank %d refused (%s): falling back to put", peer,
+                         proust_strerror(rc));
+        }
+        struct proust__cts_body cts = {.sender_token = a->sender_token,
+                                       .accepted = a->accepted};
+        if (a->accepted) {
+            cts.receiver_token = proust__token_alloc(s, a->req, a->seg);
+        } else if (a->req) {
+            proust__request_event_done(a->req); /* nothing to receive */
+        }
+        proust__send_control(s, peer, PROUST__CH_CTS, 0, &cts, sizeof cts);
+    }
+    acts->n = 0;
+}
+
+void proust__on_packet(void *engine, int peer, const void *data, size_t len)
+{
+    struct proust_session *s = engine;
+    struct proust__gate *g = &s->gates[peer];
+    struct proust__wire_reader rd;
+    struct proust__wire_chunk ch;
+    struct actions acts;
+    const char *why = NULL;
+    acts.n = 0;
+    acts.unexpected = false;
+    int rc = proust__wire_open(&rd, data, len, &why);
+    while (rc == PROUST_OK && (rc = proust__wire_next(&rd, &ch, &why)) == 1) {
+        rc = PROUST_OK;
+        switch (ch.hdr.type) {
+        case PROUST__CH_CTS: {
+            struct proust__cts_body cts;
+            memcpy(&cts, ch.body, sizeof cts);
+            proust__send_on_cts(s, peer, &cts);
+            break;
+        }
+        case PROUST__CH_FIN:
+        case PROUST__CH_ACK:
+            proust__send_on_ack(s, peer, ch.hdr.total);
+            break;
+        default:
+            pthread_mutex_lock(&s->match_lock);
+            rc = on_message_chunk(s, g, &ch.hdr, ch.body, &acts);
+            pthread_mutex_unlock(&s->match_lock);
+            if (rc != PROUST_OK && !why)
+                why = rc == PROUST_ERR_NOMEM ? "out of memory keeping an unexpected message"
+                                             : "chunk of an unknown or duplicate message";
+            if (acts.n)
+                run_actions(s, peer, &acts);
+            if (acts.unexpected) {
+                acts.unexpected = false;
+                pthread_mutex_lock(&s->monitor_lock);
+                proust_event_cb_t cb = s->event_cb;
+                void *arg = s->event_arg;
+                bool want = s->event_mask & PROUST_EVENT_UNEXPECTED;
+                pthread_mutex_unlock(&s->monitor_lock);
+                if (cb && want)
+                    cb(s, PROUST_EVENT_UNEXPECTED, &acts.envelope, arg);
+            }
+            break;
+        }
+    }
+    if (rc < 0)
+        proust__gate_fail(s, g, PROUST_ERR_PROTO, why ? why : "malformed packet");
+}
+
+void *proust__on_put_target(void *engine, int peer, uint64_t token, uint64_t offset, size_t len)
+{
+    struct proust_session *s = engine;
+    uint16_t seg;
+    struct proust_request *req = proust__token_lookup(s, token, &seg);
+    if (!req || req->kind != PROUST__REQ_RECV || req->status.source != peer ||
+        seg >= req->nseg || offset > req->segs[seg].iov_len ||
+        len > req->segs[seg].iov_len - offset)
+        return NULL;
+    return (uint8_t *)req->segs[seg].iov_base + offset;
+}
+
+void proust__on_put_done(void *engine, int peer, uint64_t token, uint64_t offset, size_t len)
+{
+    (void)offset;
+    struct proust_session *s = engine;
+    if (len == 0)
+        return;
+    uint16_t seg;
+    struct proust_request *req = proust__token_lookup(s, token, &seg);
+    if (!req || req->kind != PROUST__REQ_RECV || seg >= req->nseg)
+        return;
+    size_t left = atomic_fetch_sub(&req->seg_left[seg], len) - len;
+    if (left != 0)
+        return;
+    proust__token_release(s, token);
+    struct proust__gate *g = &s->gates[peer];
+    pthread_mutex_lock(&s->match_lock);
+    if (--req->remote_owed == 0 && req->where == PROUST__IN_RECEIVING) {
+        proust__dlist_remove(&g->receiving_head, &g->receiving_tail, req);
+        req->where = PROUST__IN_NONE;
+    }
+    pthread_mutex_unlock(&s->match_lock);
+    proust__request_event_done(req);
+}
+
+void proust__on_peer_failed(void *engine, int peer, int status, const char *why)
+{
+    struct proust_session *s = engine;
+    if (peer >= 0 && peer < s->size)
+        proust__gate_fail(s, &s->gates[peer], status, why);
+}
+
+int proust__recv_post(struct proust_session *s, struct proust_request *req)
+{
+    struct actions acts;
+    acts.n = 0;
+    acts.unexpected = false;
+    pthread_mutex_lock(&s->match_lock);
+    if (req->peer != PROUST_ANY_SOURCE) {
+        int failed = atomic_load(&s->gates[req->peer].failed);
+        if (failed) {
+            pthread_mutex_unlock(&s->match_lock);
+            req->status.source = req->peer;
+            req->status.error = failed;
+            proust__request_complete(req);
+            return PROUST_OK;
+        }
+    }
+    struct proust__inmsg *m = proust__unexpected_find(s, req->peer, req->tag, req->mask, true);
+    if (!m) {
+        req->where = PROUST__IN_POSTED;
+        proust__posted_append(s, req);
+        pthread_mutex_unlock(&s->match_lock);
+        return PROUST_OK;
+    }
+    struct proust__gate *g = &s->gates[m->source];
+    m->req = req;
+    bind_request(req, m->source, m->tag, m->nseg, m->size);
+    for (uint16_t i = 0; i < m->nseg; i++)
+        if (m->seg[i].state == PROUST__SEG_EAGER || m->seg[i].state == PROUST__SEG_RTS)
+            inmsg_replay(g, m, i, &acts);
+    if (m->nseg_seen < m->nseg) {
+        m->next = g->active;
+        g->active = m;
+    } else {
+        free(m);
+    }
+    pthread_mutex_unlock(&s->match_lock);
+    if (acts.n)
+        run_actions(s, g->peer, &acts);
+    return PROUST_OK;
+}
+
+static void free_inmsg(struct proust__inmsg *m)
+{
+    for (uint16_t i = 0; i < m->nseg; i++)
+        free(m->seg[i].data);
+    free(m);
+}
+
+void proust__recv_cleanup(struct proust_session *s)
+{
+    for (int r = 0; r < s->size; r++) {
+        struct proust__gate *g = &s->gates[r];
+        while (g->stash) {
+            struct proust__stashed *st = g->stash;
+            g->stash = st->next;
+            free(st);
+        }
+        while (g->unexp_head) {
+            struct proust__inmsg *m = g->unexp_head;
+            g->unexp_head = m->next;
+            free_inmsg(m);
+        }
+        while (g->active) {
+            struct proust__inmsg *m = g->active;
+            g->active = m->next;
+            free_inmsg(m);
+        }
+    }
+}

@@ -1,0 +1,132 @@
+/*
+ * request.c — allocation and completion of requests.
+ *
+ * Completion may happen on any thread, often inside a driver upcall with
+ * engine locks held. Completing only sets the DONE flag; what must not run
+ * under a lock (user callbacks, releasing a request the user freed) is
+ * queued on a per-thread list and run by proust__run_deferred() when the
+ * public call returns.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+
+/* Small per-thread cache of released requests: no lock, no malloc on the
+ * fast path. */
+#define REQ_CACHE_MAX 64
+static _Thread_local struct proust_request *req_cache;
+static _Thread_local unsigned req_cache_len;
+static _Thread_local struct proust_request *deferred_head;
+
+struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
+{
+    struct proust_request *req = req_cache;
+    if (req) {
+        req_cache = req->next;
+        req_cache_len--;
+    } else {
+        req = malloc(sizeof *req);
+        if (!req)
+            return NULL;
+    }
+    memset(req, 0, offsetof(struct proust_request, chunk0));
+    memset(&req->chunk0, 0, sizeof req->chunk0);
+    req->chunks = NULL;
+    req->seg_left = &req->seg0_left;
+    req->cb = NULL;
+    req->cb_arg = NULL;
+    req->deferred_next = NULL;
+    req->kind = (uint8_t)kind;
+    req->session = s;
+    req->status.source = -1;
+    return req;
+}
+
+void proust__request_release(struct proust_request *req)
+{
+    if (req->segs != &req->seg0)
+        free(req->segs);
+    free(req->chunks);
+    if (req->seg_left != &req->seg0_left)
+        free((void *)req->seg_left);
+    if (req_cache_len < REQ_CACHE_MAX) {
+        req->next = req_cache;
+        req_cache = req;
+        req_cache_len++;
+    } else {
+        free(req);
+    }
+}
+
+void proust__request_set_error(struct proust_request *req, int err)
+{
+    int expected = PROUST_OK;
+    atomic_compare_exchange_strong(&req->error, &expected, err);
+}
+
+void proust__request_complete(struct proust_request *req)
+{
+    int err = atomic_load_explicit(&req->error, memory_order_relaxed);
+    if (err != PROUST_OK && req->status.error == PROUST_OK)
+        req->status.error = err;
+    unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_DONE, memory_order_acq_rel);
+    if (prev & (PROUST__RF_CB | PROUST__RF_FREED)) {
+        req->deferred_next = deferred_head;
+        deferred_head = req;
+    }
+}
+
+void proust__request_event_done(struct proust_request *req)
+{
+    if (atomic_fetch_sub_explicit(&req->pending, 1, memory_order_acq_rel) == 1)
+        proust__request_complete(req);
+}
+
+void proust__run_deferred(void)
+{
+    while (deferred_head) {
+        struct proust_request *req = deferred_head;
+        deferred_head = req->deferred_next;
+        unsigned flags = atomic_load_explicit(&req->flags, memory_order_acquire);
+        if (flags & PROUST__RF_CB) {
+            req->cb(req, &req->status, req->cb_arg);
+            flags = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB_DONE,
+                                             memory_order_acq_rel);
+        }
+        /* whoever sets the last of FREED / finished releases it */
+        if (flags & PROUST__RF_FREED)
+            proust__request_release(req);
+    }
+}
+
+int proust_request_monitor(proust_request_t *req, proust_request_cb_t cb, void *arg)
+{
+    if (!req || !cb)
+        return PROUST_ERR_INVALID;
+    unsigned flags = atomic_load(&req->flags);
+    if (flags & (PROUST__RF_CB | PROUST__RF_FREED))
+        return PROUST_ERR_INVALID; /* one callback per request */
+    req->cb = cb;
+    req->cb_arg = arg;
+    unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB, memory_order_acq_rel);
+    if (prev & PROUST__RF_DONE) {
+        cb(req, &req->status, arg); /* completed before we got here */
+        atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB_DONE, memory_order_acq_rel);
+    }
+    return PROUST_OK;
+}
+
+int proust_request_free(proust_request_t **reqp)
+{
+    if (!reqp)
+        return PROUST_ERR_INVALID;
+    struct proust_request *req = *reqp;
+    if (!req)
+        return PROUST_OK;
+    *reqp = NULL;
+    unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_FREED, memory_order_acq_rel);
+    if (proust__request_finished(prev))
+        proust__request_release(req);
+    return PROUST_OK;
+}

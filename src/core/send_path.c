@@ -1,0 +1,226 @@
+/*
+ * send_path.c — from a send request to chunks in the window, and the
+ * sender's side of the rendezvous.
+ *
+ * Each segment becomes one chunk: DATA (eager: the bytes travel in the
+ * packet) below the rail's rendezvous threshold, RTS above it. An RTS is
+ * answered by a CTS (the sender then put()s the bytes straight into the
+ * receive buffer) or, where the rail lets the receiver pull the data with
+ * get(), by a FIN once it has.
+ *
+ * A send request completes when its `pending` events are all done: one per
+ * chunk leaving the process, one per rendezvous transfer, one for the ACK of
+ * a synchronous eager send.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+
+static void fill_envelope(struct proust__chunk *c, const struct proust_request *req,
+                          uint16_t seg, uint32_t seq)
+{
+    c->hdr.seg = seg;
+    c->hdr.nseg = req->nseg;
+    c->hdr.seq = seq;
+    c->hdr.tag = req->tag;
+    c->hdr.total = req->total;
+}
+
+/* Build the chunk of segment `seg`; returns the events it adds. */
+static int build_segment(struct proust_session *s, struct proust__gate *g,
+                         struct proust_request *req, struct proust__chunk *c, uint16_t seg,
+                         bool sync_tail, size_t threshold)
+{
+    const struct iovec *data = &req->segs[seg];
+    c->req = req;
+    c->nbody = 0;
+    if (data->iov_len < threshold) {
+        c->hdr.type = PROUST__CH_DATA;
+        if (sync_tail) {
+            struct proust__data_tail tail = {
+                .sender_token = proust__token_alloc(s, req, seg),
+            };
+            memcpy(c->storage, &tail, sizeof tail);
+            c->hdr.flags |= PROUST__CF_SYNC;
+            c->body[c->nbody].iov_base = c->storage;
+            c->body[c->nbody++].iov_len = sizeof tail;
+            req->remote_owed++;
+        }
+        c->body[c->nbody++] = *data;
+        c->hdr.len = (uint32_t)(data->iov_len + (sync_tail ? sizeof(struct proust__data_tail) : 0));
+        return sync_tail ? 2 : 1; /* sent (+ ACK) */
+    }
+    proust__rail_t *rail = g->rail;
+    struct proust__rts_body rb = {
+        .sender_token = proust__token_alloc(s, req, seg),
+        .seg_size = data->iov_len,
+        .key_len = 0,
+    };
+    if ((rail->caps.flags & PROUST__RAIL_CAN_GET) && data->iov_len >= rail->caps.get_threshold) {
+        int klen = rail->ops->expose(rail, data->iov_base, data->iov_len,
+                                     c->storage + sizeof rb, PROUST__MAX_KEY);
+        if (klen > 0)
+            rb.key_len = (uint32_t)klen;
+    }
+    memcpy(c->storage, &rb, sizeof rb);
+    c->hdr.type = PROUST__CH_RTS;
+    c->body[0].iov_base = c->storage;
+    c->body[0].iov_len = sizeof rb + rb.key_len;
+    c->nbody = 1;
+    c->hdr.len = (uint32_t)(sizeof rb + rb.key_len);
+    req->remote_owed++;
+    return 2; /* RTS sent + data transferred */
+}
+
+int proust__send_post(struct proust_session *s, struct proust_request *req, bool sync,
+                      const unsigned *hints)
+{
+    struct proust__gate *g = &s->gates[req->peer];
+    int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
+    req->status.source = req->peer;
+    req->status.tag = req->tag;
+    req->status.size = req->total;
+    req->status.count = req->total;
+    if (failed) {
+        req->status.error = failed;
+        proust__request_complete(req);
+        return PROUST_OK;
+    }
+    size_t threshold = proust__gate_rdv_threshold(s, g);
+    bool any_rdv = false;
+    for (uint16_t i = 0; i < req->nseg; i++)
+        any_rdv |= req->segs[i].iov_len >= threshold;
+
+    struct proust__chunk *chunks = req->nseg == 1 ? &req->chunk0 : req->chunks;
+    int events = 0;
+
+    pthread_mutex_lock(&g->lock);
+    uint32_t seq = g->send_seq++;
+    for (uint16_t i = 0; i < req->nseg; i++) {
+        struct proust__chunk *c = &chunks[i];
+        fill_envelope(c, req, i, seq);
+        events += build_segment(s, g, req, c, i, sync && !any_rdv && i == 0, threshold);
+        c->urgent = hints && (hints[i] & PROUST_PACK_URGENT);
+    }
+    atomic_store_explicit(&req->pending, events, memory_order_relaxed);
+    if (req->remote_owed) {
+        req->where = PROUST__IN_WAITING;
+        proust__dlist_append(&g->waiting_head, &g->waiting_tail, req);
+    }
+    /* urgent segments of a pack go first, the rest keep their order */
+    struct proust__chunk *first = NULL, *last = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint16_t i = 0; i < req->nseg; i++) {
+            struct proust__chunk *c = &chunks[i];
+            if (c->urgent != (pass == 0))
+                continue;
+            if (last)
+                last->next = c;
+            else
+                first = c;
+            last = c;
+        }
+    }
+    proust__window_push(g, first, last, req->nseg, 0);
+    if (s->strategy->flush_on_submit)
+        proust__gate_schedule(s, g);
+    else if (!atomic_exchange_explicit(&g->pending_work, 1, memory_order_acq_rel))
+        atomic_fetch_add_explicit(&s->gates_pending, 1, memory_order_acq_rel);
+    pthread_mutex_unlock(&g->lock);
+    return PROUST_OK;
+}
+
+int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint64_t token,
+                         const void *body, size_t body_len)
+{
+    struct proust__gate *g = &s->gates[peer];
+    struct proust__chunk *c = calloc(1, sizeof *c);
+    if (!c)
+        return PROUST_ERR_NOMEM;
+    c->owned = true;
+    c->urgent = true;
+    c->hdr.type = type;
+    c->hdr.total = token;
+    c->hdr.len = (uint32_t)body_len;
+    if (body_len) {
+        memcpy(c->storage, body, body_len);
+        c->body[0].iov_base = c->storage;
+        c->body[0].iov_len = body_len;
+        c->nbody = 1;
+    }
+    pthread_mutex_lock(&g->lock);
+    proust__window_push(g, c, c, 1, 0);
+    /* answers are never held back: the peer is waiting for them */
+    proust__gate_schedule(s, g);
+    pthread_mutex_unlock(&g->lock);
+    return PROUST_OK;
+}
+
+/* The peer answered something this request waited for (gate lock held). */
+static void owed_answered(struct proust__gate *g, struct proust_request *req)
+{
+    if (--req->remote_owed == 0 && req->where == PROUST__IN_WAITING) {
+        proust__dlist_remove(&g->waiting_head, &g->waiting_tail, req);
+        req->where = PROUST__IN_NONE;
+    }
+}
+
+void proust__send_on_cts(struct proust_session *s, int peer, const struct proust__cts_body *cts)
+{
+    struct proust__gate *g = &s->gates[peer];
+    uint16_t seg;
+    pthread_mutex_lock(&g->lock);
+    struct proust_request *req = proust__token_lookup(s, cts->sender_token, &seg);
+    if (!req || req->kind != PROUST__REQ_SEND || req->peer != peer || seg >= req->nseg ||
+        req->where != PROUST__IN_WAITING || cts->accepted > req->segs[seg].iov_len) {
+        pthread_mutex_unlock(&g->lock);
+        PROUST_WARN("rank %d sent a CTS for an unknown send; ignored", peer);
+        return;
+    }
+    proust__token_release(s, cts->sender_token);
+    owed_answered(g, req);
+    proust__rail_t *rail = g->rail;
+    size_t frag = rail->caps.put_fragment ? rail->caps.put_fragment : cts->accepted;
+    size_t nfrag = cts->accepted ? (cts->accepted + frag - 1) / frag : 0;
+    if (nfrag == 0) {
+        pthread_mutex_unlock(&g->lock);
+        proust__request_event_done(req);
+        return;
+    }
+    /* one event was booked for the transfer: book the other fragments */
+    atomic_fetch_add_explicit(&req->pending, (int)nfrag - 1, memory_order_acq_rel);
+    const uint8_t *base = req->segs[seg].iov_base;
+    void *ctx = (void *)((uintptr_t)req | 1u);
+    for (size_t off = 0; off < cts->accepted; off += frag) {
+        size_t len = cts->accepted - off < frag ? cts->accepted - off : frag;
+        int rc = rail->ops->put(rail, peer, cts->receiver_token, off, base + off, len, ctx);
+        if (rc == PROUST__INPROGRESS)
+            continue;
+        if (rc != PROUST_OK)
+            proust__request_set_error(req, rc);
+        proust__request_event_done(req);
+    }
+    bool busy = rail->ops->busy(rail, peer);
+    pthread_mutex_unlock(&g->lock);
+    if (busy && !atomic_exchange_explicit(&g->pending_work, 1, memory_order_acq_rel))
+        atomic_fetch_add_explicit(&s->gates_pending, 1, memory_order_acq_rel);
+}
+
+void proust__send_on_ack(struct proust_session *s, int peer, uint64_t token)
+{
+    struct proust__gate *g = &s->gates[peer];
+    uint16_t seg;
+    pthread_mutex_lock(&g->lock);
+    struct proust_request *req = proust__token_lookup(s, token, &seg);
+    if (!req || req->kind != PROUST__REQ_SEND || req->peer != peer ||
+        req->where != PROUST__IN_WAITING) {
+        pthread_mutex_unlock(&g->lock);
+        PROUST_WARN("rank %d acknowledged an unknown send; ignored", peer);
+        return;
+    }
+    proust__token_release(s, token);
+    owed_answered(g, req);
+    pthread_mutex_unlock(&g->lock);
+    proust__request_event_done(req);
+}

@@ -1,0 +1,253 @@
+/*
+ * session.c — proust_init / proust_finalize: read the configuration, reach
+ * the launcher, open the rails in PROUST_RAILS order, give every peer a gate
+ * on the first rail that reaches it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "core/engine.h"
+
+static _Atomic int initialized;
+
+static const struct proust__rail_ops *const known_rails[] = {
+    &proust__rail_self,
+    &proust__rail_shm,
+    &proust__rail_tcp,
+    NULL,
+};
+
+const struct proust__rail_ops *proust__rail_find(const char *name)
+{
+    for (int i = 0; known_rails[i]; i++)
+        if (strcmp(known_rails[i]->name, name) == 0)
+            return known_rails[i];
+    return NULL;
+}
+
+static int open_rails(struct proust_session *s)
+{
+    char list[256];
+    snprintf(list, sizeof list, "%s", proust__config_str(PROUST_CFG_RAILS));
+    char *save = NULL;
+    for (char *name = strtok_r(list, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
+        const struct proust__rail_ops *ops = proust__rail_find(name);
+        if (!ops) {
+            PROUST_ERROR("PROUST_RAILS: unknown rail '%s' (known: self, shm, tcp)", name);
+            return PROUST_ERR_INVALID;
+        }
+        if (s->nrails == PROUST__MAX_RAILS) {
+            PROUST_ERROR("PROUST_RAILS: at most %d rails", PROUST__MAX_RAILS);
+            return PROUST_ERR_INVALID;
+        }
+        struct proust__rail_slot *rs = &s->rails[s->nrails];
+        memset(rs, 0, sizeof *rs);
+        pthread_mutex_init(&rs->poll_lock, NULL);
+        proust__rail_t *rail = &rs->rail;
+        rail->ops = ops;
+        rail->boot = &s->boot;
+        rail->index = s->nrails;
+        rail->up = (struct proust__rail_upcalls){
+            .engine = s,
+            .packet = proust__on_packet,
+            .put_target = proust__on_put_target,
+            .put_done = proust__on_put_done,
+            .send_done = proust__on_send_done,
+            .peer_failed = proust__on_peer_failed,
+        };
+        int rc = ops->open(rail);
+        if (rc != PROUST_OK) {
+            PROUST_ERROR("rail %s failed to open: %s", name, proust_strerror(rc));
+            pthread_mutex_destroy(&rs->poll_lock);
+            return rc;
+        }
+        s->nrails++;
+    }
+    if (s->nrails == 0) {
+        PROUST_ERROR("PROUST_RAILS names no rail");
+        return PROUST_ERR_INVALID;
+    }
+    return PROUST_OK;
+}
+
+static void close_rails(struct proust_session *s)
+{
+    for (int i = s->nrails - 1; i >= 0; i--) {
+        s->rails[i].rail.ops->close(&s->rails[i].rail);
+        pthread_mutex_destroy(&s->rails[i].poll_lock);
+    }
+    s->nrails = 0;
+}
+
+static int assign_gates(struct proust_session *s)
+{
+    for (int peer = 0; peer < s->size; peer++) {
+        struct proust__gate *g = &s->gates[peer];
+        for (int i = 0; i < s->nrails && !g->rail; i++)
+            if (s->rails[i].rail.ops->reaches(&s->rails[i].rail, peer))
+                g->rail = &s->rails[i].rail;
+        if (!g->rail) {
+            PROUST_ERROR("no rail in PROUST_RAILS=%s reaches rank %d",
+                         proust__config_str(PROUST_CFG_RAILS), peer);
+            return PROUST_ERR_NO_RAIL;
+        }
+    }
+    return PROUST_OK;
+}
+
+static int read_config(struct proust_session *s)
+{
+    const char *name = proust__config_str(PROUST_CFG_STRATEGY);
+    s->strategy = proust__strategy_find(name);
+    if (!s->strategy) {
+        PROUST_ERROR("PROUST_STRATEGY=%s is not a strategy (default, aggreg)", name);
+        return PROUST_ERR_INVALID;
+    }
+    if (proust__config_size(PROUST_CFG_RDV_THRESHOLD, &s->rdv_threshold_override) != PROUST_OK)
+        return PROUST_ERR_INVALID;
+    if (proust__config_long(PROUST_CFG_PEER_CHECK_MS, &s->peer_check_ms) != PROUST_OK ||
+        s->peer_check_ms <= 0)
+        return PROUST_ERR_INVALID;
+    return PROUST_OK;
+}
+
+int proust_init(proust_session_t **out)
+{
+    if (!out)
+        return PROUST_ERR_INVALID;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&initialized, &expected, 1))
+        return PROUST_ERR_STATE;
+    proust__log_init();
+    proust__config_check_unknown();
+
+    struct proust_session *s = calloc(1, sizeof *s);
+    int rc = PROUST_ERR_NOMEM;
+    if (!s)
+        goto err_flag;
+    pthread_mutex_init(&s->match_lock, NULL);
+    pthread_mutex_init(&s->monitor_lock, NULL);
+    if ((rc = read_config(s)) != PROUST_OK)
+        goto err_free;
+    if ((rc = proust__boot_open(&s->boot)) != PROUST_OK) {
+        PROUST_ERROR("cannot reach the launcher: %s", proust_strerror(rc));
+        goto err_free;
+    }
+    s->rank = s->boot.rank;
+    s->size = s->boot.size;
+    proust__log_rank = s->rank;
+    if ((rc = proust__tokens_init(s)) != PROUST_OK)
+        goto err_boot;
+    if ((rc = proust__gates_init(s)) != PROUST_OK)
+        goto err_tokens;
+    if ((rc = open_rails(s)) != PROUST_OK)
+        goto err_rails;
+    if ((rc = s->boot.ops->fence(&s->boot)) != PROUST_OK)
+        goto err_rails;
+    for (int i = 0; i < s->nrails; i++) {
+        if ((rc = s->rails[i].rail.ops->connect(&s->rails[i].rail)) != PROUST_OK) {
+            PROUST_ERROR("rail %s failed to connect: %s", s->rails[i].rail.ops->name,
+                         proust_strerror(rc));
+            goto err_rails;
+        }
+    }
+    if ((rc = assign_gates(s)) != PROUST_OK)
+        goto err_rails;
+    /* every peer is connected before the first message flows */
+    if ((rc = s->boot.ops->fence(&s->boot)) != PROUST_OK)
+        goto err_rails;
+    atomic_store(&s->active, 1);
+    *out = s;
+    return PROUST_OK;
+
+err_rails:
+    close_rails(s);
+    proust__gates_destroy(s);
+err_tokens:
+    proust__tokens_destroy(s);
+err_boot:
+    s->boot.ops->abort(&s->boot, 1, "proust_init failed");
+    proust__boot_close(&s->boot);
+err_free:
+    pthread_mutex_destroy(&s->match_lock);
+    pthread_mutex_destroy(&s->monitor_lock);
+    free(s);
+err_flag:
+    atomic_store(&initialized, 0);
+    return rc;
+}
+
+/* Push out what is still queued, for a bounded time. */
+static void drain_sends(struct proust_session *s)
+{
+    uint64_t deadline = proust__now_ns() + 10ull * 1000000000ull;
+    while (atomic_load(&s->gates_pending) > 0 && proust__now_ns() < deadline) {
+        proust__progress(s);
+        proust__run_deferred();
+    }
+}
+
+int proust_finalize(proust_session_t *s)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    drain_sends(s);
+    /* Peers may still be receiving what we sent: leave together. */
+    int rc = s->boot.ops->fence(&s->boot);
+    atomic_store(&s->active, 0);
+    close_rails(s);
+    /* Requests still posted are canceled (nobody will complete them). */
+    pthread_mutex_lock(&s->match_lock);
+    proust__recv_cleanup(s);
+    pthread_mutex_unlock(&s->match_lock);
+    proust__gates_destroy(s);
+    proust__tokens_destroy(s);
+    proust__boot_close(&s->boot);
+    pthread_mutex_destroy(&s->match_lock);
+    pthread_mutex_destroy(&s->monitor_lock);
+    free(s);
+    proust__run_deferred();
+    atomic_store(&initialized, 0);
+    return rc == PROUST_OK ? PROUST_OK : rc;
+}
+
+int proust_rank(const proust_session_t *s)
+{
+    return s ? s->rank : PROUST_ERR_STATE;
+}
+
+int proust_size(const proust_session_t *s)
+{
+    return s ? s->size : PROUST_ERR_STATE;
+}
+
+int proust_peer_rail(const proust_session_t *s, int peer, const char **name)
+{
+    if (!s || !name)
+        return PROUST_ERR_INVALID;
+    if (peer < 0 || peer >= s->size)
+        return PROUST_ERR_RANK;
+    *name = s->gates[peer].rail->ops->name;
+    return PROUST_OK;
+}
+
+const char *proust_strategy_name(const proust_session_t *s)
+{
+    return s ? s->strategy->name : NULL;
+}
+
+int proust_session_monitor(proust_session_t *s, unsigned events, proust_event_cb_t cb, void *arg)
+{
+    if (!s)
+        return PROUST_ERR_STATE;
+    if (events & ~PROUST_EVENT_UNEXPECTED)
+        return PROUST_ERR_INVALID;
+    pthread_mutex_lock(&s->monitor_lock);
+    s->event_cb = cb;
+    s->event_arg = arg;
+    s->event_mask = cb ? events : 0;
+    pthread_mutex_unlock(&s->monitor_lock);
+    return PROUST_OK;
+}

@@ -1,0 +1,289 @@
+/*
+ * wait.c — progress, and the wait / test family.
+ *
+ * Any thread may make progress: it polls each rail whose poll lock it can
+ * take (others are being polled already) and schedules gates with work
+ * queued. A waiting thread spins while messages flow, yields the core when
+ * nothing moves (so 8 processes on 2 cores still make progress), and checks
+ * that its peers are alive when nothing has moved for PROUST_PEER_CHECK_MS.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/engine.h"
+
+uint64_t proust__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int proust__progress(struct proust_session *s)
+{
+    int events = 0;
+    for (int i = 0; i < s->nrails; i++) {
+        struct proust__rail_slot *rs = &s->rails[i];
+        if (pthread_mutex_trylock(&rs->poll_lock) == 0) {
+            int n = rs->rail.ops->poll(&rs->rail);
+            pthread_mutex_unlock(&rs->poll_lock);
+            if (n > 0)
+                events += n;
+        }
+    }
+    if (atomic_load_explicit(&s->gates_pending, memory_order_acquire) > 0) {
+        for (int r = 0; r < s->size; r++) {
+            struct proust__gate *g = &s->gates[r];
+            if (!atomic_load_explicit(&g->pending_work, memory_order_acquire))
+                continue;
+            if (pthread_mutex_trylock(&g->lock) == 0) {
+                proust__gate_schedule(s, g);
+                pthread_mutex_unlock(&g->lock);
+                events++;
+            }
+        }
+    }
+    return events;
+}
+
+int proust_progress(proust_session_t *s)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    proust__progress(s);
+    proust__run_deferred();
+    return PROUST_OK;
+}
+
+#define SPIN_POLLS 256
+#define NAP_AFTER_NS 5000000ull /* 5 ms without progress: nap between polls */
+
+static void check_peers(struct proust_session *s)
+{
+    int dead;
+    while ((dead = proust__boot_poll_failed_rank(&s->boot)) >= 0) {
+        char why[96];
+        snprintf(why, sizeof why, "rank %d died (reported by the launcher)", dead);
+        proust__on_peer_failed(s, dead, PROUST_ERR_PEER_FAILED, why);
+    }
+}
+
+void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int events)
+{
+    if (events > 0) {
+        w->idle_polls = 0;
+        return;
+    }
+    if (++w->idle_polls < SPIN_POLLS)
+        return;
+    uint64_t now = proust__now_ns();
+    if (w->idle_polls == SPIN_POLLS) {
+        w->idle_since_ns = now;
+        w->last_check_ns = now;
+    }
+    if (now - w->last_check_ns >= (uint64_t)s->peer_check_ms * 1000000ull) {
+        w->last_check_ns = now;
+        check_peers(s);
+    }
+    if (now - w->idle_since_ns > NAP_AFTER_NS) {
+        struct timespec nap = {0, 50000};
+        nanosleep(&nap, NULL);
+    } else {
+        sched_yield();
+    }
+}
+
+/* Copy out the status, release the request, return its error. */
+static int finish(struct proust_request **reqp, proust_status_t *status)
+{
+    struct proust_request *req = *reqp;
+    if (status)
+        *status = req->status;
+    int err = req->status.error;
+    *reqp = NULL;
+    proust__request_release(req);
+    return err;
+}
+
+static inline bool is_finished(const struct proust_request *req)
+{
+    return proust__request_finished(
+        atomic_load_explicit(&((struct proust_request *)req)->flags, memory_order_acquire));
+}
+
+int proust_wait(proust_request_t **reqp, proust_status_t *status)
+{
+    if (!reqp)
+        return PROUST_ERR_INVALID;
+    struct proust_request *req = *reqp;
+    if (!req)
+        return PROUST_OK;
+    struct proust_session *s = req->session;
+    struct proust__waiter w = {0};
+    while (!is_finished(req)) {
+        int ev = proust__progress(s);
+        proust__run_deferred();
+        if (!is_finished(req))
+            proust__waiter_idle(s, &w, ev);
+    }
+    return finish(reqp, status);
+}
+
+int proust_test(proust_request_t **reqp, int *flag, proust_status_t *status)
+{
+    if (!reqp || !flag)
+        return PROUST_ERR_INVALID;
+    struct proust_request *req = *reqp;
+    if (!req) {
+        *flag = 1;
+        return PROUST_OK;
+    }
+    if (!is_finished(req)) {
+        proust__progress(req->session);
+        proust__run_deferred();
+    }
+    if (!is_finished(req)) {
+        *flag = 0;
+        return PROUST_OK;
+    }
+    *flag = 1;
+    return finish(reqp, status);
+}
+
+static struct proust_session *first_session(size_t count, proust_request_t **reqs)
+{
+    for (size_t i = 0; i < count; i++)
+        if (reqs[i])
+            return reqs[i]->session;
+    return NULL;
+}
+
+int proust_waitany(size_t count, proust_request_t **reqs, size_t *index, proust_status_t *status)
+{
+    if ((count && !reqs) || !index)
+        return PROUST_ERR_INVALID;
+    struct proust_session *s = first_session(count, reqs);
+    if (!s)
+        return PROUST_ERR_INVALID;
+    struct proust__waiter w = {0};
+    for (;;) {
+        for (size_t i = 0; i < count; i++) {
+            if (reqs[i] && is_finished(reqs[i])) {
+                *index = i;
+                return finish(&reqs[i], status);
+            }
+        }
+        int ev = proust__progress(s);
+        proust__run_deferred();
+        proust__waiter_idle(s, &w, ev);
+    }
+}
+
+int proust_waitall(size_t count, proust_request_t **reqs, proust_status_t *statuses)
+{
+    if (count && !reqs)
+        return PROUST_ERR_INVALID;
+    struct proust_session *s = first_session(count, reqs);
+    int first_err = PROUST_OK;
+    struct proust__waiter w = {0};
+    size_t next = 0; /* requests before `next` are done */
+    while (next < count) {
+        size_t i = next;
+        for (; i < count; i++) {
+            if (!reqs[i]) {
+                if (statuses && i == next)
+                    memset(&statuses[i], 0, sizeof statuses[i]);
+                if (i == next)
+                    next++;
+                continue;
+            }
+            if (!is_finished(reqs[i]))
+                break;
+            int err = finish(&reqs[i], statuses ? &statuses[i] : NULL);
+            if (err != PROUST_OK && first_err == PROUST_OK)
+                first_err = err;
+            if (i == next)
+                next++;
+        }
+        if (next >= count)
+            break;
+        int ev = proust__progress(s);
+        proust__run_deferred();
+        proust__waiter_idle(s, &w, ev);
+    }
+    return first_err;
+}
+
+int proust_testsome(size_t count, proust_request_t **reqs, size_t *outcount, size_t *indices,
+                    proust_status_t *statuses)
+{
+    if ((count && !reqs) || !outcount)
+        return PROUST_ERR_INVALID;
+    struct proust_session *s = first_session(count, reqs);
+    if (s) {
+        proust__progress(s);
+        proust__run_deferred();
+    }
+    size_t n = 0;
+    int first_err = PROUST_OK;
+    for (size_t i = 0; i < count; i++) {
+        if (!reqs[i] || !is_finished(reqs[i]))
+            continue;
+        int err = finish(&reqs[i], statuses ? &statuses[n] : NULL);
+        if (err != PROUST_OK && first_err == PROUST_OK)
+            first_err = err;
+        if (indices)
+            indices[n] = i;
+        n++;
+    }
+    *outcount = n;
+    return first_err;
+}
+
+int proust_iprobe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
+                  int *flag, proust_status_t *status)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    if (!flag)
+        return PROUST_ERR_INVALID;
+    if (source != PROUST_ANY_SOURCE && (source < 0 || source >= s->size))
+        return PROUST_ERR_RANK;
+    proust__progress(s);
+    proust__run_deferred();
+    pthread_mutex_lock(&s->match_lock);
+    struct proust__inmsg *m = proust__unexpected_find(s, source, tag, mask, false);
+    proust_status_t st = {0};
+    if (m) {
+        st.source = m->source;
+        st.tag = m->tag;
+        st.size = m->size;
+        st.count = m->size;
+    }
+    pthread_mutex_unlock(&s->match_lock);
+    *flag = m != NULL;
+    if (m && status)
+        *status = st;
+    return PROUST_OK;
+}
+
+int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
+                 proust_status_t *status)
+{
+    struct proust__waiter w = {0};
+    for (;;) {
+        int flag = 0;
+        int rc = proust_iprobe(s, source, tag, mask, &flag, status);
+        if (rc != PROUST_OK || flag)
+            return rc;
+        if (source != PROUST_ANY_SOURCE) {
+            int failed = atomic_load(&s->gates[source].failed);
+            if (failed)
+                return failed;
+        }
+        proust__waiter_idle(s, &w, 0);
+    }
+}

@@ -1,0 +1,98 @@
+/*
+ * wire.h — what the engine puts in a packet.
+ *
+ * A packet is a packet header followed by chunks; a chunk is a 32-byte
+ * header followed by its body (eager data, or the rendezvous description).
+ * Every message, plain or pack, is nseg segments; each segment travels as
+ * one chunk (DATA: the bytes; RTS: a request to send them by rendezvous).
+ * Every chunk repeats the envelope (seq, tag, nseg, total) so the receiver
+ * can match a message whatever chunk of it arrives first.
+ *
+ * Control chunks (CTS, FIN, ACK) carry no envelope; they name requests by
+ * token. Fields are in host byte order (homogeneous clusters only).
+ * Everything a peer sends is validated by proust__wire_next() before use.
+ */
+#ifndef PROUST_WIRE_H
+#define PROUST_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROUST__PKT_MAGIC 0x5072u /* "Pr" */
+
+enum proust__chunk_type {
+    PROUST__CH_DATA = 1, /* eager segment: body = the bytes */
+    PROUST__CH_RTS = 2,  /* rendezvous request: body = struct proust__rts_body + key */
+    PROUST__CH_CTS = 3,  /* receiver ready: body = struct proust__cts_body */
+    PROUST__CH_FIN = 4,  /* receiver pulled the data with get(): body = sender token */
+    PROUST__CH_ACK = 5,  /* synchronous send matched: body = sender token */
+    PROUST__CH_TYPE_MAX = 5,
+};
+
+/* chunk flags */
+#define PROUST__CF_SYNC 0x1u /* sender wants an ACK when matched (DATA) */
+
+struct proust__pkt_hdr {
+    uint16_t magic;
+    uint16_t nchunks;
+    uint32_t len; /* bytes of the whole packet, header included */
+};
+
+struct proust__chunk_hdr {
+    uint8_t type;
+    uint8_t flags;
+    uint16_t seg;  /* segment index */
+    uint16_t nseg; /* segments in the message */
+    uint16_t reserved;
+    uint32_t seq;  /* per-gate message sequence number */
+    uint32_t len;  /* body bytes following this header */
+    uint64_t tag;
+    uint64_t total; /* DATA/RTS: size of the whole message (all segments);
+                       control chunks: the token they name */
+};
+
+struct proust__rts_body {
+    uint64_t sender_token; /* names the send for CTS/FIN */
+    uint64_t seg_size;     /* bytes of this segment */
+    uint32_t key_len;      /* bytes of get() key that follow, 0 if none */
+    uint32_t reserved;
+};
+
+struct proust__cts_body {
+    uint64_t sender_token;
+    uint64_t receiver_token; /* put() destination */
+    uint64_t accepted;       /* bytes the receiver takes (<= segment size) */
+};
+
+struct proust__data_tail {
+    uint64_t sender_token; /* SYNC DATA only: token for the ACK */
+    uint64_t reserved;
+};
+
+#define PROUST__MAX_KEY 64
+
+_Static_assert(sizeof(struct proust__chunk_hdr) == 32, "chunk header is 32 bytes");
+_Static_assert(sizeof(struct proust__pkt_hdr) == 8, "packet header is 8 bytes");
+
+/* A parsed chunk: header plus a pointer to its body inside the packet. */
+struct proust__wire_chunk {
+    struct proust__chunk_hdr hdr;
+    const uint8_t *body;
+};
+
+/* Iterate over a received packet. */
+struct proust__wire_reader {
+    const uint8_t *cur;
+    const uint8_t *end;
+    unsigned remaining;
+};
+
+/* Validate the packet header; PROUST_ERR_PROTO with *why set if malformed. */
+int proust__wire_open(struct proust__wire_reader *r, const void *data, size_t len,
+                      const char **why);
+/* Next chunk: 1 and *out filled, 0 at the end, PROUST_ERR_PROTO if malformed
+ * (bad type, body past the packet end, segment index out of range, ...). */
+int proust__wire_next(struct proust__wire_reader *r, struct proust__wire_chunk *out,
+                      const char **why);
+
+#endif

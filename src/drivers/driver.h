@@ -1,0 +1,123 @@
+/*
+ * driver.h — the contract between the engine and a rail driver.
+ *
+ * A driver moves bytes between this process and its peers; it knows nothing
+ * of tags, matching or requests. It offers two kinds of transfer:
+ *   - packets: an iovec sent as one unit, delivered whole to the peer's
+ *     engine through upcalls->packet (order preserved per peer);
+ *   - puts: bulk data written into a destination the *receiving* engine
+ *     names for a (token, offset) pair (upcalls->put_target), without an
+ *     intermediate copy where the transport allows; and, where the rail can,
+ *     gets: the receiver pulls from memory the sender exposed.
+ * Each driver is one file exporting one const struct proust__rail_ops.
+ *
+ * Threading contract (the engine guarantees it, drivers rely on it):
+ *   - send / put / flush / busy for one peer are serialised by the engine
+ *     (the gate lock of that peer is held); calls for different peers may
+ *     run concurrently.
+ *   - poll runs on one thread at a time per rail, possibly concurrently with
+ *     send/put/flush on any peer.
+ *   - Upcalls made from poll may call send/put/flush (the engine takes the
+ *     gate lock first). Upcalls made from send/put/flush must not re-enter
+ *     the driver for the same peer (the engine only completes requests there).
+ */
+#ifndef PROUST_DRIVER_H
+#define PROUST_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "boot/boot.h"
+
+/* Returned by send/put when the operation will complete later through
+ * upcalls->send_done(ctx). PROUST_OK means it completed already (ctx is not
+ * reported). Negative values are PROUST_ERR_* codes. */
+#define PROUST__INPROGRESS 1
+
+/* Capability flags */
+#define PROUST__RAIL_CAN_GET 0x1u   /* get(): receiver pulls exposed memory */
+#define PROUST__RAIL_HAS_FD 0x2u    /* fd(): readable when poll has work */
+#define PROUST__RAIL_ZCOPY_PUT 0x4u /* put() lands in place without a bounce copy */
+
+struct proust__rail_caps {
+    size_t max_iov;         /* iovec entries send() accepts */
+    size_t max_packet;      /* bytes one packet may carry (>= eager limit) */
+    size_t rdv_threshold;   /* messages of this size and above use rendezvous */
+    size_t get_threshold;   /* rendezvous of this size and above use get() if CAN_GET */
+    size_t put_fragment;    /* the engine splits puts into pieces of at most this */
+    double latency_us;      /* profile for strategies and placement */
+    double bandwidth_gbs;
+    unsigned flags;
+};
+
+/* Calls from the driver into the engine. */
+struct proust__rail_upcalls {
+    void *engine;
+    /* A packet from `peer` arrived; `data` is valid during the call only. */
+    void (*packet)(void *engine, int peer, const void *data, size_t len);
+    /* Where do `len` bytes of put (token, offset) from `peer` go? NULL means
+     * the engine does not know the token: the driver drops the bytes. */
+    void *(*put_target)(void *engine, int peer, uint64_t token, uint64_t offset, size_t len);
+    /* Those bytes are now in place. */
+    void (*put_done)(void *engine, int peer, uint64_t token, uint64_t offset, size_t len);
+    /* A send or put that returned PROUST__INPROGRESS finished (status is
+     * PROUST_OK or the error that stopped it). */
+    void (*send_done)(void *engine, void *ctx, int status);
+    /* `peer` can no longer be reached (status: PROUST_ERR_CONN,
+     * PROUST_ERR_PEER_FAILED, PROUST_ERR_PROTO); why: a readable reason.
+     * Operations queued for that peer are completed with that status. */
+    void (*peer_failed)(void *engine, int peer, int status, const char *why);
+};
+
+typedef struct proust__rail {
+    const struct proust__rail_ops *ops;
+    struct proust__rail_caps caps;
+    struct proust__rail_upcalls up;
+    proust__boot_t *boot;
+    int index;  /* position in the engine's rail table */
+    void *priv; /* driver state */
+} proust__rail_t;
+
+struct proust__rail_ops {
+    const char *name;
+    const char *description;
+    /* Create local resources and publish this process's address with
+     * boot->ops->put (the engine fences afterwards). Fill rail->caps. */
+    int (*open)(proust__rail_t *rail);
+    /* After the fence: read peers' addresses, connect or map. */
+    int (*connect)(proust__rail_t *rail);
+    /* Can this rail carry traffic to `peer`? (called after connect) */
+    int (*reaches)(proust__rail_t *rail, int peer);
+    /* Send one packet made of iov[0..iovcnt). */
+    int (*send)(proust__rail_t *rail, int peer, const struct iovec *iov, int iovcnt, void *ctx);
+    /* Write buf[0..len) to the peer's (token, offset) destination. */
+    int (*put)(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset, const void *buf,
+               size_t len, void *ctx);
+    /* Optional (CAN_GET): describe buf so a peer can get() from it; writes at
+     * most `cap` bytes of key, returns its length or a negative error. */
+    int (*expose)(proust__rail_t *rail, const void *buf, size_t len, void *key, size_t cap);
+    /* Optional (CAN_GET): copy len bytes at `offset` of the peer's exposed
+     * region into dst, synchronously. PROUST_ERR_NOT_SUPPORTED when the
+     * system refuses: the engine then falls back to put. */
+    int (*get)(proust__rail_t *rail, int peer, const void *key, size_t key_len, uint64_t offset,
+               void *dst, size_t len);
+    /* Is there unsent data queued for peer? (the engine packs the next packet
+     * only when the rail is idle for that peer) */
+    int (*busy)(proust__rail_t *rail, int peer);
+    /* Push queued outbound data for peer; may call send_done. */
+    int (*flush)(proust__rail_t *rail, int peer);
+    /* Receive and deliver what has arrived; returns the number of events
+     * (>= 0) so the engine can tell idle from busy. */
+    int (*poll)(proust__rail_t *rail);
+    /* Optional: a file descriptor that becomes readable when poll has work
+     * (for blocking waits), or -1. */
+    int (*fd)(proust__rail_t *rail);
+    void (*close)(proust__rail_t *rail);
+};
+
+extern const struct proust__rail_ops proust__rail_self;
+extern const struct proust__rail_ops proust__rail_shm;
+extern const struct proust__rail_ops proust__rail_tcp;
+
+#endif

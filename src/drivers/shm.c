@@ -1,0 +1,524 @@
+/*
+ * shm.c — the shared-memory rail between processes of one machine.
+ *
+ * Each process owns one POSIX shared-memory segment holding one receive
+ * ring per local peer (itself included). Packets and put fragments are
+ * copied into the receiver's ring by the sender and out of it by the
+ * receiver. Large rendezvous transfers can instead be pulled by the
+ * receiver in one copy with process_vm_readv (get); where the system
+ * refuses that call (ptrace restrictions, seccomp) the engine falls back to
+ * puts through the ring. Peers on this machine are those whose published
+ * host identity (boot id + host name) equals ours.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "drivers/driver.h"
+#include "drivers/shm_ring.h"
+#include "proust.h"
+
+#define SEG_MAGIC 0x50524f5553545348ull /* "PROUSTSH" */
+#define HOST_ID_LEN 128
+#define MAX_QUEUED_IOV 64
+#define DEFAULT_GET_THRESHOLD (256u * 1024u)
+
+struct seg_header {
+    uint64_t magic;
+    uint32_t nrings;
+    uint32_t pad;
+    uint64_t ring_size;
+    int32_t owner_pid;
+};
+
+/* An operation waiting for room in a peer's ring. */
+struct queued_op {
+    struct queued_op *next;
+    uint16_t kind;
+    uint64_t token, offset;
+    size_t len;
+    void *ctx;
+    int iovcnt;
+    struct iovec iov[MAX_QUEUED_IOV];
+};
+
+struct shm_peer {
+    int local_index; /* -1: not on this machine */
+    pid_t pid;
+    int pidfd;
+    void *map; /* peer's segment */
+    size_t map_len;
+    struct proust__shm_producer out; /* my ring in the peer's segment */
+    struct proust__shm_consumer in;  /* the peer's ring in my segment */
+    struct queued_op *q_head, *q_tail;
+    _Atomic int dead;
+};
+
+struct shm_state {
+    int rank, size;
+    size_t ring_size;
+    char seg_name[96];
+    void *seg; /* my segment */
+    size_t seg_len;
+    int nlocal;
+    int *local_ranks; /* local index -> rank */
+    struct shm_peer *peers;
+    unsigned poll_counter;
+    uint64_t last_check_ns;
+    long check_ms;
+    int get_refused;
+};
+
+static size_t seg_bytes(int nrings, size_t ring_size)
+{
+    size_t per_ring = sizeof(struct proust__shm_ring_ctl) + ring_size;
+    return 4096 + (size_t)nrings * per_ring;
+}
+
+static uint8_t *ring_base(void *seg, int index, size_t ring_size)
+{
+    size_t per_ring = sizeof(struct proust__shm_ring_ctl) + ring_size;
+    return (uint8_t *)seg + 4096 + (size_t)index * per_ring;
+}
+
+static void host_identity(char *out, size_t len)
+{
+    char boot_id[64] = "unknown";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot_id, sizeof boot_id, f))
+            strcpy(boot_id, "unknown");
+        boot_id[strcspn(boot_id, "\n")] = '\0';
+        fclose(f);
+    }
+    char host[64] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(out, len, "%s/%s", boot_id, host);
+}
+
+static int shm_open_rail(proust__rail_t *rail)
+{
+    struct shm_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return PROUST_ERR_NOMEM;
+    rail->priv = st;
+    st->rank = rail->boot->rank;
+    st->size = rail->boot->size;
+    if (proust__config_size(PROUST_CFG_SHM_RING_SIZE, &st->ring_size) != PROUST_OK)
+        return PROUST_ERR_INVALID;
+    if (st->ring_size < 16384 || (st->ring_size & (PROUST__SHM_LINE - 1))) {
+        PROUST_ERROR("PROUST_SHM_RING_SIZE must be a multiple of 64 and at least 16K");
+        return PROUST_ERR_INVALID;
+    }
+    size_t get_threshold = 0;
+    if (proust__config_size(PROUST_CFG_SHM_GET_THRESHOLD, &get_threshold) != PROUST_OK)
+        return PROUST_ERR_INVALID;
+    long check_ms = 200;
+    proust__config_long(PROUST_CFG_PEER_CHECK_MS, &check_ms);
+    st->check_ms = check_ms > 0 ? check_ms : 200;
+
+    char id[HOST_ID_LEN];
+    host_identity(id, sizeof id);
+    int rc = rail->boot->ops->put(rail->boot, "shm.host", id, strlen(id) + 1);
+    if (rc != PROUST_OK)
+        return rc;
+    size_t max_payload = proust__shm_max_payload(st->ring_size);
+    size_t max_packet = max_payload < 65536 ? max_payload : 65536;
+    rail->caps = (struct proust__rail_caps){
+        .max_iov = MAX_QUEUED_IOV,
+        .max_packet = max_packet,
+        .rdv_threshold = max_packet / 2,
+        .get_threshold = get_threshold ? get_threshold : DEFAULT_GET_THRESHOLD,
+        .put_fragment = max_payload < (64u << 10) ? max_payload : (64u << 10),
+        .latency_us = 0.1,
+        .bandwidth_gbs = 15.0,
+        .flags = PROUST__RAIL_CAN_GET,
+    };
+    return PROUST_OK;
+}
+
+static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const char *jobid)
+{
+    char name[96];
+    snprintf(name, sizeof name, "/proust-%s-%d", jobid, rank);
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0) {
+        PROUST_ERROR("shm: cannot open rank %d's segment %s: %s", rank, name, strerror(errno));
+        return PROUST_ERR_SYS;
+    }
+    size_t len = seg_bytes(st->nlocal, st->ring_size);
+    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        PROUST_ERROR("shm: cannot map rank %d's segment: %s", rank, strerror(errno));
+        return PROUST_ERR_SYS;
+    }
+    struct seg_header *h = map;
+    if (h->magic != SEG_MAGIC || h->nrings != (uint32_t)st->nlocal ||
+        h->ring_size != st->ring_size) {
+        PROUST_ERROR("shm: rank %d's segment has another layout (different PROUST_SHM_RING_SIZE?)",
+                     rank);
+        munmap(map, len);
+        return PROUST_ERR_INVALID;
+    }
+    int my_index = -1;
+    for (int i = 0; i < st->nlocal; i++)
+        if (st->local_ranks[i] == st->rank)
+            my_index = i;
+    p->map = map;
+    p->map_len = len;
+    p->pid = h->owner_pid;
+    p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+    uint8_t *rb = ring_base(map, my_index, st->ring_size);
+    p->out.ctl = (struct proust__shm_ring_ctl *)rb;
+    p->out.data = rb + sizeof(struct proust__shm_ring_ctl);
+    p->out.size = st->ring_size;
+    uint8_t *mine = ring_base(st->seg, p->local_index, st->ring_size);
+    p->in.ctl = (struct proust__shm_ring_ctl *)mine;
+    p->in.data = mine + sizeof(struct proust__shm_ring_ctl);
+    p->in.size = st->ring_size;
+    return PROUST_OK;
+}
+
+static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
+{
+    char mine[HOST_ID_LEN], theirs[HOST_ID_LEN];
+    host_identity(mine, sizeof mine);
+    st->peers = calloc((size_t)st->size, sizeof *st->peers);
+    st->local_ranks = calloc((size_t)st->size, sizeof *st->local_ranks);
+    if (!st->peers || !st->local_ranks)
+        return PROUST_ERR_NOMEM;
+    for (int r = 0; r < st->size; r++) {
+        size_t len = sizeof theirs;
+        st->peers[r].local_index = -1;
+        st->peers[r].pidfd = -1;
+        int rc = rail->boot->ops->get(rail->boot, r, "shm.host", theirs, &len);
+        if (rc != PROUST_OK)
+            continue; /* that rank has no shm rail */
+        theirs[sizeof theirs - 1] = '\0';
+        if (strcmp(mine, theirs) == 0) {
+            st->peers[r].local_index = st->nlocal;
+            st->local_ranks[st->nlocal++] = r;
+        }
+    }
+    return PROUST_OK;
+}
+
+static int shm_connect(proust__rail_t *rail)
+{
+    struct shm_state *st = rail->priv;
+    int rc = find_local_peers(rail, st);
+    if (rc != PROUST_OK)
+        return rc;
+    snprintf(st->seg_name, sizeof st->seg_name, "/proust-%s-%d", rail->boot->jobid, st->rank);
+    st->seg_len = seg_bytes(st->nlocal, st->ring_size);
+    int fd = shm_open(st->seg_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        PROUST_ERROR("shm: cannot create %s: %s", st->seg_name, strerror(errno));
+        return PROUST_ERR_SYS;
+    }
+    if (ftruncate(fd, (off_t)st->seg_len) != 0) {
+        PROUST_ERROR("shm: cannot size %s to %zu bytes: %s", st->seg_name, st->seg_len,
+                     strerror(errno));
+        close(fd);
+        shm_unlink(st->seg_name);
+        return PROUST_ERR_SYS;
+    }
+    st->seg = mmap(NULL, st->seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (st->seg == MAP_FAILED) {
+        st->seg = NULL;
+        shm_unlink(st->seg_name);
+        return PROUST_ERR_SYS;
+    }
+    struct seg_header *h = st->seg;
+    h->nrings = (uint32_t)st->nlocal;
+    h->ring_size = st->ring_size;
+    h->owner_pid = getpid();
+    atomic_thread_fence(memory_order_release);
+    h->magic = SEG_MAGIC;
+
+    /* everyone's segment exists after this fence */
+    rc = rail->boot->ops->fence(rail->boot);
+    for (int i = 0; rc == PROUST_OK && i < st->nlocal; i++) {
+        int r = st->local_ranks[i];
+        rc = map_peer(st, r, &st->peers[r], rail->boot->jobid);
+    }
+    /* everyone has mapped: the names can go, the memory stays until unmapped */
+    int rc2 = rail->boot->ops->fence(rail->boot);
+    shm_unlink(st->seg_name);
+    st->seg_name[0] = '\0';
+    return rc != PROUST_OK ? rc : rc2;
+}
+
+static int shm_reaches(proust__rail_t *rail, int peer)
+{
+    struct shm_state *st = rail->priv;
+    return st->peers && peer >= 0 && peer < st->size && st->peers[peer].map != NULL;
+}
+
+static int queue_op(struct shm_peer *p, uint16_t kind, uint64_t token, uint64_t offset,
+                    const struct iovec *iov, int iovcnt, size_t len, void *ctx)
+{
+    if (iovcnt > MAX_QUEUED_IOV)
+        return PROUST_ERR_INVALID;
+    struct queued_op *op = malloc(sizeof *op);
+    if (!op)
+        return PROUST_ERR_NOMEM;
+    op->next = NULL;
+    op->kind = kind;
+    op->token = token;
+    op->offset = offset;
+    op->len = len;
+    op->ctx = ctx;
+    op->iovcnt = iovcnt;
+    memcpy(op->iov, iov, (size_t)iovcnt * sizeof *iov);
+    if (p->q_tail)
+        p->q_tail->next = op;
+    else
+        p->q_head = op;
+    p->q_tail = op;
+    return PROUST__INPROGRESS;
+}
+
+static int write_or_queue(proust__rail_t *rail, int peer, uint16_t kind, uint64_t token,
+                          uint64_t offset, const struct iovec *iov, int iovcnt, void *ctx)
+{
+    struct shm_state *st = rail->priv;
+    struct shm_peer *p = &st->peers[peer];
+    if (atomic_load_explicit(&p->dead, memory_order_relaxed))
+        return PROUST_ERR_PEER_FAILED;
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    if (len > proust__shm_max_payload(st->ring_size))
+        return PROUST_ERR_INVALID;
+    if (!p->q_head) {
+        int rc = proust__shm_ring_write(&p->out, kind, token, offset, iov, iovcnt, len);
+        if (rc != PROUST_ERR_BUSY)
+            return rc;
+    }
+    return queue_op(p, kind, token, offset, iov, iovcnt, len, ctx);
+}
+
+static int shm_send(proust__rail_t *rail, int peer, const struct iovec *iov, int iovcnt, void *ctx)
+{
+    return write_or_queue(rail, peer, SHM_REC_PACKET, 0, 0, iov, iovcnt, ctx);
+}
+
+static int shm_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset,
+                   const void *buf, size_t len, void *ctx)
+{
+    struct iovec iov = {(void *)buf, len};
+    return write_or_queue(rail, peer, SHM_REC_PUT, token, offset, &iov, 1, ctx);
+}
+
+static int shm_flush(proust__rail_t *rail, int peer)
+{
+    struct shm_state *st = rail->priv;
+    struct shm_peer *p = &st->peers[peer];
+    while (p->q_head) {
+        struct queued_op *op = p->q_head;
+        int rc = atomic_load(&p->dead) ? PROUST_ERR_PEER_FAILED
+                                       : proust__shm_ring_write(&p->out, op->kind, op->token,
+                                                                op->offset, op->iov, op->iovcnt,
+                                                                op->len);
+        if (rc == PROUST_ERR_BUSY)
+            return PROUST_OK;
+        p->q_head = op->next;
+        if (!p->q_head)
+            p->q_tail = NULL;
+        rail->up.send_done(rail->up.engine, op->ctx, rc);
+        free(op);
+    }
+    return PROUST_OK;
+}
+
+static int shm_busy(proust__rail_t *rail, int peer)
+{
+    struct shm_state *st = rail->priv;
+    return st->peers[peer].q_head != NULL;
+}
+
+struct shm_key {
+    int32_t pid;
+    uint32_t pad;
+    uint64_t addr;
+    uint64_t len;
+};
+
+static int shm_expose(proust__rail_t *rail, const void *buf, size_t len, void *key, size_t cap)
+{
+    (void)rail;
+    struct shm_key k = {.pid = getpid(), .addr = (uintptr_t)buf, .len = len};
+    if (cap < sizeof k)
+        return PROUST_ERR_INVALID;
+    memcpy(key, &k, sizeof k);
+    return (int)sizeof k;
+}
+
+static int shm_get(proust__rail_t *rail, int peer, const void *key, size_t key_len,
+                   uint64_t offset, void *dst, size_t len)
+{
+    struct shm_state *st = rail->priv;
+    struct shm_key k;
+    if (st->get_refused)
+        return PROUST_ERR_NOT_SUPPORTED;
+    if (key_len != sizeof k)
+        return PROUST_ERR_INVALID;
+    memcpy(&k, key, sizeof k);
+    if (k.pid != st->peers[peer].pid || offset > k.len || len > k.len - offset)
+        return PROUST_ERR_INVALID;
+    size_t done = 0;
+    while (done < len) {
+        struct iovec local = {(uint8_t *)dst + done, len - done};
+        struct iovec remote = {(void *)(uintptr_t)(k.addr + offset + done), len - done};
+        ssize_t n = process_vm_readv(k.pid, &local, 1, &remote, 1, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EPERM || errno == ENOSYS || errno == EACCES) {
+                st->get_refused = 1;
+                PROUST_INFO("shm: process_vm_readv refused (%s); using the ring", strerror(errno));
+                return done ? PROUST_ERR_SYS : PROUST_ERR_NOT_SUPPORTED;
+            }
+            return errno == ESRCH ? PROUST_ERR_PEER_FAILED : PROUST_ERR_SYS;
+        }
+        if (n == 0)
+            return PROUST_ERR_SYS;
+        done += (size_t)n;
+    }
+    return PROUST_OK;
+}
+
+/* Is the peer's process still there? (pidfd becomes readable at exit) */
+static int peer_alive(struct shm_peer *p)
+{
+    if (p->pidfd >= 0) {
+        struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
+        return poll(&pfd, 1, 0) == 0;
+    }
+    return kill(p->pid, 0) == 0 || errno != ESRCH;
+}
+
+static void check_peers(proust__rail_t *rail, struct shm_state *st)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (now - st->last_check_ns < (uint64_t)st->check_ms * 1000000ull)
+        return;
+    st->last_check_ns = now;
+    for (int i = 0; i < st->nlocal; i++) {
+        int r = st->local_ranks[i];
+        struct shm_peer *p = &st->peers[r];
+        if (r == st->rank || atomic_load(&p->dead) || peer_alive(p))
+            continue;
+        atomic_store(&p->dead, 1);
+        char why[96];
+        snprintf(why, sizeof why, "rank %d (pid %d) exited", r, (int)p->pid);
+        rail->up.peer_failed(rail->up.engine, r, PROUST_ERR_PEER_FAILED, why);
+    }
+}
+
+static int shm_poll(proust__rail_t *rail)
+{
+    struct shm_state *st = rail->priv;
+    int events = 0;
+    for (int i = 0; i < st->nlocal; i++) {
+        int r = st->local_ranks[i];
+        struct shm_peer *p = &st->peers[r];
+        const char *err = NULL;
+        const struct proust__shm_rec *rec;
+        int batch = 0;
+        while (batch < 64 && (rec = proust__shm_ring_peek(&p->in, &err))) {
+            const uint8_t *payload = (const uint8_t *)rec + rec->hdr_len;
+            if (rec->kind == SHM_REC_PACKET) {
+                rail->up.packet(rail->up.engine, r, payload, rec->len);
+            } else {
+                void *dst = rail->up.put_target(rail->up.engine, r, rec->token, rec->offset,
+                                                rec->len);
+                if (dst) {
+                    memcpy(dst, payload, rec->len);
+                    rail->up.put_done(rail->up.engine, r, rec->token, rec->offset, rec->len);
+                }
+            }
+            proust__shm_ring_consume(&p->in, rec);
+            batch++;
+        }
+        if (batch) {
+            proust__shm_ring_publish(&p->in);
+            events += batch;
+        }
+        if (err && !atomic_exchange(&p->dead, 1))
+            rail->up.peer_failed(rail->up.engine, r, PROUST_ERR_PROTO, err);
+    }
+    if (events == 0 && (++st->poll_counter & 1023u) == 0)
+        check_peers(rail, st);
+    return events;
+}
+
+static int shm_fd(proust__rail_t *rail)
+{
+    (void)rail;
+    return -1;
+}
+
+static void shm_close(proust__rail_t *rail)
+{
+    struct shm_state *st = rail->priv;
+    if (!st)
+        return;
+    if (st->peers) {
+        for (int r = 0; r < st->size; r++) {
+            struct shm_peer *p = &st->peers[r];
+            while (p->q_head) {
+                struct queued_op *op = p->q_head;
+                p->q_head = op->next;
+                rail->up.send_done(rail->up.engine, op->ctx, PROUST_ERR_CANCELED);
+                free(op);
+            }
+            if (p->map)
+                munmap(p->map, p->map_len);
+            if (p->pidfd >= 0)
+                close(p->pidfd);
+        }
+    }
+    if (st->seg_name[0])
+        shm_unlink(st->seg_name);
+    if (st->seg)
+        munmap(st->seg, st->seg_len);
+    free(st->peers);
+    free(st->local_ranks);
+    free(st);
+    rail->priv = NULL;
+}
+
+const struct proust__rail_ops proust__rail_shm = {
+    .name = "shm",
+    .description = "shared-memory rings between processes of one machine; "
+                   "process_vm_readv for large messages",
+    .open = shm_open_rail,
+    .connect = shm_connect,
+    .reaches = shm_reaches,
+    .send = shm_send,
+    .put = shm_put,
+    .expose = shm_expose,
+    .get = shm_get,
+    .busy = shm_busy,
+    .flush = shm_flush,
+    .poll = shm_poll,
+    .fd = shm_fd,
+    .close = shm_close,
+};

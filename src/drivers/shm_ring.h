@@ -1,0 +1,87 @@
+/*
+ * shm_ring.h — a single-producer single-consumer ring of variable-size
+ * records in shared memory, one per (sender, receiver) pair, living in the
+ * receiver's segment (receive buffers near the receiving core).
+ *
+ * Positions are byte counters that only grow. A record starts on a 64-byte
+ * line with a stamp equal to its position + 1, written last (release): the
+ * consumer knows a record is complete when the stamp at its position is the
+ * one it expects, so it touches a single cache line per small message and
+ * no shared index. Stale stamps from earlier laps never match; the consumer
+ * clears the line starts inside long records so payload bytes can never be
+ * mistaken for a stamp. The consumer publishes how far it has read (tail),
+ * which the producer reads only when its cached view says the ring is full.
+ */
+#ifndef PROUST_SHM_RING_H
+#define PROUST_SHM_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define PROUST__SHM_LINE 64u
+
+enum { SHM_REC_PACKET = 1, SHM_REC_PUT = 2, SHM_REC_WRAP = 3 };
+
+struct proust__shm_rec {
+    _Atomic uint64_t stamp;
+    uint32_t len;  /* payload bytes after the header */
+    uint16_t kind;
+    uint16_t hdr_len; /* header bytes (16, or 32 for PUT) */
+    uint64_t token;   /* PUT only */
+    uint64_t offset;  /* PUT only */
+};
+#define PROUST__SHM_REC_HDR 16u
+#define PROUST__SHM_PUT_HDR 32u
+
+/* Shared part: the consumer's published tail on its own line. */
+struct proust__shm_ring_ctl {
+    _Alignas(64) _Atomic uint64_t tail;
+    char pad[56];
+};
+
+/* Producer's private view. */
+struct proust__shm_producer {
+    uint8_t *data; /* ring bytes (mapped from the receiver's segment) */
+    struct proust__shm_ring_ctl *ctl;
+    size_t size;
+    uint64_t head;        /* next position to write */
+    uint64_t tail_cache;  /* last tail read from ctl */
+};
+
+/* Consumer's private view. */
+struct proust__shm_consumer {
+    uint8_t *data;
+    struct proust__shm_ring_ctl *ctl;
+    size_t size;
+    uint64_t pos;       /* next position to read */
+    uint64_t published; /* last tail stored in ctl */
+};
+
+/* Largest payload a record may carry for a ring of `size` bytes. */
+static inline size_t proust__shm_max_payload(size_t size)
+{
+    return size / 2 - PROUST__SHM_PUT_HDR - PROUST__SHM_LINE;
+}
+
+/* Write one record made of iov; PROUST_ERR_BUSY if there is no room now. */
+int proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind, uint64_t token,
+                           uint64_t offset, const struct iovec *iov, int iovcnt, size_t len);
+
+/* The next complete record, or NULL; *err set to a why-string and NULL
+ * returned if the record is malformed. */
+const struct proust__shm_rec *proust__shm_ring_peek(struct proust__shm_consumer *c,
+                                                    const char **err);
+/* Release the record returned by peek. */
+void proust__shm_ring_consume(struct proust__shm_consumer *c, const struct proust__shm_rec *r);
+/* Publish the tail so the producer sees the space (after a batch). */
+static inline void proust__shm_ring_publish(struct proust__shm_consumer *c)
+{
+    if (c->published != c->pos) {
+        atomic_store_explicit(&c->ctl->tail, c->pos, memory_order_release);
+        c->published = c->pos;
+    }
+}
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * tcp.h — private to the tcp rail: tcp.c (data path: send, put, flush,
+ * poll, close) and tcp_conn.c (listening socket, address choice and the
+ * all-to-all connection handshake).
+ *
+ * One TCP connection per peer pair. Rank i connects to every rank j >= i and
+ * accepts from every rank below it; the connection to itself is a real
+ * loopback connection whose two ends are used one per direction (the
+ * connecting end sends, the accepted end receives).
+ *
+ * Handshake (both directions, once per connection): the connecting side
+ * sends a struct tcp_hello, the accepting side checks it (magic, version,
+ * job size, job id, rank) and answers with its own, which the connecting
+ * side checks in turn. Only then is the connection used.
+ *
+ * Frames (after the handshake), all in HOST BYTE ORDER: peers must share the
+ * byte order (heterogeneous-endianness clusters are not supported; a peer
+ * with the other order is recognised by the hello magic and refused).
+ *
+ *   every frame   struct tcp_frame (8 bytes): len, magic, kind, flags = 0
+ *   PACKET        header, then len payload bytes
+ *   PUT           struct tcp_put_frame (24 bytes: header + token + offset),
+ *                 then len payload bytes, received straight into the
+ *                 destination the receiving engine names (put_target)
+ *   BYE           header with len 0: the sender is closing the rail
+ *                 normally; the end of stream that follows is not a failure
+ *
+ * Each frame is followed by 0..7 zero bytes so that the next one starts at a
+ * multiple of 8 in the stream; the receiver keeps that alignment in its
+ * staging buffer, so a packet's data is always 8-byte aligned when delivered.
+ * A frame with a wrong magic, non-zero flags, an unknown kind or a length
+ * above the limits (max_packet for PACKET, put_fragment for PUT) is a
+ * protocol error: the connection is dropped and reported with
+ * PROUST_ERR_PROTO.
+ */
+#ifndef PROUST_DRIVERS_TCP_H
+#define PROUST_DRIVERS_TCP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drivers/driver.h"
+
+/* ---- Wire format ---------------------------------------------------------- */
+#define TCP_FRAME_MAGIC 0x7054u /* "Tp" */
+enum { TCP_FRAME_PACKET = 1, TCP_FRAME_PUT = 2, TCP_FRAME_BYE = 3 };
+
+struct tcp_frame {
+    uint32_t len;   /* payload bytes, padding not counted */
+    uint16_t magic; /* TCP_FRAME_MAGIC */
+    uint8_t kind;   /* TCP_FRAME_* */
+    uint8_t flags;  /* 0 */
+};
+
+struct tcp_put_frame {
+    struct tcp_frame h;
+    uint64_t token;
+    uint64_t offset;
+};
+
+_Static_assert(sizeof(struct tcp_frame) == 8, "tcp frame header is 8 bytes");
+_Static_assert(sizeof(struct tcp_put_frame) == 24, "tcp put header is 24 bytes");
+
+#define TCP_ALIGN 8u
+/* Zero bytes after a payload of `len` bytes. */
+static inline size_t tcp_pad(size_t len)
+{
+    return (TCP_ALIGN - (len & (TCP_ALIGN - 1))) & (TCP_ALIGN - 1);
+}
+
+#define TCP_HELLO_MAGIC 0x5052555354544350ull /* "PCTTSURP" read as bytes on LE */
+#define TCP_HELLO_VERSION 1u
+
+struct tcp_hello {
+    uint64_t magic;
+    uint32_t version;
+    int32_t rank; /* sender's rank */
+    int32_t size; /* job size */
+    uint32_t reserved;
+    char jobid[64];
+};
+
+/* ---- Limits and profile --------------------------------------------------- */
+#define TCP_MAX_IOV 64
+#define TCP_MAX_PACKET (128u * 1024u)
+#define TCP_RDV_THRESHOLD (64u * 1024u)
+#define TCP_PUT_FRAGMENT (1024u * 1024u)
+#define TCP_LATENCY_US 20.0
+#define TCP_BANDWIDTH_GBS 1.2
+
+/* ---- State ---------------------------------------------------------------- */
+struct tcp_sreq; /* a queued outbound frame (tcp.c) */
+
+/* Receive state of one connection: touched by the polling thread only. */
+struct tcp_rx {
+    char *buf;       /* staging buffer */
+    size_t cap;      /* its size */
+    size_t start;    /* buffered, unparsed bytes are buf[start, end) */
+    size_t end;
+    uint64_t cons;   /* stream offset of buf[start]; start == cons (mod 8) */
+    size_t need;     /* bytes from start the next frame needs */
+    int in_body;     /* inside a PUT payload */
+    char *dst;       /* where it goes (NULL: discard) */
+    int put_ok;      /* put_target gave a destination: call put_done */
+    size_t body_left;
+    uint32_t body_len;
+    uint64_t token, offset;
+    size_t skip;     /* padding still to skip */
+    int bye;         /* peer said BYE: its end of stream is normal */
+    int dead;        /* connection dropped: read nothing more */
+};
+
+enum { TCP_LIVE = 0 };
+
+struct tcp_conn {
+    int peer;
+    int send_fd; /* same socket as recv_fd, except for the self connection */
+    int recv_fd;
+    char addr[64]; /* the peer's published "a.b.c.d:port", for messages */
+
+    /* TCP_LIVE, or the PROUST_ERR_* status that stopped the connection. */
+    atomic_int state;
+    atomic_int send_errno; /* errno of a failed send, for the report */
+    atomic_int reported;   /* peer_failed upcall done */
+
+    /* Send side: serialised by the engine per peer; the lock only guards
+     * against the polling thread detaching the queue of a failed peer. */
+    pthread_mutex_t send_lock;
+    struct tcp_sreq *qhead, *qtail;
+    atomic_int queued; /* qhead != NULL, readable without the lock */
+    int out_armed;     /* EPOLLOUT registered while the queue is non-empty */
+
+    struct tcp_rx rx;
+};
+
+struct tcp_rail {
+    int rank, size;
+    int listen_fd;
+    int epfd;
+    char addr[64]; /* what this process published */
+    struct tcp_conn *conns; /* size entries */
+    int nlocks;             /* conns whose send_lock was initialised */
+    int connected;          /* handshake completed */
+    long timeout_s;
+    atomic_int polling;     /* a poll is in progress (no re-entry) */
+};
+
+/* tcp_conn.c */
+/* Choose the address, create the non-blocking listening socket, fill t->addr. */
+int proust__tcp_listen(struct tcp_rail *t);
+/* Connect to every peer (all-to-all handshake) within t->timeout_s; fills
+ * conns[].send_fd / recv_fd. PROUST_ERR_CONN (logged) on failure. */
+int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot);
+/* Set the usual options on an established data socket. */
+void proust__tcp_tune_socket(int fd);
+
+/* For tests: the socket this process sends to `peer` on (raw frames). */
+int proust__tcp_debug_send_fd(proust__rail_t *rail, int peer);
+
+#endif

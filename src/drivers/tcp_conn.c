@@ -1,0 +1,583 @@
+/*
+ * tcp_conn.c — tcp rail set-up: the address to listen on, the listening
+ * socket, and the all-to-all connection handshake (see tcp.h).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "drivers/tcp.h"
+#include "proust.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void proust__tcp_tune_socket(int fd)
+{
+    int one = 1;
+    /* Best effort: a failure only costs latency. */
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* ---- Address choice and listening socket ---------------------------------- */
+
+static int pick_addr(struct in_addr *out)
+{
+    const char *want = proust__config_str(PROUST_CFG_TCP_ADDR);
+    if (want[0] && inet_pton(AF_INET, want, out) == 1)
+        return PROUST_OK;
+
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) != 0) {
+        if (want[0]) {
+            PROUST_ERROR("tcp: PROUST_TCP_ADDR=%s: cannot list interfaces: %s", want,
+                         strerror(errno));
+            return PROUST_ERR_SYS;
+        }
+        PROUST_WARN("tcp: cannot list interfaces (%s); using 127.0.0.1", strerror(errno));
+        out->s_addr = htonl(INADDR_LOOPBACK);
+        return PROUST_OK;
+    }
+    int found = 0;
+    for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        if (want[0]) {
+            /* PROUST_TCP_ADDR may also name an interface ("eth0"). */
+            if (strcmp(i->ifa_name, want) != 0)
+                continue;
+        } else if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) {
+            continue;
+        }
+        *out = ((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr;
+        found = 1;
+    }
+    freeifaddrs(ifs);
+    if (found)
+        return PROUST_OK;
+    if (want[0]) {
+        PROUST_ERROR("tcp: PROUST_TCP_ADDR=%s is neither an IPv4 address nor an interface "
+                     "with one", want);
+        return PROUST_ERR_INVALID;
+    }
+    out->s_addr = htonl(INADDR_LOOPBACK);
+    return PROUST_OK;
+}
+
+int proust__tcp_listen(struct tcp_rail *t)
+{
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    int rc = pick_addr(&sa.sin_addr);
+    if (rc != PROUST_OK)
+        return rc;
+    char host[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
+
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        PROUST_ERROR("tcp: socket: %s", strerror(errno));
+        return PROUST_ERR_SYS;
+    }
+    t->listen_fd = fd;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        PROUST_ERROR("tcp: cannot bind to %s: %s (set PROUST_TCP_ADDR to a local IPv4 address)",
+                     host, strerror(errno));
+        return PROUST_ERR_SYS;
+    }
+    if (listen(fd, SOMAXCONN) != 0) {
+        PROUST_ERROR("tcp: listen on %s: %s", host, strerror(errno));
+        return PROUST_ERR_SYS;
+    }
+    socklen_t sl = sizeof sa;
+    if (getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+        PROUST_ERROR("tcp: getsockname: %s", strerror(errno));
+        return PROUST_ERR_SYS;
+    }
+    snprintf(t->addr, sizeof t->addr, "%s:%u", host, (unsigned)ntohs(sa.sin_port));
+    PROUST_DEBUG("tcp: listening on %s", t->addr);
+    return PROUST_OK;
+}
+
+/* ---- Handshake ------------------------------------------------------------ */
+
+enum { HS_WAIT, HS_CONNECTING, HS_XCHG, HS_DONE };
+
+struct hs {
+    int fd;
+    int peer;      /* connector: the rank dialled; acceptor: -1 until its hello */
+    int connector; /* 1: we dialled; 0: we accepted */
+    int phase;
+    double retry_at, backoff;
+    int last_err;             /* errno of the last attempt, or 0 */
+    char why[160];            /* the last handshake problem, or "" */
+    struct sockaddr_in sa;    /* connector: where to */
+    struct tcp_hello out, in; /* ours, theirs */
+    size_t out_done, in_done;
+    int out_ready; /* `out` is to be written */
+};
+
+static void make_hello(const struct tcp_rail *t, const proust__boot_t *boot,
+                       struct tcp_hello *h)
+{
+    memset(h, 0, sizeof *h);
+    h->magic = TCP_HELLO_MAGIC;
+    h->version = TCP_HELLO_VERSION;
+    h->rank = t->rank;
+    h->size = t->size;
+    memcpy(h->jobid, boot->jobid, sizeof h->jobid);
+    h->jobid[sizeof h->jobid - 1] = '\0';
+}
+
+/* Check a peer's hello; writes the reason into why on failure. */
+static int check_hello(const struct tcp_rail *t, const proust__boot_t *boot,
+                       const struct tcp_hello *h, char *why, size_t whylen)
+{
+    if (h->magic != TCP_HELLO_MAGIC) {
+        if (h->magic == __builtin_bswap64(TCP_HELLO_MAGIC))
+            snprintf(why, whylen, "peer has the other byte order (heterogeneous clusters "
+                                  "are not supported)");
+        else
+            snprintf(why, whylen, "bad hello magic 0x%016llx (not a Proust tcp peer)",
+                     (unsigned long long)h->magic);
+        return -1;
+    }
+    if (h->version != TCP_HELLO_VERSION) {
+        snprintf(why, whylen, "protocol version %u, expected %u", h->version, TCP_HELLO_VERSION);
+        return -1;
+    }
+    char job[sizeof h->jobid];
+    memcpy(job, h->jobid, sizeof job);
+    job[sizeof job - 1] = '\0';
+    char mine[sizeof boot->jobid];
+    memcpy(mine, boot->jobid, sizeof mine);
+    mine[sizeof mine - 1] = '\0';
+    if (strcmp(job, mine) != 0) {
+        snprintf(why, whylen, "job id \"%s\" is not ours (\"%s\")", job, mine);
+        return -1;
+    }
+    if (h->size != t->size || h->rank < 0 || h->rank >= t->size) {
+        snprintf(why, whylen, "rank %d of %d does not fit a job of %d", (int)h->rank,
+                 (int)h->size, t->size);
+        return -1;
+    }
+    return 0;
+}
+
+static void hs_close(struct hs *h)
+{
+    if (h->fd >= 0)
+        close(h->fd);
+    h->fd = -1;
+}
+
+/* Connector: this attempt failed; try again later. */
+static void hs_retry(struct hs *h, double now, int err)
+{
+    if (err) {
+        h->last_err = err;
+        h->why[0] = '\0';
+    }
+    hs_close(h);
+    h->phase = HS_WAIT;
+    h->retry_at = now + h->backoff;
+    h->backoff = h->backoff * 2 > 0.25 ? 0.25 : h->backoff * 2;
+}
+
+/* Connector: start (or restart) a non-blocking connect. */
+static void hs_dial(struct hs *h, double now)
+{
+    h->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (h->fd < 0) {
+        h->last_err = errno;
+        h->why[0] = '\0';
+        h->phase = HS_WAIT;
+        h->retry_at = now + h->backoff;
+        return;
+    }
+    proust__tcp_tune_socket(h->fd);
+    h->out_done = h->in_done = 0;
+    h->out_ready = 1;
+    if (connect(h->fd, (struct sockaddr *)&h->sa, sizeof h->sa) == 0)
+        h->phase = HS_XCHG;
+    else if (errno == EINPROGRESS || errno == EINTR)
+        h->phase = HS_CONNECTING;
+    else
+        hs_retry(h, now, errno);
+}
+
+/* Move hello bytes. The connector writes its hello then reads the answer;
+ * the acceptor reads first, and writes once the caller validated the hello
+ * and set out_ready. Only the hello is read: what follows it is frame data.
+ * Returns 1 when the peer's hello is complete and ours (if due) is written,
+ * 0 to wait, -1 on error (errno set; 0 for end of stream). */
+static int hs_io(struct hs *h)
+{
+    for (;;) {
+        int can_write = h->out_ready && h->out_done < sizeof h->out &&
+                        (h->connector || h->in_done == sizeof h->in);
+        int can_read = h->in_done < sizeof h->in && (!h->connector || h->out_done == sizeof h->out);
+        if (can_write) {
+            ssize_t n = send(h->fd, (char *)&h->out + h->out_done, sizeof h->out - h->out_done,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                    return 0;
+                return -1;
+            }
+            h->out_done += (size_t)n;
+            continue;
+        }
+        if (can_read) {
+            ssize_t n = recv(h->fd, (char *)&h->in + h->in_done, sizeof h->in - h->in_done,
+                             MSG_DONTWAIT);
+            if (n == 0) {
+                errno = 0;
+                return -1;
+            }
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                    return 0;
+                return -1;
+            }
+            h->in_done += (size_t)n;
+            continue;
+        }
+        return h->in_done == sizeof h->in && (!h->out_ready || h->out_done == sizeof h->out);
+    }
+}
+
+static const char *err_text(const struct hs *h, char *buf, size_t len)
+{
+    if (h->why[0])
+        return h->why;
+    if (h->last_err)
+        return strerror(h->last_err);
+    snprintf(buf, len, "no answer");
+    return buf;
+}
+
+static int parse_addr(const char *text, struct sockaddr_in *sa)
+{
+    char host[64];
+    const char *colon = strrchr(text, ':');
+    if (!colon || (size_t)(colon - text) >= sizeof host)
+        return -1;
+    memcpy(host, text, (size_t)(colon - text));
+    host[colon - text] = '\0';
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end != '\0' || port <= 0 || port > 65535)
+        return -1;
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons((uint16_t)port);
+    return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
+{
+    const int me = t->rank, n = t->size;
+    const int ndial = n - me;     /* ranks me..n-1 */
+    const int naccept = me + 1;   /* ranks 0..me */
+    int rc = PROUST_ERR_CONN;
+
+    /* Everyone's address (also kept for messages about ranks we accept). */
+    for (int r = 0; r < n; r++) {
+        char buf[64];
+        size_t len = sizeof buf - 1;
+        struct tcp_conn *c = &t->conns[r];
+        snprintf(c->addr, sizeof c->addr, "?");
+        int grc = boot->ops->get(boot, r, "tcp.addr", buf, &len);
+        if (grc != PROUST_OK) {
+            if (r >= me) {
+                PROUST_ERROR("tcp: rank %d published no tcp address (%s)", r,
+                             proust_strerror(grc));
+                return PROUST_ERR_CONN;
+            }
+            continue;
+        }
+        buf[len < sizeof buf ? len : sizeof buf - 1] = '\0';
+        snprintf(c->addr, sizeof c->addr, "%s", buf);
+    }
+
+    struct hs *dial = calloc((size_t)ndial, sizeof *dial);
+    int acap = 16, nacc = 0;
+    struct hs *acc = calloc((size_t)acap, sizeof *acc);
+    struct pollfd *pfd = calloc((size_t)(ndial + acap + 1), sizeof *pfd);
+    struct hs **pfh = calloc((size_t)(ndial + acap + 1), sizeof *pfh);
+    if (!dial || !acc || !pfd || !pfh) {
+        rc = PROUST_ERR_NOMEM;
+        goto out;
+    }
+
+    double start = now_s();
+    double deadline = start + (double)t->timeout_s;
+    for (int i = 0; i < ndial; i++) {
+        struct hs *h = &dial[i];
+        h->fd = -1;
+        h->peer = me + i;
+        h->connector = 1;
+        h->backoff = 0.01;
+        make_hello(t, boot, &h->out);
+        if (parse_addr(t->conns[h->peer].addr, &h->sa) != 0) {
+            PROUST_ERROR("tcp: rank %d published a bad address \"%s\"", h->peer,
+                         t->conns[h->peer].addr);
+            goto out;
+        }
+        hs_dial(h, start);
+    }
+
+    int dialled = 0, accepted = 0;
+    while (dialled < ndial || accepted < naccept) {
+        double now = now_s();
+        if (now >= deadline)
+            break;
+        /* (Re)start connects that are due, and find the next due time. */
+        double wake = deadline;
+        for (int i = 0; i < ndial; i++) {
+            struct hs *h = &dial[i];
+            if (h->phase == HS_WAIT) {
+                if (h->retry_at <= now)
+                    hs_dial(h, now);
+                if (h->phase == HS_WAIT && h->retry_at < wake)
+                    wake = h->retry_at;
+            }
+        }
+        int np = 0;
+        if (accepted < naccept) {
+            pfd[np] = (struct pollfd){.fd = t->listen_fd, .events = POLLIN};
+            pfh[np++] = NULL;
+        }
+        for (int i = 0; i < ndial; i++) {
+            struct hs *h = &dial[i];
+            if (h->phase == HS_CONNECTING || h->phase == HS_XCHG) {
+                short ev = h->phase == HS_CONNECTING || h->out_done < sizeof h->out ? POLLOUT
+                                                                                  : POLLIN;
+                pfd[np] = (struct pollfd){.fd = h->fd, .events = ev};
+                pfh[np++] = h;
+            }
+        }
+        for (int i = 0; i < nacc; i++) {
+            struct hs *h = &acc[i];
+            if (h->fd >= 0 && h->phase == HS_XCHG) {
+                short ev = h->in_done < sizeof h->in ? POLLIN : POLLOUT;
+                pfd[np] = (struct pollfd){.fd = h->fd, .events = ev};
+                pfh[np++] = h;
+            }
+        }
+        int ms = (int)((wake - now) * 1000.0) + 1;
+        if (ms > 100)
+            ms = 100;
+        int pr = poll(pfd, (nfds_t)np, ms);
+        if (pr < 0 && errno != EINTR) {
+            PROUST_ERROR("tcp: poll during connection set-up: %s", strerror(errno));
+            rc = PROUST_ERR_SYS;
+            goto out;
+        }
+        if (pr <= 0)
+            continue;
+        now = now_s();
+        for (int k = 0; k < np; k++) {
+            if (!pfd[k].revents)
+                continue;
+            struct hs *h = pfh[k];
+            if (!h) {
+                /* New connections: accept them all (each sends its hello).
+                 * acc[] grows between rounds only (pfh points into it). */
+                for (;;) {
+                    int slot = -1;
+                    for (int i = 0; i < nacc && slot < 0; i++)
+                        if (acc[i].fd < 0 && acc[i].phase != HS_DONE)
+                            slot = i;
+                    if (slot < 0 && nacc == acap)
+                        break; /* the rest wait in the backlog */
+                    int fd = accept4(t->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                    if (fd < 0)
+                        break;
+                    if (slot < 0)
+                        slot = nacc++;
+                    struct hs *a = &acc[slot];
+                    memset(a, 0, sizeof *a);
+                    a->fd = fd;
+                    a->peer = -1;
+                    a->phase = HS_XCHG;
+                    proust__tcp_tune_socket(fd);
+                }
+                continue;
+            }
+            if (h->connector && h->phase == HS_CONNECTING) {
+                int err = 0;
+                socklen_t el = sizeof err;
+                if (getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+                    err = errno;
+                if (err) {
+                    hs_retry(h, now, err);
+                    continue;
+                }
+                h->phase = HS_XCHG;
+            }
+            if (h->phase != HS_XCHG)
+                continue;
+            int r = hs_io(h);
+            if (r < 0) {
+                if (h->connector) {
+                    if (!errno)
+                        snprintf(h->why, sizeof h->why, "closed during the handshake");
+                    hs_retry(h, now, errno);
+                } else {
+                    hs_close(h); /* a stranger or a failed peer: forget it */
+                }
+                continue;
+            }
+            if (r == 0)
+                continue;
+            /* The peer's hello is in (and, for the connector, ours is out). */
+            char why[160];
+            if (h->connector) {
+                why[0] = '\0';
+                if (check_hello(t, boot, &h->in, why, sizeof why) == 0 && h->in.rank != h->peer)
+                    snprintf(why, sizeof why, "the process at %s is rank %d, not %d",
+                             t->conns[h->peer].addr, (int)h->in.rank, h->peer);
+                if (why[0]) {
+                    snprintf(h->why, sizeof h->why, "handshake refused: %s", why);
+                    hs_retry(h, now, 0);
+                    continue;
+                }
+                struct tcp_conn *c = &t->conns[h->peer];
+                c->send_fd = h->fd;
+                if (h->peer != me)
+                    c->recv_fd = h->fd;
+                h->fd = -1;
+                h->phase = HS_DONE;
+                dialled++;
+                continue;
+            }
+            /* Acceptor */
+            if (h->peer < 0) {
+                why[0] = '\0';
+                if (check_hello(t, boot, &h->in, why, sizeof why) != 0 || h->in.rank > me ||
+                    t->conns[h->in.rank].recv_fd >= 0 ||
+                    (h->in.rank != me && t->conns[h->in.rank].send_fd >= 0)) {
+                    if (!why[0])
+                        snprintf(why, sizeof why, "unexpected connection from rank %d",
+                                 (int)h->in.rank);
+                    PROUST_WARN("tcp: refusing a connection: %s", why);
+                    hs_close(h);
+                    continue;
+                }
+                /* Duplicate in-flight hellos from the same rank: first wins. */
+                int dup = 0;
+                for (int i = 0; i < nacc; i++)
+                    if (&acc[i] != h && acc[i].fd >= 0 && acc[i].peer == h->in.rank)
+                        dup = 1;
+                if (dup) {
+                    PROUST_WARN("tcp: refusing a second connection from rank %d",
+                                (int)h->in.rank);
+                    hs_close(h);
+                    continue;
+                }
+                h->peer = h->in.rank;
+                make_hello(t, boot, &h->out);
+                h->out_ready = 1;
+                r = hs_io(h);
+                if (r < 0) {
+                    hs_close(h);
+                    continue;
+                }
+                if (r == 0 || h->out_done < sizeof h->out)
+                    continue;
+            }
+            if (h->out_done < sizeof h->out)
+                continue;
+            struct tcp_conn *c = &t->conns[h->peer];
+            c->recv_fd = h->fd;
+            if (h->peer != me)
+                c->send_fd = h->fd;
+            h->fd = -1;
+            h->phase = HS_DONE;
+            accepted++;
+        }
+        /* Grow the acceptor table between rounds (never during one). */
+        if (nacc == acap) {
+            int ncap = acap * 2;
+            struct hs *na = realloc(acc, (size_t)ncap * sizeof *na);
+            struct pollfd *np2 = realloc(pfd, (size_t)(ndial + ncap + 1) * sizeof *np2);
+            if (np2)
+                pfd = np2;
+            struct hs **nh = realloc(pfh, (size_t)(ndial + ncap + 1) * sizeof *nh);
+            if (nh)
+                pfh = nh;
+            if (na)
+                acc = na;
+            if (na && np2 && nh)
+                acap = ncap;
+        }
+    }
+
+    if (dialled == ndial && accepted == naccept) {
+        rc = PROUST_OK;
+        PROUST_DEBUG("tcp: %d connections up in %.3f s", n, now_s() - start);
+        goto out;
+    }
+    /* Timed out: say who is missing (a few lines at most). */
+    int told = 0, missing = 0;
+    for (int i = 0; i < ndial; i++) {
+        struct hs *h = &dial[i];
+        if (h->phase == HS_DONE)
+            continue;
+        missing++;
+        if (told++ < 8) {
+            char tmp[32];
+            PROUST_ERROR("tcp: cannot connect to rank %d at %s within %ld s: %s", h->peer,
+                         t->conns[h->peer].addr, t->timeout_s, err_text(h, tmp, sizeof tmp));
+        }
+    }
+    for (int r = 0; r <= me; r++) {
+        if (t->conns[r].recv_fd >= 0)
+            continue;
+        missing++;
+        if (told++ < 8)
+            PROUST_ERROR("tcp: rank %d (%s) did not connect to rank %d (%s) within %ld s", r,
+                         t->conns[r].addr, me, t->addr, t->timeout_s);
+    }
+    if (told > 8)
+        PROUST_ERROR("tcp: ... %d connections missing in all (PROUST_TCP_CONNECT_TIMEOUT=%ld)",
+                     missing, t->timeout_s);
+    rc = PROUST_ERR_CONN;
+
+out:
+    if (dial)
+        for (int i = 0; i < ndial; i++)
+            hs_close(&dial[i]);
+    if (acc)
+        for (int i = 0; i < nacc; i++)
+            hs_close(&acc[i]);
+    free(dial);
+    free(acc);
+    free(pfd);
+    free(pfh);
+    return rc;
+}

@@ -1,0 +1,80 @@
+/*
+ * strategy.h — what a strategy sees and does.
+ *
+ * When a rail goes idle for a peer, the engine asks the strategy for the
+ * next packet: the strategy unlinks chunks from that peer's window (the
+ * queue of chunks waiting to be sent) and returns them in packet order.
+ * A strategy sees only the window and the budget derived from the rail's
+ * capabilities; it never calls a driver. One file per strategy, each
+ * exporting one const struct proust__strategy_ops.
+ */
+#ifndef PROUST_STRATEGY_H
+#define PROUST_STRATEGY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/uio.h>
+
+#include "core/wire.h"
+
+struct proust_request;
+
+/* A queued piece of outgoing work: one chunk header plus its body. */
+struct proust__chunk {
+    struct proust__chunk *next;
+    struct proust__chunk_hdr hdr;
+    struct iovec body[2]; /* e.g. RTS body + key, or data tail + data */
+    int nbody;
+    struct proust_request *req; /* send request to credit when sent, or NULL */
+    bool urgent;                /* strategies may send urgent chunks first */
+    bool owned;                 /* allocated for control; freed once sent */
+    uint8_t storage[sizeof(struct proust__rts_body) + PROUST__MAX_KEY];
+};
+
+struct proust__window {
+    struct proust__chunk *head, *tail;
+    unsigned count;
+    unsigned urgent; /* urgent chunks in the window */
+};
+
+/* Budget for one packet. */
+struct proust__packet_budget {
+    size_t max_bytes;    /* chunk headers + bodies */
+    unsigned max_chunks; /* limited by the rail's iovec entries */
+};
+
+struct proust__strategy_ops {
+    const char *name;
+    const char *description;
+    /* true: a new chunk is scheduled at once if the rail is idle (latency);
+     * false: chunks wait for the next progress call so a burst of posts
+     * can be merged (the window fills while the application posts). */
+    bool flush_on_submit;
+    /* Unlink the chunks of the next packet from the window; return the first
+     * (linked through ->next, NULL-terminated) and their count in *n. Must
+     * take at least one chunk when the window is not empty (the engine never
+     * queues a chunk larger than the budget). */
+    struct proust__chunk *(*next_packet)(struct proust__window *w,
+                                         const struct proust__packet_budget *budget,
+                                         unsigned *n);
+};
+
+/* Bytes a chunk occupies in a packet. */
+static inline size_t proust__chunk_wire_size(const struct proust__chunk *c)
+{
+    return sizeof(struct proust__chunk_hdr) + c->hdr.len;
+}
+
+/* Window helpers for strategies. */
+void proust__window_unlink(struct proust__window *w, struct proust__chunk *prev,
+                           struct proust__chunk *c);
+
+/* Look a strategy up by name; NULL if unknown. */
+const struct proust__strategy_ops *proust__strategy_find(const char *name);
+/* All strategies, NULL-terminated (for proust-info). */
+extern const struct proust__strategy_ops *const proust__strategies[];
+
+extern const struct proust__strategy_ops proust__strategy_default;
+extern const struct proust__strategy_ops proust__strategy_aggreg;
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * proust-info — what Proust would use on this machine and why: version,
+ * rails and their capabilities, the strategy and thresholds in force, and
+ * every PROUST_* variable with its value, default and meaning.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "boot/boot.h"
+#include "common/config.h"
+#include "common/log.h"
+#include "drivers/driver.h"
+#include "proust.h"
+#include "strategy/strategy.h"
+
+const struct proust__rail_ops *proust__rail_find(const char *name);
+
+static void print_rail(const struct proust__rail_ops *ops, int in_use)
+{
+    proust__boot_t boot = {.ops = &proust__boot_singleton, .fd = -1};
+    boot.ops->init(&boot);
+    proust__rail_t rail = {.ops = ops, .boot = &boot};
+    printf("  %-5s %s%s\n", ops->name, ops->description, in_use ? "" : "  [not in PROUST_RAILS]");
+    int rc = ops->open(&rail);
+    if (rc != PROUST_OK) {
+        printf("        unavailable here: %s\n", proust_strerror(rc));
+    } else {
+        const struct proust__rail_caps *c = &rail.caps;
+        printf("        max packet %zu B, rendezvous from %zu B, %zu iovec entries, "
+               "put fragments %zu B\n",
+               c->max_packet, c->rdv_threshold, c->max_iov, c->put_fragment);
+        printf("        profile %.2f us, %.1f GB/s; get (receiver pulls): %s",
+               c->latency_us, c->bandwidth_gbs, (c->flags & PROUST__RAIL_CAN_GET) ? "yes" : "no");
+        if (c->flags & PROUST__RAIL_CAN_GET)
+            printf(" from %zu B", c->get_threshold);
+        printf("; blocking fd: %s\n", (c->flags & PROUST__RAIL_HAS_FD) ? "yes" : "no");
+    }
+    ops->close(&rail);
+    boot.ops->finalize(&boot);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        printf("usage: proust-info\nPrints Proust's version, rails, strategy and every "
+               "PROUST_* variable.\n");
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "proust-info: unknown option %s (try --help)\n", argv[1]);
+        return 2;
+    }
+    proust__log_init();
+    proust__config_check_unknown();
+    printf("Proust %s\n\n", PROUST_VERSION_STRING);
+
+    const char *rails = proust__config_str(PROUST_CFG_RAILS);
+    printf("Rails (PROUST_RAILS=%s; each peer takes the first listed rail that reaches it):\n",
+           rails);
+    const char *names[] = {"self", "shm", "tcp"};
+    for (int i = 0; i < 3; i++) {
+        char list[256];
+        snprintf(list, sizeof list, ",%s,", rails);
+        char want[16];
+        snprintf(want, sizeof want, ",%s,", names[i]);
+        print_rail(proust__rail_find(names[i]), strstr(list, want) != NULL);
+    }
+
+    const char *sname = proust__config_str(PROUST_CFG_STRATEGY);
+    const struct proust__strategy_ops *strat = proust__strategy_find(sname);
+    printf("\nStrategy: %s%s\n", sname, strat ? "" : "  (UNKNOWN: proust_init will fail)");
+    for (int i = 0; proust__strategies[i]; i++)
+        printf("  %-8s %s\n", proust__strategies[i]->name, proust__strategies[i]->description);
+
+    size_t rdv = 0;
+    proust__config_size(PROUST_CFG_RDV_THRESHOLD, &rdv);
+    if (rdv)
+        printf("\nRendezvous threshold: %zu B on every rail (PROUST_RDV_THRESHOLD)\n", rdv);
+    else
+        printf("\nRendezvous threshold: each rail's own (above)\n");
+
+    printf("\nVariables:\n");
+    for (int i = 0; i < PROUST_CFG_COUNT; i++) {
+        const struct proust__config_entry *e = &proust__config_table[i];
+        printf("  %s=%s%s\n      default: \"%s\". %s\n", e->name, proust__config_str(i),
+               proust__config_is_set(i) ? "  (set)" : "", e->def, e->doc);
+    }
+    return 0;
+}

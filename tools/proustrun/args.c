@@ -1,0 +1,137 @@
+/*
+ * args.c — command line of proustrun.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proust.h"
+#include "proustrun.h"
+
+#define PR_MAX_PROCS 100000
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: proustrun -n N [options] program [args...]\n"
+            "Start N processes of `program` on this machine, connected by Proust.\n"
+            "\n"
+            "Options:\n"
+            "  -n N, -np N        number of processes (ranks 0..N-1)\n"
+            "  --tag-output       prefix each output line with \"[rank] \"\n"
+            "  --grace SECONDS    after a rank fails, how long the others may run\n"
+            "                     before they are terminated (default %g)\n"
+            "  -h, --help         show this help\n"
+            "  -V, --version      show the version\n"
+            "\n"
+            "Each rank gets PROUST_RANK, PROUST_SIZE, PROUST_LOCAL_RANK, PROUST_LOCAL_SIZE,\n"
+            "PROUST_JOBID and PROUST_BOOT_FD. Rank 0 reads proustrun's stdin; the others\n"
+            "read /dev/null. The exit status is 0 if every rank exits 0, else that of the\n"
+            "first rank to fail (128+signal for a signal), or the code given to abort.\n",
+            PR_DEFAULT_GRACE_S);
+}
+
+static int usage_error(const char *fmt, const char *what)
+{
+    fprintf(stderr, "proustrun: ");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\nTry 'proustrun --help' for more information.\n");
+    return 2;
+}
+
+static int parse_nprocs(const char *text, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || v < 1 || v > PR_MAX_PROCS)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_seconds(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno != 0 || !(v >= 0) || v > 1e6)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Value of an option given as "--opt V", "--opt=V" or (short) "-nV". */
+static const char *option_value(int argc, char **argv, int *i, const char *arg,
+                                size_t name_len)
+{
+    if (arg[name_len] == '=')
+        return arg + name_len + 1;
+    if (arg[name_len] != '\0')
+        return arg + name_len;
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+int pr_parse_args(int argc, char **argv, struct pr_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->grace_s = PR_DEFAULT_GRACE_S;
+    int have_n = 0;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-' || a[1] == '\0')
+            break;
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+            printf("proustrun (Proust) %s\n", PROUST_VERSION_STRING);
+            return 0;
+        }
+        if (strcmp(a, "--tag-output") == 0) {
+            opt->tag_output = 1;
+            continue;
+        }
+        size_t nlen = 0;
+        if (strncmp(a, "-np", 3) == 0 && (a[3] == '\0' || a[3] == '='))
+            nlen = 3;
+        else if (strncmp(a, "--np", 4) == 0 && (a[4] == '\0' || a[4] == '='))
+            nlen = 4;
+        else if (strncmp(a, "-n", 2) == 0 && a[2] != '-' && (a[2] == '\0' || a[2] == '=' ||
+                                                             (a[2] >= '0' && a[2] <= '9')))
+            nlen = 2;
+        if (nlen) {
+            const char *v = option_value(argc, argv, &i, a, nlen);
+            if (!v)
+                return usage_error("option '%s' needs a number of processes", a);
+            if (parse_nprocs(v, &opt->nprocs) != 0)
+                return usage_error("'%s' is not a number of processes (1 or more)", v);
+            have_n = 1;
+            continue;
+        }
+        if (strncmp(a, "--grace", 7) == 0 && (a[7] == '\0' || a[7] == '=')) {
+            const char *v = option_value(argc, argv, &i, a, 7);
+            if (!v)
+                return usage_error("option '%s' needs a number of seconds", a);
+            if (parse_seconds(v, &opt->grace_s) != 0)
+                return usage_error("'%s' is not a number of seconds", v);
+            continue;
+        }
+        return usage_error("unknown option '%s'", a);
+    }
+    if (i >= argc)
+        return usage_error("%s", "no program to run");
+    if (!have_n)
+        return usage_error("%s", "the number of processes is missing (-n N)");
+    opt->argv = argv + i;
+    return -1;
+}

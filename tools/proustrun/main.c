@@ -1,0 +1,167 @@
+/*
+ * main.c — proustrun: start N processes of a program on this machine, serve
+ * their bootstrap (rank, size, key-value exchange, fence), forward their
+ * stdio and report how they ended. No daemon: the launcher is the parent of
+ * every rank and the only server.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proustrun.h"
+
+int64_t pr_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void pr_buf_append(struct pr_buf *b, const void *data, size_t len)
+{
+    if (b->off > 0 && b->off == b->len) {
+        b->off = b->len = 0;
+    }
+    if (b->len + len > b->cap) {
+        if (b->off > 0) { /* slide down before growing */
+            memmove(b->data, b->data + b->off, b->len - b->off);
+            b->len -= b->off;
+            b->off = 0;
+        }
+        size_t ncap = b->cap ? b->cap : 4096;
+        while (ncap < b->len + len)
+            ncap *= 2;
+        if (ncap != b->cap) {
+            char *nd = realloc(b->data, ncap);
+            if (!nd) {
+                pr_err("out of memory");
+                exit(1);
+            }
+            b->data = nd;
+            b->cap = ncap;
+        }
+    }
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+}
+
+void pr_buf_consume(struct pr_buf *b, size_t n)
+{
+    b->off += n;
+    if (b->off >= b->len)
+        b->off = b->len = 0;
+}
+
+void pr_buf_free(struct pr_buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+void pr_set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Blocking write of our own output; a closed stdout/stderr drops output. */
+void pr_write_all(struct pr_job *job, int fd, const char *data, size_t len)
+{
+    int *broken = fd == 2 ? &job->stderr_broken : &job->stdout_broken;
+    while (len > 0 && !*broken) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) { /* inherited O_NONBLOCK */
+                struct timespec ts = {0, 1000000};
+                nanosleep(&ts, NULL);
+                continue;
+            }
+            *broken = 1;
+            return;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+void pr_err(const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    /* One write per message so it does not mix with forwarded lines. */
+    char line[2100];
+    int n = snprintf(line, sizeof line, "proustrun: %s\n", text);
+    if (n > (int)sizeof line - 1)
+        n = (int)sizeof line - 1;
+    ssize_t w = write(2, line, (size_t)n);
+    (void)w;
+}
+
+/* Make sure 0, 1 and 2 are open, so that no descriptor we create takes one
+ * of those numbers (the children's dup2 onto 0/1/2 would clobber it). */
+static void ensure_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int nfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+            if (nfd >= 0 && nfd != fd) {
+                dup2(nfd, fd);
+                close(nfd);
+            }
+        }
+    }
+}
+
+static void raise_fd_limit(int nprocs)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    rlim_t need = (rlim_t)nprocs * 4 + 64;
+    if (rl.rlim_cur >= need)
+        return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+int main(int argc, char **argv)
+{
+    struct pr_job job;
+    memset(&job, 0, sizeof job);
+    int rc = pr_parse_args(argc, argv, &job.opt);
+    if (rc >= 0)
+        return rc;
+    ensure_std_fds();
+    raise_fd_limit(job.opt.nprocs);
+    job.stdin_src = -1;
+    job.stdin_dst = -1;
+    job.devnull = -1;
+    if (pr_kvs_create(&job) != 0) {
+        pr_err("out of memory");
+        return 1;
+    }
+    if (pr_signals_init() != 0) {
+        pr_err("cannot create a pipe: %s", strerror(errno));
+        return 1;
+    }
+    rc = pr_spawn_all(&job);
+    if (rc != 0) {
+        pr_kvs_destroy(&job);
+        return rc;
+    }
+    rc = pr_run(&job);
+    pr_kvs_destroy(&job);
+    return rc;
+}

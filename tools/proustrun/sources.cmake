@@ -1,0 +1,10 @@
+# Sources of the proustrun launcher, relative to tools/. It links only
+# Threads and must not depend on libproust (it shares src/boot/wire.h).
+set(PROUSTRUN_SOURCES
+  proustrun/main.c
+  proustrun/args.c
+  proustrun/spawn.c
+  proustrun/kvs.c
+  proustrun/iofwd.c
+  proustrun/loop.c
+)

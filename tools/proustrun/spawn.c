@@ -1,0 +1,337 @@
+/*
+ * spawn.c — start the ranks: fork + exec, each with its environment, its
+ * boot socket and its stdio pipes. Every descriptor proustrun creates is
+ * close-on-exec; a child keeps only 0/1/2 and its own boot socket.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot/wire.h"
+#include "proustrun.h"
+
+extern char **environ;
+
+int pr_describe_status(int status, char *text, size_t size)
+{
+    if (WIFEXITED(status)) {
+        int code = WEXITSTATUS(status);
+        snprintf(text, size, "exited with code %d", code);
+        return code;
+    }
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char *name = strsignal(sig);
+        snprintf(text, size, "killed by signal %d (%s)%s", sig, name ? name : "?",
+                 WCOREDUMP(status) ? ", core dumped" : "");
+        return 128 + sig;
+    }
+    snprintf(text, size, "ended with wait status 0x%x", (unsigned)status);
+    return 1;
+}
+
+/* Each rank leads its own process group, so that a signal reaches the
+ * processes it started too (a shell script's commands). */
+static void signal_rank(const struct pr_rank *r, int sig)
+{
+    if (r->pid > 0 && kill(-r->pid, sig) != 0 && r->alive)
+        kill(r->pid, sig);
+}
+
+void pr_signal_all(struct pr_job *job, int sig)
+{
+    for (int i = 0; i < job->opt.nprocs; i++)
+        if (job->ranks[i].alive)
+            signal_rank(&job->ranks[i], sig);
+}
+
+void pr_kill_leftovers(struct pr_job *job)
+{
+    for (int i = 0; i < job->opt.nprocs; i++) {
+        const struct pr_rank *r = &job->ranks[i];
+        /* An open output pipe after the rank was reaped: something it
+         * started still runs (and its group, which outlives the leader
+         * while it has members, still exists). */
+        if (r->alive || r->out_s.fd >= 0 || r->err_s.fd >= 0)
+            signal_rank(r, SIGKILL);
+    }
+}
+
+static int is_exec_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* Full path of the program, like execvp would find it; NULL with errno set. */
+static char *resolve_program(const char *prog)
+{
+    if (strchr(prog, '/')) {
+        struct stat st;
+        if (stat(prog, &st) != 0)
+            return NULL;
+        if (!S_ISREG(st.st_mode) || access(prog, X_OK) != 0) {
+            errno = EACCES;
+            return NULL;
+        }
+        return strdup(prog);
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    size_t plen = strlen(prog);
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t dlen = colon ? (size_t)(colon - path) : strlen(path);
+        char *full = malloc(dlen + plen + 3);
+        if (!full)
+            return NULL;
+        if (dlen == 0)
+            snprintf(full, dlen + plen + 3, "./%s", prog);
+        else
+            snprintf(full, dlen + plen + 3, "%.*s/%s", (int)dlen, path, prog);
+        if (is_exec_file(full))
+            return full;
+        free(full);
+        path += dlen + (colon ? 1 : 0);
+    }
+    errno = ENOENT;
+    return NULL;
+}
+
+static int is_boot_var(const char *entry)
+{
+    static const char *const names[] = {PROUST_ENV_RANK,       PROUST_ENV_SIZE,
+                                        PROUST_ENV_LOCAL_RANK, PROUST_ENV_LOCAL_SIZE,
+                                        PROUST_ENV_JOBID,      PROUST_ENV_BOOT_FD};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(entry, names[i], n) == 0 && entry[n] == '=')
+            return 1;
+    }
+    return 0;
+}
+
+/* Our environment minus any inherited boot variables, with room for 6 more
+ * at the end (filled per rank by set_boot_env). */
+static char **base_env(size_t *count)
+{
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++)
+        n++;
+    char **env = calloc(n + 7, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (char **e = environ; e && *e; e++)
+        if (!is_boot_var(*e))
+            env[k++] = *e;
+    *count = k;
+    return env;
+}
+
+static void set_boot_env(char **env, size_t base, char slots[6][96], const struct pr_job *job,
+                         int rank, int boot_fd)
+{
+    snprintf(slots[0], 96, "%s=%d", PROUST_ENV_RANK, rank);
+    snprintf(slots[1], 96, "%s=%d", PROUST_ENV_SIZE, job->opt.nprocs);
+    snprintf(slots[2], 96, "%s=%d", PROUST_ENV_LOCAL_RANK, rank);
+    snprintf(slots[3], 96, "%s=%d", PROUST_ENV_LOCAL_SIZE, job->opt.nprocs);
+    snprintf(slots[4], 96, "%s=%s", PROUST_ENV_JOBID, job->jobid);
+    snprintf(slots[5], 96, "%s=%d", PROUST_ENV_BOOT_FD, boot_fd);
+    for (int i = 0; i < 6; i++)
+        env[base + (size_t)i] = slots[i];
+    env[base + 6] = NULL;
+}
+
+static void make_jobid(struct pr_job *job)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long t = (unsigned long long)ts.tv_sec * 1000000000ull +
+                           (unsigned long long)ts.tv_nsec;
+    unsigned long long r = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &r, sizeof r) != (ssize_t)sizeof r)
+            r = 0;
+        close(fd);
+    }
+    snprintf(job->jobid, sizeof job->jobid, "%ld-%llx", (long)getpid(),
+             (t ^ r) & 0xffffffffffffull);
+}
+
+/* In the child, after fork: never returns. */
+static void child_exec(const char *path, char **argv, char **env, int in_fd, int out_fd,
+                       int err_fd, int boot_fd, int status_fd, pid_t parent,
+                       const sigset_t *mask)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) /* the launcher died before prctl */
+        _exit(127);
+    setpgid(0, 0);
+    pr_signals_child();
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+        goto fail;
+    int fl = fcntl(boot_fd, F_GETFD);
+    if (fl < 0 || fcntl(boot_fd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
+        goto fail;
+    execve(path, argv, env);
+fail:;
+    int err = errno;
+    ssize_t w = write(status_fd, &err, sizeof err);
+    (void)w;
+    _exit(127);
+}
+
+static void kill_spawned(struct pr_job *job)
+{
+    pr_signal_all(job, SIGKILL);
+    for (int i = 0; i < job->opt.nprocs; i++) {
+        struct pr_rank *r = &job->ranks[i];
+        if (r->alive)
+            while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        r->alive = 0;
+    }
+}
+
+static int stdin_forwardable(void)
+{
+    /* A background job reading the terminal would be stopped (SIGTTIN). */
+    if (isatty(0) && tcgetpgrp(0) != getpgrp())
+        return 0;
+    return 1;
+}
+
+int pr_spawn_all(struct pr_job *job)
+{
+    const char *prog = job->opt.argv[0];
+    char *path = resolve_program(prog);
+    if (!path) {
+        int err = errno;
+        pr_err("cannot run '%s': %s%s", prog, strerror(err),
+               err == ENOENT && !strchr(prog, '/') ? " (not found in PATH)" : "");
+        return err == ENOENT ? 127 : 126;
+    }
+    int n = job->opt.nprocs;
+    job->ranks = calloc((size_t)n, sizeof *job->ranks);
+    size_t base = 0;
+    char **env = base_env(&base);
+    if (!job->ranks || !env) {
+        pr_err("out of memory");
+        free(path);
+        free(env);
+        return 1;
+    }
+    make_jobid(job);
+    job->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (job->devnull < 0) {
+        pr_err("cannot open /dev/null: %s", strerror(errno));
+        free(path);
+        free(env);
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        struct pr_rank *r = &job->ranks[i];
+        r->rank = i;
+        r->boot_fd = r->out_s.fd = r->err_s.fd = -1;
+        r->out_s.out_fd = 1;
+        r->err_s.out_fd = 2;
+    }
+    int forward_stdin = stdin_forwardable();
+    pid_t self = getpid();
+    char slots[6][96];
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        struct pr_rank *r = &job->ranks[i];
+        int sv[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
+        int st[2] = {-1, -1};
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
+            pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
+            pipe2(st, O_CLOEXEC) != 0 || (i == 0 && forward_stdin && pipe2(inp, O_CLOEXEC) != 0)) {
+            pr_err("cannot create the pipes of rank %d: %s", i, strerror(errno));
+            rc = 1;
+        }
+        pid_t pid = -1;
+        if (rc == 0) {
+            set_boot_env(env, base, slots, job, i, sv[1]);
+            /* Signals wait until the child has dropped our handlers. */
+            sigset_t all, old;
+            sigfillset(&all);
+            sigprocmask(SIG_BLOCK, &all, &old);
+            pid = fork();
+            if (pid == 0)
+                child_exec(path, job->opt.argv, env, inp[0] >= 0 ? inp[0] : job->devnull,
+                           outp[1], errp[1], sv[1], st[1], self, &old);
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            if (pid < 0) {
+                pr_err("cannot start rank %d: fork: %s", i, strerror(errno));
+                rc = 1;
+            }
+        }
+        int fds_child[] = {sv[1], outp[1], errp[1], inp[0], st[1]};
+        for (size_t k = 0; k < sizeof fds_child / sizeof fds_child[0]; k++)
+            if (fds_child[k] >= 0)
+                close(fds_child[k]);
+        if (pid > 0) {
+            setpgid(pid, pid); /* also done by the child: no race either way */
+            r->pid = pid;
+            r->alive = 1;
+            job->live++;
+            int err = 0;
+            ssize_t got;
+            while ((got = read(st[0], &err, sizeof err)) < 0 && errno == EINTR)
+                ;
+            if (got == (ssize_t)sizeof err) {
+                pr_err("cannot run '%s' (rank %d): %s", prog, i, strerror(err));
+                rc = err == ENOENT ? 127 : 126;
+            }
+        }
+        if (st[0] >= 0)
+            close(st[0]);
+        r->boot_fd = sv[0];
+        r->out_s.fd = outp[0];
+        r->err_s.fd = errp[0];
+        if (i == 0)
+            job->stdin_dst = inp[1];
+        if (rc != 0)
+            break;
+        pr_set_nonblock(r->boot_fd);
+        pr_set_nonblock(r->out_s.fd);
+        pr_set_nonblock(r->err_s.fd);
+        if (i == 0 && job->stdin_dst >= 0) {
+            pr_set_nonblock(job->stdin_dst);
+            job->stdin_src = 0;
+        }
+    }
+    free(path);
+    free(env);
+    if (rc != 0) {
+        kill_spawned(job);
+        for (int i = 0; i < n; i++) {
+            struct pr_rank *r = &job->ranks[i];
+            int fds[] = {r->boot_fd, r->out_s.fd, r->err_s.fd};
+            for (size_t k = 0; k < 3; k++)
+                if (fds[k] >= 0)
+                    close(fds[k]);
+        }
+        if (job->stdin_dst >= 0)
+            close(job->stdin_dst);
+        free(job->ranks);
+        job->ranks = NULL;
+        job->live = 0;
+    }
+    return rc;
+}
