@@ -183,8 +183,21 @@ struct proust__gate {
 /* ---- the session ---------------------------------------------------------- */
 struct proust__rail_slot {
     proust__rail_t rail;
-    pthread_mutex_t poll_lock;
+    /* one poller at a time: a flag, not a mutex, because pollers never
+     * wait for each other (a thread that finds it taken moves on) */
+    _Alignas(64) _Atomic int polling;
 };
+
+static inline bool proust__poll_trylock(struct proust__rail_slot *rs)
+{
+    return !atomic_load_explicit(&rs->polling, memory_order_relaxed) &&
+           !atomic_exchange_explicit(&rs->polling, 1, memory_order_acquire);
+}
+
+static inline void proust__poll_unlock(struct proust__rail_slot *rs)
+{
+    atomic_store_explicit(&rs->polling, 0, memory_order_release);
+}
 
 struct proust__token_table; /* token.c */
 
@@ -267,6 +280,14 @@ void proust__gates_destroy(struct proust_session *s);
 /* Append chunks to the window (gate lock held). */
 void proust__window_push(struct proust__gate *g, struct proust__chunk *first,
                          struct proust__chunk *last, unsigned n, size_t bytes);
+/* Send chunks [first..] as one packet through a free slot (gate lock held);
+ * returns the driver's answer (PROUST_OK: sent, the caller credits;
+ * PROUST__INPROGRESS: send_done will). */
+int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot *slot,
+                             struct proust__chunk *first, unsigned n);
+/* A free slot if the window is empty and the rail idle, else NULL: a new
+ * chunk may then bypass the window (gate lock held). */
+struct proust__packet_slot *proust__gate_idle_slot(struct proust__gate *g);
 /* Pack and send packets while the rail is idle (gate lock held). */
 void proust__gate_schedule(struct proust_session *s, struct proust__gate *g);
 /* Fail everything queued or in flight on a gate (no lock held). */

@@ -106,6 +106,41 @@ static struct proust__packet_slot *free_slot(struct proust__gate *g)
     return NULL;
 }
 
+int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot *slot,
+                             struct proust__chunk *first, unsigned n)
+{
+    int iovcnt = 1;
+    size_t total = sizeof slot->hdr;
+    for (struct proust__chunk *c = first; c; c = c->next) {
+        slot->iov[iovcnt].iov_base = &c->hdr;
+        slot->iov[iovcnt++].iov_len = sizeof c->hdr;
+        for (int b = 0; b < c->nbody; b++)
+            if (c->body[b].iov_len)
+                slot->iov[iovcnt++] = c->body[b];
+        total += proust__chunk_wire_size(c);
+    }
+    slot->hdr.magic = PROUST__PKT_MAGIC;
+    slot->hdr.nchunks = (uint16_t)n;
+    slot->hdr.len = (uint32_t)total;
+    slot->iov[0].iov_base = &slot->hdr;
+    slot->iov[0].iov_len = sizeof slot->hdr;
+    slot->chunks = first;
+    slot->busy = true;
+    int rc = g->rail->ops->send(g->rail, g->peer, slot->iov, iovcnt, slot);
+    if (rc != PROUST__INPROGRESS) {
+        slot->busy = false;
+        slot->chunks = NULL;
+    }
+    return rc;
+}
+
+struct proust__packet_slot *proust__gate_idle_slot(struct proust__gate *g)
+{
+    if (g->win.head || g->rail->ops->busy(g->rail, g->peer))
+        return NULL;
+    return free_slot(g);
+}
+
 void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
 {
     proust__rail_t *rail = g->rail;
@@ -136,28 +171,9 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
         struct proust__chunk *first = s->strategy->next_packet(&g->win, &budget, &n);
         if (!first)
             break;
-        int iovcnt = 1;
-        size_t total = sizeof slot->hdr;
-        for (struct proust__chunk *c = first; c; c = c->next) {
-            slot->iov[iovcnt].iov_base = &c->hdr;
-            slot->iov[iovcnt++].iov_len = sizeof c->hdr;
-            for (int b = 0; b < c->nbody; b++)
-                if (c->body[b].iov_len)
-                    slot->iov[iovcnt++] = c->body[b];
-            total += proust__chunk_wire_size(c);
-        }
-        slot->hdr.magic = PROUST__PKT_MAGIC;
-        slot->hdr.nchunks = (uint16_t)n;
-        slot->hdr.len = (uint32_t)total;
-        slot->iov[0].iov_base = &slot->hdr;
-        slot->iov[0].iov_len = sizeof slot->hdr;
-        slot->chunks = first;
-        slot->busy = true;
-        int rc = rail->ops->send(rail, g->peer, slot->iov, iovcnt, slot);
+        int rc = proust__gate_send_packet(g, slot, first, n);
         if (rc == PROUST__INPROGRESS)
             continue; /* send_done frees the slot */
-        slot->busy = false;
-        slot->chunks = NULL;
         credit_chunks(first, rc);
         if (rc != PROUST_OK) {
             PROUST_ERROR("send to rank %d failed: %s", g->peer, proust_strerror(rc));

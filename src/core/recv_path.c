@@ -74,7 +74,11 @@ static void deliver_segment(struct proust__gate *g, struct proust_request *req, 
         if (take)
             memcpy(req->segs[seg].iov_base, data, take);
         req->status.count += take;
-        proust__request_event_done(req);
+        if (atomic_load_explicit(&req->pending, memory_order_relaxed) == 1)
+            /* its last event and no other thread can add one: no need to count */
+            proust__request_complete(req);
+        else
+            proust__request_event_done(req);
         return;
     }
     req->status.count += take;

@@ -30,8 +30,8 @@ struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
         if (!req)
             return NULL;
     }
+    /* zero the bookkeeping; chunk0 is filled by the send path when used */
     memset(req, 0, offsetof(struct proust_request, chunk0));
-    memset(&req->chunk0, 0, sizeof req->chunk0);
     req->chunks = NULL;
     req->seg_left = &req->seg0_left;
     req->cb = NULL;

@@ -20,11 +20,15 @@
 static void fill_envelope(struct proust__chunk *c, const struct proust_request *req,
                           uint16_t seg, uint32_t seq)
 {
-    c->hdr.seg = seg;
-    c->hdr.nseg = req->nseg;
-    c->hdr.seq = seq;
-    c->hdr.tag = req->tag;
-    c->hdr.total = req->total;
+    c->hdr = (struct proust__chunk_hdr){
+        .seg = seg,
+        .nseg = req->nseg,
+        .seq = seq,
+        .tag = req->tag,
+        .total = req->total,
+    };
+    c->next = NULL;
+    c->owned = false;
 }
 
 /* Build the chunk of segment `seg`; returns the events it adds. */
@@ -121,6 +125,26 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
                 first = c;
             last = c;
         }
+    }
+    struct proust__packet_slot *slot;
+    if (req->nseg == 1 && s->strategy->flush_on_submit && (slot = proust__gate_idle_slot(g))) {
+        /* fast path: nothing queued, rail idle — no window, no strategy */
+        int rc = proust__gate_send_packet(g, slot, first, 1);
+        if (rc == PROUST_OK && events == 1) {
+            /* the request never left this thread: complete it without a
+             * locked instruction */
+            pthread_mutex_unlock(&g->lock);
+            atomic_store_explicit(&req->pending, 0, memory_order_relaxed);
+            atomic_store_explicit(&req->flags, PROUST__RF_DONE, memory_order_release);
+            return PROUST_OK;
+        }
+        if (rc != PROUST__INPROGRESS) {
+            if (rc != PROUST_OK)
+                proust__request_set_error(req, rc);
+            proust__request_event_done(req);
+        }
+        pthread_mutex_unlock(&g->lock);
+        return PROUST_OK;
     }
     proust__window_push(g, first, last, req->nseg, 0);
     if (s->strategy->flush_on_submit)

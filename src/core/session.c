@@ -44,7 +44,6 @@ static int open_rails(struct proust_session *s)
         }
         struct proust__rail_slot *rs = &s->rails[s->nrails];
         memset(rs, 0, sizeof *rs);
-        pthread_mutex_init(&rs->poll_lock, NULL);
         proust__rail_t *rail = &rs->rail;
         rail->ops = ops;
         rail->boot = &s->boot;
@@ -60,7 +59,6 @@ static int open_rails(struct proust_session *s)
         int rc = ops->open(rail);
         if (rc != PROUST_OK) {
             PROUST_ERROR("rail %s failed to open: %s", name, proust_strerror(rc));
-            pthread_mutex_destroy(&rs->poll_lock);
             return rc;
         }
         s->nrails++;
@@ -76,7 +74,6 @@ static void close_rails(struct proust_session *s)
 {
     for (int i = s->nrails - 1; i >= 0; i--) {
         s->rails[i].rail.ops->close(&s->rails[i].rail);
-        pthread_mutex_destroy(&s->rails[i].poll_lock);
     }
     s->nrails = 0;
 }

@@ -27,9 +27,9 @@ int proust__progress(struct proust_session *s)
     int events = 0;
     for (int i = 0; i < s->nrails; i++) {
         struct proust__rail_slot *rs = &s->rails[i];
-        if (pthread_mutex_trylock(&rs->poll_lock) == 0) {
+        if (proust__poll_trylock(rs)) {
             int n = rs->rail.ops->poll(&rs->rail);
-            pthread_mutex_unlock(&rs->poll_lock);
+            proust__poll_unlock(rs);
             if (n > 0)
                 events += n;
         }

@@ -128,7 +128,7 @@ struct hs {
     int phase;
     double retry_at, backoff;
     int last_err;             /* errno of the last attempt, or 0 */
-    char why[160];            /* the last handshake problem, or "" */
+    char why[256];            /* the last handshake problem, or "" */
     struct sockaddr_in sa;    /* connector: where to */
     struct tcp_hello out, in; /* ours, theirs */
     size_t out_done, in_done;
@@ -350,7 +350,7 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
         hs_dial(h, start);
     }
 
-    int dialled = 0, accepted = 0;
+    int dialled = 0, accepted = 0, refusals = 0;
     while (dialled < ndial || accepted < naccept) {
         double now = now_s();
         if (now >= deadline)
@@ -481,10 +481,19 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
                 if (check_hello(t, boot, &h->in, why, sizeof why) != 0 || h->in.rank > me ||
                     t->conns[h->in.rank].recv_fd >= 0 ||
                     (h->in.rank != me && t->conns[h->in.rank].send_fd >= 0)) {
-                    if (!why[0])
+                    if (why[0]) {
+                        /* Not one of ours: answer with our hello so that a
+                         * Proust dialler can tell why it is refused. */
+                        make_hello(t, boot, &h->out);
+                        (void)send(h->fd, &h->out, sizeof h->out, MSG_NOSIGNAL | MSG_DONTWAIT);
+                    } else {
                         snprintf(why, sizeof why, "unexpected connection from rank %d",
                                  (int)h->in.rank);
-                    PROUST_WARN("tcp: refusing a connection: %s", why);
+                    }
+                    if (refusals++ < 3)
+                        PROUST_WARN("tcp: refusing a connection: %s", why);
+                    else
+                        PROUST_DEBUG("tcp: refusing a connection: %s", why);
                     hs_close(h);
                     continue;
                 }

@@ -5,8 +5,9 @@
  *   failnotice  the last rank dies during a fence; the others must see the
  *               fence fail and proust__boot_poll_failed_rank name it
  *   abort       rank 1 aborts with code 5 while the others wait in a fence
- *   fdlist      print the descriptors this process holds besides 0/1/2 and
- *               the boot socket (close-on-exec check)
+ *   fdlist      print the descriptors this process holds besides 0/1/2
+ *   fdcheck     the same under proustrun, leaving out the boot socket
+ *               (close-on-exec check: compare with fdlist run directly)
  *   lost        (no proustrun) the launcher connection dies: calls must
  *               return PROUST_ERR_BOOT, not hang
  *   singleton   (no proustrun) the one-process bootstrap
@@ -286,7 +287,7 @@ int main(int argc, char **argv)
         return mode_lost();
     if (strcmp(mode, "singleton") == 0)
         return mode_singleton();
-    if (strcmp(mode, "fdlist") == 0 && !getenv("PROUST_BOOT_FD"))
+    if (strcmp(mode, "fdlist") == 0)
         return mode_fdlist(NULL);
     proust__boot_t b;
     int rc = proust__boot_open(&b);
@@ -300,8 +301,10 @@ int main(int argc, char **argv)
         rc = mode_failnotice(&b);
     else if (strcmp(mode, "abort") == 0)
         rc = mode_abort(&b);
-    else if (strcmp(mode, "fdlist") == 0)
-        rc = mode_fdlist(&b);
+    else if (strcmp(mode, "fdcheck") == 0) {
+        CHECK(strcmp(b.ops->name, "proustrun") == 0, "not started by proustrun");
+        rc = failures ? 1 : mode_fdlist(&b);
+    }
     else {
         fprintf(stderr, "unknown mode %s\n", mode);
         rc = 2;

@@ -2,9 +2,10 @@
  * iofwd.c — stdio forwarding. Each rank's stdout and stderr arrive on pipes
  * and leave on proustrun's stdout and stderr one whole line at a time (so
  * lines of different ranks never mix), prefixed "[rank] " with
- * --tag-output. A partial line is written when its end does not come within
- * PR_PARTIAL_FLUSH_MS (a prompt), when it grows past PR_MAX_LINE, or at end
- * of file. proustrun's stdin goes to rank 0 only.
+ * --tag-output. A partial line is written when it grows past PR_MAX_LINE
+ * or at end of file, and, for rank 0's stdout while proustrun's stdin is
+ * still forwarded, when its end does not come within PR_PARTIAL_FLUSH_MS
+ * (a prompt waiting for input). proustrun's stdin goes to rank 0 only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -116,6 +117,8 @@ int64_t pr_stream_flush_partials(struct pr_job *job, int force)
             struct pr_stream *s = ss[k];
             if (s->line.len == s->line.off)
                 continue;
+            if (!force && !(i == 0 && k == 0 && job->stdin_src >= 0))
+                continue; /* whole lines only */
             int64_t due = s->since_ms + PR_PARTIAL_FLUSH_MS;
             if (force || due <= now)
                 flush_partial(job, r, s, 0);

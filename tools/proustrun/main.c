@@ -163,5 +163,8 @@ int main(int argc, char **argv)
     }
     rc = pr_run(&job);
     pr_kvs_destroy(&job);
+    if (job.devnull >= 0)
+        close(job.devnull);
+    free(job.ranks);
     return rc;
 }

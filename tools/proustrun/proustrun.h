@@ -14,7 +14,7 @@
 #define PR_DEFAULT_GRACE_S 3.0
 #define PR_KILL_DELAY_MS 2000   /* SIGTERM -> SIGKILL */
 #define PR_DRAIN_MS 1000        /* output drain once every child is gone */
-#define PR_PARTIAL_FLUSH_MS 100 /* a partial line waits this long for its end */
+#define PR_PARTIAL_FLUSH_MS 200 /* a prompt of rank 0 waits this long for its end */
 #define PR_MAX_LINE 65536       /* longer lines are written in pieces */
 
 struct pr_options {
@@ -111,8 +111,9 @@ void pr_boot_notify_failure(struct pr_job *job, int dead, int status);
 
 /* iofwd.c: stdout/stderr lines and stdin */
 void pr_stream_readable(struct pr_job *job, struct pr_rank *r, struct pr_stream *s);
-/* Write partial lines waiting since before now - PR_PARTIAL_FLUSH_MS (all
- * of them if force); returns the earliest time another one is due, or -1. */
+/* Write rank 0's stdout partial line (a prompt) if it has waited
+ * PR_PARTIAL_FLUSH_MS while stdin is forwarded, or every partial line if
+ * force; returns the earliest time another one is due, or -1. */
 int64_t pr_stream_flush_partials(struct pr_job *job, int force);
 void pr_stream_close(struct pr_job *job, struct pr_rank *r, struct pr_stream *s);
 void pr_stdin_readable(struct pr_job *job);

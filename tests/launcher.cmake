@@ -1,0 +1,25 @@
+# Tests of proustrun and of the boot protocol (embedded and singleton
+# bootstraps). They need neither libproust nor the engine: the client links
+# the boot sources directly.
+add_executable(launcher_boot_client
+  launcher/boot_client.c
+  ${PROJECT_SOURCE_DIR}/src/boot/boot.c
+  ${PROJECT_SOURCE_DIR}/src/boot/embedded.c
+  ${PROJECT_SOURCE_DIR}/src/boot/singleton.c
+  ${PROJECT_SOURCE_DIR}/src/common/config.c
+  ${PROJECT_SOURCE_DIR}/src/common/log.c
+  ${PROJECT_SOURCE_DIR}/src/common/status.c)
+target_include_directories(launcher_boot_client PRIVATE
+  ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+target_link_libraries(launcher_boot_client PRIVATE Threads::Threads)
+
+# One ctest per case of launcher/launcher_tests.sh.
+set(PROUST_LAUNCHER_TESTS
+  exit_code signal grace kill_escalation tag_output partial_line stdin env cloexec
+  kv failnotice abort missing_program usage forward_signal grandchild lost singleton)
+foreach(t ${PROUST_LAUNCHER_TESTS})
+  add_test(NAME launcher_${t}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launcher/launcher_tests.sh
+                   ${PROUSTRUN} $<TARGET_FILE:launcher_boot_client> ${t})
+  set_tests_properties(launcher_${t} PROPERTIES TIMEOUT 30 LABELS launcher)
+endforeach()

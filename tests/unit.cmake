@@ -1,0 +1,9 @@
+# Single-process unit tests of internal pieces.
+proust_add_unit_test(unit_wire unit/wire_test.c)
+proust_add_unit_test(unit_strategy unit/strategy_test.c)
+proust_add_unit_test(unit_shm_ring unit/shm_ring_test.c)
+
+# docs/CONFIG.md names every variable proust-info prints.
+add_test(NAME config_doc
+         COMMAND sh -c "$<TARGET_FILE:proust-info> | sed -n 's/^  \\(PROUST_[A-Z_]*\\)=.*/\\1/p' | while read v; do grep -q \"\\`$v\\`\" '${PROJECT_SOURCE_DIR}/docs/CONFIG.md' || { echo \"docs/CONFIG.md does not document $v\"; exit 1; }; done")
+set_tests_properties(config_doc PROPERTIES TIMEOUT 30)

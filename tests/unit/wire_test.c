@@ -1,0 +1,122 @@
+/* The packet decoder accepts what the engine builds and rejects, without
+ * crashing or reading out of bounds, anything malformed (truncations,
+ * bad lengths, bad types, random bytes). Run under ASan in CI. */
+#include <string.h>
+
+#include "core/wire.h"
+#include "proust.h"
+#include "unit.h"
+
+static size_t build(uint8_t *out, unsigned n, size_t body)
+{
+    struct proust__pkt_hdr ph = {.magic = PROUST__PKT_MAGIC, .nchunks = (uint16_t)n};
+    size_t off = sizeof ph;
+    for (unsigned i = 0; i < n; i++) {
+        struct proust__chunk_hdr h = {.type = PROUST__CH_DATA, .nseg = 1, .seq = i,
+                                      .len = (uint32_t)body, .tag = 100 + i, .total = body};
+        memcpy(out + off, &h, sizeof h);
+        off += sizeof h;
+        memset(out + off, (int)i, body);
+        off += body;
+    }
+    ph.len = (uint32_t)off;
+    memcpy(out, &ph, sizeof ph);
+    return off;
+}
+
+static int parse_all(const uint8_t *p, size_t len, unsigned *count)
+{
+    struct proust__wire_reader r;
+    struct proust__wire_chunk c;
+    const char *why = NULL;
+    int rc = proust__wire_open(&r, p, len, &why);
+    *count = 0;
+    if (rc != PROUST_OK)
+        return rc;
+    while ((rc = proust__wire_next(&r, &c, &why)) == 1) {
+        if (c.body < p || c.body + c.hdr.len > p + len)
+            return -100; /* a body outside the packet would be a decoder bug */
+        (*count)++;
+    }
+    if (rc < 0)
+        EXPECT_TRUE(why != NULL && why[0]);
+    return rc;
+}
+
+int main(void)
+{
+    static uint8_t pkt[65536], bad[65536];
+    unsigned n;
+    size_t len = build(pkt, 5, 13);
+    EXPECT_EQ(parse_all(pkt, len, &n), 0);
+    EXPECT_EQ(n, 5);
+
+    /* every truncation is refused */
+    for (size_t cut = 0; cut < len; cut++) {
+        memcpy(bad, pkt, cut);
+        int rc = parse_all(bad, cut, &n);
+        EXPECT_TRUE(rc == PROUST_ERR_PROTO);
+    }
+    /* a packet header that lies about the chunk count */
+    memcpy(bad, pkt, len);
+    ((struct proust__pkt_hdr *)bad)->nchunks = 6;
+    EXPECT_EQ(parse_all(bad, len, &n), PROUST_ERR_PROTO);
+    ((struct proust__pkt_hdr *)bad)->nchunks = 4;
+    EXPECT_EQ(parse_all(bad, len, &n), PROUST_ERR_PROTO);
+    /* a chunk claiming a body past the end */
+    memcpy(bad, pkt, len);
+    struct proust__chunk_hdr h;
+    memcpy(&h, bad + 8, sizeof h);
+    h.len = 1u << 30;
+    memcpy(bad + 8, &h, sizeof h);
+    EXPECT_EQ(parse_all(bad, len, &n), PROUST_ERR_PROTO);
+    /* unknown type, segment out of range, RTS with a huge key */
+    memcpy(bad, pkt, len);
+    h.len = 13;
+    h.type = 99;
+    memcpy(bad + 8, &h, sizeof h);
+    EXPECT_EQ(parse_all(bad, len, &n), PROUST_ERR_PROTO);
+    h.type = PROUST__CH_DATA;
+    h.seg = 3;
+    h.nseg = 2;
+    memcpy(bad + 8, &h, sizeof h);
+    EXPECT_EQ(parse_all(bad, len, &n), PROUST_ERR_PROTO);
+    {
+        struct proust__pkt_hdr ph = {.magic = PROUST__PKT_MAGIC, .nchunks = 1};
+        struct proust__chunk_hdr rh = {.type = PROUST__CH_RTS, .nseg = 1,
+                                       .len = sizeof(struct proust__rts_body), .total = 100};
+        struct proust__rts_body rb = {.seg_size = 100, .key_len = 4096};
+        ph.len = (uint32_t)(sizeof ph + sizeof rh + sizeof rb);
+        memcpy(bad, &ph, sizeof ph);
+        memcpy(bad + sizeof ph, &rh, sizeof rh);
+        memcpy(bad + sizeof ph + sizeof rh, &rb, sizeof rb);
+        EXPECT_EQ(parse_all(bad, ph.len, &n), PROUST_ERR_PROTO);
+        rb.key_len = 0;
+        memcpy(bad + sizeof ph + sizeof rh, &rb, sizeof rb);
+        EXPECT_EQ(parse_all(bad, ph.len, &n), 0);
+        EXPECT_EQ(n, 1);
+        rb.seg_size = 101; /* a segment larger than its message */
+        memcpy(bad + sizeof ph + sizeof rh, &rb, sizeof rb);
+        EXPECT_EQ(parse_all(bad, ph.len, &n), PROUST_ERR_PROTO);
+    }
+    /* random garbage: never crashes, at most accepted as some chunks */
+    uint64_t x = 88172645463325252ull;
+    for (int round = 0; round < 20000; round++) {
+        size_t l = (size_t)(x % 512);
+        for (size_t i = 0; i < l; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            bad[i] = (uint8_t)x;
+        }
+        if (l >= 8 && (round & 1)) { /* plausible header, random chunks */
+            struct proust__pkt_hdr ph = {.magic = PROUST__PKT_MAGIC,
+                                         .nchunks = (uint16_t)(x % 4), .len = (uint32_t)l};
+            memcpy(bad, &ph, sizeof ph);
+        }
+        int rc = parse_all(bad, l, &n);
+        EXPECT_TRUE(rc == 0 || rc == PROUST_ERR_PROTO);
+    }
+    printf("wire: ok\n");
+    return 0;
+}
