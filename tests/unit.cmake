@@ -7,3 +7,4 @@ proust_add_unit_test(unit_shm_ring unit/shm_ring_test.c)
 add_test(NAME config_doc
          COMMAND sh -c "$<TARGET_FILE:proust-info> | sed -n 's/^  \\(PROUST_[A-Z_]*\\)=.*/\\1/p' | while read v; do grep -q \"\\`$v\\`\" '${PROJECT_SOURCE_DIR}/docs/CONFIG.md' || { echo \"docs/CONFIG.md does not document $v\"; exit 1; }; done")
 set_tests_properties(config_doc PROPERTIES TIMEOUT 30)
+proust_add_unit_test(unit_tcp_frame unit/tcp_frame_test.c)

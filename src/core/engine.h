@@ -222,6 +222,7 @@ struct proust_session {
     _Atomic int active; /* set between init and finalize */
     _Atomic int gates_pending; /* some gate has work queued */
     long peer_check_ms;
+    bool oversubscribed; /* more processes on this host than usable cores */
 };
 
 /* ---- request life cycle (request.c) --------------------------------------- */
@@ -288,6 +289,8 @@ int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot 
 /* A free slot if the window is empty and the rail idle, else NULL: a new
  * chunk may then bypass the window (gate lock held). */
 struct proust__packet_slot *proust__gate_idle_slot(struct proust__gate *g);
+/* Progress must come back to this gate (window or driver queue not empty). */
+void proust__gate_mark_pending(struct proust_session *s, struct proust__gate *g);
 /* Pack and send packets while the rail is idle (gate lock held). */
 void proust__gate_schedule(struct proust_session *s, struct proust__gate *g);
 /* Fail everything queued or in flight on a gate (no lock held). */

@@ -86,7 +86,7 @@ static void credit_chunks(struct proust__chunk *c, int status)
     }
 }
 
-static void mark_pending(struct proust_session *s, struct proust__gate *g)
+void proust__gate_mark_pending(struct proust_session *s, struct proust__gate *g)
 {
     if (!atomic_exchange_explicit(&g->pending_work, 1, memory_order_acq_rel))
         atomic_fetch_add_explicit(&s->gates_pending, 1, memory_order_acq_rel);
@@ -182,7 +182,7 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
     }
     bool driver_busy = rail->ops->busy(rail, g->peer) || g->slots[0].busy || g->slots[1].busy;
     if (g->win.head || driver_busy)
-        mark_pending(s, g);
+        proust__gate_mark_pending(s, g);
     else
         clear_pending(s, g);
 }

@@ -14,7 +14,7 @@
 
 /* Small per-thread cache of released requests: no lock, no malloc on the
  * fast path. */
-#define REQ_CACHE_MAX 64
+#define REQ_CACHE_MAX 1024
 static _Thread_local struct proust_request *req_cache;
 static _Thread_local unsigned req_cache_len;
 static _Thread_local struct proust_request *deferred_head;

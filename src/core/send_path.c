@@ -138,7 +138,9 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
             atomic_store_explicit(&req->flags, PROUST__RF_DONE, memory_order_release);
             return PROUST_OK;
         }
-        if (rc != PROUST__INPROGRESS) {
+        if (rc == PROUST__INPROGRESS) {
+            proust__gate_mark_pending(s, g); /* progress must flush the driver */
+        } else {
             if (rc != PROUST_OK)
                 proust__request_set_error(req, rc);
             proust__request_event_done(req);
@@ -149,8 +151,8 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
     proust__window_push(g, first, last, req->nseg, 0);
     if (s->strategy->flush_on_submit)
         proust__gate_schedule(s, g);
-    else if (!atomic_exchange_explicit(&g->pending_work, 1, memory_order_acq_rel))
-        atomic_fetch_add_explicit(&s->gates_pending, 1, memory_order_acq_rel);
+    else
+        proust__gate_mark_pending(s, g);
     pthread_mutex_unlock(&g->lock);
     return PROUST_OK;
 }
@@ -227,8 +229,8 @@ void proust__send_on_cts(struct proust_session *s, int peer, const struct proust
     }
     bool busy = rail->ops->busy(rail, peer);
     pthread_mutex_unlock(&g->lock);
-    if (busy && !atomic_exchange_explicit(&g->pending_work, 1, memory_order_acq_rel))
-        atomic_fetch_add_explicit(&s->gates_pending, 1, memory_order_acq_rel);
+    if (busy)
+        proust__gate_mark_pending(s, g);
 }
 
 void proust__send_on_ack(struct proust_session *s, int peer, uint64_t token)

@@ -3,7 +3,9 @@
  * the launcher, open the rails in PROUST_RAILS order, give every peer a gate
  * on the first rail that reaches it.
  */
+#include <sched.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +96,15 @@ static int assign_gates(struct proust_session *s)
     return PROUST_OK;
 }
 
+static int usable_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 static int read_config(struct proust_session *s)
 {
     const char *name = proust__config_str(PROUST_CFG_STRATEGY);
@@ -134,6 +145,7 @@ int proust_init(proust_session_t **out)
     }
     s->rank = s->boot.rank;
     s->size = s->boot.size;
+    s->oversubscribed = s->boot.local_size > usable_cores();
     proust__log_rank = s->rank;
     if ((rc = proust__tokens_init(s)) != PROUST_OK)
         goto err_boot;

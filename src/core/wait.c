@@ -58,8 +58,9 @@ int proust_progress(proust_session_t *s)
     return PROUST_OK;
 }
 
-#define SPIN_POLLS 256
-#define NAP_AFTER_NS 5000000ull /* 5 ms without progress: nap between polls */
+#define SPIN_POLLS 256            /* polls before looking at the clock */
+#define SPIN_NS 50000ull          /* then spin up to 50 us before yielding */
+#define NAP_AFTER_NS 5000000ull   /* 5 ms without progress: nap between polls */
 
 static void check_peers(struct proust_session *s)
 {
@@ -88,10 +89,12 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
         w->last_check_ns = now;
         check_peers(s);
     }
-    if (now - w->idle_since_ns > NAP_AFTER_NS) {
+    uint64_t idle = now - w->idle_since_ns;
+    if (idle > NAP_AFTER_NS) {
         struct timespec nap = {0, 50000};
         nanosleep(&nap, NULL);
-    } else {
+    } else if (s->oversubscribed || idle > SPIN_NS) {
+        /* more processes than cores: whoever we wait for needs this one */
         sched_yield();
     }
 }

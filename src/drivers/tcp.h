@@ -1,7 +1,7 @@
 /*
- * tcp.h — private to the tcp rail: tcp.c (data path: send, put, flush,
- * poll, close) and tcp_conn.c (listening socket, address choice and the
- * all-to-all connection handshake).
+ * tcp.h — private to the tcp rail: tcp.c (operations, send path, failures,
+ * close), tcp_recv.c (receive path: frame parser) and tcp_conn.c (address
+ * choice, listening socket and the all-to-all connection handshake).
  *
  * One TCP connection per peer pair. Rank i connects to every rank j >= i and
  * accepts from every rank below it; the connection to itself is a real
@@ -70,7 +70,7 @@ static inline size_t tcp_pad(size_t len)
     return (TCP_ALIGN - (len & (TCP_ALIGN - 1))) & (TCP_ALIGN - 1);
 }
 
-#define TCP_HELLO_MAGIC 0x5052555354544350ull /* "PCTTSURP" read as bytes on LE */
+#define TCP_HELLO_MAGIC 0x5052555354544350ull /* "PRUSTTCP" as a big-endian number */
 #define TCP_HELLO_VERSION 1u
 
 struct tcp_hello {
@@ -83,7 +83,7 @@ struct tcp_hello {
 };
 
 /* ---- Limits and profile --------------------------------------------------- */
-#define TCP_MAX_IOV 64
+#define TCP_MAX_IOV 128 /* the engine packs up to (max_iov - 1) / 3 chunks per packet */
 #define TCP_MAX_PACKET (128u * 1024u)
 #define TCP_RDV_THRESHOLD (64u * 1024u)
 #define TCP_PUT_FRAGMENT (1024u * 1024u)
@@ -146,6 +146,22 @@ struct tcp_rail {
     long timeout_s;
     atomic_int polling;     /* a poll is in progress (no re-entry) */
 };
+
+#define TCP_RX_INITIAL (32u * 1024u)
+#define TCP_RX_LIMIT (TCP_MAX_PACKET + 64u) /* largest frame + header + padding + slack */
+#define TCP_READS_PER_POLL 4                /* recv calls per connection per poll */
+
+/* tcp.c */
+/* Drop a connection (polling thread): fail its queued sends with
+ * PROUST_ERR_CONN and, unless quiet (the peer closed after BYE), report
+ * peer_failed(status, why) once. */
+void proust__tcp_conn_fail(proust__rail_t *rail, struct tcp_conn *c, int status, int quiet,
+                           const char *why);
+
+/* tcp_recv.c */
+/* Read what a readable connection has and deliver its complete frames;
+ * returns the number of events (packets, finished puts, a dropped link). */
+int proust__tcp_conn_read(proust__rail_t *rail, struct tcp_conn *c);
 
 /* tcp_conn.c */
 /* Choose the address, create the non-blocking listening socket, fill t->addr. */

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,27 @@ static int mode_kv(proust__boot_t *b)
     return failures ? 1 : 0;
 }
 
+struct poller {
+    proust__boot_t *boot;
+    atomic_int dead;
+    atomic_int stop;
+};
+
+/* Polls for failure notices while the main thread waits in a fence. */
+static void *poller_main(void *p)
+{
+    struct poller *pl = p;
+    while (!atomic_load(&pl->stop)) {
+        int d = proust__boot_poll_failed_rank(pl->boot);
+        if (d >= 0) {
+            atomic_store(&pl->dead, d);
+            break;
+        }
+        sleep_ms(5);
+    }
+    return NULL;
+}
+
 static int mode_failnotice(proust__boot_t *b)
 {
     int victim = b->size - 1;
@@ -164,17 +186,24 @@ static int mode_failnotice(proust__boot_t *b)
         fflush(stdout);
         _exit(3);
     }
-    /* The victim dies while we wait in this fence: it must fail, not hang,
-     * and the failure notice that came meanwhile must stay queued. */
+    /* The victim dies while we wait in this fence: it must fail, not hang.
+     * The notice reaches the poller thread, or is queued by the fence. */
+    struct poller pl = {.boot = b};
+    atomic_init(&pl.dead, -1);
+    atomic_init(&pl.stop, 0);
+    pthread_t th;
+    pthread_create(&th, NULL, poller_main, &pl);
     double t0 = now_s();
     int rc = b->ops->fence(b);
     CHECK(rc == PROUST_ERR_PEER_FAILED, "fence with a dead rank returned %d", rc);
     int dead = -1;
     while (dead < 0 && now_s() - t0 < 5.0) {
-        dead = proust__boot_poll_failed_rank(b);
+        dead = atomic_load(&pl.dead);
         if (dead < 0)
             sleep_ms(10);
     }
+    atomic_store(&pl.stop, 1);
+    pthread_join(th, NULL);
     CHECK(dead == victim, "poll_failed_rank returned %d, expected %d", dead, victim);
     CHECK(now_s() - t0 < 3.0, "notice took %.2f s", now_s() - t0);
     CHECK(proust__boot_poll_failed_rank(b) == -1, "second notice for one death");

@@ -198,6 +198,30 @@ forward_signal)
     expect_rc 143
     expect_count "$OUT" '^\[[01]\] got TERM$' 2
     ;;
+launcher_death)
+    # proustrun killed outright: its ranks die with it (PR_SET_PDEATHSIG).
+    mkdir "$TMP/pids"
+    "$PR" -n 3 sh -c 'echo $$ >"$0/$PROUST_RANK"; exec sleep 30' "$TMP/pids" \
+        >"$OUT" 2>"$ERR" </dev/null &
+    pid=$!
+    for _ in $(seq 100); do
+        [ "$(ls "$TMP/pids" | wc -l)" -eq 3 ] && break
+        sleep 0.05
+    done
+    sleep 0.1
+    kill -KILL $pid
+    wait $pid 2>/dev/null
+    for _ in $(seq 40); do
+        alive=0
+        for f in "$TMP"/pids/*; do kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
+        [ $alive -eq 0 ] && break
+        sleep 0.05
+    done
+    if [ $alive -ne 0 ]; then
+        for f in "$TMP"/pids/*; do kill -KILL "$(cat "$f")" 2>/dev/null; done
+        fail "ranks outlived proustrun"
+    fi
+    ;;
 grandchild)
     # A rank's child keeps stdout open after every rank has exited:
     # proustrun must still end (bounded wait).

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -389,9 +390,13 @@ static void test_malformed(uint64_t *rng, int variant)
         put_bytes_raw(&s, junk, 64 + prng(rng) % (sizeof junk - 64));
     }
     failed_status = 0;
+    check_contents = 0;
+    packets = 0;
     feed(&s, rng);
     drain();
+    check_contents = 1;
     CHECK(failed_status == PROUST_ERR_PROTO);
+    CHECK(packets == (uint64_t)nvalid);
     /* The peer is gone for good: sends fail at once, nothing is busy. */
     CHECK(rail.ops->send(&rail, 0, NULL, 0, NULL) == PROUST_ERR_CONN);
     CHECK(!rail.ops->busy(&rail, 0));

@@ -109,24 +109,24 @@ void pr_stream_readable(struct pr_job *job, struct pr_rank *r, struct pr_stream 
 
 int64_t pr_stream_flush_partials(struct pr_job *job, int force)
 {
-    int64_t now = pr_now_ms(), next = -1;
-    for (int i = 0; i < job->opt.nprocs; i++) {
-        struct pr_rank *r = &job->ranks[i];
-        struct pr_stream *ss[2] = {&r->out_s, &r->err_s};
-        for (int k = 0; k < 2; k++) {
-            struct pr_stream *s = ss[k];
-            if (s->line.len == s->line.off)
-                continue;
-            if (!force && !(i == 0 && k == 0 && job->stdin_src >= 0))
-                continue; /* whole lines only */
-            int64_t due = s->since_ms + PR_PARTIAL_FLUSH_MS;
-            if (force || due <= now)
-                flush_partial(job, r, s, 0);
-            else if (next < 0 || due < next)
-                next = due;
+    if (force) {
+        for (int i = 0; i < job->opt.nprocs; i++) {
+            struct pr_rank *r = &job->ranks[i];
+            flush_partial(job, r, &r->out_s, 0);
+            flush_partial(job, r, &r->err_s, 0);
         }
+        return -1;
     }
-    return next;
+    /* Otherwise whole lines only, but for a prompt of rank 0. */
+    struct pr_rank *r = &job->ranks[0];
+    struct pr_stream *s = &r->out_s;
+    if (job->stdin_src < 0 || s->line.len == s->line.off)
+        return -1;
+    int64_t due = s->since_ms + PR_PARTIAL_FLUSH_MS;
+    if (due > pr_now_ms())
+        return due;
+    flush_partial(job, r, s, 0);
+    return -1;
 }
 
 /* ---- stdin -> rank 0 ------------------------------------------------------- */

@@ -6,8 +6,10 @@
  *     to the others, let them run for the grace period, then SIGTERM, then
  *     SIGKILL PR_KILL_DELAY_MS later; exit with the failing rank's code;
  *   - a rank asks to abort: report it, SIGKILL everyone, exit with its code;
- *   - SIGINT/SIGTERM/SIGHUP to proustrun: forwarded to every rank, SIGKILL
- *     PR_KILL_DELAY_MS later (at once on a second signal); exit 128+signal.
+ *   - SIGINT/SIGTERM/SIGHUP to proustrun: forwarded to every rank's process
+ *     group, SIGKILL PR_KILL_DELAY_MS later (at once on a second signal);
+ *     exit 128+signal. A signal ignored when proustrun started (nohup, a
+ *     script's background job) stays ignored.
  * The first of these events sets the exit code. Once every child is gone,
  * output is drained for at most PR_DRAIN_MS (grandchildren may hold pipes).
  */
