@@ -25,15 +25,15 @@
  *         in microseconds.
  *   bw    rank 0 streams windows of `window` nonblocking sends of `size`
  *         bytes (all from one buffer); rank 1 pre-posts the matching
- *         receives (each into its own buffer), waits for all, then sends a
+ *         receives (all into one buffer, as osu_bw does), waits, then sends a
  *         4-byte ack; rank 0 waits for the ack before the next window.
  *         bandwidth = size * window * n / loop time, in MB/s (10^6 bytes/s).
  *   bibw  both ranks post `window` receives then `window` sends per
  *         iteration and wait for all of them; bandwidth counts both
  *         directions: 2 * size * window * n / loop time, in MB/s.
- * The window shrinks for large messages so that one window of receive
- * buffers stays under the cap (-c, default 64 MiB): window_eff =
- * min(window, max(1, cap / size)). Size 0 is measured for lat only.
+ * The window shrinks for large messages so that one window's bytes stay
+ * under the cap (-c, default 64 MiB): window_eff = min(window, max(1,
+ * cap / size)). Size 0 is measured for lat only.
  *
  * Output (rank 0, stdout): '#' lines are for humans; every other line is one
  * measurement "pingpong <test> <size-bytes> <value>", value in us (lat) or
@@ -206,7 +206,7 @@ static double pp_bw(size_t size, long w, long n, unsigned char *sbuf, unsigned c
     }
     for (long i = 0; i < warm + n; i++) {
         for (long j = 0; j < w; j++)
-            bk_irecv(rbuf + (size_t)j * size, size, 0, PP_TAG_BW, &reqs[j]);
+            bk_irecv(rbuf, size, 0, PP_TAG_BW, &reqs[j]);
         bk_waitall((size_t)w, reqs);
         bk_send(ack, sizeof ack, 0, PP_TAG_ACK);
     }
@@ -224,7 +224,7 @@ static double pp_bibw(size_t size, long w, long n, unsigned char *sbuf, unsigned
     for (long i = 0; i < warm + n; i++) {
         if (i == warm) t0 = bench_now_ns();
         for (long j = 0; j < w; j++)
-            bk_irecv(rbuf + (size_t)j * size, size, peer, PP_TAG_BW, &reqs[j]);
+            bk_irecv(rbuf, size, peer, PP_TAG_BW, &reqs[j]);
         for (long j = 0; j < w; j++)
             bk_isend(sbuf, size, peer, PP_TAG_BW, &reqs[w + j]);
         bk_waitall((size_t)(2 * w), reqs);
@@ -264,11 +264,8 @@ static int pingpong_main(int argc, char **argv)
     }
 
     long wmax = pp_window(&o, 1);
-    size_t rarea = (size_t)wmax * o.max;
-    if (rarea > o.cap) rarea = o.cap;
-    if (rarea < o.max) rarea = o.max;
     unsigned char *sbuf = bench_alloc(o.max, (unsigned char)('a' + bk_rank));
-    unsigned char *rbuf = bench_alloc(rarea, 0);
+    unsigned char *rbuf = bench_alloc(o.max, 0);
     bk_req_t *reqs = calloc((size_t)(2 * wmax), sizeof *reqs);
     if (!reqs) bench_die("out of memory");
 

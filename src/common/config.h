@@ -22,7 +22,7 @@
       "bytes of each shared-memory receive ring (one per sending peer)")                       \
     X(SHM_GET_THRESHOLD, "PROUST_SHM_GET_THRESHOLD", "0",                                       \
       "shm rendezvous size from which the receiver copies straight from the sender "           \
-      "(process_vm_readv); smaller ones stream through the ring; 0 = built-in default")        \
+      "(process_vm_readv); smaller ones stream through the ring; 0 = every rendezvous")        \
     X(TCP_ADDR, "PROUST_TCP_ADDR", "",                                                          \
       "IPv4 address the tcp rail listens on and publishes; empty = first non-loopback "         \
       "interface that is up, else 127.0.0.1")                                                  \

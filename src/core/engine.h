@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 
 #include "boot/boot.h"
+#include "common/lock.h"
 #include "common/log.h"
 #include "core/wire.h"
 #include "drivers/driver.h"
@@ -160,7 +161,7 @@ struct proust__packet_slot {
 };
 
 struct proust__gate {
-    pthread_mutex_t lock; /* send side: window, send_seq, packet slots, rail send */
+    proust__lock_t lock; /* send side: window, send_seq, packet slots, rail send */
     int peer;
     proust__rail_t *rail;
     struct proust__window win;
@@ -209,7 +210,7 @@ struct proust_session {
     struct proust__gate *gates;
     const struct proust__strategy_ops *strategy;
     size_t rdv_threshold_override; /* 0 = each rail's own */
-    pthread_mutex_t match_lock;
+    proust__lock_t match_lock;
     struct proust_request *any_head, *any_tail; /* ANY_SOURCE posted receives */
     uint64_t post_counter;
     uint64_t arrival_counter;

@@ -19,7 +19,7 @@ int proust__gates_init(struct proust_session *s)
         return PROUST_ERR_NOMEM;
     for (int i = 0; i < s->size; i++) {
         struct proust__gate *g = &s->gates[i];
-        pthread_mutex_init(&g->lock, NULL);
+        proust__lock_init(&g->lock);
         g->peer = i;
         for (int k = 0; k < 2; k++)
             g->slots[k].gate = g;
@@ -38,7 +38,6 @@ void proust__gates_destroy(struct proust_session *s)
             if (c->owned)
                 free(c);
         }
-        pthread_mutex_destroy(&g->lock);
     }
     free(s->gates);
     s->gates = NULL;
@@ -216,7 +215,7 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     PROUST_WARN("rank %d unreachable: %s", g->peer, why);
 
     /* sends: the window, and sends waiting for the peer's answer */
-    pthread_mutex_lock(&g->lock);
+    proust__lock(&g->lock);
     struct proust__chunk *c = g->win.head;
     g->win.head = g->win.tail = NULL;
     g->win.count = g->win.urgent = 0;
@@ -232,11 +231,11 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
         while (owed-- > 0)
             proust__request_event_done(w);
     }
-    pthread_mutex_unlock(&g->lock);
+    proust__unlock(&g->lock);
 
     /* receives posted for this peer, receives in progress from it, and
      * any-source receives (they may wait for this peer forever) */
-    pthread_mutex_lock(&s->match_lock);
+    proust__lock(&s->match_lock);
     struct proust_request *r;
     while ((r = g->posted_head)) {
         proust__dlist_remove(&g->posted_head, &g->posted_tail, r);
@@ -259,5 +258,5 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
         r->status.source = g->peer;
         proust__request_complete(r);
     }
-    pthread_mutex_unlock(&s->match_lock);
+    proust__unlock(&s->match_lock);
 }

@@ -104,7 +104,7 @@ int proust_cancel(proust_request_t *req)
     struct proust_session *s = req->session;
     if (req->kind != PROUST__REQ_RECV)
         return PROUST_ERR_BUSY;
-    pthread_mutex_lock(&s->match_lock);
+    proust__lock(&s->match_lock);
     bool posted = req->where == PROUST__IN_POSTED;
     if (posted) {
         proust__posted_remove(s, req);
@@ -114,7 +114,7 @@ int proust_cancel(proust_request_t *req)
         req->status.count = 0;
         proust__request_complete(req);
     }
-    pthread_mutex_unlock(&s->match_lock);
+    proust__unlock(&s->match_lock);
     proust__run_deferred();
     return posted ? PROUST_OK : PROUST_ERR_BUSY;
 }

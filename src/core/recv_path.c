@@ -316,12 +316,12 @@ static void run_actions(struct proust_session *s, int peer, struct actions *acts
                                        a->req->segs[a->seg].iov_base, a->accepted);
             if (rc == PROUST_OK) {
                 proust__send_control(s, peer, PROUST__CH_FIN, a->sender_token, NULL, 0);
-                pthread_mutex_lock(&s->match_lock);
+                proust__lock(&s->match_lock);
                 if (--a->req->remote_owed == 0 && a->req->where == PROUST__IN_RECEIVING) {
                     proust__dlist_remove(&g->receiving_head, &g->receiving_tail, a->req);
                     a->req->where = PROUST__IN_NONE;
                 }
-                pthread_mutex_unlock(&s->match_lock);
+                proust__unlock(&s->match_lock);
                 proust__request_event_done(a->req);
                 continue;
             }
@@ -340,6 +340,28 @@ static void run_actions(struct proust_session *s, int peer, struct actions *acts
     acts->n = 0;
 }
 
+/* Leave the match lock and carry out what was decided under it. */
+static void flush_decisions(struct proust_session *s, int peer, struct actions *acts,
+                            bool *locked)
+{
+    if (*locked) {
+        proust__unlock(&s->match_lock);
+        *locked = false;
+    }
+    if (acts->n)
+        run_actions(s, peer, acts);
+    if (acts->unexpected) {
+        acts->unexpected = false;
+        pthread_mutex_lock(&s->monitor_lock);
+        proust_event_cb_t cb = s->event_cb;
+        void *arg = s->event_arg;
+        bool want = s->event_mask & PROUST_EVENT_UNEXPECTED;
+        pthread_mutex_unlock(&s->monitor_lock);
+        if (cb && want)
+            cb(s, PROUST_EVENT_UNEXPECTED, &acts->envelope, arg);
+    }
+}
+
 void proust__on_packet(void *engine, int peer, const void *data, size_t len)
 {
     struct proust_session *s = engine;
@@ -348,44 +370,39 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
     struct proust__wire_chunk ch;
     struct actions acts;
     const char *why = NULL;
+    bool locked = false;
     acts.n = 0;
     acts.unexpected = false;
     int rc = proust__wire_open(&rd, data, len, &why);
     while (rc == PROUST_OK && (rc = proust__wire_next(&rd, &ch, &why)) == 1) {
         rc = PROUST_OK;
-        switch (ch.hdr.type) {
-        case PROUST__CH_CTS: {
-            struct proust__cts_body cts;
-            memcpy(&cts, ch.body, sizeof cts);
-            proust__send_on_cts(s, peer, &cts);
-            break;
-        }
-        case PROUST__CH_FIN:
-        case PROUST__CH_ACK:
-            proust__send_on_ack(s, peer, ch.hdr.total);
-            break;
-        default:
-            pthread_mutex_lock(&s->match_lock);
-            rc = on_message_chunk(s, g, &ch.hdr, ch.body, &acts);
-            pthread_mutex_unlock(&s->match_lock);
-            if (rc != PROUST_OK && !why)
-                why = rc == PROUST_ERR_NOMEM ? "out of memory keeping an unexpected message"
-                                             : "chunk of an unknown or duplicate message";
-            if (acts.n)
-                run_actions(s, peer, &acts);
-            if (acts.unexpected) {
-                acts.unexpected = false;
-                pthread_mutex_lock(&s->monitor_lock);
-                proust_event_cb_t cb = s->event_cb;
-                void *arg = s->event_arg;
-                bool want = s->event_mask & PROUST_EVENT_UNEXPECTED;
-                pthread_mutex_unlock(&s->monitor_lock);
-                if (cb && want)
-                    cb(s, PROUST_EVENT_UNEXPECTED, &acts.envelope, arg);
+        if (ch.hdr.type == PROUST__CH_CTS || ch.hdr.type == PROUST__CH_FIN ||
+            ch.hdr.type == PROUST__CH_ACK) {
+            /* control chunks take the gate lock: leave the match lock first */
+            flush_decisions(s, peer, &acts, &locked);
+            if (ch.hdr.type == PROUST__CH_CTS) {
+                struct proust__cts_body cts;
+                memcpy(&cts, ch.body, sizeof cts);
+                proust__send_on_cts(s, peer, &cts);
+            } else {
+                proust__send_on_ack(s, peer, ch.hdr.total);
             }
-            break;
+            continue;
         }
+        /* consecutive message chunks (an aggregated packet) share one
+         * acquisition of the match lock */
+        if (!locked) {
+            proust__lock(&s->match_lock);
+            locked = true;
+        }
+        rc = on_message_chunk(s, g, &ch.hdr, ch.body, &acts);
+        if (rc != PROUST_OK && !why)
+            why = rc == PROUST_ERR_NOMEM ? "out of memory keeping an unexpected message"
+                                         : "chunk of an unknown or duplicate message";
+        if (acts.unexpected || acts.n > PROUST_PACK_MAX_SEGMENTS - 2)
+            flush_decisions(s, peer, &acts, &locked);
     }
+    flush_decisions(s, peer, &acts, &locked);
     if (rc < 0)
         proust__gate_fail(s, g, PROUST_ERR_PROTO, why ? why : "malformed packet");
 }
@@ -417,12 +434,12 @@ void proust__on_put_done(void *engine, int peer, uint64_t token, uint64_t offset
         return;
     proust__token_release(s, token);
     struct proust__gate *g = &s->gates[peer];
-    pthread_mutex_lock(&s->match_lock);
+    proust__lock(&s->match_lock);
     if (--req->remote_owed == 0 && req->where == PROUST__IN_RECEIVING) {
         proust__dlist_remove(&g->receiving_head, &g->receiving_tail, req);
         req->where = PROUST__IN_NONE;
     }
-    pthread_mutex_unlock(&s->match_lock);
+    proust__unlock(&s->match_lock);
     proust__request_event_done(req);
 }
 
@@ -438,11 +455,11 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
     struct actions acts;
     acts.n = 0;
     acts.unexpected = false;
-    pthread_mutex_lock(&s->match_lock);
+    proust__lock(&s->match_lock);
     if (req->peer != PROUST_ANY_SOURCE) {
         int failed = atomic_load(&s->gates[req->peer].failed);
         if (failed) {
-            pthread_mutex_unlock(&s->match_lock);
+            proust__unlock(&s->match_lock);
             req->status.source = req->peer;
             req->status.error = failed;
             proust__request_complete(req);
@@ -453,7 +470,7 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
     if (!m) {
         req->where = PROUST__IN_POSTED;
         proust__posted_append(s, req);
-        pthread_mutex_unlock(&s->match_lock);
+        proust__unlock(&s->match_lock);
         return PROUST_OK;
     }
     struct proust__gate *g = &s->gates[m->source];
@@ -468,7 +485,7 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
     } else {
         free(m);
     }
-    pthread_mutex_unlock(&s->match_lock);
+    proust__unlock(&s->match_lock);
     if (acts.n)
         run_actions(s, g->peer, &acts);
     return PROUST_OK;

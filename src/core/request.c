@@ -30,16 +30,29 @@ struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
         if (!req)
             return NULL;
     }
-    /* zero the bookkeeping; chunk0 is filled by the send path when used */
-    memset(req, 0, offsetof(struct proust_request, chunk0));
-    req->chunks = NULL;
+    /* field by field: cheaper than zeroing the whole bookkeeping; chunk0 is
+     * filled by the send path when used */
+    atomic_init(&req->flags, 0);
+    req->where = PROUST__IN_NONE;
+    req->peer = 0;
+    req->tag = req->mask = 0;
+    req->nseg = 0;
+    req->segs = &req->seg0;
+    req->total = 0;
+    atomic_init(&req->pending, 0);
+    atomic_init(&req->error, PROUST_OK);
+    req->remote_owed = 0;
+    req->status = (proust_status_t){.source = -1};
+    req->post_order = 0;
+    req->next = req->prev = NULL;
+    atomic_init(&req->seg0_left, 0);
     req->seg_left = &req->seg0_left;
+    req->chunks = NULL;
     req->cb = NULL;
     req->cb_arg = NULL;
     req->deferred_next = NULL;
     req->kind = (uint8_t)kind;
     req->session = s;
-    req->status.source = -1;
     return req;
 }
 
@@ -79,8 +92,13 @@ void proust__request_complete(struct proust_request *req)
 
 void proust__request_event_done(struct proust_request *req)
 {
-    if (atomic_fetch_sub_explicit(&req->pending, 1, memory_order_acq_rel) == 1)
+    /* pending == 1: ours is the only event left, so no other thread can
+     * touch the counter; skip the locked decrement */
+    if (atomic_load_explicit(&req->pending, memory_order_acquire) == 1 ||
+        atomic_fetch_sub_explicit(&req->pending, 1, memory_order_acq_rel) == 1) {
+        atomic_store_explicit(&req->pending, 0, memory_order_relaxed);
         proust__request_complete(req);
+    }
 }
 
 void proust__run_deferred(void)

@@ -92,39 +92,49 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
         return PROUST_OK;
     }
     size_t threshold = proust__gate_rdv_threshold(s, g);
-    bool any_rdv = false;
-    for (uint16_t i = 0; i < req->nseg; i++)
-        any_rdv |= req->segs[i].iov_len >= threshold;
-
-    struct proust__chunk *chunks = req->nseg == 1 ? &req->chunk0 : req->chunks;
-    int events = 0;
-
-    pthread_mutex_lock(&g->lock);
-    uint32_t seq = g->send_seq++;
-    for (uint16_t i = 0; i < req->nseg; i++) {
-        struct proust__chunk *c = &chunks[i];
-        fill_envelope(c, req, i, seq);
-        events += build_segment(s, g, req, c, i, sync && !any_rdv && i == 0, threshold);
-        c->urgent = hints && (hints[i] & PROUST_PACK_URGENT);
+    struct proust__chunk *first, *last;
+    int events;
+    if (req->nseg == 1) {
+        /* a plain message: one chunk, no ordering to work out */
+        first = last = &req->chunk0;
+        bool eager = req->seg0.iov_len < threshold;
+        proust__lock(&g->lock);
+        fill_envelope(first, req, 0, g->send_seq++);
+        events = build_segment(s, g, req, first, 0, sync && eager, threshold);
+        first->urgent = false;
+    } else {
+        bool any_rdv = false;
+        for (uint16_t i = 0; i < req->nseg; i++)
+            any_rdv |= req->segs[i].iov_len >= threshold;
+        struct proust__chunk *chunks = req->chunks;
+        events = 0;
+        proust__lock(&g->lock);
+        uint32_t seq = g->send_seq++;
+        for (uint16_t i = 0; i < req->nseg; i++) {
+            struct proust__chunk *c = &chunks[i];
+            fill_envelope(c, req, i, seq);
+            events += build_segment(s, g, req, c, i, sync && !any_rdv && i == 0, threshold);
+            c->urgent = hints && (hints[i] & PROUST_PACK_URGENT);
+        }
+        /* urgent segments of a pack go first, the rest keep their order */
+        first = last = NULL;
+        for (int pass = 0; pass < 2; pass++) {
+            for (uint16_t i = 0; i < req->nseg; i++) {
+                struct proust__chunk *c = &chunks[i];
+                if (c->urgent != (pass == 0))
+                    continue;
+                if (last)
+                    last->next = c;
+                else
+                    first = c;
+                last = c;
+            }
+        }
     }
     atomic_store_explicit(&req->pending, events, memory_order_relaxed);
     if (req->remote_owed) {
         req->where = PROUST__IN_WAITING;
         proust__dlist_append(&g->waiting_head, &g->waiting_tail, req);
-    }
-    /* urgent segments of a pack go first, the rest keep their order */
-    struct proust__chunk *first = NULL, *last = NULL;
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint16_t i = 0; i < req->nseg; i++) {
-            struct proust__chunk *c = &chunks[i];
-            if (c->urgent != (pass == 0))
-                continue;
-            if (last)
-                last->next = c;
-            else
-                first = c;
-            last = c;
-        }
     }
     struct proust__packet_slot *slot;
     if (req->nseg == 1 && s->strategy->flush_on_submit && (slot = proust__gate_idle_slot(g))) {
@@ -133,7 +143,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
         if (rc == PROUST_OK && events == 1) {
             /* the request never left this thread: complete it without a
              * locked instruction */
-            pthread_mutex_unlock(&g->lock);
+            proust__unlock(&g->lock);
             atomic_store_explicit(&req->pending, 0, memory_order_relaxed);
             atomic_store_explicit(&req->flags, PROUST__RF_DONE, memory_order_release);
             return PROUST_OK;
@@ -145,7 +155,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
                 proust__request_set_error(req, rc);
             proust__request_event_done(req);
         }
-        pthread_mutex_unlock(&g->lock);
+        proust__unlock(&g->lock);
         return PROUST_OK;
     }
     proust__window_push(g, first, last, req->nseg, 0);
@@ -153,7 +163,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
         proust__gate_schedule(s, g);
     else
         proust__gate_mark_pending(s, g);
-    pthread_mutex_unlock(&g->lock);
+    proust__unlock(&g->lock);
     return PROUST_OK;
 }
 
@@ -175,11 +185,11 @@ int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint6
         c->body[0].iov_len = body_len;
         c->nbody = 1;
     }
-    pthread_mutex_lock(&g->lock);
+    proust__lock(&g->lock);
     proust__window_push(g, c, c, 1, 0);
     /* answers are never held back: the peer is waiting for them */
     proust__gate_schedule(s, g);
-    pthread_mutex_unlock(&g->lock);
+    proust__unlock(&g->lock);
     return PROUST_OK;
 }
 
@@ -196,11 +206,11 @@ void proust__send_on_cts(struct proust_session *s, int peer, const struct proust
 {
     struct proust__gate *g = &s->gates[peer];
     uint16_t seg;
-    pthread_mutex_lock(&g->lock);
+    proust__lock(&g->lock);
     struct proust_request *req = proust__token_lookup(s, cts->sender_token, &seg);
     if (!req || req->kind != PROUST__REQ_SEND || req->peer != peer || seg >= req->nseg ||
         req->where != PROUST__IN_WAITING || cts->accepted > req->segs[seg].iov_len) {
-        pthread_mutex_unlock(&g->lock);
+        proust__unlock(&g->lock);
         PROUST_WARN("rank %d sent a CTS for an unknown send; ignored", peer);
         return;
     }
@@ -210,7 +220,7 @@ void proust__send_on_cts(struct proust_session *s, int peer, const struct proust
     size_t frag = rail->caps.put_fragment ? rail->caps.put_fragment : cts->accepted;
     size_t nfrag = cts->accepted ? (cts->accepted + frag - 1) / frag : 0;
     if (nfrag == 0) {
-        pthread_mutex_unlock(&g->lock);
+        proust__unlock(&g->lock);
         proust__request_event_done(req);
         return;
     }
@@ -228,7 +238,7 @@ void proust__send_on_cts(struct proust_session *s, int peer, const struct proust
         proust__request_event_done(req);
     }
     bool busy = rail->ops->busy(rail, peer);
-    pthread_mutex_unlock(&g->lock);
+    proust__unlock(&g->lock);
     if (busy)
         proust__gate_mark_pending(s, g);
 }
@@ -237,16 +247,16 @@ void proust__send_on_ack(struct proust_session *s, int peer, uint64_t token)
 {
     struct proust__gate *g = &s->gates[peer];
     uint16_t seg;
-    pthread_mutex_lock(&g->lock);
+    proust__lock(&g->lock);
     struct proust_request *req = proust__token_lookup(s, token, &seg);
     if (!req || req->kind != PROUST__REQ_SEND || req->peer != peer ||
         req->where != PROUST__IN_WAITING) {
-        pthread_mutex_unlock(&g->lock);
+        proust__unlock(&g->lock);
         PROUST_WARN("rank %d acknowledged an unknown send; ignored", peer);
         return;
     }
     proust__token_release(s, token);
     owed_answered(g, req);
-    pthread_mutex_unlock(&g->lock);
+    proust__unlock(&g->lock);
     proust__request_event_done(req);
 }

@@ -135,7 +135,7 @@ int proust_init(proust_session_t **out)
     int rc = PROUST_ERR_NOMEM;
     if (!s)
         goto err_flag;
-    pthread_mutex_init(&s->match_lock, NULL);
+    proust__lock_init(&s->match_lock);
     pthread_mutex_init(&s->monitor_lock, NULL);
     if ((rc = read_config(s)) != PROUST_OK)
         goto err_free;
@@ -180,7 +180,6 @@ err_boot:
     s->boot.ops->abort(&s->boot, 1, "proust_init failed");
     proust__boot_close(&s->boot);
 err_free:
-    pthread_mutex_destroy(&s->match_lock);
     pthread_mutex_destroy(&s->monitor_lock);
     free(s);
 err_flag:
@@ -208,13 +207,12 @@ int proust_finalize(proust_session_t *s)
     atomic_store(&s->active, 0);
     close_rails(s);
     /* Requests still posted are canceled (nobody will complete them). */
-    pthread_mutex_lock(&s->match_lock);
+    proust__lock(&s->match_lock);
     proust__recv_cleanup(s);
-    pthread_mutex_unlock(&s->match_lock);
+    proust__unlock(&s->match_lock);
     proust__gates_destroy(s);
     proust__tokens_destroy(s);
     proust__boot_close(&s->boot);
-    pthread_mutex_destroy(&s->match_lock);
     pthread_mutex_destroy(&s->monitor_lock);
     free(s);
     proust__run_deferred();

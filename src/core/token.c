@@ -20,7 +20,7 @@ struct token_slot {
 };
 
 struct proust__token_table {
-    pthread_mutex_t lock;
+    proust__lock_t lock;
     struct token_slot *_Atomic blocks[MAX_BLOCKS];
     _Atomic uint32_t nslots;
     uint32_t free_head; /* slot index + 1, 0 = none */
@@ -49,7 +49,7 @@ int proust__tokens_init(struct proust_session *s)
     struct proust__token_table *t = calloc(1, sizeof *t);
     if (!t)
         return PROUST_ERR_NOMEM;
-    pthread_mutex_init(&t->lock, NULL);
+    proust__lock_init(&t->lock);
     s->tokens = t;
     return PROUST_OK;
 }
@@ -57,7 +57,7 @@ int proust__tokens_init(struct proust_session *s)
 uint64_t proust__token_alloc(struct proust_session *s, struct proust_request *req, uint16_t seg)
 {
     struct proust__token_table *t = table(s);
-    pthread_mutex_lock(&t->lock);
+    proust__lock(&t->lock);
     uint32_t idx;
     if (t->free_head) {
         idx = t->free_head - 1;
@@ -66,13 +66,13 @@ uint64_t proust__token_alloc(struct proust_session *s, struct proust_request *re
         idx = t->nslots;
         uint32_t b = idx / BLOCK_SLOTS;
         if (b >= MAX_BLOCKS) {
-            pthread_mutex_unlock(&t->lock);
+            proust__unlock(&t->lock);
             return 0;
         }
         if (!atomic_load(&t->blocks[b])) {
             struct token_slot *blk = calloc(BLOCK_SLOTS, sizeof *blk);
             if (!blk) {
-                pthread_mutex_unlock(&t->lock);
+                proust__unlock(&t->lock);
                 return 0;
             }
             atomic_store_explicit(&t->blocks[b], blk, memory_order_release);
@@ -84,7 +84,7 @@ uint64_t proust__token_alloc(struct proust_session *s, struct proust_request *re
     atomic_store_explicit(&sl->req, req, memory_order_relaxed);
     uint32_t gen = atomic_load_explicit(&sl->gen, memory_order_relaxed) + 1; /* now odd */
     atomic_store_explicit(&sl->gen, gen, memory_order_release);
-    pthread_mutex_unlock(&t->lock);
+    proust__unlock(&t->lock);
     return ((uint64_t)gen << 32) | idx;
 }
 
@@ -115,7 +115,7 @@ void proust__token_release(struct proust_session *s, uint64_t token)
     uint32_t gen = (uint32_t)(token >> 32), idx = (uint32_t)token;
     if (!t)
         return;
-    pthread_mutex_lock(&t->lock);
+    proust__lock(&t->lock);
     struct token_slot *sl = slot_at(t, idx);
     if (sl && idx < t->nslots && atomic_load(&sl->gen) == gen && (gen & 1u)) {
         atomic_store_explicit(&sl->gen, gen + 1, memory_order_release); /* even: free */
@@ -123,7 +123,7 @@ void proust__token_release(struct proust_session *s, uint64_t token)
         sl->next_free = t->free_head;
         t->free_head = idx + 1;
     }
-    pthread_mutex_unlock(&t->lock);
+    proust__unlock(&t->lock);
 }
 
 void proust__tokens_destroy(struct proust_session *s)
@@ -133,7 +133,6 @@ void proust__tokens_destroy(struct proust_session *s)
         return;
     for (uint32_t b = 0; b < MAX_BLOCKS; b++)
         free(atomic_load(&t->blocks[b]));
-    pthread_mutex_destroy(&t->lock);
     free(t);
     s->tokens = NULL;
 }

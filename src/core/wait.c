@@ -39,9 +39,9 @@ int proust__progress(struct proust_session *s)
             struct proust__gate *g = &s->gates[r];
             if (!atomic_load_explicit(&g->pending_work, memory_order_acquire))
                 continue;
-            if (pthread_mutex_trylock(&g->lock) == 0) {
+            if (proust__trylock(&g->lock)) {
                 proust__gate_schedule(s, g);
-                pthread_mutex_unlock(&g->lock);
+                proust__unlock(&g->lock);
                 events++;
             }
         }
@@ -78,8 +78,8 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
         w->idle_polls = 0;
         return;
     }
-    if (++w->idle_polls < SPIN_POLLS)
-        return;
+    if (++w->idle_polls < SPIN_POLLS || (w->idle_polls & 31u))
+        return; /* the clock costs more than a poll: read it every 32 */
     uint64_t now = proust__now_ns();
     if (w->idle_polls == SPIN_POLLS) {
         w->idle_since_ns = now;
@@ -257,7 +257,7 @@ int proust_iprobe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_
         return PROUST_ERR_RANK;
     proust__progress(s);
     proust__run_deferred();
-    pthread_mutex_lock(&s->match_lock);
+    proust__lock(&s->match_lock);
     struct proust__inmsg *m = proust__unexpected_find(s, source, tag, mask, false);
     proust_status_t st = {0};
     if (m) {
@@ -266,7 +266,7 @@ int proust_iprobe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_
         st.size = m->size;
         st.count = m->size;
     }
-    pthread_mutex_unlock(&s->match_lock);
+    proust__unlock(&s->match_lock);
     *flag = m != NULL;
     if (m && status)
         *status = st;

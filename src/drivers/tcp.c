@@ -429,9 +429,20 @@ static int tcp_poll(proust__rail_t *rail)
         return 0;
     if (atomic_exchange_explicit(&t->polling, 1, memory_order_acquire))
         return 0; /* another poll is running (or we were re-entered from an upcall) */
+    int events = 0;
+    if (t->size <= TCP_DIRECT_POLL_MAX) {
+        /* few connections: one recv each costs less than epoll_wait + recv
+         * (one system call less per message on the latency path) */
+        for (int r = 0; r < t->size; r++) {
+            struct tcp_conn *c = &t->conns[r];
+            if (c->recv_fd >= 0 && !c->rx.dead)
+                events += proust__tcp_conn_read(rail, c);
+        }
+        atomic_store_explicit(&t->polling, 0, memory_order_release);
+        return events;
+    }
     struct epoll_event ev[TCP_POLL_EVENTS];
     int n = epoll_wait(t->epfd, ev, TCP_POLL_EVENTS, 0);
-    int events = 0;
     for (int i = 0; i < n; i++) {
         uint64_t d = ev[i].data.u64;
         if ((d & TCP_EV_SEND) || !(ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)))

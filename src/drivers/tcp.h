@@ -150,6 +150,7 @@ struct tcp_rail {
 #define TCP_RX_INITIAL (32u * 1024u)
 #define TCP_RX_LIMIT (TCP_MAX_PACKET + 64u) /* largest frame + header + padding + slack */
 #define TCP_READS_PER_POLL 4                /* recv calls per connection per poll */
+#define TCP_DIRECT_POLL_MAX 4 /* up to this many peers, poll by recv, not epoll */
 
 /* tcp.c */
 /* Drop a connection (polling thread): fail its queued sends with
