@@ -4,7 +4,7 @@
 
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
-foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death)
+foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -149,3 +149,76 @@ foreach(strategy default aggreg)
 endforeach()
 api_job(NAME sync_shm_noget NPROCS 2 RAILS self,shm PROGRAM sync
         ENV PROUST_SHM_GET_THRESHOLD=1G)
+
+# ---- 9. errors --------------------------------------------------------------
+api_job(NAME errors_self NPROCS 1 RAILS self PROGRAM errors)
+api_job(NAME errors_shm NPROCS 2 RAILS self,shm PROGRAM errors)
+api_job(NAME errors_tcp NPROCS 2 RAILS tcp PROGRAM errors ENV PROUST_STRATEGY=aggreg)
+api_job(NAME errors_shm_noget NPROCS 2 RAILS self,shm PROGRAM errors
+        ENV PROUST_SHM_GET_THRESHOLD=1G PROUST_SHM_RING_SIZE=16K)
+# without a launcher: a one-process job (singleton bootstrap)
+if(TARGET api_errors)
+  add_test(NAME api_errors_singleton COMMAND api_errors)
+  set_tests_properties(api_errors_singleton PROPERTIES TIMEOUT 60)
+endif()
+# proust_init must return an error, not exit, when the configuration cannot work
+api_job(NAME errors_init_bogus_rails NPROCS 1 RAILS bogus PROGRAM errors
+        ARGS --expect-init-fail TIMEOUT 60)
+api_job(NAME errors_init_no_rail_names NPROCS 1 RAILS "," PROGRAM errors
+        ARGS --expect-init-fail TIMEOUT 60)
+api_job(NAME errors_init_small_ring NPROCS 2 RAILS self,shm PROGRAM errors
+        ARGS --expect-init-fail ENV PROUST_SHM_RING_SIZE=1000 TIMEOUT 60)
+# documented: PROUST_ERR_NO_RAIL if a peer cannot be reached
+api_job(NAME errors_init_no_rail_to_peer NPROCS 2 RAILS self PROGRAM errors
+        ARGS --expect-init-fail TIMEOUT 60)
+if(TARGET api_errors)
+  add_test(NAME api_errors_init_bogus_rails_singleton COMMAND api_errors --expect-init-fail)
+  set_tests_properties(api_errors_init_bogus_rails_singleton PROPERTIES TIMEOUT 60
+                       ENVIRONMENT "PROUST_RAILS=bogus")
+endif()
+
+# ---- 10. peer death: a rank SIGKILLs itself mid-transfer ----------------------
+# proustrun exits non-zero (a rank died): the survivors' lines are the verdict.
+foreach(rails self,shm tcp)
+  string(REPLACE "self,shm" "shm" rname ${rails})
+  foreach(mode sender-dies receiver-dies)
+    foreach(n 2 3)
+      set(tname peer_death_${rname}_${mode}_${n})
+      api_job(NAME ${tname} NPROCS ${n} RAILS ${rails} PROGRAM peer_death
+              ARGS --mode=${mode} LAUNCHER_ARGS --grace 10 TIMEOUT 60)
+      if(TARGET api_peer_death)
+        set_tests_properties(api_${tname} PROPERTIES
+          PASS_REGULAR_EXPRESSION "survivor got PROUST_ERR_(PEER_FAILED|CONN) after [0-9.]+ s.*survivor exiting cleanly"
+          FAIL_REGULAR_EXPRESSION "\\] FAIL ")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+# the 16 MiB crawl through the ring (no process_vm_readv): the death lands
+# mid-transfer; and a message fully delivered before the death
+foreach(variant noget_sender-dies_2 noget_receiver-dies_2 delivered-then-dies_2
+        tcp_delivered-then-dies_2)
+  string(REGEX MATCH "(sender|receiver|delivered-then)-dies" mode ${variant})
+  if(variant MATCHES "^tcp_")
+    set(rails tcp)
+    set(tname peer_death_${variant})
+  else()
+    set(rails self,shm)
+    set(tname peer_death_shm_${variant})
+  endif()
+  api_job(NAME ${tname} NPROCS 2 RAILS ${rails} PROGRAM peer_death
+          ARGS --mode=${mode} LAUNCHER_ARGS --grace 10 TIMEOUT 60
+          ENV PROUST_SHM_GET_THRESHOLD=1G)
+  if(TARGET api_peer_death)
+    set_tests_properties(api_${tname} PROPERTIES
+      PASS_REGULAR_EXPRESSION "survivor got PROUST_ERR_(PEER_FAILED|CONN) after [0-9.]+ s.*survivor exiting cleanly"
+      FAIL_REGULAR_EXPRESSION "\\] FAIL ")
+  endif()
+endforeach()
+
+# ---- finalize with sends outstanding and a receive posted ---------------------
+# (the program's watchdog stops a hang after 10 s)
+api_job(NAME finalize_shm NPROCS 2 RAILS self,shm PROGRAM finalize TIMEOUT 60)
+api_job(NAME finalize_shm_noget_aggreg NPROCS 2 RAILS self,shm PROGRAM finalize
+        ENV PROUST_SHM_GET_THRESHOLD=1G PROUST_STRATEGY=aggreg TIMEOUT 60)
+api_job(NAME finalize_tcp NPROCS 2 RAILS tcp PROGRAM finalize TIMEOUT 60)

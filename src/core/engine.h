@@ -222,6 +222,7 @@ struct proust_session {
     unsigned event_mask;
     _Atomic int active; /* set between init and finalize */
     _Atomic int gates_pending; /* some gate has work queued */
+    _Atomic int sends_waiting; /* sends in some gate's waiting list */
     long peer_check_ms;
     bool oversubscribed; /* more processes on this host than usable cores */
 };

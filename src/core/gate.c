@@ -87,6 +87,8 @@ static void credit_chunks(struct proust__chunk *c, int status)
 
 void proust__gate_mark_pending(struct proust_session *s, struct proust__gate *g)
 {
+    if (atomic_load_explicit(&g->pending_work, memory_order_relaxed))
+        return; /* already marked: no locked instruction */
     if (!atomic_exchange_explicit(&g->pending_work, 1, memory_order_acq_rel))
         atomic_fetch_add_explicit(&s->gates_pending, 1, memory_order_acq_rel);
 }
@@ -151,11 +153,14 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
     if (budget.max_chunks > 40)
         budget.max_chunks = 40; /* slot iov holds 1 + 3 * 43 entries */
 
-    if (atomic_load_explicit(&g->failed, memory_order_acquire)) {
+    int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
+    if (failed) {
         struct proust__chunk *c = g->win.head;
         g->win.head = g->win.tail = NULL;
         g->win.count = g->win.urgent = 0;
-        credit_chunks(c, atomic_load(&g->failed));
+        credit_chunks(c, failed);
+        if (rail->ops->disconnect)
+            rail->ops->disconnect(rail, g->peer, failed);
         clear_pending(s, g);
         return;
     }
@@ -220,10 +225,14 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     g->win.head = g->win.tail = NULL;
     g->win.count = g->win.urgent = 0;
     credit_chunks(c, status);
+    /* the driver fails what it still holds for that peer (puts, packets) */
+    if (g->rail && g->rail->ops->disconnect)
+        g->rail->ops->disconnect(g->rail, g->peer, status);
     struct proust_request *w;
     while ((w = g->waiting_head)) {
         proust__dlist_remove(&g->waiting_head, &g->waiting_tail, w);
         w->where = PROUST__IN_NONE;
+        atomic_fetch_sub_explicit(&s->sends_waiting, 1, memory_order_relaxed);
         proust__request_set_error(w, status);
         /* the answers the peer still owed will not come */
         int owed = w->remote_owed;

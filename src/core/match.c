@@ -46,10 +46,13 @@ struct proust_request *proust__posted_take(struct proust_session *s, int source,
     struct proust_request *any = s->any_head ? first_match(s->any_head, tag) : NULL;
     if (any && (!mine || any->post_order < mine->post_order)) {
         proust__dlist_remove(&s->any_head, &s->any_tail, any);
+        any->where = PROUST__IN_NONE;
         return any;
     }
-    if (mine)
+    if (mine) {
         proust__dlist_remove(&g->posted_head, &g->posted_tail, mine);
+        mine->where = PROUST__IN_NONE;
+    }
     return mine;
 }
 

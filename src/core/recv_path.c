@@ -181,7 +181,7 @@ static void gate_active_remove(struct proust__gate *g, struct proust__inmsg *m)
 /* A chunk of a message whose turn has come, or of one already started. */
 static int process_chunk(struct proust_session *s, struct proust__gate *g,
                          const struct proust__chunk_hdr *h, const uint8_t *body, bool is_new,
-                         struct actions *acts)
+                         struct proust_request *taken, struct actions *acts)
 {
     const uint8_t *data = body;
     size_t seg_size;
@@ -205,7 +205,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
 
     struct proust__inmsg *m = NULL;
     if (is_new) {
-        struct proust_request *req = proust__posted_take(s, g->peer, h->tag);
+        struct proust_request *req = taken ? taken : proust__posted_take(s, g->peer, h->tag);
         if (req && h->nseg == 1) {
             /* the common case: a one-segment message with its receive posted */
             bind_request(req, g->peer, h->tag, 1, h->total);
@@ -279,9 +279,29 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
     if (seq_before(g->recv_seq, h->seq))
         return stash_chunk(g, h, body); /* ahead of its turn */
     bool is_new = h->seq == g->recv_seq;
-    if (is_new)
+    struct proust_request *req = NULL;
+    if (is_new) {
         g->recv_seq++;
-    int rc = process_chunk(s, g, h, body, is_new, acts);
+        req = proust__posted_take(s, g->peer, h->tag);
+        if (req && req->nseg == 1 && h->type == PROUST__CH_DATA && h->nseg == 1 &&
+            !(h->flags & PROUST__CF_SYNC) && !g->stash) {
+            /* the common case, kept short: a one-segment eager message whose
+             * receive is posted */
+            size_t n = h->len, cap = req->seg0.iov_len;
+            req->status.source = g->peer;
+            req->status.tag = h->tag;
+            req->status.size = h->total;
+            if (n > cap) {
+                req->status.error = PROUST_ERR_TRUNCATE;
+                n = cap;
+            }
+            memcpy(req->seg0.iov_base, body, n);
+            req->status.count = n;
+            proust__request_complete(req);
+            return PROUST_OK;
+        }
+    }
+    int rc = process_chunk(s, g, h, body, is_new, req, acts);
     /* chunks that were waiting for this one */
     while (rc == PROUST_OK && g->stash) {
         struct proust__stashed **pp = &g->stash, *st = NULL;
@@ -295,7 +315,7 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
         bool next_new = st->hdr.seq == g->recv_seq;
         if (next_new)
             g->recv_seq++;
-        rc = process_chunk(s, g, &st->hdr, st->body, next_new, acts);
+        rc = process_chunk(s, g, &st->hdr, st->body, next_new, NULL, acts);
         free(st);
     }
     return rc;
@@ -456,7 +476,11 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
     acts.n = 0;
     acts.unexpected = false;
     proust__lock(&s->match_lock);
-    if (req->peer != PROUST_ANY_SOURCE) {
+    /* a message that arrived before its sender failed is still delivered */
+    struct proust__inmsg *m =
+        s->unexpected_count ? proust__unexpected_find(s, req->peer, req->tag, req->mask, true)
+                            : NULL;
+    if (!m && req->peer != PROUST_ANY_SOURCE) {
         int failed = atomic_load(&s->gates[req->peer].failed);
         if (failed) {
             proust__unlock(&s->match_lock);
@@ -466,7 +490,6 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
             return PROUST_OK;
         }
     }
-    struct proust__inmsg *m = proust__unexpected_find(s, req->peer, req->tag, req->mask, true);
     if (!m) {
         req->where = PROUST__IN_POSTED;
         proust__posted_append(s, req);

@@ -99,8 +99,26 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
         first = last = &req->chunk0;
         bool eager = req->seg0.iov_len < threshold;
         proust__lock(&g->lock);
-        fill_envelope(first, req, 0, g->send_seq++);
-        events = build_segment(s, g, req, first, 0, sync && eager, threshold);
+        if (eager && !sync) {
+            /* the common case, kept short: one DATA chunk */
+            first->hdr = (struct proust__chunk_hdr){
+                .type = PROUST__CH_DATA,
+                .nseg = 1,
+                .seq = g->send_seq++,
+                .len = (uint32_t)req->seg0.iov_len,
+                .tag = req->tag,
+                .total = req->total,
+            };
+            first->next = NULL;
+            first->owned = false;
+            first->req = req;
+            first->body[0] = req->seg0;
+            first->nbody = 1;
+            events = 1;
+        } else {
+            fill_envelope(first, req, 0, g->send_seq++);
+            events = build_segment(s, g, req, first, 0, sync && eager, threshold);
+        }
         first->urgent = false;
     } else {
         bool any_rdv = false;
@@ -135,6 +153,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
     if (req->remote_owed) {
         req->where = PROUST__IN_WAITING;
         proust__dlist_append(&g->waiting_head, &g->waiting_tail, req);
+        atomic_fetch_add_explicit(&s->sends_waiting, 1, memory_order_relaxed);
     }
     struct proust__packet_slot *slot;
     if (req->nseg == 1 && s->strategy->flush_on_submit && (slot = proust__gate_idle_slot(g))) {
@@ -194,11 +213,13 @@ int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint6
 }
 
 /* The peer answered something this request waited for (gate lock held). */
-static void owed_answered(struct proust__gate *g, struct proust_request *req)
+static void owed_answered(struct proust_session *s, struct proust__gate *g,
+                          struct proust_request *req)
 {
     if (--req->remote_owed == 0 && req->where == PROUST__IN_WAITING) {
         proust__dlist_remove(&g->waiting_head, &g->waiting_tail, req);
         req->where = PROUST__IN_NONE;
+        atomic_fetch_sub_explicit(&s->sends_waiting, 1, memory_order_relaxed);
     }
 }
 
@@ -215,7 +236,7 @@ void proust__send_on_cts(struct proust_session *s, int peer, const struct proust
         return;
     }
     proust__token_release(s, cts->sender_token);
-    owed_answered(g, req);
+    owed_answered(s, g, req);
     proust__rail_t *rail = g->rail;
     size_t frag = rail->caps.put_fragment ? rail->caps.put_fragment : cts->accepted;
     size_t nfrag = cts->accepted ? (cts->accepted + frag - 1) / frag : 0;
@@ -256,7 +277,7 @@ void proust__send_on_ack(struct proust_session *s, int peer, uint64_t token)
         return;
     }
     proust__token_release(s, token);
-    owed_answered(g, req);
+    owed_answered(s, g, req);
     proust__unlock(&g->lock);
     proust__request_event_done(req);
 }

@@ -177,7 +177,8 @@ err_rails:
 err_tokens:
     proust__tokens_destroy(s);
 err_boot:
-    s->boot.ops->abort(&s->boot, 1, "proust_init failed");
+    /* no abort: the caller gets the error; peers waiting in a fence learn
+     * from the launcher that this process left */
     proust__boot_close(&s->boot);
 err_free:
     pthread_mutex_destroy(&s->monitor_lock);
@@ -188,13 +189,23 @@ err_flag:
 }
 
 /* Push out what is still queued, for a bounded time. */
+/* Complete what this process still sends (queued packets, rendezvous
+ * waiting for the receiver, even for requests the user freed), so that no
+ * peer waits for data from a process sitting in the final fence. Bounded:
+ * a receiver that never posts the receive only delays us. */
 static void drain_sends(struct proust_session *s)
 {
     uint64_t deadline = proust__now_ns() + 10ull * 1000000000ull;
-    while (atomic_load(&s->gates_pending) > 0 && proust__now_ns() < deadline) {
-        proust__progress(s);
+    struct proust__waiter w = {0};
+    while ((atomic_load(&s->gates_pending) > 0 || atomic_load(&s->sends_waiting) > 0) &&
+           proust__now_ns() < deadline) {
+        int ev = proust__progress(s);
         proust__run_deferred();
+        proust__waiter_idle(s, &w, ev);
     }
+    if (atomic_load(&s->sends_waiting) > 0)
+        PROUST_WARN("finalize: %d send(s) never matched by their receiver",
+                    atomic_load(&s->sends_waiting));
 }
 
 int proust_finalize(proust_session_t *s)

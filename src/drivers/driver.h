@@ -113,6 +113,10 @@ struct proust__rail_ops {
     /* Optional: a file descriptor that becomes readable when poll has work
      * (for blocking waits), or -1. */
     int (*fd)(proust__rail_t *rail);
+    /* Optional: the engine learned (from the launcher, or a protocol error)
+     * that `peer` is gone: stop talking to it and complete its queued sends
+     * and puts with send_done(ctx, status). Called with the gate lock held. */
+    void (*disconnect)(proust__rail_t *rail, int peer, int status);
     void (*close)(proust__rail_t *rail);
 };
 

@@ -346,6 +346,23 @@ static int shm_flush(proust__rail_t *rail, int peer)
     return PROUST_OK;
 }
 
+static void shm_disconnect(proust__rail_t *rail, int peer, int status)
+{
+    struct shm_state *st = rail->priv;
+    if (!st || !st->peers || peer < 0 || peer >= st->size)
+        return;
+    struct shm_peer *p = &st->peers[peer];
+    atomic_store(&p->dead, 1);
+    while (p->q_head) {
+        struct queued_op *op = p->q_head;
+        p->q_head = op->next;
+        if (!p->q_head)
+            p->q_tail = NULL;
+        rail->up.send_done(rail->up.engine, op->ctx, status);
+        free(op);
+    }
+}
+
 static int shm_busy(proust__rail_t *rail, int peer)
 {
     struct shm_state *st = rail->priv;
@@ -521,5 +538,6 @@ const struct proust__rail_ops proust__rail_shm = {
     .flush = shm_flush,
     .poll = shm_poll,
     .fd = shm_fd,
+    .disconnect = shm_disconnect,
     .close = shm_close,
 };

@@ -207,6 +207,28 @@ void proust__tcp_conn_fail(proust__rail_t *rail, struct tcp_conn *c, int status,
     rail->up.peer_failed(rail->up.engine, c->peer, status, why);
 }
 
+/* Engine side (gate lock held): the peer is known to be gone. Shut the
+ * sockets (the poller cleans up when it sees the end of stream) and fail
+ * the queue now; the engine needs no second report. */
+static void tcp_disconnect(proust__rail_t *rail, int peer, int status)
+{
+    struct tcp_rail *t = rail->priv;
+    if (!t || peer < 0 || peer >= t->size)
+        return;
+    struct tcp_conn *c = &t->conns[peer];
+    int expected = TCP_LIVE;
+    atomic_compare_exchange_strong(&c->state, &expected, status);
+    atomic_store(&c->reported, 1);
+    if (c->send_fd >= 0)
+        (void)shutdown(c->send_fd, SHUT_RDWR);
+    if (c->recv_fd >= 0 && c->recv_fd != c->send_fd)
+        (void)shutdown(c->recv_fd, SHUT_RDWR);
+    pthread_mutex_lock(&c->send_lock);
+    struct tcp_sreq *q = detach_queue_locked(t, c);
+    pthread_mutex_unlock(&c->send_lock);
+    complete_list(rail, q, status, 1);
+}
+
 /* ---- Sending ---------------------------------------------------------------- */
 
 /* Write one frame: hdr (hlen bytes), iov[0..iovcnt) (len bytes), padding. */
@@ -718,5 +740,6 @@ const struct proust__rail_ops proust__rail_tcp = {
     .flush = tcp_flush,
     .poll = tcp_poll,
     .fd = tcp_fd,
+    .disconnect = tcp_disconnect,
     .close = tcp_close,
 };
