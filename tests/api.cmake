@@ -217,7 +217,7 @@ foreach(variant noget_sender-dies_2 noget_receiver-dies_2 delivered-then-dies_2
 endforeach()
 
 # ---- finalize with sends outstanding and a receive posted ---------------------
-# (the program's watchdog stops a hang after 10 s)
+# (the program's watchdog stops a hang after 20 s)
 api_job(NAME finalize_shm NPROCS 2 RAILS self,shm PROGRAM finalize TIMEOUT 60)
 api_job(NAME finalize_shm_noget_aggreg NPROCS 2 RAILS self,shm PROGRAM finalize
         ENV PROUST_SHM_GET_THRESHOLD=1G PROUST_STRATEGY=aggreg TIMEOUT 60)

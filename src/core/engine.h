@@ -53,6 +53,7 @@ struct proust_request {
     _Atomic unsigned flags;
     uint8_t kind;
     uint8_t where;     /* which list holds it: PROUST__IN_* */
+    bool in_use;       /* allocated (not in a free list) */
     struct proust_session *session;
     int peer;          /* destination, or requested source (may be ANY) */
     proust_tag_t tag;
@@ -225,9 +226,17 @@ struct proust_session {
     _Atomic int sends_waiting; /* sends in some gate's waiting list */
     long peer_check_ms;
     bool oversubscribed; /* more processes on this host than usable cores */
+    /* request memory (request.c) */
+    proust__lock_t req_lock;
+    struct proust__req_block *req_blocks;
+    struct proust_request *req_free;
+    uint64_t gen; /* tells thread caches of different sessions apart */
 };
 
 /* ---- request life cycle (request.c) --------------------------------------- */
+void proust__requests_init(struct proust_session *s);
+/* Free every request of the session, waited for or not. */
+void proust__requests_destroy(struct proust_session *s);
 struct proust_request *proust__request_alloc(struct proust_session *s, int kind);
 void proust__request_release(struct proust_request *req);
 /* Record an error (the first one wins). */

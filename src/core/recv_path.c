@@ -22,7 +22,7 @@ struct action {
     uint64_t sender_token;
     size_t accepted;
     uint32_t key_len;
-    const uint8_t *key;
+    uint8_t key[PROUST__MAX_KEY]; /* a copy: the chunk or inmsg may be gone */
 };
 
 struct actions {
@@ -69,7 +69,8 @@ static void deliver_segment(struct proust__gate *g, struct proust_request *req, 
     if (seg_size > cap)
         proust__request_set_error(req, PROUST_ERR_TRUNCATE);
     if (flags & PROUST__CF_SYNC)
-        acts->a[acts->n++] = (struct action){.kind = ACT_ACK, .sender_token = sync_token};
+        acts->a[acts->n++] = (struct action){.kind = ACT_ACK, .sender_token = sync_token,
+                                             .key_len = 0};
     if (!rts) {
         if (take)
             memcpy(req->segs[seg].iov_base, data, take);
@@ -91,15 +92,15 @@ static void deliver_segment(struct proust__gate *g, struct proust_request *req, 
     }
     if (take)
         req->remote_owed++;
-    acts->a[acts->n++] = (struct action){
-        .kind = (rts->key_len && take) ? ACT_GET : ACT_CTS,
-        .seg = seg,
-        .req = req,
-        .sender_token = rts->sender_token,
-        .accepted = take,
-        .key_len = rts->key_len,
-        .key = key,
-    };
+    struct action *a = &acts->a[acts->n++];
+    a->kind = (rts->key_len && take) ? ACT_GET : ACT_CTS;
+    a->seg = seg;
+    a->req = req;
+    a->sender_token = rts->sender_token;
+    a->accepted = take;
+    a->key_len = a->kind == ACT_GET ? rts->key_len : 0;
+    if (a->key_len)
+        memcpy(a->key, key, a->key_len);
 }
 
 static struct proust__inmsg *inmsg_new(int source, const struct proust__chunk_hdr *h)
@@ -295,7 +296,8 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
                 req->status.error = PROUST_ERR_TRUNCATE;
                 n = cap;
             }
-            memcpy(req->seg0.iov_base, body, n);
+            if (n)
+                memcpy(req->seg0.iov_base, body, n);
             req->status.count = n;
             proust__request_complete(req);
             return PROUST_OK;

@@ -12,24 +12,123 @@
 
 #include "core/engine.h"
 
-/* Small per-thread cache of released requests: no lock, no malloc on the
- * fast path. */
-#define REQ_CACHE_MAX 1024
+/*
+ * Request memory belongs to the session: requests are carved from blocks
+ * the session frees at finalize (so requests the user never waited for are
+ * reclaimed too). Each thread keeps a small cache of free requests (no lock,
+ * no malloc on the fast path), refilled from and spilled to the session's
+ * free list in batches. A cache is tagged with the session's generation: a
+ * cache left over from a finalized session is dropped, never dereferenced.
+ */
+#define REQ_BLOCK 64
+#define REQ_CACHE_MAX 512
+#define REQ_BATCH 32
+
+struct proust__req_block {
+    struct proust__req_block *next;
+    struct proust_request reqs[REQ_BLOCK];
+};
+
+static _Atomic uint64_t session_generations;
 static _Thread_local struct proust_request *req_cache;
 static _Thread_local unsigned req_cache_len;
+static _Thread_local uint64_t req_cache_gen;
 static _Thread_local struct proust_request *deferred_head;
+
+void proust__requests_init(struct proust_session *s)
+{
+    proust__lock_init(&s->req_lock);
+    s->req_blocks = NULL;
+    s->req_free = NULL;
+    s->gen = atomic_fetch_add(&session_generations, 1) + 1;
+}
+
+void proust__requests_destroy(struct proust_session *s)
+{
+    while (s->req_blocks) {
+        struct proust__req_block *b = s->req_blocks;
+        s->req_blocks = b->next;
+        for (int i = 0; i < REQ_BLOCK; i++) {
+            struct proust_request *req = &b->reqs[i];
+            if (!req->in_use)
+                continue;
+            /* a request the user never waited for: its extras too */
+            if (req->segs != &req->seg0)
+                free(req->segs);
+            free(req->chunks);
+            if (req->seg_left != &req->seg0_left)
+                free((void *)req->seg_left);
+        }
+        free(b);
+    }
+    s->req_free = NULL;
+    if (req_cache_gen == s->gen) {
+        req_cache = NULL;
+        req_cache_len = 0;
+    }
+}
+
+static inline void cache_check(struct proust_session *s)
+{
+    if (__builtin_expect(req_cache_gen != s->gen, 0)) {
+        req_cache = NULL; /* belonged to a finalized session: memory gone */
+        req_cache_len = 0;
+        req_cache_gen = s->gen;
+    }
+}
+
+/* Refill the thread cache from the session (lock held briefly). */
+static int cache_refill(struct proust_session *s)
+{
+    proust__lock(&s->req_lock);
+    if (!s->req_free) {
+        struct proust__req_block *b = malloc(sizeof *b);
+        if (!b) {
+            proust__unlock(&s->req_lock);
+            return PROUST_ERR_NOMEM;
+        }
+        b->next = s->req_blocks;
+        s->req_blocks = b;
+        for (int i = 0; i < REQ_BLOCK; i++) {
+            b->reqs[i].in_use = false;
+            b->reqs[i].next = s->req_free;
+            s->req_free = &b->reqs[i];
+        }
+    }
+    for (int i = 0; i < REQ_BATCH && s->req_free; i++) {
+        struct proust_request *req = s->req_free;
+        s->req_free = req->next;
+        req->next = req_cache;
+        req_cache = req;
+        req_cache_len++;
+    }
+    proust__unlock(&s->req_lock);
+    return PROUST_OK;
+}
+
+/* Give a batch back to the session so other threads can use it. */
+static void cache_spill(struct proust_session *s)
+{
+    proust__lock(&s->req_lock);
+    while (req_cache_len > REQ_CACHE_MAX / 2) {
+        struct proust_request *req = req_cache;
+        req_cache = req->next;
+        req_cache_len--;
+        req->next = s->req_free;
+        s->req_free = req;
+    }
+    proust__unlock(&s->req_lock);
+}
 
 struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
 {
+    cache_check(s);
+    if (!req_cache && cache_refill(s) != PROUST_OK)
+        return NULL;
     struct proust_request *req = req_cache;
-    if (req) {
-        req_cache = req->next;
-        req_cache_len--;
-    } else {
-        req = malloc(sizeof *req);
-        if (!req)
-            return NULL;
-    }
+    req_cache = req->next;
+    req_cache_len--;
+    req->in_use = true;
     /* field by field: cheaper than zeroing the whole bookkeeping; chunk0 is
      * filled by the send path when used */
     atomic_init(&req->flags, 0);
@@ -58,18 +157,18 @@ struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
 
 void proust__request_release(struct proust_request *req)
 {
+    struct proust_session *s = req->session;
     if (req->segs != &req->seg0)
         free(req->segs);
     free(req->chunks);
     if (req->seg_left != &req->seg0_left)
         free((void *)req->seg_left);
-    if (req_cache_len < REQ_CACHE_MAX) {
-        req->next = req_cache;
-        req_cache = req;
-        req_cache_len++;
-    } else {
-        free(req);
-    }
+    req->in_use = false;
+    cache_check(s);
+    req->next = req_cache;
+    req_cache = req;
+    if (++req_cache_len > REQ_CACHE_MAX)
+        cache_spill(s);
 }
 
 void proust__request_set_error(struct proust_request *req, int err)

@@ -61,6 +61,7 @@ static int open_rails(struct proust_session *s)
         int rc = ops->open(rail);
         if (rc != PROUST_OK) {
             PROUST_ERROR("rail %s failed to open: %s", name, proust_strerror(rc));
+            ops->close(rail); /* drivers release what a partial open made */
             return rc;
         }
         s->nrails++;
@@ -136,6 +137,7 @@ int proust_init(proust_session_t **out)
     if (!s)
         goto err_flag;
     proust__lock_init(&s->match_lock);
+    proust__requests_init(s);
     pthread_mutex_init(&s->monitor_lock, NULL);
     if ((rc = read_config(s)) != PROUST_OK)
         goto err_free;
@@ -182,6 +184,7 @@ err_boot:
     proust__boot_close(&s->boot);
 err_free:
     pthread_mutex_destroy(&s->monitor_lock);
+    proust__requests_destroy(s);
     free(s);
 err_flag:
     atomic_store(&initialized, 0);
@@ -225,8 +228,9 @@ int proust_finalize(proust_session_t *s)
     proust__tokens_destroy(s);
     proust__boot_close(&s->boot);
     pthread_mutex_destroy(&s->monitor_lock);
+    proust__run_deferred(); /* before the requests' memory goes */
+    proust__requests_destroy(s);
     free(s);
-    proust__run_deferred();
     atomic_store(&initialized, 0);
     return rc == PROUST_OK ? PROUST_OK : rc;
 }

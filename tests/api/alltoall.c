@@ -17,7 +17,7 @@ static uint64_t seed(int src, int dst, size_t size, int round)
 
 int main(int argc, char **argv)
 {
-    proust_session_t *s = tu_init(120);
+    proust_session_t *s = tu_init(60);
     const char *list = tu_arg(argc, argv, "--sizes", "0,1,100,5000,40000,70000,300000");
     int rounds = atoi(tu_arg(argc, argv, "--rounds", "2"));
     size_t sizes[32];

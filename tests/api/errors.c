@@ -221,7 +221,7 @@ static void truncation(proust_session_t *s, int peer)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    tu_watchdog(120);
+    tu_watchdog(60);
     if (tu_has_arg(argc, argv, "--expect-init-fail")) {
         TU_PHASE("proust_init expected to fail");
         proust_session_t *s = (proust_session_t *)0x1;
@@ -244,7 +244,7 @@ int main(int argc, char **argv)
     bad_config("PROUST_RDV_THRESHOLD", "12Q");
     bad_config("PROUST_PEER_CHECK_MS", "0");
 
-    proust_session_t *s = tu_init(120);
+    proust_session_t *s = tu_init(60);
     int peer = tu_size == 1 ? 0 : 1 - tu_rank;
     EXPECT(tu_size <= 2, "run with 1 or 2 processes");
     TU_PHASE("double init");

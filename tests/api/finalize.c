@@ -8,7 +8,7 @@
  * receives only 200 ms later (so the rendezvous sends still need rank 0 to
  * answer after it entered finalize), checks every byte, leaves one receive
  * that nothing matches, and finalizes. Both finalize calls must return
- * PROUST_OK within the watchdog (10 s), and every message must arrive.
+ * PROUST_OK within the watchdog (20 s), and every message must arrive.
  */
 #include "test_util.h"
 
@@ -17,7 +17,7 @@
 
 int main(void)
 {
-    proust_session_t *s = tu_init(10);
+    proust_session_t *s = tu_init(20);
     EXPECT(tu_size == 2, "run with 2 processes");
     static uint8_t small[100], seg0[16], seg1[50000];
     uint8_t *big = malloc(NBIG), *huge = malloc(NHUGE);

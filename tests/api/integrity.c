@@ -32,7 +32,7 @@ static uint64_t seed_of(int sender, size_t k, int mode)
 
 int main(int argc, char **argv)
 {
-    proust_session_t *s = tu_init(120);
+    proust_session_t *s = tu_init(60);
     int big = tu_has_arg(argc, argv, "--big");
     size_t max = (size_t)strtoull(tu_arg(argc, argv, "--max", "0"), NULL, 0);
     EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);

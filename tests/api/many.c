@@ -225,7 +225,7 @@ static void phase_d(proust_session_t *s, int peer)
 
 int main(void)
 {
-    proust_session_t *s = tu_init(120);
+    proust_session_t *s = tu_init(60);
     EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
     int peer = tu_size == 1 ? 0 : 1 - tu_rank;
     double t0 = tu_now();

@@ -12,6 +12,10 @@
  *    PROUST_ERR_TRUNCATE: status.size = bytes sent, status.count = bytes
  *    placed, the placed bytes correct, nothing written past a buffer, the
  *    sender completes, and traffic afterwards is unaffected.
+ *  - An URGENT rendezvous segment of a pack posted right after a plain
+ *    message (and after a rendezvous one): with aggreg the urgent chunk
+ *    overtakes the earlier message on the wire and waits in the receiver's
+ *    stash; both must still arrive intact and in order.
  *  - API errors: pack with zero segments -> PROUST_ERR_INVALID (then
  *    pack_abort), unknown hint bits, a 65th segment, pack_add on an unpack
  *    and the reverse, a bad rank.
@@ -185,6 +189,67 @@ static void same(proust_session_t *s, const char *what, const struct seg *snd, i
     both(s, what, snd, ns, rcv, ns, PROUST_OK);
 }
 
+/* A plain message then a pack whose URGENT segment is a rendezvous one, sent
+ * back to back with the receives posted first. */
+static void overtake_case(proust_session_t *s, size_t first_len)
+{
+    int c = case_no++;
+    int sender = tu_size == 1 ? 0 : c % 2, receiver = tu_size == 1 ? 0 : 1 - sender;
+    char phase[96];
+    snprintf(phase, sizeof phase, "case %d: urgent segment after a %zu-byte message", c,
+             first_len);
+    TU_PHASE(phase);
+    const size_t l0 = 16, l1 = 100000;
+    proust_tag_t tag = tag_of(c);
+    uint8_t *a = malloc(first_len), *p0 = malloc(l0), *p1 = malloc(l1);
+    EXPECT(a && p0 && p1, "out of memory");
+    proust_request_t *r[4] = {NULL, NULL, NULL, NULL};
+    if (tu_rank == receiver) {
+        memset(a, 0, first_len);
+        memset(p0, 0, l0);
+        memset(p1, 0, l1);
+        CHECK(proust_irecv(s, a, first_len, sender, tag, PROUST_TAG_MASK_FULL, &r[0]));
+        proust_pack_t *p;
+        CHECK(proust_unpack_begin(s, sender, tag, PROUST_TAG_MASK_FULL, &p));
+        CHECK(proust_unpack_add(p, p0, l0));
+        CHECK(proust_unpack_add(p, p1, l1));
+        CHECK(proust_unpack_end(p, &r[1]));
+    }
+    tu_barrier(s);
+    uint8_t *sa = NULL, *s0 = NULL, *s1 = NULL;
+    if (tu_rank == sender) {
+        sa = malloc(first_len);
+        s0 = malloc(l0);
+        s1 = malloc(l1);
+        EXPECT(sa && s0 && s1, "out of memory");
+        tu_fill(sa, first_len, seed(c, 100));
+        tu_fill(s0, l0, seed(c, 0));
+        tu_fill(s1, l1, seed(c, 1));
+        CHECK(proust_isend(s, sa, first_len, receiver, tag, &r[2]));
+        proust_pack_t *p;
+        CHECK(proust_pack_begin(s, receiver, tag, &p));
+        CHECK(proust_pack_add(p, s0, l0, 0));
+        CHECK(proust_pack_add(p, s1, l1, PROUST_PACK_URGENT));
+        CHECK(proust_pack_end(p, &r[3]));
+    }
+    proust_status_t st[4];
+    CHECK(proust_waitall(4, r, st));
+    if (tu_rank == receiver) {
+        EXPECT_STATUS(st[0], sender, tag, first_len, first_len, PROUST_OK);
+        EXPECT_STATUS(st[1], sender, tag, l0 + l1, l0 + l1, PROUST_OK);
+        EXPECT_PATTERN(a, first_len, seed(c, 100), "message sent before the pack");
+        EXPECT_PATTERN(p0, l0, seed(c, 0), "pack segment 0");
+        EXPECT_PATTERN(p1, l1, seed(c, 1), "urgent rendezvous segment 1");
+    }
+    free(a);
+    free(p0);
+    free(p1);
+    free(sa);
+    free(s0);
+    free(s1);
+    tu_barrier(s);
+}
+
 static void api_errors(proust_session_t *s)
 {
     TU_PHASE("pack API errors");
@@ -229,7 +294,7 @@ static void api_errors(proust_session_t *s)
 
 int main(void)
 {
-    proust_session_t *s = tu_init(120);
+    proust_session_t *s = tu_init(60);
     EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
 
     const struct seg c1[] = {{100, 0}};
@@ -254,6 +319,8 @@ int main(void)
         c64[i].hints = i % 3 == 0 ? R : (i % 7 == 0 ? U : 0);
     }
     same(s, "64 segments", c64, MAXSEG);
+    overtake_case(s, 100);
+    overtake_case(s, 70000);
     if (tu_rank == 0)
         printf("pack: matching packs ok (%d cases)\n", case_no);
 

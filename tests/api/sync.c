@@ -482,7 +482,7 @@ static void test_session_monitor(void)
 
 int main(void)
 {
-    S = tu_init(120);
+    S = tu_init(60);
     EXPECT(tu_size == 2, "run with 2 processes, got %d", tu_size);
     test_ssend();
     if (tu_rank == 0)

@@ -185,7 +185,7 @@ static void run(void *(*fn)(void *), const char *name)
 
 int main(void)
 {
-    S = tu_init(120);
+    S = tu_init(60);
     EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
     peer = tu_size == 1 ? 0 : 1 - tu_rank;
     run(own_tags, "own tags");

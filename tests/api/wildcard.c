@@ -258,7 +258,7 @@ static void phase_c(proust_session_t *s)
 
 int main(void)
 {
-    proust_session_t *s = tu_init(120);
+    proust_session_t *s = tu_init(60);
     EXPECT(tu_size >= 2, "run with 2 or more processes, got %d", tu_size);
     phase_a(s);
     tu_barrier(s);
