@@ -165,6 +165,7 @@ struct proust__gate {
     proust__lock_t lock; /* send side: window, send_seq, packet slots, rail send */
     int peer;
     proust__rail_t *rail;
+    size_t rdv_threshold; /* messages of this size and above use rendezvous */
     struct proust__window win;
     uint32_t send_seq;
     struct proust__packet_slot slots[2]; /* one on the wire, one prepared ahead */
@@ -245,8 +246,15 @@ void proust__request_set_error(struct proust_request *req, int err);
 void proust__request_event_done(struct proust_request *req);
 /* Complete now (status already filled). */
 void proust__request_complete(struct proust_request *req);
-/* Run callbacks and deferred frees queued by this thread; call with no lock. */
-void proust__run_deferred(void);
+/* Run callbacks and deferred frees queued by this thread; call with no lock.
+ * Inline: on the fast path there is nothing queued. */
+extern _Thread_local struct proust_request *proust__deferred_head;
+void proust__run_deferred_slow(void);
+static inline void proust__run_deferred(void)
+{
+    if (__builtin_expect(proust__deferred_head != NULL, 0))
+        proust__run_deferred_slow();
+}
 
 /* ---- matching (match.c), all under session->match_lock -------------------- */
 void proust__posted_append(struct proust_session *s, struct proust_request *req);
@@ -307,7 +315,16 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g);
 /* Fail everything queued or in flight on a gate (no lock held). */
 void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int status,
                        const char *why);
-size_t proust__gate_rdv_threshold(const struct proust_session *s, const struct proust__gate *g);
+/* Rendezvous from this size on (computed once per gate). */
+static inline size_t proust__gate_rdv_threshold(const struct proust_session *s,
+                                                const struct proust__gate *g)
+{
+    (void)s;
+    return g->rdv_threshold;
+}
+/* Compute g->rdv_threshold from the rail and PROUST_RDV_THRESHOLD. */
+void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
+                           proust__rail_t *rail);
 
 /* ---- progress (wait.c) ------------------------------------------------------ */
 /* One pass over rails and pending gates; returns events seen. */

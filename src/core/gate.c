@@ -43,14 +43,16 @@ void proust__gates_destroy(struct proust_session *s)
     s->gates = NULL;
 }
 
-size_t proust__gate_rdv_threshold(const struct proust_session *s, const struct proust__gate *g)
+void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
+                           proust__rail_t *rail)
 {
-    const struct proust__rail_caps *caps = &g->rail->caps;
+    const struct proust__rail_caps *caps = &rail->caps;
     size_t t = s->rdv_threshold_override ? s->rdv_threshold_override : caps->rdv_threshold;
     /* an eager chunk (header + sync tail + data) must fit one packet */
     size_t room = caps->max_packet - sizeof(struct proust__pkt_hdr) -
                   sizeof(struct proust__chunk_hdr) - sizeof(struct proust__data_tail);
-    return t < room ? t : room;
+    g->rail = rail;
+    g->rdv_threshold = t < room ? t : room;
 }
 
 void proust__window_push(struct proust__gate *g, struct proust__chunk *first,

@@ -6,7 +6,7 @@
 
 static int check_session(const struct proust_session *s)
 {
-    return (s && atomic_load_explicit(&s->active, memory_order_acquire)) ? PROUST_OK
+    return (s && atomic_load_explicit(&s->active, memory_order_relaxed)) ? PROUST_OK
                                                                         : PROUST_ERR_STATE;
 }
 

@@ -33,7 +33,7 @@ static _Atomic uint64_t session_generations;
 static _Thread_local struct proust_request *req_cache;
 static _Thread_local unsigned req_cache_len;
 static _Thread_local uint64_t req_cache_gen;
-static _Thread_local struct proust_request *deferred_head;
+_Thread_local struct proust_request *proust__deferred_head;
 
 void proust__requests_init(struct proust_session *s)
 {
@@ -184,8 +184,8 @@ void proust__request_complete(struct proust_request *req)
         req->status.error = err;
     unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_DONE, memory_order_acq_rel);
     if (prev & (PROUST__RF_CB | PROUST__RF_FREED)) {
-        req->deferred_next = deferred_head;
-        deferred_head = req;
+        req->deferred_next = proust__deferred_head;
+        proust__deferred_head = req;
     }
 }
 
@@ -200,11 +200,11 @@ void proust__request_event_done(struct proust_request *req)
     }
 }
 
-void proust__run_deferred(void)
+void proust__run_deferred_slow(void)
 {
-    while (deferred_head) {
-        struct proust_request *req = deferred_head;
-        deferred_head = req->deferred_next;
+    while (proust__deferred_head) {
+        struct proust_request *req = proust__deferred_head;
+        proust__deferred_head = req->deferred_next;
         unsigned flags = atomic_load_explicit(&req->flags, memory_order_acquire);
         if (flags & PROUST__RF_CB) {
             req->cb(req, &req->status, req->cb_arg);

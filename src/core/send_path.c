@@ -178,7 +178,8 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
         return PROUST_OK;
     }
     proust__window_push(g, first, last, req->nseg, 0);
-    if (s->strategy->flush_on_submit)
+    if (s->strategy->flush_on_submit ||
+        (s->strategy->flush_at && g->win.count >= s->strategy->flush_at))
         proust__gate_schedule(s, g);
     else
         proust__gate_mark_pending(s, g);

@@ -87,7 +87,7 @@ static int assign_gates(struct proust_session *s)
         struct proust__gate *g = &s->gates[peer];
         for (int i = 0; i < s->nrails && !g->rail; i++)
             if (s->rails[i].rail.ops->reaches(&s->rails[i].rail, peer))
-                g->rail = &s->rails[i].rail;
+                proust__gate_set_rail(s, g, &s->rails[i].rail);
         if (!g->rail) {
             PROUST_ERROR("no rail in PROUST_RAILS=%s reaches rank %d",
                          proust__config_str(PROUST_CFG_RAILS), peer);

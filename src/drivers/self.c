@@ -76,8 +76,8 @@ static int self_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
     pthread_mutex_lock(&st->lock);
     if (st->tail)
         st->tail->next = p;
-    else
-        st->head = p;
+    else /* atomic: poll peeks at head without the lock */
+        __atomic_store_n(&st->head, p, __ATOMIC_RELEASE);
     st->tail = p;
     pthread_mutex_unlock(&st->lock);
     return PROUST_OK;
@@ -145,7 +145,8 @@ static int self_poll(proust__rail_t *rail)
         return 0;
     pthread_mutex_lock(&st->lock);
     struct self_packet *p = st->head;
-    st->head = st->tail = NULL;
+    __atomic_store_n(&st->head, NULL, __ATOMIC_RELAXED);
+    st->tail = NULL;
     pthread_mutex_unlock(&st->lock);
     int n = 0;
     while (p) {
