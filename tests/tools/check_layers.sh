@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Layer direction, checked mechanically: each layer includes only what it may
+# (docs/ARCHITECTURE.md, "Layers and folders"). Prints the offending lines.
+set -u
+src=${1:?usage: check_layers.sh SRC_DIR}
+fail=0
+check() { # folder, allowed include pattern (extended regex)
+  local dir=$1 allowed=$2
+  local bad
+  bad=$(grep -Hn '#include "' "$src/$dir"/*.[ch] | grep -Ev "#include \"($allowed)\"" || true)
+  if [ -n "$bad" ]; then
+    echo "layer violation in src/$dir (allowed: $allowed):"
+    echo "$bad"
+    fail=1
+  fi
+}
+check common 'proust.h|common/[a-z_]+\.h'
+check boot 'proust.h|common/[a-z_]+\.h|boot/[a-z_]+\.h'
+check drivers 'proust.h|common/[a-z_]+\.h|boot/boot.h|drivers/[a-z_]+\.h'
+check strategy 'strategy/strategy.h|core/wire.h'
+exit $fail
