@@ -153,12 +153,14 @@ struct proust__stashed {
 };
 
 /* ---- gates: everything about one peer ------------------------------------- */
+#define PROUST__MAX_PACKET_CHUNKS 42
+
 struct proust__packet_slot {
     bool busy;
     struct proust__pkt_hdr hdr;
     struct proust__chunk *chunks; /* chunks carried, to credit on send_done */
     struct proust__gate *gate;
-    struct iovec iov[130];
+    struct iovec iov[1 + 3 * PROUST__MAX_PACKET_CHUNKS];
 };
 
 struct proust__gate {
@@ -166,6 +168,8 @@ struct proust__gate {
     int peer;
     proust__rail_t *rail;
     size_t rdv_threshold; /* messages of this size and above use rendezvous */
+    struct proust__packet_budget budget; /* what one packet may carry */
+    unsigned packet_chunks; /* small chunks that fill a packet */
     struct proust__window win;
     uint32_t send_seq;
     struct proust__packet_slot slots[2]; /* one on the wire, one prepared ahead */

@@ -53,6 +53,12 @@ void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
                   sizeof(struct proust__chunk_hdr) - sizeof(struct proust__data_tail);
     g->rail = rail;
     g->rdv_threshold = t < room ? t : room;
+    g->budget.max_bytes = caps->max_packet - sizeof(struct proust__pkt_hdr);
+    /* each chunk takes up to 3 iovec entries (header, tail, data), plus one
+     * for the packet header; the slot's iovec array bounds it too */
+    unsigned by_iov = (unsigned)((caps->max_iov - 1) / 3);
+    g->budget.max_chunks = by_iov < PROUST__MAX_PACKET_CHUNKS ? by_iov : PROUST__MAX_PACKET_CHUNKS;
+    g->packet_chunks = g->budget.max_chunks;
 }
 
 void proust__window_push(struct proust__gate *g, struct proust__chunk *first,
@@ -147,14 +153,6 @@ struct proust__packet_slot *proust__gate_idle_slot(struct proust__gate *g)
 void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
 {
     proust__rail_t *rail = g->rail;
-    const struct proust__rail_caps *caps = &rail->caps;
-    struct proust__packet_budget budget = {
-        .max_bytes = caps->max_packet - sizeof(struct proust__pkt_hdr),
-        .max_chunks = (unsigned)((caps->max_iov - 1) / 3),
-    };
-    if (budget.max_chunks > 40)
-        budget.max_chunks = 40; /* slot iov holds 1 + 3 * 43 entries */
-
     int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
     if (failed) {
         struct proust__chunk *c = g->win.head;
@@ -174,7 +172,7 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
         if (!slot || rail->ops->busy(rail, g->peer))
             break;
         unsigned n;
-        struct proust__chunk *first = s->strategy->next_packet(&g->win, &budget, &n);
+        struct proust__chunk *first = s->strategy->next_packet(&g->win, &g->budget, &n);
         if (!first)
             break;
         int rc = proust__gate_send_packet(g, slot, first, n);

@@ -179,7 +179,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
     }
     proust__window_push(g, first, last, req->nseg, 0);
     if (s->strategy->flush_on_submit ||
-        (s->strategy->flush_at && g->win.count >= s->strategy->flush_at))
+        (s->strategy->flush_when_full && g->win.count >= g->packet_chunks))
         proust__gate_schedule(s, g);
     else
         proust__gate_mark_pending(s, g);

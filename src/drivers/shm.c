@@ -31,7 +31,7 @@
 
 #define SEG_MAGIC 0x50524f5553545348ull /* "PROUSTSH" */
 #define HOST_ID_LEN 128
-#define MAX_QUEUED_IOV 64
+#define MAX_QUEUED_IOV 128
 
 struct seg_header {
     uint64_t magic;

@@ -51,6 +51,6 @@ const struct proust__strategy_ops proust__strategy_aggreg = {
     .name = "aggreg",
     .description = "merge pending small chunks to the same peer into one packet",
     .flush_on_submit = false,
-    .flush_at = 16,
+    .flush_when_full = true,
     .next_packet = aggreg_next_packet,
 };

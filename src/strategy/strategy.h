@@ -50,10 +50,11 @@ struct proust__strategy_ops {
      * false: chunks wait for the next progress call so a burst of posts
      * can be merged (the window fills while the application posts). */
     bool flush_on_submit;
-    /* With flush_on_submit false: pack anyway once the window holds this
-     * many chunks (0: wait for progress), so the receiver starts on the
-     * first packets while the application is still posting. */
-    unsigned flush_at;
+    /* With flush_on_submit false: pack anyway as soon as the window holds a
+     * full packet's worth of chunks (waiting longer gains nothing), so the
+     * receiver starts on the first packets while the application is still
+     * posting. */
+    bool flush_when_full;
     /* Unlink the chunks of the next packet from the window; return the first
      * (linked through ->next, NULL-terminated) and their count in *n. Must
      * take at least one chunk when the window is not empty (the engine never
