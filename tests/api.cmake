@@ -222,3 +222,13 @@ api_job(NAME finalize_shm NPROCS 2 RAILS self,shm PROGRAM finalize TIMEOUT 60)
 api_job(NAME finalize_shm_noget_aggreg NPROCS 2 RAILS self,shm PROGRAM finalize
         ENV PROUST_SHM_GET_THRESHOLD=1G PROUST_STRATEGY=aggreg TIMEOUT 60)
 api_job(NAME finalize_tcp NPROCS 2 RAILS tcp PROGRAM finalize TIMEOUT 60)
+
+# ---- a window of large rendezvous in flight (shm shares copies: PUSH/DONE) ----
+if(EXISTS ${API_DIR}/rdv_window.c)
+  proust_add_api_program(api_rdv_window ${API_DIR}/rdv_window.c)
+  target_include_directories(api_rdv_window PRIVATE ${API_DIR})
+  api_job(NAME rdv_window_shm NPROCS 2 RAILS self,shm PROGRAM rdv_window)
+  api_job(NAME rdv_window_shm_ring NPROCS 2 RAILS self,shm PROGRAM rdv_window
+          ENV PROUST_SHM_GET_THRESHOLD=1G)
+  api_job(NAME rdv_window_tcp NPROCS 2 RAILS tcp PROGRAM rdv_window)
+endif()

@@ -28,6 +28,7 @@
 #define PROUST__MAX_RAILS 4
 
 struct proust__gate;
+struct proust__pending_get;
 
 /* ---- requests ------------------------------------------------------------ */
 enum proust__req_kind { PROUST__REQ_SEND = 1, PROUST__REQ_RECV = 2 };
@@ -229,6 +230,10 @@ struct proust_session {
     _Atomic int active; /* set between init and finalize */
     _Atomic int gates_pending; /* some gate has work queued */
     _Atomic int sends_waiting; /* sends in some gate's waiting list */
+    /* rendezvous gets decided while polling, run after the poll (recv_path.c) */
+    proust__lock_t gets_lock;
+    struct proust__pending_get *_Atomic gets_head; /* peeked without the lock */
+    struct proust__pending_get *gets_tail;
     long peer_check_ms;
     bool oversubscribed; /* more processes on this host than usable cores */
     /* request memory (request.c) */
@@ -283,6 +288,9 @@ void proust__on_peer_failed(void *engine, int peer, int status, const char *why)
 /* A receive was just posted: match it against unexpected messages (takes the
  * match lock). */
 int proust__recv_post(struct proust_session *s, struct proust_request *req);
+/* Carry out the gets that polling queued (sharing the copies with the
+ * senders when several are waiting); call with no lock held. */
+void proust__gets_run(struct proust_session *s);
 /* Free the stash, unexpected messages and active messages of every gate. */
 void proust__recv_cleanup(struct proust_session *s);
 
@@ -295,6 +303,9 @@ int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint6
 void proust__on_send_done(void *engine, void *ctx, int status);
 /* Sender side of a CTS: start the puts. */
 void proust__send_on_cts(struct proust_session *s, int peer, const struct proust__cts_body *cts);
+/* Sender side of a PUSH: write the data into the receiver's memory. */
+void proust__send_on_push(struct proust_session *s, int peer, const struct proust__push_body *pb,
+                          const uint8_t *key);
 /* FIN or ACK for a send request. */
 void proust__send_on_ack(struct proust_session *s, int peer, uint64_t token);
 

@@ -27,6 +27,7 @@ struct action {
 
 struct actions {
     unsigned n;
+    bool defer_gets; /* queue gets for proust__gets_run instead of copying now */
     struct action a[PROUST_PACK_MAX_SEGMENTS + 2];
     bool unexpected; /* notify the session monitor */
     proust_status_t envelope;
@@ -323,41 +324,149 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
     return rc;
 }
 
+/* A rendezvous segment whose data is pulled (or pushed) after the poll. */
+struct proust__pending_get {
+    struct proust__pending_get *next;
+    int peer;
+    struct proust_request *req;
+    uint16_t seg;
+    uint64_t sender_token;
+    size_t accepted;
+    uint32_t key_len;
+    uint8_t key[PROUST__MAX_KEY];
+};
+
+/* The segment's data is in place: the receive may complete. */
+static void segment_landed(struct proust_session *s, int peer, struct proust_request *req)
+{
+    struct proust__gate *g = &s->gates[peer];
+    proust__lock(&s->match_lock);
+    if (--req->remote_owed == 0 && req->where == PROUST__IN_RECEIVING) {
+        proust__dlist_remove(&g->receiving_head, &g->receiving_tail, req);
+        req->where = PROUST__IN_NONE;
+    }
+    proust__unlock(&s->match_lock);
+    proust__request_event_done(req);
+}
+
+static void send_cts(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
+                     uint64_t sender_token, size_t accepted)
+{
+    struct proust__cts_body cts = {.sender_token = sender_token, .accepted = accepted};
+    if (accepted)
+        cts.receiver_token = proust__token_alloc(s, req, seg);
+    else if (req)
+        proust__request_event_done(req); /* nothing to receive */
+    proust__send_control(s, peer, PROUST__CH_CTS, 0, &cts, sizeof cts);
+}
+
+/* Pull the segment from the sender's memory, or ask for puts if refused. */
+static void do_get(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
+                   uint64_t sender_token, size_t accepted, const uint8_t *key, uint32_t key_len)
+{
+    proust__rail_t *rail = s->gates[peer].rail;
+    int rc = rail->ops->get(rail, peer, key, key_len, 0, req->segs[seg].iov_base, accepted);
+    if (rc == PROUST_OK) {
+        proust__send_control(s, peer, PROUST__CH_FIN, sender_token, NULL, 0);
+        segment_landed(s, peer, req);
+        return;
+    }
+    PROUST_DEBUG("get from rank %d refused (%s): falling back to put", peer, proust_strerror(rc));
+    send_cts(s, peer, req, seg, sender_token, accepted);
+}
+
+/* Ask the sender to write the segment into our buffer itself (it copies
+ * while we copy another one). */
+static void do_push(struct proust_session *s, int peer, struct proust__pending_get *pg)
+{
+    proust__rail_t *rail = s->gates[peer].rail;
+    uint8_t body[sizeof(struct proust__push_body) + PROUST__MAX_KEY];
+    struct proust__push_body pb = {.sender_token = pg->sender_token, .accepted = pg->accepted};
+    int klen = rail->ops->expose(rail, pg->req->segs[pg->seg].iov_base, pg->accepted,
+                                 body + sizeof pb, PROUST__MAX_KEY);
+    if (klen <= 0) {
+        do_get(s, peer, pg->req, pg->seg, pg->sender_token, pg->accepted, pg->key, pg->key_len);
+        return;
+    }
+    pb.key_len = (uint32_t)klen;
+    pb.receiver_token = proust__token_alloc(s, pg->req, pg->seg);
+    memcpy(body, &pb, sizeof pb);
+    proust__send_control(s, peer, PROUST__CH_PUSH, 0, body, sizeof pb + (size_t)klen);
+}
+
+void proust__gets_run(struct proust_session *s)
+{
+    proust__lock(&s->gets_lock);
+    struct proust__pending_get *list = s->gets_head;
+    s->gets_head = s->gets_tail = NULL;
+    proust__unlock(&s->gets_lock);
+    if (!list)
+        return;
+    /* Several segments waiting from one peer: every other one is pushed by
+     * the sender (which is waiting for them anyway) while we pull the rest,
+     * so both cores copy. A lone segment is pulled: that needs nothing from
+     * a sender that may be computing. */
+    for (struct proust__pending_get *pg = list; pg; pg = pg->next) {
+        unsigned before = 0, total = 0;
+        for (struct proust__pending_get *q = list; q; q = q->next) {
+            if (q->peer != pg->peer)
+                continue;
+            total++;
+            if (q == pg)
+                before = total - 1;
+        }
+        const proust__rail_t *rail = s->gates[pg->peer].rail;
+        bool can_push = rail->ops->write && rail->caps.write_threshold &&
+                        pg->accepted >= rail->caps.write_threshold;
+        if (can_push && total >= 2 && (before & 1u)) {
+            do_push(s, pg->peer, pg);
+            pg->accepted = 0; /* handled */
+            pg->req = NULL;
+        }
+    }
+    while (list) {
+        struct proust__pending_get *pg = list;
+        list = pg->next;
+        if (pg->req)
+            do_get(s, pg->peer, pg->req, pg->seg, pg->sender_token, pg->accepted, pg->key,
+                   pg->key_len);
+        free(pg);
+    }
+}
+
+static void queue_get(struct proust_session *s, int peer, const struct action *a)
+{
+    struct proust__pending_get *pg = malloc(sizeof *pg);
+    if (!pg) { /* no memory to defer: copy now */
+        do_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key, a->key_len);
+        return;
+    }
+    *pg = (struct proust__pending_get){.peer = peer, .req = a->req, .seg = a->seg,
+                                       .sender_token = a->sender_token,
+                                       .accepted = a->accepted, .key_len = a->key_len};
+    memcpy(pg->key, a->key, a->key_len);
+    proust__lock(&s->gets_lock);
+    if (s->gets_tail)
+        s->gets_tail->next = pg;
+    else
+        s->gets_head = pg;
+    s->gets_tail = pg;
+    proust__unlock(&s->gets_lock);
+}
+
 /* Carry out the answers decided under the match lock (no lock held). */
 static void run_actions(struct proust_session *s, int peer, struct actions *acts)
 {
-    struct proust__gate *g = &s->gates[peer];
     for (unsigned i = 0; i < acts->n; i++) {
         struct action *a = &acts->a[i];
-        if (a->kind == ACT_ACK) {
+        if (a->kind == ACT_ACK)
             proust__send_control(s, peer, PROUST__CH_ACK, a->sender_token, NULL, 0);
-            continue;
-        }
-        if (a->kind == ACT_GET) {
-            int rc = g->rail->ops->get(g->rail, peer, a->key, a->key_len, 0,
-                                       a->req->segs[a->seg].iov_base, a->accepted);
-            if (rc == PROUST_OK) {
-                proust__send_control(s, peer, PROUST__CH_FIN, a->sender_token, NULL, 0);
-                proust__lock(&s->match_lock);
-                if (--a->req->remote_owed == 0 && a->req->where == PROUST__IN_RECEIVING) {
-                    proust__dlist_remove(&g->receiving_head, &g->receiving_tail, a->req);
-                    a->req->where = PROUST__IN_NONE;
-                }
-                proust__unlock(&s->match_lock);
-                proust__request_event_done(a->req);
-                continue;
-            }
-            PROUST_DEBUG("get from rank %d refused (%s): falling back to put", peer,
-                         proust_strerror(rc));
-        }
-        struct proust__cts_body cts = {.sender_token = a->sender_token,
-                                       .accepted = a->accepted};
-        if (a->accepted) {
-            cts.receiver_token = proust__token_alloc(s, a->req, a->seg);
-        } else if (a->req) {
-            proust__request_event_done(a->req); /* nothing to receive */
-        }
-        proust__send_control(s, peer, PROUST__CH_CTS, 0, &cts, sizeof cts);
+        else if (a->kind == ACT_GET && acts->defer_gets)
+            queue_get(s, peer, a);
+        else if (a->kind == ACT_GET)
+            do_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key, a->key_len);
+        else
+            send_cts(s, peer, a->req, a->seg, a->sender_token, a->accepted);
     }
     acts->n = 0;
 }
@@ -384,6 +493,20 @@ static void flush_decisions(struct proust_session *s, int peer, struct actions *
     }
 }
 
+/* The sender wrote a pushed segment into our buffer. */
+static void recv_on_done(struct proust_session *s, int peer, uint64_t token)
+{
+    uint16_t seg;
+    struct proust_request *req = proust__token_lookup(s, token, &seg);
+    if (!req || req->kind != PROUST__REQ_RECV || req->status.source != peer ||
+        seg >= req->nseg) {
+        PROUST_WARN("rank %d reported a write for an unknown receive; ignored", peer);
+        return;
+    }
+    proust__token_release(s, token);
+    segment_landed(s, peer, req);
+}
+
 void proust__on_packet(void *engine, int peer, const void *data, size_t len)
 {
     struct proust_session *s = engine;
@@ -395,17 +518,23 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
     bool locked = false;
     acts.n = 0;
     acts.unexpected = false;
+    acts.defer_gets = g->rail->ops->write != NULL;
     int rc = proust__wire_open(&rd, data, len, &why);
     while (rc == PROUST_OK && (rc = proust__wire_next(&rd, &ch, &why)) == 1) {
         rc = PROUST_OK;
-        if (ch.hdr.type == PROUST__CH_CTS || ch.hdr.type == PROUST__CH_FIN ||
-            ch.hdr.type == PROUST__CH_ACK) {
+        if (ch.hdr.type != PROUST__CH_DATA && ch.hdr.type != PROUST__CH_RTS) {
             /* control chunks take the gate lock: leave the match lock first */
             flush_decisions(s, peer, &acts, &locked);
             if (ch.hdr.type == PROUST__CH_CTS) {
                 struct proust__cts_body cts;
                 memcpy(&cts, ch.body, sizeof cts);
                 proust__send_on_cts(s, peer, &cts);
+            } else if (ch.hdr.type == PROUST__CH_PUSH) {
+                struct proust__push_body pb;
+                memcpy(&pb, ch.body, sizeof pb);
+                proust__send_on_push(s, peer, &pb, ch.body + sizeof pb);
+            } else if (ch.hdr.type == PROUST__CH_DONE) {
+                recv_on_done(s, peer, ch.hdr.total);
             } else {
                 proust__send_on_ack(s, peer, ch.hdr.total);
             }
@@ -455,14 +584,7 @@ void proust__on_put_done(void *engine, int peer, uint64_t token, uint64_t offset
     if (left != 0)
         return;
     proust__token_release(s, token);
-    struct proust__gate *g = &s->gates[peer];
-    proust__lock(&s->match_lock);
-    if (--req->remote_owed == 0 && req->where == PROUST__IN_RECEIVING) {
-        proust__dlist_remove(&g->receiving_head, &g->receiving_tail, req);
-        req->where = PROUST__IN_NONE;
-    }
-    proust__unlock(&s->match_lock);
-    proust__request_event_done(req);
+    segment_landed(s, peer, req);
 }
 
 void proust__on_peer_failed(void *engine, int peer, int status, const char *why)
@@ -477,6 +599,7 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
     struct actions acts;
     acts.n = 0;
     acts.unexpected = false;
+    acts.defer_gets = false;
     proust__lock(&s->match_lock);
     /* a message that arrived before its sender failed is still delivered */
     struct proust__inmsg *m =

@@ -224,23 +224,30 @@ static void owed_answered(struct proust_session *s, struct proust__gate *g,
     }
 }
 
-void proust__send_on_cts(struct proust_session *s, int peer, const struct proust__cts_body *cts)
+/* Find the send a CTS/PUSH names and mark the answer received (gate lock
+ * held); NULL if the token names no send of this peer waiting for it. */
+static struct proust_request *answered_send(struct proust_session *s, struct proust__gate *g,
+                                            uint64_t sender_token, uint64_t accepted,
+                                            uint16_t *seg)
 {
-    struct proust__gate *g = &s->gates[peer];
-    uint16_t seg;
-    proust__lock(&g->lock);
-    struct proust_request *req = proust__token_lookup(s, cts->sender_token, &seg);
-    if (!req || req->kind != PROUST__REQ_SEND || req->peer != peer || seg >= req->nseg ||
-        req->where != PROUST__IN_WAITING || cts->accepted > req->segs[seg].iov_len) {
-        proust__unlock(&g->lock);
-        PROUST_WARN("rank %d sent a CTS for an unknown send; ignored", peer);
-        return;
-    }
-    proust__token_release(s, cts->sender_token);
+    struct proust_request *req = proust__token_lookup(s, sender_token, seg);
+    if (!req || req->kind != PROUST__REQ_SEND || req->peer != g->peer || *seg >= req->nseg ||
+        req->where != PROUST__IN_WAITING || accepted > req->segs[*seg].iov_len)
+        return NULL;
+    proust__token_release(s, sender_token);
     owed_answered(s, g, req);
+    return req;
+}
+
+/* Put `accepted` bytes of segment `seg` to the receiver's token, in
+ * fragments (gate lock held; releases it). */
+static void put_segment(struct proust_session *s, struct proust__gate *g,
+                        struct proust_request *req, uint16_t seg, uint64_t receiver_token,
+                        size_t accepted)
+{
     proust__rail_t *rail = g->rail;
-    size_t frag = rail->caps.put_fragment ? rail->caps.put_fragment : cts->accepted;
-    size_t nfrag = cts->accepted ? (cts->accepted + frag - 1) / frag : 0;
+    size_t frag = rail->caps.put_fragment ? rail->caps.put_fragment : accepted;
+    size_t nfrag = accepted ? (accepted + frag - 1) / frag : 0;
     if (nfrag == 0) {
         proust__unlock(&g->lock);
         proust__request_event_done(req);
@@ -250,19 +257,63 @@ void proust__send_on_cts(struct proust_session *s, int peer, const struct proust
     atomic_fetch_add_explicit(&req->pending, (int)nfrag - 1, memory_order_acq_rel);
     const uint8_t *base = req->segs[seg].iov_base;
     void *ctx = (void *)((uintptr_t)req | 1u);
-    for (size_t off = 0; off < cts->accepted; off += frag) {
-        size_t len = cts->accepted - off < frag ? cts->accepted - off : frag;
-        int rc = rail->ops->put(rail, peer, cts->receiver_token, off, base + off, len, ctx);
+    for (size_t off = 0; off < accepted; off += frag) {
+        size_t len = accepted - off < frag ? accepted - off : frag;
+        int rc = rail->ops->put(rail, g->peer, receiver_token, off, base + off, len, ctx);
         if (rc == PROUST__INPROGRESS)
             continue;
         if (rc != PROUST_OK)
             proust__request_set_error(req, rc);
         proust__request_event_done(req);
     }
-    bool busy = rail->ops->busy(rail, peer);
+    bool busy = rail->ops->busy(rail, g->peer);
     proust__unlock(&g->lock);
     if (busy)
         proust__gate_mark_pending(s, g);
+}
+
+void proust__send_on_cts(struct proust_session *s, int peer, const struct proust__cts_body *cts)
+{
+    struct proust__gate *g = &s->gates[peer];
+    uint16_t seg;
+    proust__lock(&g->lock);
+    struct proust_request *req = answered_send(s, g, cts->sender_token, cts->accepted, &seg);
+    if (!req) {
+        proust__unlock(&g->lock);
+        PROUST_WARN("rank %d sent a CTS for an unknown send; ignored", peer);
+        return;
+    }
+    put_segment(s, g, req, seg, cts->receiver_token, cts->accepted);
+}
+
+void proust__send_on_push(struct proust_session *s, int peer, const struct proust__push_body *pb,
+                          const uint8_t *key)
+{
+    struct proust__gate *g = &s->gates[peer];
+    uint16_t seg;
+    proust__lock(&g->lock);
+    struct proust_request *req = answered_send(s, g, pb->sender_token, pb->accepted, &seg);
+    if (!req) {
+        proust__unlock(&g->lock);
+        PROUST_WARN("rank %d sent a PUSH for an unknown send; ignored", peer);
+        return;
+    }
+    proust__rail_t *rail = g->rail;
+    if (rail->ops->write && pb->accepted) {
+        /* the copy runs without the gate lock: the request cannot complete
+         * before this transfer's event is credited below */
+        proust__unlock(&g->lock);
+        int rc = rail->ops->write(rail, peer, key, pb->key_len, 0, req->segs[seg].iov_base,
+                                  pb->accepted);
+        if (rc == PROUST_OK) {
+            proust__send_control(s, peer, PROUST__CH_DONE, pb->receiver_token, NULL, 0);
+            proust__request_event_done(req);
+            return;
+        }
+        PROUST_DEBUG("write to rank %d refused (%s): sending by puts", peer, proust_strerror(rc));
+        proust__lock(&g->lock);
+    }
+    put_segment(s, g, req, seg, pb->receiver_token, pb->accepted);
 }
 
 void proust__send_on_ack(struct proust_session *s, int peer, uint64_t token)

@@ -138,6 +138,7 @@ int proust_init(proust_session_t **out)
         goto err_flag;
     proust__lock_init(&s->match_lock);
     proust__requests_init(s);
+    proust__lock_init(&s->gets_lock);
     pthread_mutex_init(&s->monitor_lock, NULL);
     if ((rc = read_config(s)) != PROUST_OK)
         goto err_free;

@@ -52,8 +52,16 @@ static int body_fits(const struct proust__chunk_hdr *h, const char **why)
             return 0;
         }
         return 1;
+    case PROUST__CH_PUSH: {
+        if (h->len < sizeof(struct proust__push_body)) {
+            *why = "PUSH chunk too short";
+            return 0;
+        }
+        return 1; /* key length checked by proust__wire_next */
+    }
     case PROUST__CH_FIN:
     case PROUST__CH_ACK:
+    case PROUST__CH_DONE:
         if (h->len != 0) {
             *why = "FIN/ACK chunk has a body";
             return 0;
@@ -101,6 +109,14 @@ int proust__wire_next(struct proust__wire_reader *r, struct proust__wire_chunk *
         }
         if (rb.seg_size > out->hdr.total) {
             *why = "RTS segment larger than its message";
+            return PROUST_ERR_PROTO;
+        }
+    }
+    if (out->hdr.type == PROUST__CH_PUSH) {
+        struct proust__push_body pb;
+        memcpy(&pb, r->cur, sizeof pb);
+        if (pb.key_len > PROUST__MAX_KEY || sizeof pb + pb.key_len != out->hdr.len) {
+            *why = "PUSH key length out of range";
             return PROUST_ERR_PROTO;
         }
     }

@@ -26,7 +26,10 @@ enum proust__chunk_type {
     PROUST__CH_CTS = 3,  /* receiver ready: body = struct proust__cts_body */
     PROUST__CH_FIN = 4,  /* receiver pulled the data with get(): body = sender token */
     PROUST__CH_ACK = 5,  /* synchronous send matched: body = sender token */
-    PROUST__CH_TYPE_MAX = 5,
+    PROUST__CH_PUSH = 6, /* receiver ready, write straight into my memory:
+                            body = struct proust__push_body + key */
+    PROUST__CH_DONE = 7, /* sender wrote a pushed segment: total = receiver token */
+    PROUST__CH_TYPE_MAX = 7,
 };
 
 /* chunk flags */
@@ -62,6 +65,14 @@ struct proust__cts_body {
     uint64_t sender_token;
     uint64_t receiver_token; /* put() destination */
     uint64_t accepted;       /* bytes the receiver takes (<= segment size) */
+};
+
+struct proust__push_body {
+    uint64_t sender_token;
+    uint64_t receiver_token; /* named by DONE, or by puts if the write fails */
+    uint64_t accepted;
+    uint32_t key_len; /* describes the receive buffer for write() */
+    uint32_t reserved;
 };
 
 struct proust__data_tail {

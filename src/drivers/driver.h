@@ -46,6 +46,9 @@ struct proust__rail_caps {
     size_t rdv_threshold;   /* messages of this size and above use rendezvous */
     size_t get_threshold;   /* rendezvous of this size and above use get() if CAN_GET */
     size_t put_fragment;    /* the engine splits puts into pieces of at most this */
+    size_t write_threshold; /* with write(): when several rendezvous wait, the
+                               receiver asks the sender to write those of at
+                               least this size itself (both copy); 0 = never */
     double latency_us;      /* profile for strategies and placement */
     double bandwidth_gbs;
     unsigned flags;
@@ -102,6 +105,11 @@ struct proust__rail_ops {
      * system refuses: the engine then falls back to put. */
     int (*get)(proust__rail_t *rail, int peer, const void *key, size_t key_len, uint64_t offset,
                void *dst, size_t len);
+    /* Optional (with CAN_GET): copy len bytes from src into the peer's
+     * memory described by key (which the peer's expose() made), at offset,
+     * synchronously. PROUST_ERR_NOT_SUPPORTED when the system refuses. */
+    int (*write)(proust__rail_t *rail, int peer, const void *key, size_t key_len,
+                 uint64_t offset, const void *src, size_t len);
     /* Is there unsent data queued for peer? (the engine packs the next packet
      * only when the rail is idle for that peer) */
     int (*busy)(proust__rail_t *rail, int peer);
