@@ -105,15 +105,19 @@ static struct proust_request *pack_request(struct proust_pack *p, int kind)
         else
             req->seg_left = calloc(p->nseg, sizeof *req->seg_left);
         if (!req->segs || (kind == PROUST__REQ_SEND ? !req->chunks : !req->seg_left)) {
-            if (!req->seg_left)
-                req->seg_left = &req->seg0_left;
-            if (!req->segs)
-                req->segs = &req->seg0;
+            free(req->segs);
+            free(req->chunks);
+            if (req->seg_left && req->seg_left != &req->seg0_left)
+                free((void *)req->seg_left);
+            req->segs = &req->seg0;
+            req->chunks = NULL;
+            req->seg_left = &req->seg0_left;
             proust__request_release(req);
             return NULL;
         }
         memcpy(req->segs, p->seg, p->nseg * sizeof *req->segs);
     }
+    req->total = 0;
     for (uint16_t i = 0; i < p->nseg; i++)
         req->total += p->seg[i].iov_len;
     return req;

@@ -129,26 +129,22 @@ struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
     req_cache = req->next;
     req_cache_len--;
     req->in_use = true;
-    /* field by field: cheaper than zeroing the whole bookkeeping; chunk0 is
-     * filled by the send path when used */
+    /* field by field, and only what the callers (pt2pt.c, pack.c) do not
+     * set themselves: peer, tag, mask, nseg, segs/seg0, total. chunk0 is
+     * filled by the send path when used. */
     atomic_init(&req->flags, 0);
     req->where = PROUST__IN_NONE;
-    req->peer = 0;
-    req->tag = req->mask = 0;
-    req->nseg = 0;
-    req->segs = &req->seg0;
-    req->total = 0;
     atomic_init(&req->pending, 0);
     atomic_init(&req->error, PROUST_OK);
     req->remote_owed = 0;
-    req->status = (proust_status_t){.source = -1};
-    req->post_order = 0;
+    req->status.source = -1;
+    req->status.tag = 0;
+    req->status.size = req->status.count = 0;
+    req->status.error = PROUST_OK;
     req->next = req->prev = NULL;
-    atomic_init(&req->seg0_left, 0);
     req->seg_left = &req->seg0_left;
     req->chunks = NULL;
     req->cb = NULL;
-    req->cb_arg = NULL;
     req->deferred_next = NULL;
     req->kind = (uint8_t)kind;
     req->session = s;
@@ -158,11 +154,12 @@ struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
 void proust__request_release(struct proust_request *req)
 {
     struct proust_session *s = req->session;
-    if (req->segs != &req->seg0)
+    if (__builtin_expect(req->segs != &req->seg0, 0)) { /* a pack's arrays */
         free(req->segs);
-    free(req->chunks);
-    if (req->seg_left != &req->seg0_left)
-        free((void *)req->seg_left);
+        free(req->chunks);
+        if (req->seg_left != &req->seg0_left)
+            free((void *)req->seg_left);
+    }
     req->in_use = false;
     cache_check(s);
     req->next = req_cache;

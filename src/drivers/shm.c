@@ -117,8 +117,8 @@ static int shm_open_rail(proust__rail_t *rail)
     st->size = rail->boot->size;
     if (proust__config_size(PROUST_CFG_SHM_RING_SIZE, &st->ring_size) != PROUST_OK)
         return PROUST_ERR_INVALID;
-    if (st->ring_size < 16384 || (st->ring_size & (PROUST__SHM_LINE - 1))) {
-        PROUST_ERROR("PROUST_SHM_RING_SIZE must be a multiple of 64 and at least 16K");
+    if (st->ring_size < 16384 || (st->ring_size & (st->ring_size - 1))) {
+        PROUST_ERROR("PROUST_SHM_RING_SIZE must be a power of two, at least 16K");
         return PROUST_ERR_INVALID;
     }
     size_t get_threshold = 0;

@@ -22,7 +22,7 @@ int proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind, uint64
 {
     size_t hdr = kind == SHM_REC_PUT ? PROUST__SHM_PUT_HDR : PROUST__SHM_REC_HDR;
     size_t rec = round_line(hdr + len);
-    size_t off = (size_t)(p->head % p->size);
+    size_t off = (size_t)(p->head & (p->size - 1)); /* size is a power of two */
     size_t to_end = p->size - off;
     /* a record never straddles the end: pad to the end with a WRAP record */
     size_t need = rec <= to_end ? rec : to_end + rec;
@@ -40,7 +40,13 @@ int proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind, uint64
     struct proust__shm_rec *r = (struct proust__shm_rec *)(p->data + off);
     uint8_t *dst = (uint8_t *)r + hdr;
     for (int i = 0; i < iovcnt; i++) {
-        memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+        /* packet and chunk headers have fixed sizes: let those copies be
+         * plain moves instead of calls */
+        switch (iov[i].iov_len) {
+        case 8: memcpy(dst, iov[i].iov_base, 8); break;
+        case 32: memcpy(dst, iov[i].iov_base, 32); break;
+        default: memcpy(dst, iov[i].iov_base, iov[i].iov_len); break;
+        }
         dst += iov[i].iov_len;
     }
     r->len = (uint32_t)len;
@@ -55,11 +61,11 @@ int proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind, uint64
     return PROUST_OK;
 }
 
-const struct proust__shm_rec *proust__shm_ring_peek(struct proust__shm_consumer *c,
-                                                    const char **err)
+const struct proust__shm_rec *proust__shm_ring_peek_slow(struct proust__shm_consumer *c,
+                                                         const char **err)
 {
     for (;;) {
-        size_t off = (size_t)(c->pos % c->size);
+        size_t off = (size_t)(c->pos & (c->size - 1));
         const struct proust__shm_rec *r = (const struct proust__shm_rec *)(c->data + off);
         if (atomic_load_explicit(&((struct proust__shm_rec *)r)->stamp, memory_order_acquire) !=
             c->pos + 1)

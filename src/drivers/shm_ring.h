@@ -70,9 +70,18 @@ int proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind, uint64
                            uint64_t offset, const struct iovec *iov, int iovcnt, size_t len);
 
 /* The next complete record, or NULL; *err set to a why-string and NULL
- * returned if the record is malformed. */
-const struct proust__shm_rec *proust__shm_ring_peek(struct proust__shm_consumer *c,
-                                                    const char **err);
+ * returned if the record is malformed. The empty case, polled in a loop,
+ * is inline: one load and a compare. Ring sizes are powers of two. */
+const struct proust__shm_rec *proust__shm_ring_peek_slow(struct proust__shm_consumer *c,
+                                                         const char **err);
+static inline const struct proust__shm_rec *proust__shm_ring_peek(struct proust__shm_consumer *c,
+                                                                  const char **err)
+{
+    struct proust__shm_rec *r = (struct proust__shm_rec *)(c->data + (c->pos & (c->size - 1)));
+    if (atomic_load_explicit(&r->stamp, memory_order_acquire) != c->pos + 1)
+        return NULL;
+    return proust__shm_ring_peek_slow(c, err);
+}
 /* Release the record returned by peek. */
 void proust__shm_ring_consume(struct proust__shm_consumer *c, const struct proust__shm_rec *r);
 /* Publish the tail so the producer sees the space (after a batch). */
