@@ -553,7 +553,10 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
         if (acts.unexpected || acts.n > PROUST_PACK_MAX_SEGMENTS - 2)
             flush_decisions(s, peer, &acts, &locked);
     }
-    flush_decisions(s, peer, &acts, &locked);
+    if (acts.n || acts.unexpected)
+        flush_decisions(s, peer, &acts, &locked);
+    else if (locked) /* the common end: nothing to answer */
+        proust__unlock(&s->match_lock);
     if (rc < 0)
         proust__gate_fail(s, g, PROUST_ERR_PROTO, why ? why : "malformed packet");
 }

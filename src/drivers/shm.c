@@ -297,7 +297,7 @@ static int queue_op(struct shm_peer *p, uint16_t kind, uint64_t token, uint64_t 
     return PROUST__INPROGRESS;
 }
 
-static int write_or_queue(proust__rail_t *rail, int peer, uint16_t kind, uint64_t token,
+static inline int write_or_queue(proust__rail_t *rail, int peer, uint16_t kind, uint64_t token,
                           uint64_t offset, const struct iovec *iov, int iovcnt, void *ctx)
 {
     struct shm_state *st = rail->priv;

@@ -18,7 +18,10 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
+
+#include "proust.h"
 
 #define PROUST__SHM_LINE 64u
 
@@ -66,8 +69,66 @@ static inline size_t proust__shm_max_payload(size_t size)
 }
 
 /* Write one record made of iov; PROUST_ERR_BUSY if there is no room now. */
-int proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind, uint64_t token,
-                           uint64_t offset, const struct iovec *iov, int iovcnt, size_t len);
+static inline size_t proust__shm_round_line(size_t n)
+{
+    return (n + PROUST__SHM_LINE - 1) & ~(size_t)(PROUST__SHM_LINE - 1);
+}
+
+static inline int proust__shm_has_room(struct proust__shm_producer *p, size_t need)
+{
+    if (p->size - (p->head - p->tail_cache) >= need)
+        return 1;
+    p->tail_cache = atomic_load_explicit(&p->ctl->tail, memory_order_acquire);
+    return p->size - (p->head - p->tail_cache) >= need;
+}
+
+/* Inline: on the send fast path the kind is a constant, so the header size
+ * and the PUT branch fold away. */
+static inline int proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind,
+                                         uint64_t token, uint64_t offset,
+                                         const struct iovec *iov, int iovcnt, size_t len)
+{
+    size_t hdr = kind == SHM_REC_PUT ? PROUST__SHM_PUT_HDR : PROUST__SHM_REC_HDR;
+    size_t rec = proust__shm_round_line(hdr + len);
+    size_t off = (size_t)(p->head & (p->size - 1)); /* size is a power of two */
+    size_t to_end = p->size - off;
+    /* a record never straddles the end: pad to the end with a WRAP record */
+    size_t need = rec <= to_end ? rec : to_end + rec;
+    if (!proust__shm_has_room(p, need))
+        return PROUST_ERR_BUSY;
+    if (rec > to_end) {
+        struct proust__shm_rec *w = (struct proust__shm_rec *)(p->data + off);
+        w->len = (uint32_t)(to_end - PROUST__SHM_REC_HDR);
+        w->kind = SHM_REC_WRAP;
+        w->hdr_len = PROUST__SHM_REC_HDR;
+        atomic_store_explicit(&w->stamp, p->head + 1, memory_order_release);
+        p->head += to_end;
+        off = 0;
+    }
+    struct proust__shm_rec *r = (struct proust__shm_rec *)(p->data + off);
+    uint8_t *dst = (uint8_t *)r + hdr;
+    for (int i = 0; i < iovcnt; i++) {
+        /* packet and chunk headers have fixed sizes: let those copies be
+         * plain moves instead of calls */
+        switch (iov[i].iov_len) {
+        case 8: memcpy(dst, iov[i].iov_base, 8); break;
+        case 32: memcpy(dst, iov[i].iov_base, 32); break;
+        default: memcpy(dst, iov[i].iov_base, iov[i].iov_len); break;
+        }
+        dst += iov[i].iov_len;
+    }
+    r->len = (uint32_t)len;
+    r->kind = kind;
+    r->hdr_len = (uint16_t)hdr;
+    if (kind == SHM_REC_PUT) {
+        r->token = token;
+        r->offset = offset;
+    }
+    atomic_store_explicit(&r->stamp, p->head + 1, memory_order_release);
+    p->head += rec;
+    return PROUST_OK;
+}
+
 
 /* The next complete record, or NULL; *err set to a why-string and NULL
  * returned if the record is malformed. The empty case, polled in a loop,
