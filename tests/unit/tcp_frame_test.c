@@ -21,14 +21,9 @@
 #include "drivers/driver.h"
 #include "drivers/tcp.h"
 #include "proust.h"
+#include "unit.h"
 
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);          \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
+#define CHECK(cond) EXPECT_TRUE(cond)
 
 /* ---- A one-rank bootstrap kept in memory ---- */
 static char kv_value[128];
