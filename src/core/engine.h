@@ -227,6 +227,7 @@ struct proust_session {
     proust_event_cb_t event_cb;
     void *event_arg;
     unsigned event_mask;
+    _Atomic int monitor_wants_unexpected; /* cheap check on the receive path */
     _Atomic int active; /* set between init and finalize */
     _Atomic int gates_pending; /* some gate has work queued */
     _Atomic int sends_waiting; /* sends in some gate's waiting list */
@@ -258,12 +259,17 @@ void proust__request_complete(struct proust_request *req);
 /* Run callbacks and deferred frees queued by this thread; call with no lock.
  * Inline: on the fast path there is nothing queued. */
 extern _Thread_local struct proust_request *proust__deferred_head;
+extern _Thread_local struct proust__event *proust__deferred_events;
 void proust__run_deferred_slow(void);
 static inline void proust__run_deferred(void)
 {
-    if (__builtin_expect(proust__deferred_head != NULL, 0))
+    if (__builtin_expect(proust__deferred_head != NULL || proust__deferred_events != NULL, 0))
         proust__run_deferred_slow();
 }
+/* Queue a session event for the monitor; delivered by proust__run_deferred,
+ * with no lock (nor rail poll flag) held. */
+void proust__defer_event(struct proust_session *s, unsigned event,
+                         const proust_status_t *envelope);
 
 /* ---- matching (match.c), all under session->match_lock -------------------- */
 void proust__posted_append(struct proust_session *s, struct proust_request *req);
@@ -291,6 +297,8 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req);
 /* Carry out the gets that polling queued (sharing the copies with the
  * senders when several are waiting); call with no lock held. */
 void proust__gets_run(struct proust_session *s);
+/* Drop the queued gets from `peer` (it failed); returns none of them. */
+void proust__gets_forget(struct proust_session *s, int peer);
 /* Free the stash, unexpected messages and active messages of every gate. */
 void proust__recv_cleanup(struct proust_session *s);
 

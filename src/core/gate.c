@@ -242,6 +242,8 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     }
     proust__unlock(&g->lock);
 
+    /* gets queued for this peer will not run: their receives fail below */
+    proust__gets_forget(s, g->peer);
     /* receives posted for this peer, receives in progress from it, and
      * any-source receives (they may wait for this peer forever) */
     proust__lock(&s->match_lock);
@@ -259,6 +261,19 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
         proust__request_set_error(r, status);
         atomic_store(&r->pending, 1);
         proust__request_event_done(r);
+    }
+    /* packs bound to a receive but still missing segments from this peer */
+    while (g->active) {
+        struct proust__inmsg *m = g->active;
+        g->active = m->next;
+        if (m->req) {
+            proust__request_set_error(m->req, status);
+            atomic_store(&m->req->pending, 1);
+            proust__request_event_done(m->req);
+        }
+        for (uint16_t i = 0; i < m->nseg; i++)
+            free(m->seg[i].data);
+        free(m);
     }
     while ((r = s->any_head)) {
         proust__dlist_remove(&s->any_head, &s->any_tail, r);

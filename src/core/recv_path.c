@@ -25,12 +25,12 @@ struct action {
     uint8_t key[PROUST__MAX_KEY]; /* a copy: the chunk or inmsg may be gone */
 };
 
+#define ACTS_MAX (PROUST_PACK_MAX_SEGMENTS + 2)
+
 struct actions {
     unsigned n;
     bool defer_gets; /* queue gets for proust__gets_run instead of copying now */
-    struct action a[PROUST_PACK_MAX_SEGMENTS + 2];
-    bool unexpected; /* notify the session monitor */
-    proust_status_t envelope;
+    struct action a[ACTS_MAX];
 };
 
 static inline bool seq_before(uint32_t a, uint32_t b)
@@ -76,7 +76,7 @@ static void deliver_segment(struct proust__gate *g, struct proust_request *req, 
         if (take)
             memcpy(req->segs[seg].iov_base, data, take);
         req->status.count += take;
-        if (atomic_load_explicit(&req->pending, memory_order_relaxed) == 1)
+        if (atomic_load_explicit(&req->pending, memory_order_acquire) == 1)
             /* its last event and no other thread can add one: no need to count */
             proust__request_complete(req);
         else
@@ -141,6 +141,8 @@ static int inmsg_store(struct proust__inmsg *m, const struct proust__chunk_hdr *
     } else {
         struct proust__rts_body rb;
         memcpy(&rb, body, sizeof rb);
+        if (rb.key_len > PROUST__MAX_KEY) /* re-read from shared memory: check again */
+            return PROUST_ERR_PROTO;
         sg->len = rb.seg_size;
         sg->sender_token = rb.sender_token;
         sg->key_len = rb.key_len;
@@ -201,6 +203,8 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
         }
     } else {
         memcpy(&rb, body, sizeof rb);
+        if (rb.key_len > PROUST__MAX_KEY) /* re-read from shared memory: check again */
+            return PROUST_ERR_PROTO;
         rts = &rb;
         seg_size = rb.seg_size;
     }
@@ -226,9 +230,10 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
             bind_request(m->req, g->peer, h->tag, h->nseg, h->total);
         } else {
             proust__unexpected_append(s, m);
-            acts->unexpected = true;
-            acts->envelope = (proust_status_t){.source = g->peer, .tag = h->tag,
-                                               .size = h->total};
+            if (atomic_load_explicit(&s->monitor_wants_unexpected, memory_order_relaxed))
+                proust__defer_event(s, PROUST_EVENT_UNEXPECTED,
+                                    &(proust_status_t){.source = g->peer, .tag = h->tag,
+                                                       .size = h->total, .count = h->total});
         }
         if (m->req && m->nseg > 1) {
             m->next = g->active;
@@ -273,6 +278,39 @@ static int stash_chunk(struct proust__gate *g, const struct proust__chunk_hdr *h
     return PROUST_OK;
 }
 
+/* Does the stash hold a chunk whose turn has come? */
+static bool stash_ready(const struct proust__gate *g)
+{
+    for (const struct proust__stashed *st = g->stash; st; st = st->next)
+        if (!seq_before(g->recv_seq, st->hdr.seq))
+            return true;
+    return false;
+}
+
+/* Process the stashed chunks whose turn has come, while the action list
+ * has room for what one chunk may add (the caller flushes and calls again
+ * while stash_ready says so). */
+static int drain_stash(struct proust_session *s, struct proust__gate *g, struct actions *acts)
+{
+    int rc = PROUST_OK;
+    while (rc == PROUST_OK && g->stash && acts->n + 2 <= ACTS_MAX) {
+        struct proust__stashed **pp = &g->stash, *st;
+        for (; *pp; pp = &(*pp)->next)
+            if (!seq_before(g->recv_seq, (*pp)->hdr.seq))
+                break;
+        if (!*pp)
+            break;
+        st = *pp;
+        *pp = st->next;
+        bool next_new = st->hdr.seq == g->recv_seq;
+        if (next_new)
+            g->recv_seq++;
+        rc = process_chunk(s, g, &st->hdr, st->body, next_new, NULL, acts);
+        free(st);
+    }
+    return rc;
+}
+
 /* Envelope-bearing chunk (DATA/RTS), match lock held. */
 static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
                             const struct proust__chunk_hdr *h, const uint8_t *body,
@@ -305,23 +343,7 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
         }
     }
     int rc = process_chunk(s, g, h, body, is_new, req, acts);
-    /* chunks that were waiting for this one */
-    while (rc == PROUST_OK && g->stash) {
-        struct proust__stashed **pp = &g->stash, *st = NULL;
-        for (; *pp; pp = &(*pp)->next)
-            if (!seq_before(g->recv_seq, (*pp)->hdr.seq))
-                break;
-        if (!*pp)
-            break;
-        st = *pp;
-        *pp = st->next;
-        bool next_new = st->hdr.seq == g->recv_seq;
-        if (next_new)
-            g->recv_seq++;
-        rc = process_chunk(s, g, &st->hdr, st->body, next_new, NULL, acts);
-        free(st);
-    }
-    return rc;
+    return rc == PROUST_OK ? drain_stash(s, g, acts) : rc;
 }
 
 /* A rendezvous segment whose data is pulled (or pushed) after the poll. */
@@ -352,6 +374,12 @@ static void segment_landed(struct proust_session *s, int peer, struct proust_req
 static void send_cts(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
                      uint64_t sender_token, size_t accepted)
 {
+    int failed = atomic_load(&s->gates[peer].failed);
+    if (failed && accepted) { /* no data will come from a failed peer */
+        proust__request_set_error(req, failed);
+        segment_landed(s, peer, req);
+        return;
+    }
     struct proust__cts_body cts = {.sender_token = sender_token, .accepted = accepted};
     if (accepted)
         cts.receiver_token = proust__token_alloc(s, req, seg);
@@ -371,8 +399,16 @@ static void do_get(struct proust_session *s, int peer, struct proust_request *re
         segment_landed(s, peer, req);
         return;
     }
-    PROUST_DEBUG("get from rank %d refused (%s): falling back to put", peer, proust_strerror(rc));
-    send_cts(s, peer, req, seg, sender_token, accepted);
+    if (rc == PROUST_ERR_NOT_SUPPORTED) {
+        PROUST_DEBUG("get from rank %d refused: falling back to put", peer);
+        send_cts(s, peer, req, seg, sender_token, accepted);
+        return;
+    }
+    /* the sender is gone, or its buffer unreadable: the receive fails; a
+     * live sender is released by the FIN */
+    proust__request_set_error(req, rc == PROUST_ERR_PEER_FAILED ? rc : PROUST_ERR_CONN);
+    proust__send_control(s, peer, PROUST__CH_FIN, sender_token, NULL, 0);
+    segment_landed(s, peer, req);
 }
 
 /* Ask the sender to write the segment into our buffer itself (it copies
@@ -434,6 +470,29 @@ void proust__gets_run(struct proust_session *s)
     }
 }
 
+void proust__gets_forget(struct proust_session *s, int peer)
+{
+    proust__lock(&s->gets_lock);
+    struct proust__pending_get *list = s->gets_head, *keep = NULL, *last = NULL;
+    while (list) {
+        struct proust__pending_get *pg = list;
+        list = pg->next;
+        pg->next = NULL;
+        if (pg->peer == peer) {
+            free(pg);
+            continue;
+        }
+        if (last)
+            last->next = pg;
+        else
+            keep = pg;
+        last = pg;
+    }
+    s->gets_head = keep;
+    s->gets_tail = last;
+    proust__unlock(&s->gets_lock);
+}
+
 static void queue_get(struct proust_session *s, int peer, const struct action *a)
 {
     struct proust__pending_get *pg = malloc(sizeof *pg);
@@ -481,16 +540,6 @@ static void flush_decisions(struct proust_session *s, int peer, struct actions *
     }
     if (acts->n)
         run_actions(s, peer, acts);
-    if (acts->unexpected) {
-        acts->unexpected = false;
-        pthread_mutex_lock(&s->monitor_lock);
-        proust_event_cb_t cb = s->event_cb;
-        void *arg = s->event_arg;
-        bool want = s->event_mask & PROUST_EVENT_UNEXPECTED;
-        pthread_mutex_unlock(&s->monitor_lock);
-        if (cb && want)
-            cb(s, PROUST_EVENT_UNEXPECTED, &acts->envelope, arg);
-    }
 }
 
 /* The sender wrote a pushed segment into our buffer. */
@@ -516,8 +565,9 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
     struct actions acts;
     const char *why = NULL;
     bool locked = false;
+    if (atomic_load_explicit(&g->failed, memory_order_acquire))
+        return; /* what a failed peer still sends is not trusted */
     acts.n = 0;
-    acts.unexpected = false;
     acts.defer_gets = g->rail->ops->write != NULL;
     int rc = proust__wire_open(&rd, data, len, &why);
     while (rc == PROUST_OK && (rc = proust__wire_next(&rd, &ch, &why)) == 1) {
@@ -547,13 +597,20 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
             locked = true;
         }
         rc = on_message_chunk(s, g, &ch.hdr, ch.body, &acts);
+        /* a drained stash may hold more than one action list's worth */
+        while (rc == PROUST_OK && stash_ready(g)) {
+            flush_decisions(s, peer, &acts, &locked);
+            proust__lock(&s->match_lock);
+            locked = true;
+            rc = drain_stash(s, g, &acts);
+        }
         if (rc != PROUST_OK && !why)
             why = rc == PROUST_ERR_NOMEM ? "out of memory keeping an unexpected message"
                                          : "chunk of an unknown or duplicate message";
-        if (acts.unexpected || acts.n > PROUST_PACK_MAX_SEGMENTS - 2)
+        if (acts.n + 2 > ACTS_MAX)
             flush_decisions(s, peer, &acts, &locked);
     }
-    if (acts.n || acts.unexpected)
+    if (acts.n)
         flush_decisions(s, peer, &acts, &locked);
     else if (locked) /* the common end: nothing to answer */
         proust__unlock(&s->match_lock);
@@ -565,6 +622,8 @@ void *proust__on_put_target(void *engine, int peer, uint64_t token, uint64_t off
 {
     struct proust_session *s = engine;
     uint16_t seg;
+    if (atomic_load_explicit(&s->gates[peer].failed, memory_order_acquire))
+        return NULL;
     struct proust_request *req = proust__token_lookup(s, token, &seg);
     if (!req || req->kind != PROUST__REQ_RECV || req->status.source != peer ||
         seg >= req->nseg || offset > req->segs[seg].iov_len ||
@@ -601,7 +660,6 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
 {
     struct actions acts;
     acts.n = 0;
-    acts.unexpected = false;
     acts.defer_gets = false;
     proust__lock(&s->match_lock);
     /* a message that arrived before its sender failed is still delivered */

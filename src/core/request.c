@@ -35,6 +35,48 @@ static _Thread_local unsigned req_cache_len;
 static _Thread_local uint64_t req_cache_gen;
 _Thread_local struct proust_request *proust__deferred_head;
 
+struct proust__event {
+    struct proust__event *next;
+    struct proust_session *s;
+    unsigned event;
+    proust_status_t envelope;
+};
+_Thread_local struct proust__event *proust__deferred_events;
+static _Thread_local struct proust__event *events_tail;
+
+void proust__defer_event(struct proust_session *s, unsigned event,
+                         const proust_status_t *envelope)
+{
+    struct proust__event *e = malloc(sizeof *e);
+    if (!e) {
+        PROUST_WARN("out of memory: a session event is lost");
+        return;
+    }
+    *e = (struct proust__event){.s = s, .event = event, .envelope = *envelope};
+    if (proust__deferred_events)
+        events_tail->next = e;
+    else
+        proust__deferred_events = e;
+    events_tail = e;
+}
+
+static void run_events(void)
+{
+    while (proust__deferred_events) {
+        struct proust__event *e = proust__deferred_events;
+        proust__deferred_events = e->next;
+        struct proust_session *s = e->s;
+        pthread_mutex_lock(&s->monitor_lock);
+        proust_event_cb_t cb = s->event_cb;
+        void *arg = s->event_arg;
+        bool want = s->event_mask & e->event;
+        pthread_mutex_unlock(&s->monitor_lock);
+        if (cb && want)
+            cb(s, e->event, &e->envelope, arg);
+        free(e);
+    }
+}
+
 void proust__requests_init(struct proust_session *s)
 {
     proust__lock_init(&s->req_lock);
@@ -180,6 +222,8 @@ void proust__request_complete(struct proust_request *req)
     if (err != PROUST_OK && req->status.error == PROUST_OK)
         req->status.error = err;
     unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_DONE, memory_order_acq_rel);
+    if (prev & PROUST__RF_DONE)
+        return; /* completed already (a failure forced it): never twice */
     if (prev & (PROUST__RF_CB | PROUST__RF_FREED)) {
         req->deferred_next = proust__deferred_head;
         proust__deferred_head = req;
@@ -199,6 +243,7 @@ void proust__request_event_done(struct proust_request *req)
 
 void proust__run_deferred_slow(void)
 {
+    run_events();
     while (proust__deferred_head) {
         struct proust_request *req = proust__deferred_head;
         proust__deferred_head = req->deferred_next;

@@ -149,6 +149,16 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
             }
         }
     }
+    if (__builtin_expect(atomic_load_explicit(&g->failed, memory_order_acquire) != 0, 0)) {
+        /* the peer failed since the check above: gate_fail has already
+         * drained this gate, so nothing would ever complete the send */
+        int now_failed = atomic_load(&g->failed);
+        proust__unlock(&g->lock);
+        req->remote_owed = 0;
+        req->status.error = now_failed;
+        proust__request_complete(req);
+        return PROUST_OK;
+    }
     atomic_store_explicit(&req->pending, events, memory_order_relaxed);
     if (req->remote_owed) {
         req->where = PROUST__IN_WAITING;

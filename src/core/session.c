@@ -271,6 +271,7 @@ int proust_session_monitor(proust_session_t *s, unsigned events, proust_event_cb
     s->event_cb = cb;
     s->event_arg = arg;
     s->event_mask = cb ? events : 0;
+    atomic_store(&s->monitor_wants_unexpected, (s->event_mask & PROUST_EVENT_UNEXPECTED) != 0);
     pthread_mutex_unlock(&s->monitor_lock);
     return PROUST_OK;
 }

@@ -470,6 +470,14 @@ static void check_peers(proust__rail_t *rail, struct shm_state *st)
     }
 }
 
+/* Bytes a record's payload may span before the end of the ring. */
+static size_t rec_room(const struct proust__shm_consumer *c, const struct proust__shm_rec *rec,
+                       uint16_t kind)
+{
+    size_t off = (size_t)((const uint8_t *)rec - c->data);
+    return c->size - off - (kind == SHM_REC_PUT ? PROUST__SHM_PUT_HDR : PROUST__SHM_REC_HDR);
+}
+
 static int shm_poll(proust__rail_t *rail)
 {
     struct shm_state *st = rail->priv;
@@ -481,15 +489,24 @@ static int shm_poll(proust__rail_t *rail)
         const struct proust__shm_rec *rec;
         int batch = 0;
         while (batch < 64 && (rec = proust__shm_ring_peek(&p->in, &err))) {
-            const uint8_t *payload = (const uint8_t *)rec + rec->hdr_len;
-            if (rec->kind == SHM_REC_PACKET) {
-                rail->up.packet(rail->up.engine, r, payload, rec->len);
+            /* read each header field once: the peer could rewrite shared
+             * memory between a check and a use */
+            uint32_t len = rec->len;
+            uint16_t kind = rec->kind;
+            const uint8_t *payload =
+                (const uint8_t *)rec + (kind == SHM_REC_PUT ? PROUST__SHM_PUT_HDR : PROUST__SHM_REC_HDR);
+            if ((kind != SHM_REC_PACKET && kind != SHM_REC_PUT) || len > rec_room(&p->in, rec, kind)) {
+                err = "shared-memory record changed under the receiver";
+                break;
+            }
+            if (kind == SHM_REC_PACKET) {
+                rail->up.packet(rail->up.engine, r, payload, len);
             } else {
-                void *dst = rail->up.put_target(rail->up.engine, r, rec->token, rec->offset,
-                                                rec->len);
+                uint64_t token = rec->token, offset = rec->offset;
+                void *dst = rail->up.put_target(rail->up.engine, r, token, offset, len);
                 if (dst) {
-                    memcpy(dst, payload, rec->len);
-                    rail->up.put_done(rail->up.engine, r, rec->token, rec->offset, rec->len);
+                    memcpy(dst, payload, len);
+                    rail->up.put_done(rail->up.engine, r, token, offset, len);
                 }
             }
             proust__shm_ring_consume(&p->in, rec);

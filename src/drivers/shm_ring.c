@@ -30,7 +30,12 @@ const struct proust__shm_rec *proust__shm_ring_peek_slow(struct proust__shm_cons
 
 void proust__shm_ring_consume(struct proust__shm_consumer *c, const struct proust__shm_rec *r)
 {
-    size_t rec = proust__shm_round_line(r->hdr_len + r->len);
+    size_t rec = proust__shm_round_line((size_t)r->hdr_len + r->len);
+    /* the peer could have rewritten the header since peek checked it:
+     * never clear or skip past the end of the ring */
+    size_t to_end = c->size - (size_t)(c->pos & (c->size - 1));
+    if (rec > to_end)
+        rec = to_end;
     /* clear line starts inside the record: its payload must never look like
      * a stamp when a later record starts there */
     uint8_t *base = (uint8_t *)r;
