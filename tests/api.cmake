@@ -232,3 +232,12 @@ if(EXISTS ${API_DIR}/rdv_window.c)
           ENV PROUST_SHM_GET_THRESHOLD=1G)
   api_job(NAME rdv_window_tcp NPROCS 2 RAILS tcp PROGRAM rdv_window)
 endif()
+
+# ---- chunks overtaking an earlier message (stash), more than one batch ----
+if(EXISTS ${API_DIR}/stash.c)
+  proust_add_api_program(api_stash ${API_DIR}/stash.c)
+  target_include_directories(api_stash PRIVATE ${API_DIR})
+  api_job(NAME stash_self_aggreg NPROCS 1 RAILS self PROGRAM stash ENV PROUST_STRATEGY=aggreg)
+  api_job(NAME stash_shm_aggreg NPROCS 2 RAILS self,shm PROGRAM stash ENV PROUST_STRATEGY=aggreg)
+  api_job(NAME stash_tcp_aggreg NPROCS 2 RAILS tcp PROGRAM stash ENV PROUST_STRATEGY=aggreg)
+endif()
