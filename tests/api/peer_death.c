@@ -64,12 +64,20 @@ static void late_requests(proust_session_t *s, int victim, int *rc_recv, int *rc
 
 #define TAG_DELIVERED 0xD1E0006
 #define TAG_ACK 0xD1E0007
+#define TAG_ANNOUNCED 0xD1E0008
 
 static int delivered_then_dies(proust_session_t *s)
 {
     EXPECT(tu_size == 2, "delivered-then-dies runs with 2 processes");
     uint8_t msg[300];
+    uint8_t *big = malloc(BIG);
+    EXPECT(big != NULL, "out of memory");
     if (tu_rank == 0) {
+        /* a rendezvous message announced (its RTS arrives) but whose data
+         * will never be sent: receiving it after the death must fail, not
+         * wait forever */
+        proust_request_t *rbig;
+        CHECK(proust_isend(s, big, BIG, 1, TAG_ANNOUNCED, &rbig));
         tu_fill(msg, sizeof msg, TAG_DELIVERED);
         CHECK(proust_send(s, msg, sizeof msg, 1, TAG_DELIVERED));
         CHECK(proust_recv(s, NULL, 0, 1, TAG_ACK, PROUST_TAG_MASK_FULL, NULL));
@@ -78,7 +86,8 @@ static int delivered_then_dies(proust_session_t *s)
         raise(SIGKILL);
         TU_FAIL("still alive after SIGKILL");
     }
-    TU_PHASE("waiting for the message to be there");
+    TU_PHASE("waiting for the messages to be there");
+    CHECK(proust_probe(s, 0, TAG_ANNOUNCED, PROUST_TAG_MASK_FULL, NULL));
     CHECK(proust_probe(s, 0, TAG_DELIVERED, PROUST_TAG_MASK_FULL, NULL));
     proust_request_t *rnever;
     char b;
@@ -105,6 +114,15 @@ static int delivered_then_dies(proust_session_t *s)
     EXPECT_STATUS(st, 0, TAG_DELIVERED, sizeof msg, sizeof msg, PROUST_OK);
     EXPECT_PATTERN(msg, sizeof msg, TAG_DELIVERED, "message delivered before the failure");
     printf("delivered message received intact\n");
+    TU_PHASE("receiving the announced rendezvous message of the dead sender");
+    t0 = tu_now();
+    rc = proust_recv(s, big, BIG, 0, TAG_ANNOUNCED, PROUST_TAG_MASK_FULL, &st);
+    elapsed = tu_now() - t0;
+    EXPECT(is_failure(rc), "receive of a rendezvous whose sender died returned %s",
+           proust_error_name(rc));
+    EXPECT(elapsed <= LIMIT_S, "it took %.2f s", elapsed);
+    printf("announced rendezvous from the dead rank: %s\n", proust_error_name(rc));
+    free(big);
     proust_finalize(s);
     printf("survivor exiting cleanly\n");
     return 0;
