@@ -294,6 +294,16 @@ void proust__on_peer_failed(void *engine, int peer, int status, const char *why)
 /* A receive was just posted: match it against unexpected messages (takes the
  * match lock). */
 int proust__recv_post(struct proust_session *s, struct proust_request *req);
+/* Receiver side of the rendezvous (recv_rdv.c), no lock held. */
+void proust__segment_landed(struct proust_session *s, int peer, struct proust_request *req);
+void proust__send_cts(struct proust_session *s, int peer, struct proust_request *req,
+                      uint16_t seg, uint64_t sender_token, size_t accepted);
+void proust__do_get(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
+                    uint64_t sender_token, size_t accepted, const uint8_t *key, uint32_t key_len);
+void proust__queue_get(struct proust_session *s, int peer, struct proust_request *req,
+                       uint16_t seg, uint64_t sender_token, size_t accepted, const uint8_t *key,
+                       uint32_t key_len);
+void proust__recv_on_done(struct proust_session *s, int peer, uint64_t token);
 /* Carry out the gets that polling queued (sharing the copies with the
  * senders when several are waiting); call with no lock held. */
 void proust__gets_run(struct proust_session *s);

@@ -6,7 +6,8 @@
  * turn comes (chunks that arrive early wait in the gate's stash), and later
  * segments of a message find it by sequence number. Decisions are made
  * under the match lock; the answers they call for (CTS, ACK, FIN, get) are
- * collected as actions and carried out after the lock is released.
+ * collected as actions and carried out after the lock is released
+ * (recv_rdv.c answers rendezvous requests).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -346,173 +347,6 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
     return rc == PROUST_OK ? drain_stash(s, g, acts) : rc;
 }
 
-/* A rendezvous segment whose data is pulled (or pushed) after the poll. */
-struct proust__pending_get {
-    struct proust__pending_get *next;
-    int peer;
-    struct proust_request *req;
-    uint16_t seg;
-    uint64_t sender_token;
-    size_t accepted;
-    uint32_t key_len;
-    uint8_t key[PROUST__MAX_KEY];
-};
-
-/* The segment's data is in place: the receive may complete. */
-static void segment_landed(struct proust_session *s, int peer, struct proust_request *req)
-{
-    struct proust__gate *g = &s->gates[peer];
-    proust__lock(&s->match_lock);
-    if (--req->remote_owed == 0 && req->where == PROUST__IN_RECEIVING) {
-        proust__dlist_remove(&g->receiving_head, &g->receiving_tail, req);
-        req->where = PROUST__IN_NONE;
-    }
-    proust__unlock(&s->match_lock);
-    proust__request_event_done(req);
-}
-
-static void send_cts(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
-                     uint64_t sender_token, size_t accepted)
-{
-    int failed = atomic_load(&s->gates[peer].failed);
-    if (failed && accepted) { /* no data will come from a failed peer */
-        proust__request_set_error(req, failed);
-        segment_landed(s, peer, req);
-        return;
-    }
-    struct proust__cts_body cts = {.sender_token = sender_token, .accepted = accepted};
-    if (accepted)
-        cts.receiver_token = proust__token_alloc(s, req, seg);
-    else if (req)
-        proust__request_event_done(req); /* nothing to receive */
-    proust__send_control(s, peer, PROUST__CH_CTS, 0, &cts, sizeof cts);
-}
-
-/* Pull the segment from the sender's memory, or ask for puts if refused. */
-static void do_get(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
-                   uint64_t sender_token, size_t accepted, const uint8_t *key, uint32_t key_len)
-{
-    proust__rail_t *rail = s->gates[peer].rail;
-    int rc = rail->ops->get(rail, peer, key, key_len, 0, req->segs[seg].iov_base, accepted);
-    if (rc == PROUST_OK) {
-        proust__send_control(s, peer, PROUST__CH_FIN, sender_token, NULL, 0);
-        segment_landed(s, peer, req);
-        return;
-    }
-    if (rc == PROUST_ERR_NOT_SUPPORTED) {
-        PROUST_DEBUG("get from rank %d refused: falling back to put", peer);
-        send_cts(s, peer, req, seg, sender_token, accepted);
-        return;
-    }
-    /* the sender is gone, or its buffer unreadable: the receive fails; a
-     * live sender is released by the FIN */
-    proust__request_set_error(req, rc == PROUST_ERR_PEER_FAILED ? rc : PROUST_ERR_CONN);
-    proust__send_control(s, peer, PROUST__CH_FIN, sender_token, NULL, 0);
-    segment_landed(s, peer, req);
-}
-
-/* Ask the sender to write the segment into our buffer itself (it copies
- * while we copy another one). */
-static void do_push(struct proust_session *s, int peer, struct proust__pending_get *pg)
-{
-    proust__rail_t *rail = s->gates[peer].rail;
-    uint8_t body[sizeof(struct proust__push_body) + PROUST__MAX_KEY];
-    struct proust__push_body pb = {.sender_token = pg->sender_token, .accepted = pg->accepted};
-    int klen = rail->ops->expose(rail, pg->req->segs[pg->seg].iov_base, pg->accepted,
-                                 body + sizeof pb, PROUST__MAX_KEY);
-    if (klen <= 0) {
-        do_get(s, peer, pg->req, pg->seg, pg->sender_token, pg->accepted, pg->key, pg->key_len);
-        return;
-    }
-    pb.key_len = (uint32_t)klen;
-    pb.receiver_token = proust__token_alloc(s, pg->req, pg->seg);
-    memcpy(body, &pb, sizeof pb);
-    proust__send_control(s, peer, PROUST__CH_PUSH, 0, body, sizeof pb + (size_t)klen);
-}
-
-void proust__gets_run(struct proust_session *s)
-{
-    proust__lock(&s->gets_lock);
-    struct proust__pending_get *list = s->gets_head;
-    s->gets_head = s->gets_tail = NULL;
-    proust__unlock(&s->gets_lock);
-    if (!list)
-        return;
-    /* Several segments waiting from one peer: every other one is pushed by
-     * the sender (which is waiting for them anyway) while we pull the rest,
-     * so both cores copy. A lone segment is pulled: that needs nothing from
-     * a sender that may be computing. */
-    for (struct proust__pending_get *pg = list; pg; pg = pg->next) {
-        unsigned before = 0, total = 0;
-        for (struct proust__pending_get *q = list; q; q = q->next) {
-            if (q->peer != pg->peer)
-                continue;
-            total++;
-            if (q == pg)
-                before = total - 1;
-        }
-        const proust__rail_t *rail = s->gates[pg->peer].rail;
-        bool can_push = rail->ops->write && rail->caps.write_threshold &&
-                        pg->accepted >= rail->caps.write_threshold;
-        if (can_push && total >= 2 && (before & 1u)) {
-            do_push(s, pg->peer, pg);
-            pg->accepted = 0; /* handled */
-            pg->req = NULL;
-        }
-    }
-    while (list) {
-        struct proust__pending_get *pg = list;
-        list = pg->next;
-        if (pg->req)
-            do_get(s, pg->peer, pg->req, pg->seg, pg->sender_token, pg->accepted, pg->key,
-                   pg->key_len);
-        free(pg);
-    }
-}
-
-void proust__gets_forget(struct proust_session *s, int peer)
-{
-    proust__lock(&s->gets_lock);
-    struct proust__pending_get *list = s->gets_head, *keep = NULL, *last = NULL;
-    while (list) {
-        struct proust__pending_get *pg = list;
-        list = pg->next;
-        pg->next = NULL;
-        if (pg->peer == peer) {
-            free(pg);
-            continue;
-        }
-        if (last)
-            last->next = pg;
-        else
-            keep = pg;
-        last = pg;
-    }
-    s->gets_head = keep;
-    s->gets_tail = last;
-    proust__unlock(&s->gets_lock);
-}
-
-static void queue_get(struct proust_session *s, int peer, const struct action *a)
-{
-    struct proust__pending_get *pg = malloc(sizeof *pg);
-    if (!pg) { /* no memory to defer: copy now */
-        do_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key, a->key_len);
-        return;
-    }
-    *pg = (struct proust__pending_get){.peer = peer, .req = a->req, .seg = a->seg,
-                                       .sender_token = a->sender_token,
-                                       .accepted = a->accepted, .key_len = a->key_len};
-    memcpy(pg->key, a->key, a->key_len);
-    proust__lock(&s->gets_lock);
-    if (s->gets_tail)
-        s->gets_tail->next = pg;
-    else
-        s->gets_head = pg;
-    s->gets_tail = pg;
-    proust__unlock(&s->gets_lock);
-}
-
 /* Carry out the answers decided under the match lock (no lock held). */
 static void run_actions(struct proust_session *s, int peer, struct actions *acts)
 {
@@ -521,11 +355,13 @@ static void run_actions(struct proust_session *s, int peer, struct actions *acts
         if (a->kind == ACT_ACK)
             proust__send_control(s, peer, PROUST__CH_ACK, a->sender_token, NULL, 0);
         else if (a->kind == ACT_GET && acts->defer_gets)
-            queue_get(s, peer, a);
+            proust__queue_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key,
+                              a->key_len);
         else if (a->kind == ACT_GET)
-            do_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key, a->key_len);
+            proust__do_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key,
+                           a->key_len);
         else
-            send_cts(s, peer, a->req, a->seg, a->sender_token, a->accepted);
+            proust__send_cts(s, peer, a->req, a->seg, a->sender_token, a->accepted);
     }
     acts->n = 0;
 }
@@ -540,20 +376,6 @@ static void flush_decisions(struct proust_session *s, int peer, struct actions *
     }
     if (acts->n)
         run_actions(s, peer, acts);
-}
-
-/* The sender wrote a pushed segment into our buffer. */
-static void recv_on_done(struct proust_session *s, int peer, uint64_t token)
-{
-    uint16_t seg;
-    struct proust_request *req = proust__token_lookup(s, token, &seg);
-    if (!req || req->kind != PROUST__REQ_RECV || req->status.source != peer ||
-        seg >= req->nseg) {
-        PROUST_WARN("rank %d reported a write for an unknown receive; ignored", peer);
-        return;
-    }
-    proust__token_release(s, token);
-    segment_landed(s, peer, req);
 }
 
 void proust__on_packet(void *engine, int peer, const void *data, size_t len)
@@ -584,7 +406,7 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
                 memcpy(&pb, ch.body, sizeof pb);
                 proust__send_on_push(s, peer, &pb, ch.body + sizeof pb);
             } else if (ch.hdr.type == PROUST__CH_DONE) {
-                recv_on_done(s, peer, ch.hdr.total);
+                proust__recv_on_done(s, peer, ch.hdr.total);
             } else {
                 proust__send_on_ack(s, peer, ch.hdr.total);
             }
@@ -616,37 +438,6 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
         proust__unlock(&s->match_lock);
     if (rc < 0)
         proust__gate_fail(s, g, PROUST_ERR_PROTO, why ? why : "malformed packet");
-}
-
-void *proust__on_put_target(void *engine, int peer, uint64_t token, uint64_t offset, size_t len)
-{
-    struct proust_session *s = engine;
-    uint16_t seg;
-    if (atomic_load_explicit(&s->gates[peer].failed, memory_order_acquire))
-        return NULL;
-    struct proust_request *req = proust__token_lookup(s, token, &seg);
-    if (!req || req->kind != PROUST__REQ_RECV || req->status.source != peer ||
-        seg >= req->nseg || offset > req->segs[seg].iov_len ||
-        len > req->segs[seg].iov_len - offset)
-        return NULL;
-    return (uint8_t *)req->segs[seg].iov_base + offset;
-}
-
-void proust__on_put_done(void *engine, int peer, uint64_t token, uint64_t offset, size_t len)
-{
-    (void)offset;
-    struct proust_session *s = engine;
-    if (len == 0)
-        return;
-    uint16_t seg;
-    struct proust_request *req = proust__token_lookup(s, token, &seg);
-    if (!req || req->kind != PROUST__REQ_RECV || seg >= req->nseg)
-        return;
-    size_t left = atomic_fetch_sub(&req->seg_left[seg], len) - len;
-    if (left != 0)
-        return;
-    proust__token_release(s, token);
-    segment_landed(s, peer, req);
 }
 
 void proust__on_peer_failed(void *engine, int peer, int status, const char *why)

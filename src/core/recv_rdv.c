@@ -1,0 +1,226 @@
+/*
+ * recv_rdv.c — the receiver's side of the rendezvous: answering an RTS
+ * (CTS for puts, a get, or a PUSH asking the sender to write), gets queued
+ * while polling and run after it (sharing the copies with the sender when
+ * several wait), and the puts and DONEs that land the data.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+
+/* A rendezvous segment whose data is pulled (or pushed) after the poll. */
+struct proust__pending_get {
+    struct proust__pending_get *next;
+    int peer;
+    struct proust_request *req;
+    uint16_t seg;
+    uint64_t sender_token;
+    size_t accepted;
+    uint32_t key_len;
+    uint8_t key[PROUST__MAX_KEY];
+};
+
+/* The segment's data is in place: the receive may complete. */
+void proust__segment_landed(struct proust_session *s, int peer, struct proust_request *req)
+{
+    struct proust__gate *g = &s->gates[peer];
+    proust__lock(&s->match_lock);
+    if (--req->remote_owed == 0 && req->where == PROUST__IN_RECEIVING) {
+        proust__dlist_remove(&g->receiving_head, &g->receiving_tail, req);
+        req->where = PROUST__IN_NONE;
+    }
+    proust__unlock(&s->match_lock);
+    proust__request_event_done(req);
+}
+
+void proust__send_cts(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
+                     uint64_t sender_token, size_t accepted)
+{
+    int failed = atomic_load(&s->gates[peer].failed);
+    if (failed && accepted) { /* no data will come from a failed peer */
+        proust__request_set_error(req, failed);
+        proust__segment_landed(s, peer, req);
+        return;
+    }
+    struct proust__cts_body cts = {.sender_token = sender_token, .accepted = accepted};
+    if (accepted)
+        cts.receiver_token = proust__token_alloc(s, req, seg);
+    else if (req)
+        proust__request_event_done(req); /* nothing to receive */
+    proust__send_control(s, peer, PROUST__CH_CTS, 0, &cts, sizeof cts);
+}
+
+/* Pull the segment from the sender's memory, or ask for puts if refused. */
+void proust__do_get(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
+                   uint64_t sender_token, size_t accepted, const uint8_t *key, uint32_t key_len)
+{
+    proust__rail_t *rail = s->gates[peer].rail;
+    int rc = rail->ops->get(rail, peer, key, key_len, 0, req->segs[seg].iov_base, accepted);
+    if (rc == PROUST_OK) {
+        proust__send_control(s, peer, PROUST__CH_FIN, sender_token, NULL, 0);
+        proust__segment_landed(s, peer, req);
+        return;
+    }
+    if (rc == PROUST_ERR_NOT_SUPPORTED) {
+        PROUST_DEBUG("get from rank %d refused: falling back to put", peer);
+        proust__send_cts(s, peer, req, seg, sender_token, accepted);
+        return;
+    }
+    /* the sender is gone, or its buffer unreadable: the receive fails; a
+     * live sender is released by the FIN */
+    proust__request_set_error(req, rc == PROUST_ERR_PEER_FAILED ? rc : PROUST_ERR_CONN);
+    proust__send_control(s, peer, PROUST__CH_FIN, sender_token, NULL, 0);
+    proust__segment_landed(s, peer, req);
+}
+
+/* Ask the sender to write the segment into our buffer itself (it copies
+ * while we copy another one). */
+static void do_push(struct proust_session *s, int peer, struct proust__pending_get *pg)
+{
+    proust__rail_t *rail = s->gates[peer].rail;
+    uint8_t body[sizeof(struct proust__push_body) + PROUST__MAX_KEY];
+    struct proust__push_body pb = {.sender_token = pg->sender_token, .accepted = pg->accepted};
+    int klen = rail->ops->expose(rail, pg->req->segs[pg->seg].iov_base, pg->accepted,
+                                 body + sizeof pb, PROUST__MAX_KEY);
+    if (klen <= 0) {
+        proust__do_get(s, peer, pg->req, pg->seg, pg->sender_token, pg->accepted, pg->key,
+                       pg->key_len);
+        return;
+    }
+    pb.key_len = (uint32_t)klen;
+    pb.receiver_token = proust__token_alloc(s, pg->req, pg->seg);
+    memcpy(body, &pb, sizeof pb);
+    proust__send_control(s, peer, PROUST__CH_PUSH, 0, body, sizeof pb + (size_t)klen);
+}
+
+void proust__gets_run(struct proust_session *s)
+{
+    proust__lock(&s->gets_lock);
+    struct proust__pending_get *list = s->gets_head;
+    s->gets_head = s->gets_tail = NULL;
+    proust__unlock(&s->gets_lock);
+    if (!list)
+        return;
+    /* Several segments waiting from one peer: every other one is pushed by
+     * the sender (which is waiting for them anyway) while we pull the rest,
+     * so both cores copy. A lone segment is pulled: that needs nothing from
+     * a sender that may be computing. */
+    for (struct proust__pending_get *pg = list; pg; pg = pg->next) {
+        unsigned before = 0, total = 0;
+        for (struct proust__pending_get *q = list; q; q = q->next) {
+            if (q->peer != pg->peer)
+                continue;
+            total++;
+            if (q == pg)
+                before = total - 1;
+        }
+        const proust__rail_t *rail = s->gates[pg->peer].rail;
+        bool can_push = rail->ops->write && rail->caps.write_threshold &&
+                        pg->accepted >= rail->caps.write_threshold;
+        if (can_push && total >= 2 && (before & 1u)) {
+            do_push(s, pg->peer, pg);
+            pg->accepted = 0; /* handled */
+            pg->req = NULL;
+        }
+    }
+    while (list) {
+        struct proust__pending_get *pg = list;
+        list = pg->next;
+        if (pg->req)
+            proust__do_get(s, pg->peer, pg->req, pg->seg, pg->sender_token, pg->accepted, pg->key,
+                   pg->key_len);
+        free(pg);
+    }
+}
+
+void proust__gets_forget(struct proust_session *s, int peer)
+{
+    proust__lock(&s->gets_lock);
+    struct proust__pending_get *list = s->gets_head, *keep = NULL, *last = NULL;
+    while (list) {
+        struct proust__pending_get *pg = list;
+        list = pg->next;
+        pg->next = NULL;
+        if (pg->peer == peer) {
+            free(pg);
+            continue;
+        }
+        if (last)
+            last->next = pg;
+        else
+            keep = pg;
+        last = pg;
+    }
+    s->gets_head = keep;
+    s->gets_tail = last;
+    proust__unlock(&s->gets_lock);
+}
+
+void proust__queue_get(struct proust_session *s, int peer, struct proust_request *req,
+                       uint16_t seg, uint64_t sender_token, size_t accepted, const uint8_t *key,
+                       uint32_t key_len)
+{
+    struct proust__pending_get *pg = malloc(sizeof *pg);
+    if (!pg) { /* no memory to defer: copy now */
+        proust__do_get(s, peer, req, seg, sender_token, accepted, key, key_len);
+        return;
+    }
+    *pg = (struct proust__pending_get){.peer = peer, .req = req, .seg = seg,
+                                       .sender_token = sender_token,
+                                       .accepted = accepted, .key_len = key_len};
+    memcpy(pg->key, key, key_len);
+    proust__lock(&s->gets_lock);
+    if (s->gets_tail)
+        s->gets_tail->next = pg;
+    else
+        s->gets_head = pg;
+    s->gets_tail = pg;
+    proust__unlock(&s->gets_lock);
+}
+
+/* The sender wrote a pushed segment into our buffer. */
+void proust__recv_on_done(struct proust_session *s, int peer, uint64_t token)
+{
+    uint16_t seg;
+    struct proust_request *req = proust__token_lookup(s, token, &seg);
+    if (!req || req->kind != PROUST__REQ_RECV || req->status.source != peer ||
+        seg >= req->nseg) {
+        PROUST_WARN("rank %d reported a write for an unknown receive; ignored", peer);
+        return;
+    }
+    proust__token_release(s, token);
+    proust__segment_landed(s, peer, req);
+}
+
+void *proust__on_put_target(void *engine, int peer, uint64_t token, uint64_t offset, size_t len)
+{
+    struct proust_session *s = engine;
+    uint16_t seg;
+    if (atomic_load_explicit(&s->gates[peer].failed, memory_order_acquire))
+        return NULL;
+    struct proust_request *req = proust__token_lookup(s, token, &seg);
+    if (!req || req->kind != PROUST__REQ_RECV || req->status.source != peer ||
+        seg >= req->nseg || offset > req->segs[seg].iov_len ||
+        len > req->segs[seg].iov_len - offset)
+        return NULL;
+    return (uint8_t *)req->segs[seg].iov_base + offset;
+}
+
+void proust__on_put_done(void *engine, int peer, uint64_t token, uint64_t offset, size_t len)
+{
+    (void)offset;
+    struct proust_session *s = engine;
+    if (len == 0)
+        return;
+    uint16_t seg;
+    struct proust_request *req = proust__token_lookup(s, token, &seg);
+    if (!req || req->kind != PROUST__REQ_RECV || seg >= req->nseg)
+        return;
+    size_t left = atomic_fetch_sub(&req->seg_left[seg], len) - len;
+    if (left != 0)
+        return;
+    proust__token_release(s, token);
+    proust__segment_landed(s, peer, req);
+}
+
