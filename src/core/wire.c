@@ -35,7 +35,8 @@ static int body_fits(const struct proust__chunk_hdr *h, const char **why)
             *why = "sync DATA chunk too short";
             return 0;
         }
-        if (h->len > h->total + ((h->flags & PROUST__CF_SYNC) ? sizeof(struct proust__data_tail) : 0)) {
+        size_t tail = (h->flags & PROUST__CF_SYNC) ? sizeof(struct proust__data_tail) : 0;
+        if (h->len > h->total + tail) {
             *why = "DATA chunk longer than its message";
             return 0;
         }

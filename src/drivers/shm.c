@@ -493,9 +493,10 @@ static int shm_poll(proust__rail_t *rail)
              * memory between a check and a use */
             uint32_t len = rec->len;
             uint16_t kind = rec->kind;
-            const uint8_t *payload =
-                (const uint8_t *)rec + (kind == SHM_REC_PUT ? PROUST__SHM_PUT_HDR : PROUST__SHM_REC_HDR);
-            if ((kind != SHM_REC_PACKET && kind != SHM_REC_PUT) || len > rec_room(&p->in, rec, kind)) {
+            size_t hdr = kind == SHM_REC_PUT ? PROUST__SHM_PUT_HDR : PROUST__SHM_REC_HDR;
+            const uint8_t *payload = (const uint8_t *)rec + hdr;
+            if ((kind != SHM_REC_PACKET && kind != SHM_REC_PUT) ||
+                len > rec_room(&p->in, rec, kind)) {
                 err = "shared-memory record changed under the receiver";
                 break;
             }
