@@ -70,7 +70,7 @@ static int delivered_then_dies(proust_session_t *s)
 {
     EXPECT(tu_size == 2, "delivered-then-dies runs with 2 processes");
     uint8_t msg[300];
-    uint8_t *big = malloc(BIG);
+    uint8_t *big = calloc(1, BIG);
     EXPECT(big != NULL, "out of memory");
     if (tu_rank == 0) {
         /* a rendezvous message announced (its RTS arrives) but whose data
