@@ -421,6 +421,13 @@ static int tcp_flush(proust__rail_t *rail, int peer)
         return atomic_load_explicit(&c->state, memory_order_relaxed) == TCP_LIVE
                    ? PROUST_OK
                    : PROUST_ERR_CONN;
+    /* A full socket answers sendmsg with EAGAIN only after taking the
+     * socket lock, which the kernel also needs to deliver the data we are
+     * waiting to drain; poll() checks for room without it. */
+    struct pollfd pfd = {.fd = c->send_fd, .events = POLLOUT};
+    if (atomic_load_explicit(&c->state, memory_order_relaxed) == TCP_LIVE &&
+        poll(&pfd, 1, 0) == 0)
+        return PROUST_OK;
     struct tcp_sreq *done = NULL, *failed = NULL;
     int rc = PROUST_OK;
     pthread_mutex_lock(&c->send_lock);
