@@ -315,6 +315,10 @@ void proust__recv_cleanup(struct proust_session *s);
 /* ---- send path (send_path.c) ---------------------------------------------- */
 int proust__send_post(struct proust_session *s, struct proust_request *req, bool sync,
                       const unsigned *hints);
+/* A blocking send of an eager message with no request: the packet leaves
+ * now through the rail's try_send, or PROUST_ERR_BUSY (nothing was done). */
+int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, const void *buf,
+                           size_t len, proust_tag_t tag);
 /* Queue a control chunk (CTS/FIN/ACK) to peer; takes the gate lock. */
 int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint64_t token,
                          const void *body, size_t body_len);

@@ -77,6 +77,15 @@ int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_
 
 int proust_send(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag)
 {
+    /* an eager message that can leave at once needs no request */
+    if (check_session(s) == PROUST_OK && (buf || !len) && dest >= 0 && dest < s->size) {
+        struct proust__gate *g = &s->gates[dest];
+        if (len < g->rdv_threshold && g->rail->ops->try_send && s->strategy->flush_on_submit) {
+            int rc = proust__send_eager_now(s, g, buf, len, tag);
+            if (rc != PROUST_ERR_BUSY)
+                return rc;
+        }
+    }
     proust_request_t *req;
     int rc = proust_isend(s, buf, len, dest, tag, &req);
     return rc == PROUST_OK ? proust_wait(&req, NULL) : rc;

@@ -197,6 +197,38 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
     return PROUST_OK;
 }
 
+int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, const void *buf,
+                           size_t len, proust_tag_t tag)
+{
+    proust__lock(&g->lock);
+    int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
+    if (failed) {
+        proust__unlock(&g->lock);
+        return failed;
+    }
+    if (g->win.head || g->slots[0].busy || g->slots[1].busy) {
+        proust__unlock(&g->lock);
+        return PROUST_ERR_BUSY; /* keep the order: queued chunks go first */
+    }
+    struct {
+        struct proust__pkt_hdr pkt;
+        struct proust__chunk_hdr chunk;
+    } h = {
+        .pkt = {.magic = PROUST__PKT_MAGIC, .nchunks = 1,
+                .len = (uint32_t)(sizeof h.pkt + sizeof h.chunk + len)},
+        .chunk = {.type = PROUST__CH_DATA, .nseg = 1, .seq = g->send_seq,
+                  .len = (uint32_t)len, .tag = tag, .total = len},
+    };
+    _Static_assert(sizeof h == sizeof(struct proust__pkt_hdr) + sizeof(struct proust__chunk_hdr),
+                   "headers are contiguous");
+    struct iovec iov[2] = {{&h, sizeof h}, {(void *)buf, len}};
+    int rc = g->rail->ops->try_send(g->rail, g->peer, iov, len ? 2 : 1);
+    if (rc == PROUST_OK)
+        g->send_seq++; /* the number is spent only if the packet left */
+    proust__unlock(&g->lock);
+    return rc;
+}
+
 int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint64_t token,
                          const void *body, size_t body_len)
 {

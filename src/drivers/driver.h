@@ -94,6 +94,11 @@ struct proust__rail_ops {
     int (*reaches)(proust__rail_t *rail, int peer);
     /* Send one packet made of iov[0..iovcnt). */
     int (*send)(proust__rail_t *rail, int peer, const struct iovec *iov, int iovcnt, void *ctx);
+    /* Optional: send one packet now or not at all: PROUST_OK when it is
+     * already on its way (iov need not outlive the call), PROUST_ERR_BUSY
+     * when it cannot go at once (nothing was queued), or an error. Lets a
+     * blocking send skip the request machinery. */
+    int (*try_send)(proust__rail_t *rail, int peer, const struct iovec *iov, int iovcnt);
     /* Write buf[0..len) to the peer's (token, offset) destination. */
     int (*put)(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset, const void *buf,
                size_t len, void *ctx);

@@ -322,6 +322,22 @@ static int shm_send(proust__rail_t *rail, int peer, const struct iovec *iov, int
     return write_or_queue(rail, peer, SHM_REC_PACKET, 0, 0, iov, iovcnt, ctx);
 }
 
+static int shm_try_send(proust__rail_t *rail, int peer, const struct iovec *iov, int iovcnt)
+{
+    struct shm_state *st = rail->priv;
+    struct shm_peer *p = &st->peers[peer];
+    if (atomic_load_explicit(&p->dead, memory_order_relaxed))
+        return PROUST_ERR_PEER_FAILED;
+    if (p->q_head)
+        return PROUST_ERR_BUSY; /* order: queued packets go first */
+    size_t len = 0;
+    for (int i = 0; i < iovcnt; i++)
+        len += iov[i].iov_len;
+    if (len > proust__shm_max_payload(st->ring_size))
+        return PROUST_ERR_BUSY;
+    return proust__shm_ring_write(&p->out, SHM_REC_PACKET, 0, 0, iov, iovcnt, len);
+}
+
 static int shm_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset,
                    const void *buf, size_t len, void *ctx)
 {
@@ -569,6 +585,7 @@ const struct proust__rail_ops proust__rail_shm = {
     .connect = shm_connect,
     .reaches = shm_reaches,
     .send = shm_send,
+    .try_send = shm_try_send,
     .put = shm_put,
     .expose = shm_expose,
     .get = shm_get,
