@@ -245,6 +245,31 @@ struct proust_session {
 };
 
 /* ---- request life cycle (request.c) --------------------------------------- */
+/* Field by field, and only what the callers (pt2pt.c, pack.c) do not set
+ * themselves: peer, tag, mask, nseg, segs/seg0, total. chunk0 is filled by
+ * the send path when used. Also used for requests on a blocking call's
+ * stack, which never escape the call. */
+static inline void proust__request_init(struct proust_request *req, struct proust_session *s,
+                                        int kind)
+{
+    atomic_init(&req->flags, 0);
+    req->where = PROUST__IN_NONE;
+    req->in_use = false;
+    atomic_init(&req->pending, 0);
+    atomic_init(&req->error, PROUST_OK);
+    req->remote_owed = 0;
+    req->status.source = -1;
+    req->status.tag = 0;
+    req->status.size = req->status.count = 0;
+    req->status.error = PROUST_OK;
+    req->next = req->prev = NULL;
+    req->seg_left = &req->seg0_left;
+    req->chunks = NULL;
+    req->cb = NULL;
+    req->deferred_next = NULL;
+    req->kind = (uint8_t)kind;
+    req->session = s;
+}
 void proust__requests_init(struct proust_session *s);
 /* Free every request of the session, waited for or not. */
 void proust__requests_destroy(struct proust_session *s);
@@ -364,6 +389,8 @@ void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
                            proust__rail_t *rail);
 
 /* ---- progress (wait.c) ------------------------------------------------------ */
+/* Make progress until req is finished (does not release it). */
+void proust__wait_request(struct proust_request *req);
 /* One pass over rails and pending gates; returns events seen. */
 int proust__progress(struct proust_session *s);
 /* Wait helper: spin, then yield; checks peers when nothing moves. */

@@ -48,19 +48,21 @@ int proust_issend(proust_session_t *s, const void *buf, size_t len, int dest, pr
     return post_send(s, buf, len, dest, tag, true, req);
 }
 
-int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_tag_t tag,
-                 proust_tag_t mask, proust_request_t **reqp)
+static int check_recv(const struct proust_session *s, const void *buf, size_t len, int source)
 {
     int rc = check_session(s);
     if (rc != PROUST_OK)
         return rc;
-    if (!reqp || (!buf && len))
+    if (!buf && len)
         return PROUST_ERR_INVALID;
     if (source != PROUST_ANY_SOURCE && (source < 0 || source >= s->size))
         return PROUST_ERR_RANK;
-    struct proust_request *req = proust__request_alloc(s, PROUST__REQ_RECV);
-    if (!req)
-        return PROUST_ERR_NOMEM;
+    return PROUST_OK;
+}
+
+static void fill_recv(struct proust_request *req, void *buf, size_t len, int source,
+                      proust_tag_t tag, proust_tag_t mask)
+{
     req->peer = source;
     req->tag = tag;
     req->mask = mask;
@@ -69,6 +71,20 @@ int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_
     req->seg0.iov_len = len;
     req->segs = &req->seg0;
     req->total = len;
+}
+
+int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_tag_t tag,
+                 proust_tag_t mask, proust_request_t **reqp)
+{
+    int rc = check_recv(s, buf, len, source);
+    if (rc != PROUST_OK)
+        return rc;
+    if (!reqp)
+        return PROUST_ERR_INVALID;
+    struct proust_request *req = proust__request_alloc(s, PROUST__REQ_RECV);
+    if (!req)
+        return PROUST_ERR_NOMEM;
+    fill_recv(req, buf, len, source, tag, mask);
     proust__recv_post(s, req);
     *reqp = req;
     proust__run_deferred();
@@ -101,9 +117,20 @@ int proust_ssend(proust_session_t *s, const void *buf, size_t len, int dest, pro
 int proust_recv(proust_session_t *s, void *buf, size_t len, int source, proust_tag_t tag,
                 proust_tag_t mask, proust_status_t *status)
 {
-    proust_request_t *req;
-    int rc = proust_irecv(s, buf, len, source, tag, mask, &req);
-    return rc == PROUST_OK ? proust_wait(&req, status) : rc;
+    int rc = check_recv(s, buf, len, source);
+    if (rc != PROUST_OK)
+        return rc;
+    /* the request lives on this stack: nobody else can hold it, and the
+     * engine lets go of it when it completes, before we return */
+    struct proust_request req;
+    proust__request_init(&req, s, PROUST__REQ_RECV);
+    fill_recv(&req, buf, len, source, tag, mask);
+    proust__recv_post(s, &req);
+    proust__wait_request(&req);
+    proust__run_deferred();
+    if (status)
+        *status = req.status;
+    return req.status.error;
 }
 
 int proust_cancel(proust_request_t *req)

@@ -170,26 +170,8 @@ struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
     struct proust_request *req = req_cache;
     req_cache = req->next;
     req_cache_len--;
+    proust__request_init(req, s, kind);
     req->in_use = true;
-    /* field by field, and only what the callers (pt2pt.c, pack.c) do not
-     * set themselves: peer, tag, mask, nseg, segs/seg0, total. chunk0 is
-     * filled by the send path when used. */
-    atomic_init(&req->flags, 0);
-    req->where = PROUST__IN_NONE;
-    atomic_init(&req->pending, 0);
-    atomic_init(&req->error, PROUST_OK);
-    req->remote_owed = 0;
-    req->status.source = -1;
-    req->status.tag = 0;
-    req->status.size = req->status.count = 0;
-    req->status.error = PROUST_OK;
-    req->next = req->prev = NULL;
-    req->seg_left = &req->seg0_left;
-    req->chunks = NULL;
-    req->cb = NULL;
-    req->deferred_next = NULL;
-    req->kind = (uint8_t)kind;
-    req->session = s;
     return req;
 }
 

@@ -119,13 +119,8 @@ static inline bool is_finished(const struct proust_request *req)
         atomic_load_explicit(&((struct proust_request *)req)->flags, memory_order_acquire));
 }
 
-int proust_wait(proust_request_t **reqp, proust_status_t *status)
+void proust__wait_request(struct proust_request *req)
 {
-    if (!reqp)
-        return PROUST_ERR_INVALID;
-    struct proust_request *req = *reqp;
-    if (!req)
-        return PROUST_OK;
     struct proust_session *s = req->session;
     struct proust__waiter w = {0};
     while (!is_finished(req)) {
@@ -134,6 +129,16 @@ int proust_wait(proust_request_t **reqp, proust_status_t *status)
         if (!is_finished(req))
             proust__waiter_idle(s, &w, ev);
     }
+}
+
+int proust_wait(proust_request_t **reqp, proust_status_t *status)
+{
+    if (!reqp)
+        return PROUST_ERR_INVALID;
+    struct proust_request *req = *reqp;
+    if (!req)
+        return PROUST_OK;
+    proust__wait_request(req);
     return finish(reqp, status);
 }
 
