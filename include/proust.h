@@ -92,8 +92,10 @@ typedef struct proust_status {
  * launcher cannot be reached, PROUST_ERR_NO_RAIL if a peer cannot be reached.
  */
 int proust_init(proust_session_t **session);
-/* Complete outstanding sends, then release everything. Requests still
- * pending are canceled. */
+/* Complete outstanding sends (also those released with
+ * proust_request_free; at most 10 s), leave together with the other ranks,
+ * then release everything: receives still posted are dropped and every
+ * request handle, waited for or not, becomes invalid. */
 int proust_finalize(proust_session_t *session);
 int proust_rank(const proust_session_t *session);
 int proust_size(const proust_session_t *session);
@@ -179,7 +181,7 @@ int proust_session_monitor(proust_session_t *s, unsigned events, proust_event_cb
 
 /* ---- Packs: messages made of several segments ---------------------------- */
 /*
- * A pack is one message made of up to PROUST_PACK_MAX_SEGMENTS segments, each
+ * A pack is one message made of 1 to PROUST_PACK_MAX_SEGMENTS segments, each
  * sent from its own buffer; it matches one unpack with the same number of
  * segments, whose i-th buffer receives the i-th segment. Hints let the
  * strategy schedule segments:

@@ -279,6 +279,9 @@ void proust__request_release(struct proust_request *req);
 void proust__request_set_error(struct proust_request *req, int err);
 /* Account one event; completes the request when none remain. */
 void proust__request_event_done(struct proust_request *req);
+/* Complete now with `status`, whatever events were still outstanding
+ * (the peer they waited for failed). */
+void proust__request_fail(struct proust_request *req, int status);
 /* Complete now (status already filled). */
 void proust__request_complete(struct proust_request *req);
 /* Run callbacks and deferred frees queued by this thread; call with no lock.
@@ -334,6 +337,8 @@ void proust__recv_on_done(struct proust_session *s, int peer, uint64_t token);
 void proust__gets_run(struct proust_session *s);
 /* Drop the queued gets from `peer` (it failed); returns none of them. */
 void proust__gets_forget(struct proust_session *s, int peer);
+/* Free an incoming message and the eager data it kept. */
+void proust__inmsg_free(struct proust__inmsg *m);
 /* Free the stash, unexpected messages and active messages of every gate. */
 void proust__recv_cleanup(struct proust_session *s);
 
@@ -361,7 +366,7 @@ int proust__gates_init(struct proust_session *s);
 void proust__gates_destroy(struct proust_session *s);
 /* Append chunks to the window (gate lock held). */
 void proust__window_push(struct proust__gate *g, struct proust__chunk *first,
-                         struct proust__chunk *last, unsigned n, size_t bytes);
+                         struct proust__chunk *last, unsigned n);
 /* Send chunks [first..] as one packet through a free slot (gate lock held);
  * returns the driver's answer (PROUST_OK: sent, the caller credits;
  * PROUST__INPROGRESS: send_done will). */
@@ -377,13 +382,6 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g);
 /* Fail everything queued or in flight on a gate (no lock held). */
 void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int status,
                        const char *why);
-/* Rendezvous from this size on (computed once per gate). */
-static inline size_t proust__gate_rdv_threshold(const struct proust_session *s,
-                                                const struct proust__gate *g)
-{
-    (void)s;
-    return g->rdv_threshold;
-}
 /* Compute g->rdv_threshold from the rail and PROUST_RDV_THRESHOLD. */
 void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
                            proust__rail_t *rail);

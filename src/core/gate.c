@@ -62,9 +62,8 @@ void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
 }
 
 void proust__window_push(struct proust__gate *g, struct proust__chunk *first,
-                         struct proust__chunk *last, unsigned n, size_t bytes)
+                         struct proust__chunk *last, unsigned n)
 {
-    (void)bytes;
     last->next = NULL;
     if (g->win.tail)
         g->win.tail->next = first;
@@ -258,22 +257,15 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     while ((r = g->receiving_head)) {
         proust__dlist_remove(&g->receiving_head, &g->receiving_tail, r);
         r->where = PROUST__IN_NONE;
-        proust__request_set_error(r, status);
-        atomic_store(&r->pending, 1);
-        proust__request_event_done(r);
+        proust__request_fail(r, status);
     }
     /* packs bound to a receive but still missing segments from this peer */
     while (g->active) {
         struct proust__inmsg *m = g->active;
         g->active = m->next;
-        if (m->req) {
-            proust__request_set_error(m->req, status);
-            atomic_store(&m->req->pending, 1);
-            proust__request_event_done(m->req);
-        }
-        for (uint16_t i = 0; i < m->nseg; i++)
-            free(m->seg[i].data);
-        free(m);
+        if (m->req)
+            proust__request_fail(m->req, status);
+        proust__inmsg_free(m);
     }
     while ((r = s->any_head)) {
         proust__dlist_remove(&s->any_head, &s->any_tail, r);

@@ -491,7 +491,7 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
     return PROUST_OK;
 }
 
-static void free_inmsg(struct proust__inmsg *m)
+void proust__inmsg_free(struct proust__inmsg *m)
 {
     for (uint16_t i = 0; i < m->nseg; i++)
         free(m->seg[i].data);
@@ -510,12 +510,12 @@ void proust__recv_cleanup(struct proust_session *s)
         while (g->unexp_head) {
             struct proust__inmsg *m = g->unexp_head;
             g->unexp_head = m->next;
-            free_inmsg(m);
+            proust__inmsg_free(m);
         }
         while (g->active) {
             struct proust__inmsg *m = g->active;
             g->active = m->next;
-            free_inmsg(m);
+            proust__inmsg_free(m);
         }
     }
 }

@@ -212,6 +212,13 @@ void proust__request_complete(struct proust_request *req)
     }
 }
 
+void proust__request_fail(struct proust_request *req, int status)
+{
+    proust__request_set_error(req, status);
+    atomic_store_explicit(&req->pending, 0, memory_order_relaxed);
+    proust__request_complete(req);
+}
+
 void proust__request_event_done(struct proust_request *req)
 {
     /* pending == 1: ours is the only event left, so no other thread can

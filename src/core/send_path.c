@@ -91,7 +91,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
         proust__request_complete(req);
         return PROUST_OK;
     }
-    size_t threshold = proust__gate_rdv_threshold(s, g);
+    size_t threshold = g->rdv_threshold;
     struct proust__chunk *first, *last;
     int events;
     if (req->nseg == 1) {
@@ -187,7 +187,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
         proust__unlock(&g->lock);
         return PROUST_OK;
     }
-    proust__window_push(g, first, last, req->nseg, 0);
+    proust__window_push(g, first, last, req->nseg);
     if (s->strategy->flush_on_submit ||
         (s->strategy->flush_when_full && g->win.count >= g->packet_chunks))
         proust__gate_schedule(s, g);
@@ -248,7 +248,7 @@ int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint6
         c->nbody = 1;
     }
     proust__lock(&g->lock);
-    proust__window_push(g, c, c, 1, 0);
+    proust__window_push(g, c, c, 1);
     /* answers are never held back: the peer is waiting for them */
     proust__gate_schedule(s, g);
     proust__unlock(&g->lock);

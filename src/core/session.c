@@ -221,7 +221,8 @@ int proust_finalize(proust_session_t *s)
     int rc = s->boot.ops->fence(&s->boot);
     atomic_store(&s->active, 0);
     close_rails(s);
-    /* Requests still posted are canceled (nobody will complete them). */
+    /* Incoming messages nobody received are dropped; the memory of every
+     * request, waited for or not, goes with the session below. */
     proust__lock(&s->match_lock);
     proust__recv_cleanup(s);
     proust__unlock(&s->match_lock);

@@ -35,15 +35,6 @@ static struct token_slot *slot_at(struct proust__token_table *t, uint32_t idx)
     return blk ? &blk[idx % BLOCK_SLOTS] : NULL;
 }
 
-static struct proust__token_table *table(struct proust_session *s)
-{
-    if (!s->tokens) {
-        /* created in proust_init before any traffic */
-        return NULL;
-    }
-    return s->tokens;
-}
-
 int proust__tokens_init(struct proust_session *s)
 {
     struct proust__token_table *t = calloc(1, sizeof *t);
@@ -56,7 +47,7 @@ int proust__tokens_init(struct proust_session *s)
 
 uint64_t proust__token_alloc(struct proust_session *s, struct proust_request *req, uint16_t seg)
 {
-    struct proust__token_table *t = table(s);
+    struct proust__token_table *t = s->tokens; /* made in proust_init */
     proust__lock(&t->lock);
     uint32_t idx;
     if (t->free_head) {
@@ -91,7 +82,7 @@ uint64_t proust__token_alloc(struct proust_session *s, struct proust_request *re
 struct proust_request *proust__token_lookup(struct proust_session *s, uint64_t token,
                                             uint16_t *seg)
 {
-    struct proust__token_table *t = table(s);
+    struct proust__token_table *t = s->tokens; /* made in proust_init */
     uint32_t gen = (uint32_t)(token >> 32), idx = (uint32_t)token;
     if (!t || !(gen & 1u))
         return NULL;
@@ -111,7 +102,7 @@ struct proust_request *proust__token_lookup(struct proust_session *s, uint64_t t
 
 void proust__token_release(struct proust_session *s, uint64_t token)
 {
-    struct proust__token_table *t = table(s);
+    struct proust__token_table *t = s->tokens; /* made in proust_init */
     uint32_t gen = (uint32_t)(token >> 32), idx = (uint32_t)token;
     if (!t)
         return;
