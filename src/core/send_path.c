@@ -31,6 +31,13 @@ static void fill_envelope(struct proust__chunk *c, const struct proust_request *
     c->owned = false;
 }
 
+/* The header of a one-segment eager message (the two fast paths). */
+static inline struct proust__chunk_hdr plain_data_hdr(uint32_t seq, size_t len, proust_tag_t tag)
+{
+    return (struct proust__chunk_hdr){.type = PROUST__CH_DATA, .nseg = 1, .seq = seq,
+                                      .len = (uint32_t)len, .tag = tag, .total = len};
+}
+
 /* Build the chunk of segment `seg`; returns the events it adds. */
 static int build_segment(struct proust_session *s, struct proust__gate *g,
                          struct proust_request *req, struct proust__chunk *c, uint16_t seg,
@@ -101,14 +108,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
         proust__lock(&g->lock);
         if (eager && !sync) {
             /* the common case, kept short: one DATA chunk */
-            first->hdr = (struct proust__chunk_hdr){
-                .type = PROUST__CH_DATA,
-                .nseg = 1,
-                .seq = g->send_seq++,
-                .len = (uint32_t)req->seg0.iov_len,
-                .tag = req->tag,
-                .total = req->total,
-            };
+            first->hdr = plain_data_hdr(g->send_seq++, req->seg0.iov_len, req->tag);
             first->next = NULL;
             first->owned = false;
             first->req = req;
@@ -216,8 +216,7 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
     } h = {
         .pkt = {.magic = PROUST__PKT_MAGIC, .nchunks = 1,
                 .len = (uint32_t)(sizeof h.pkt + sizeof h.chunk + len)},
-        .chunk = {.type = PROUST__CH_DATA, .nseg = 1, .seq = g->send_seq,
-                  .len = (uint32_t)len, .tag = tag, .total = len},
+        .chunk = plain_data_hdr(g->send_seq, len, tag),
     };
     _Static_assert(sizeof h == sizeof(struct proust__pkt_hdr) + sizeof(struct proust__chunk_hdr),
                    "headers are contiguous");
