@@ -1,0 +1,55 @@
+/*
+ * coll.h — collective operations: schedules and algorithm selection.
+ *
+ * A collective is a *schedule*: a list of steps (send, receive, local
+ * reduction, local copy) separated by fences. Steps between two fences run
+ * concurrently; a fence waits for every earlier step. Sends and receives are
+ * proust requests whose completion callbacks (proust_request_monitor) advance
+ * the schedule, so a nonblocking collective progresses whenever any thread
+ * drives the engine — no thread has to sit in MPI_Wait. A blocking
+ * collective may build the same schedule and run it (pm_sched_run), or use a
+ * direct path for small messages.
+ *
+ * Every message of one collective call carries the communicator's collective
+ * context and the call's sequence number as tag, so concurrent nonblocking
+ * collectives on one communicator never mix; MPI requires every rank to call
+ * collectives in the same order, which makes the sequence numbers agree.
+ */
+#ifndef PROUST_MPI_COLL_H
+#define PROUST_MPI_COLL_H
+
+#include "mpi_impl.h"
+
+struct pm_sched;
+
+/* A new, empty schedule on `c` (takes the next collective sequence number
+ * of `c`). NULL when out of memory. Peers are ranks of `c`'s peer group:
+ * the remote group for an intercommunicator. */
+struct pm_sched *pm_sched_create(struct pm_comm *c);
+/* Steps. Typed buffers are packed/unpacked by the schedule when the type is
+ * not contiguous. Return MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int pm_sched_send(struct pm_sched *s, const void *buf, MPI_Count count, MPI_Datatype dt, int peer);
+int pm_sched_recv(struct pm_sched *s, void *buf, MPI_Count count, MPI_Datatype dt, int peer);
+/* inout = in op inout, when the step runs. */
+int pm_sched_reduce(struct pm_sched *s, const void *in, void *inout, MPI_Count count,
+                    MPI_Datatype dt, MPI_Op op);
+/* Typed local copy (signatures must match, as MPI requires). */
+int pm_sched_copy(struct pm_sched *s, const void *src, MPI_Count scount, MPI_Datatype stype,
+                  void *dst, MPI_Count rcount, MPI_Datatype rtype);
+/* Later steps wait for all earlier ones. */
+int pm_sched_fence(struct pm_sched *s);
+/* Scratch memory that lives as long as the schedule (NULL when out of memory). */
+void *pm_sched_scratch(struct pm_sched *s, size_t bytes);
+/* Start the schedule and return an MPI request that completes with it. */
+int pm_sched_start(struct pm_sched *s, MPI_Request *request);
+/* Run it to completion (blocking collectives); frees the schedule. */
+int pm_sched_run(struct pm_sched *s);
+/* Drop a schedule that was built but will not run. */
+void pm_sched_discard(struct pm_sched *s);
+
+/* Argument checks shared by the collectives (MPI_SUCCESS or raised error). */
+int pm_coll_check_comm(const char *fname, MPI_Comm comm, struct pm_comm **c);
+int pm_coll_check_root(const char *fname, struct pm_comm *c, int root);
+int pm_coll_check_buf(const char *fname, struct pm_comm *c, MPI_Count count, MPI_Datatype dt);
+
+#endif /* PROUST_MPI_COLL_H */

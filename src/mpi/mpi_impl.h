@@ -1,0 +1,369 @@
+/*
+ * mpi_impl.h — what the files of Proust MPI (src/mpi) share.
+ *
+ * libmpi is a client of the native API (proust.h) and nothing else: it never
+ * includes src/core. Naming: MPI_/PMPI_ are the public functions (each file
+ * defines PMPI_Xxx and makes MPI_Xxx a weak alias with PM_WEAK(Xxx)); pm_ is
+ * internal and hidden by src/mpi/mpi.map. Inside the library, call PMPI_ or
+ * pm_ functions, never MPI_ ones (a profiling tool may have replaced them).
+ *
+ * Tags on the wire. A 64-bit proust tag carries
+ *   bits 48-63  context field: communicator context id << 1, | 1 for the
+ *               collective traffic of that communicator
+ *   bits 28-47  the sender's rank in its local group (status.MPI_SOURCE
+ *               needs no translation, intercommunicators included)
+ *   bits  0-27  the MPI tag (MPI_TAG_UB = 2^28 - 1), or for collectives the
+ *               communicator's collective sequence number
+ * so a receive masks the source field out and the engine's per-peer
+ * ordering gives MPI's non-overtaking rule.
+ */
+#ifndef PROUST_MPI_IMPL_H
+#define PROUST_MPI_IMPL_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpi.h"
+#include "proust.h"
+
+/* Define MPI_name as a weak alias of PMPI_name (the profiling interface). */
+#define PM_PRAGMA(x) _Pragma(#x)
+#define PM_WEAK(name) PM_PRAGMA(weak MPI_##name = PMPI_##name)
+
+#define PM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- Library state (init.c) --------------------------------------------- */
+enum { PM_STATE_NONE = 0, PM_STATE_RUNNING = 1, PM_STATE_FINALIZED = 2 };
+extern _Atomic int pm_state;
+extern proust_session_t *pm_session;
+extern int pm_world_rank, pm_world_size;
+extern int pm_thread_level; /* provided level */
+
+/* Fail with MPI_ERR_OTHER (through the world's handler) when called before
+ * MPI_Init or after MPI_Finalize. */
+#define PM_CHECK_INIT(fname)                                                        \
+    do {                                                                            \
+        if (PM_UNLIKELY(atomic_load_explicit(&pm_state, memory_order_relaxed) !=     \
+                        PM_STATE_RUNNING))                                          \
+            return pm_error_uninit(fname);                                          \
+    } while (0)
+
+/* ---- Handle tables (handle.c) --------------------------------------------- */
+/* Index -> object pointer, lock-free lookups, growable up to 2^27 entries.
+ * Indices below `reserved` are for predefined objects, registered with
+ * pm_table_set at init. */
+#define PM_TABLE_CHUNK 1024
+#define PM_TABLE_CHUNKS (1u << 17)
+struct pm_table {
+    const char *what;                       /* "communicator" (messages) */
+    int kind;                               /* PROUST_MPI_KIND_* */
+    int reserved;                           /* first index pm_table_add gives */
+    _Atomic(void **) chunks[PM_TABLE_CHUNKS];
+    atomic_flag lock;                       /* protects free list and growth */
+    int *free_list;
+    int free_count, free_cap;
+    int next;                               /* next never-used index */
+    _Atomic int live;                       /* objects in the table */
+};
+extern struct pm_table pm_comm_table, pm_group_table, pm_type_table, pm_op_table,
+    pm_errh_table, pm_info_table, pm_request_table, pm_message_table;
+
+/* Store obj and return its handle (kind | index), or 0 when out of memory. */
+int pm_table_add(struct pm_table *t, void *obj);
+void pm_table_set(struct pm_table *t, int index, void *obj);
+void pm_table_remove(struct pm_table *t, int handle);
+static inline void *pm_table_get(struct pm_table *t, int handle)
+{
+    if (PM_UNLIKELY((handle & PROUST_MPI_KIND_MASK) != t->kind))
+        return NULL;
+    unsigned idx = (unsigned)handle & PROUST_MPI_INDEX_MASK;
+    void **chunk = atomic_load_explicit(&t->chunks[idx / PM_TABLE_CHUNK], memory_order_acquire);
+    return chunk ? chunk[idx % PM_TABLE_CHUNK] : NULL;
+}
+void pm_tables_init(void);
+void pm_tables_finalize(void);
+
+/* ---- Errors (error.c, errhandler.c) ------------------------------------- */
+enum { PM_ERRH_FATAL = 0, PM_ERRH_RETURN = 1, PM_ERRH_USER = 2 };
+struct pm_errhandler {
+    int handle;
+    int kind; /* PM_ERRH_* */
+    MPI_Comm_errhandler_function *fn;
+    _Atomic int refs;
+};
+/* Raise error class/code `code` on `comm` (MPI_COMM_NULL or an invalid
+ * handle: MPI_COMM_WORLD's handler): format the message, run the handler
+ * (ERRORS_ARE_FATAL prints "MPI error in <func>: <message>" and aborts the
+ * job), and return `code` for the caller to return. */
+int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int pm_error_uninit(const char *fname);
+/* MPI error code for a proust status (PROUST_ERR_TRUNCATE -> MPI_ERR_TRUNCATE...). */
+int pm_error_from_proust(int proust_status);
+/* errhandler.c: the handler in force for a communicator, and its refcounts. */
+struct pm_errhandler *pm_errhandler_get(MPI_Errhandler h);
+void pm_errhandler_retain(MPI_Errhandler h);
+void pm_errhandler_release(MPI_Errhandler h);
+void pm_errhandler_init(void);
+
+/* ---- Datatypes (datatype_*.c) ------------------------------------------- */
+/* One instance of a datatype is a list of contiguous blocks (displacement
+ * from the buffer, length in bytes) in type-map order; adjacent blocks are
+ * merged. */
+struct pm_block {
+    MPI_Aint disp;
+    MPI_Aint len;
+};
+struct pm_datatype {
+    int handle;
+    _Atomic int refs;      /* handle + uses by pending operations/other types */
+    bool predefined;
+    bool committed;
+    bool contiguous;       /* count instances are one block starting at true_lb */
+    MPI_Count size;        /* bytes of data in one instance */
+    MPI_Aint lb, extent;   /* with MPI_Type_create_resized / struct markers */
+    MPI_Aint true_lb, true_extent;
+    int basic;             /* predefined type index if every element is that
+                              type (reductions, Get_elements), else 0 */
+    MPI_Count nelements;   /* predefined elements in one instance */
+    size_t nblocks;
+    struct pm_block *blocks;
+    int combiner;          /* MPI_COMBINER_*; envelope/contents data below */
+    int ni, na, nd;
+    int *ints;
+    MPI_Aint *aints;
+    MPI_Datatype *types;
+    char name[MPI_MAX_OBJECT_NAME];
+    struct pm_attr *attrs; /* attr.c */
+};
+/* The predefined types, indexed like PROUST_MPI_TYPE(i) (index 0 unused). */
+extern struct pm_datatype pm_type_predef[PROUST_MPI_NUM_PREDEFINED_TYPES];
+/* User types start at this table index. */
+#define PM_TYPE_FIRST_USER 64
+
+static inline struct pm_datatype *pm_type_get(MPI_Datatype h)
+{
+    unsigned idx = (unsigned)h & PROUST_MPI_INDEX_MASK;
+    if (PM_LIKELY((h & PROUST_MPI_KIND_MASK) == PROUST_MPI_KIND_DATATYPE &&
+                  idx - 1 < PROUST_MPI_NUM_PREDEFINED_TYPES - 1))
+        return &pm_type_predef[idx];
+    if (idx < PM_TYPE_FIRST_USER)
+        return NULL;
+    return (struct pm_datatype *)pm_table_get(&pm_type_table, h);
+}
+/* MPI_SUCCESS, or the error class for using `dt` in communication: invalid
+ * handle or not committed (MPI_ERR_TYPE). */
+int pm_type_check(MPI_Datatype dt, struct pm_datatype **out);
+void pm_type_retain(struct pm_datatype *t);
+void pm_type_release(struct pm_datatype *t);
+void pm_datatypes_init(void);
+/* Copy `count` instances from a typed buffer into/out of a contiguous byte
+ * stream, starting `skip` bytes into the stream, at most `max` bytes; return
+ * the bytes moved. Resumable, so large data can be streamed in pieces. */
+size_t pm_type_pack(const void *inbuf, MPI_Count count, const struct pm_datatype *t,
+                    size_t skip, void *out, size_t max);
+size_t pm_type_unpack(const void *in, size_t bytes, void *outbuf, MPI_Count count,
+                      const struct pm_datatype *t, size_t skip);
+/* Number of predefined elements in `bytes` of a stream of `t` (Get_elements);
+ * MPI_UNDEFINED when bytes is not a whole number of elements. */
+MPI_Count pm_type_elements(const struct pm_datatype *t, MPI_Count bytes);
+
+/* ---- Reduction operations (op.c) ----------------------------------------- */
+struct pm_op {
+    int handle;
+    bool commutative;
+    MPI_User_function *fn; /* NULL for predefined ops */
+    _Atomic int refs;
+};
+struct pm_op *pm_op_get(MPI_Op h);
+/* MPI_SUCCESS if `op` applies to `dt`, else MPI_ERR_OP (with a message). */
+int pm_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *fname);
+/* inout[i] = in[i] op inout[i] for `count` instances of `dt`. */
+int pm_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_Datatype dt);
+bool pm_op_commutative(MPI_Op op);
+void pm_op_retain(MPI_Op op);
+void pm_op_release(MPI_Op op);
+void pm_ops_init(void);
+
+/* ---- Groups (group.c) ---------------------------------------------------- */
+struct pm_group {
+    int handle;
+    _Atomic int refs;
+    int size;
+    int rank;        /* this process's rank in the group, or MPI_UNDEFINED */
+    int *world;      /* group rank -> world rank */
+};
+struct pm_group *pm_group_get(MPI_Group h);
+/* A new group over `n` world ranks (copied); NULL when out of memory. */
+struct pm_group *pm_group_new(int n, const int *world_ranks);
+void pm_group_retain(struct pm_group *g);
+void pm_group_release(struct pm_group *g);
+void pm_groups_init(void);
+
+/* ---- Communicators (comm*.c, intercomm.c, cart.c) ------------------------ */
+struct pm_cart {
+    int ndims;
+    int *dims, *periods, *coords;
+};
+struct pm_comm {
+    int handle;
+    _Atomic int refs;            /* handle + pending operations */
+    int rank, size;              /* in the local group */
+    struct pm_group *local;      /* local group (world ranks) */
+    struct pm_group *remote;     /* intercommunicators: the remote group, else == local */
+    bool is_inter;
+    struct pm_comm *local_comm;  /* intercommunicators: intracomm over the local group */
+    uint16_t context;            /* context id; fields below derive from it */
+    uint64_t tag_pt2pt;          /* context field << 48 for point-to-point */
+    uint64_t tag_coll;           /* ... and for collectives */
+    uint64_t tag_src;            /* this rank << 28, ORed into every tag sent */
+    _Atomic uint32_t coll_seq;   /* collectives started on this communicator */
+    MPI_Errhandler errhandler;
+    struct pm_cart *cart;        /* Cartesian topology, or NULL */
+    struct pm_attr *attrs;       /* attr.c */
+    atomic_flag attr_lock;
+    MPI_Info info;               /* hints given with set_info/dup_with_info */
+    char name[MPI_MAX_OBJECT_NAME];
+};
+#define PM_TAG_BITS 28
+#define PM_SRC_BITS 20
+#define PM_CTX_SHIFT 48
+#define PM_TAG_UB ((1 << PM_TAG_BITS) - 1)
+#define PM_TAG_MASK ((uint64_t)PM_TAG_UB)
+#define PM_SRC_MASK ((((uint64_t)1 << PM_SRC_BITS) - 1) << PM_TAG_BITS)
+#define PM_CTX_MASK (~(uint64_t)0 << PM_CTX_SHIFT)
+#define PM_MAX_COMM_SIZE (1 << PM_SRC_BITS)
+
+extern struct pm_comm *pm_comm_world, *pm_comm_self;
+static inline struct pm_comm *pm_comm_get(MPI_Comm h)
+{
+    return (struct pm_comm *)pm_table_get(&pm_comm_table, h);
+}
+/* World rank of rank `r` of the peers of `c` (remote group if inter). */
+static inline int pm_comm_peer(const struct pm_comm *c, int r)
+{
+    return c->remote->world[r];
+}
+/* Status source/tag from a received proust tag. */
+static inline int pm_tag_source(proust_tag_t t)
+{
+    return (int)((t & PM_SRC_MASK) >> PM_TAG_BITS);
+}
+static inline int pm_tag_tag(proust_tag_t t)
+{
+    return (int)(t & PM_TAG_MASK);
+}
+/* A communicator over `local` (and `remote` for an intercommunicator, else
+ * NULL) with context `context`; takes a reference on the groups; registers
+ * a handle. NULL when out of memory. */
+struct pm_comm *pm_comm_new(struct pm_group *local, struct pm_group *remote, uint16_t context);
+void pm_comm_retain(struct pm_comm *c);
+void pm_comm_release(struct pm_comm *c);
+/* Agree on a context id unused by every member of `c` (collective over c). */
+int pm_context_alloc(struct pm_comm *c, uint16_t *context);
+void pm_context_free(uint16_t context);
+void pm_comms_init(void);      /* world (context 0) and self (context 1) */
+void pm_comms_finalize(void);
+/* Attributes (attr.c): copy on dup, delete on free. */
+int pm_attrs_copy_comm(struct pm_comm *from, struct pm_comm *to);
+int pm_attrs_delete_comm(struct pm_comm *c);
+int pm_attrs_copy_type(struct pm_datatype *from, struct pm_datatype *to);
+int pm_attrs_delete_type(struct pm_datatype *t);
+
+/* ---- Requests (request.c) ------------------------------------------------ */
+enum pm_req_kind {
+    PM_REQ_SEND,      /* proust send in flight */
+    PM_REQ_RECV,      /* proust receive in flight */
+    PM_REQ_PERSISTENT,/* MPI_Send_init & co (persistent.c); inactive or started */
+    PM_REQ_COLL,      /* nonblocking collective (coll_sched.c) */
+    PM_REQ_GREQ,      /* generalized request */
+    PM_REQ_DONE,      /* completed at creation (MPI_PROC_NULL, Ibsend...) */
+};
+struct pm_request {
+    int handle;
+    enum pm_req_kind kind;
+    struct pm_comm *comm;        /* reference held while the request lives */
+    proust_request_t *preq;      /* engine request while in flight */
+    _Atomic int done;            /* COLL/GREQ/DONE: completed */
+    MPI_Status status;           /* filled at completion */
+    /* Receive into a noncontiguous type: data lands in `tmp`, unpacked into
+     * (user_buf, count, type) at completion. Sends: `tmp` is freed. */
+    void *tmp;
+    void *user_buf;
+    MPI_Count count;
+    struct pm_datatype *type;
+    /* PERSISTENT: the operation to start (persistent.c owns these). */
+    struct pm_persistent *persist;
+    /* COLL: the schedule, freed with `coll_free` when the request goes. */
+    void *coll;
+    void (*coll_free)(void *coll);
+    /* GREQ */
+    MPI_Grequest_query_function *gq;
+    MPI_Grequest_free_function *gf;
+    MPI_Grequest_cancel_function *gc;
+    void *gextra;
+};
+/* A new request of `kind` on `c` (reference taken) with its handle; NULL when
+ * out of memory. */
+struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c);
+static inline struct pm_request *pm_request_get(MPI_Request h)
+{
+    return (struct pm_request *)pm_table_get(&pm_request_table, h);
+}
+/* COLL/GREQ/DONE: mark complete with MPI error `err` (status already set). */
+void pm_request_set_done(struct pm_request *r, int err);
+/* Is it complete? Fills *st (unless NULL) without releasing it. Progresses
+ * the engine once when `progress`. Returns MPI_SUCCESS or the request's
+ * error. */
+int pm_request_poll(struct pm_request *r, int *flag, MPI_Status *st, bool progress);
+/* Release a completed (or inactive persistent) request and its handle. */
+void pm_request_free(struct pm_request *r);
+/* Fill an MPI status from a proust receive status on `c`. */
+void pm_status_from_proust(MPI_Status *st, const proust_status_t *ps);
+static inline void pm_status_empty(MPI_Status *st)
+{
+    if (st) {
+        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_TAG = MPI_ANY_TAG;
+        st->MPI_ERROR = MPI_SUCCESS;
+        st->proust_cancelled = 0;
+        st->proust_bytes = 0;
+    }
+}
+/* Wait until `*done` becomes nonzero, driving the engine (spin, then yield). */
+void pm_wait_flag(_Atomic int *done);
+
+/* ---- Point to point internals (pt2pt.c) ---------------------------------- */
+/* Start a typed send/receive on `c` with the full MPI semantics (noncontig
+ * types packed/unpacked, PROC_NULL): used by persistent and probe code.
+ * `mode` is 0 (standard), 'S' (synchronous), 'R' (ready). */
+int pm_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+             struct pm_comm *c, int mode, struct pm_request **out);
+int pm_irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+             struct pm_comm *c, struct pm_request **out);
+/* Validation shared by point-to-point calls: return MPI_SUCCESS or raise. */
+int pm_check_send(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+                  MPI_Datatype dt, int dest, int tag, struct pm_datatype **t);
+int pm_check_recv(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+                  MPI_Datatype dt, int source, int tag, struct pm_datatype **t);
+
+/* ---- Small helpers (util.c) ----------------------------------------------- */
+/* A tiny spinlock for short critical sections (atomic_flag). */
+void pm_lock_slow(atomic_flag *l);
+static inline void pm_lock(atomic_flag *l)
+{
+    if (PM_UNLIKELY(atomic_flag_test_and_set_explicit(l, memory_order_acquire)))
+        pm_lock_slow(l);
+}
+static inline void pm_unlock(atomic_flag *l)
+{
+    atomic_flag_clear_explicit(l, memory_order_release);
+}
+/* strncpy that always terminates and returns the length written. */
+int pm_strlcpy(char *dst, const char *src, size_t cap);
+
+#endif /* PROUST_MPI_IMPL_H */
