@@ -159,6 +159,22 @@ int proust_iprobe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_
 int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
                  proust_status_t *status);
 
+/*
+ * Matched probe (MPI_Mprobe): like proust_iprobe, but a message found is
+ * taken out of matching at once — no other receive or probe can see it —
+ * and *msg names it until proust_imrecv receives it (exactly once).
+ */
+typedef struct proust_message proust_message_t;
+int proust_improbe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
+                   int *flag, proust_message_t **msg, proust_status_t *status);
+/* Receive a message taken by proust_improbe into buf (truncation as for
+ * proust_irecv). */
+int proust_imrecv(proust_session_t *s, proust_message_t *msg, void *buf, size_t len,
+                  proust_request_t **req);
+
+/* Stop the whole job: every process exits, the launcher with `code`. */
+int proust_abort(proust_session_t *s, int code);
+
 /* ---- Events (for runtimes that do not want to poll requests) ------------- */
 /*
  * A request callback runs exactly once, when the request completes, on

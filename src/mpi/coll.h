@@ -30,6 +30,11 @@ struct pm_sched *pm_sched_create(struct pm_comm *c);
  * not contiguous. Return MPI_SUCCESS or MPI_ERR_NO_MEM. */
 int pm_sched_send(struct pm_sched *s, const void *buf, MPI_Count count, MPI_Datatype dt, int peer);
 int pm_sched_recv(struct pm_sched *s, void *buf, MPI_Count count, MPI_Datatype dt, int peer);
+/* Intercommunicators: the same over c->local_comm (peers are ranks of the
+ * local group), tagged with this schedule's sequence number. */
+int pm_sched_send_local(struct pm_sched *s, const void *buf, MPI_Count count, MPI_Datatype dt,
+                        int peer);
+int pm_sched_recv_local(struct pm_sched *s, void *buf, MPI_Count count, MPI_Datatype dt, int peer);
 /* inout = in op inout, when the step runs. */
 int pm_sched_reduce(struct pm_sched *s, const void *in, void *inout, MPI_Count count,
                     MPI_Datatype dt, MPI_Op op);
