@@ -104,6 +104,8 @@ int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
 int pm_error_uninit(const char *fname);
 /* MPI error code for a proust status (PROUST_ERR_TRUNCATE -> MPI_ERR_TRUNCATE...). */
 int pm_error_from_proust(int proust_status);
+/* Largest error code in use (attribute MPI_LASTUSEDCODE). */
+int pm_error_last_code(void);
 /* errhandler.c: the handler in force for a communicator, and its refcounts. */
 struct pm_errhandler *pm_errhandler_get(MPI_Errhandler h);
 void pm_errhandler_retain(MPI_Errhandler h);
@@ -336,6 +338,13 @@ static inline void pm_status_empty(MPI_Status *st)
 }
 /* Wait until `*done` becomes nonzero, driving the engine (spin, then yield). */
 void pm_wait_flag(_Atomic int *done);
+
+/* persistent.c: PM_REQ_PERSISTENT requests. Poll the active operation (an
+ * inactive one is complete with an empty status); complete = become
+ * inactive, the handle stays; free = release everything. */
+int pm_persistent_poll(struct pm_request *r, int *flag, MPI_Status *st, bool progress);
+void pm_persistent_complete(struct pm_request *r);
+void pm_persistent_free(struct pm_request *r);
 
 /* ---- Point to point internals (pt2pt.c) ---------------------------------- */
 /* Start a typed send/receive on `c` with the full MPI semantics (noncontig
