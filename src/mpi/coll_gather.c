@@ -1,0 +1,310 @@
+/*
+ * coll_gather.c — MPI_Gather, MPI_Gatherv and their nonblocking forms.
+ *
+ * Every call builds a schedule (coll.h): the blocking calls run it, the
+ * nonblocking ones return its request. Gather of small blocks walks a
+ * binomial tree: an inner node packs its own block and its children's
+ * subtrees (bytes, in rank order relative to the root) into scratch and
+ * forwards them; the root receives every child subtree straight into the
+ * receive buffer unless the subtree's ranks wrap past the end (non-zero root),
+ * in which case it lands in scratch and is copied out in two pieces. Large
+ * blocks go linearly, every receive posted at once. Gatherv is linear.
+ * Intercommunicators: each process of the non-root group sends to the root.
+ */
+#include <stdint.h>
+
+#include "coll.h"
+
+/* Binomial tree while a block is at most this many bytes; inner nodes then
+ * buffer at most (ranks / 2) blocks. */
+#define GATHER_TREE_MAX_BLOCK 8192
+
+static inline void *at(const void *base, MPI_Aint off)
+{
+    /* Integer arithmetic: base may be MPI_BOTTOM (NULL). */
+    return (void *)((uintptr_t)base + (uintptr_t)off);
+}
+
+static inline MPI_Aint extent_of(MPI_Datatype dt)
+{
+    return pm_type_get(dt)->extent;
+}
+
+static inline MPI_Count size_of(MPI_Datatype dt)
+{
+    return pm_type_get(dt)->size;
+}
+
+/* pm_sched_scratch never asked for zero bytes (NULL means out of memory). */
+static void *scratch(struct pm_sched *s, size_t bytes)
+{
+    return pm_sched_scratch(s, bytes ? bytes : 1);
+}
+
+struct gather {
+    const char *fname;
+    MPI_Comm comm;
+    struct pm_comm *c;
+    const void *sbuf;
+    int scount;
+    MPI_Datatype stype;
+    void *rbuf;
+    int rcount;              /* Gather */
+    const int *rcounts;      /* Gatherv (NULL for Gather) */
+    const int *displs;
+    MPI_Datatype rtype;
+    int root;
+    bool v;
+};
+
+/* Arguments in the standard's order; MPI_SUCCESS or the raised error. */
+static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking)
+{
+    const char *fn = g->fname;
+    int rc = pm_coll_check_comm(fn, g->comm, &g->c);
+    if (rc)
+        return rc;
+    struct pm_comm *c = g->c;
+    rc = pm_coll_check_root(fn, c, g->root);
+    if (rc)
+        return rc;
+    bool at_root, sends;
+    if (c->is_inter) {
+        at_root = g->root == MPI_ROOT;
+        sends = g->root >= 0;
+    } else {
+        at_root = g->root == c->rank;
+        sends = !(at_root && g->sbuf == MPI_IN_PLACE);
+    }
+    if (g->sbuf == MPI_IN_PLACE && !at_root && g->root != MPI_PROC_NULL)
+        return pm_error(g->comm, MPI_ERR_BUFFER,
+                        "%s: sendbuf is MPI_IN_PLACE on rank %d, which is not the root%s", fn,
+                        c->rank, c->is_inter ? " (not allowed on an intercommunicator)" : "");
+    if (sends) {
+        rc = pm_coll_check_buf(fn, c, g->scount, g->stype);
+        if (rc)
+            return rc;
+    }
+    if (at_root) {
+        if (g->rbuf == MPI_IN_PLACE)
+            return pm_error(g->comm, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE at the root", fn);
+        int n = c->remote->size;
+        if (g->v) {
+            if (!g->rcounts || !g->displs)
+                return pm_error(g->comm, MPI_ERR_ARG, "%s: recvcounts or displs is NULL at the root",
+                                fn);
+            for (int i = 0; i < n; i++) {
+                if (g->rcounts[i] < 0)
+                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative", fn,
+                                    i, g->rcounts[i]);
+            }
+            rc = pm_coll_check_buf(fn, c, 0, g->rtype);
+        } else {
+            rc = pm_coll_check_buf(fn, c, g->rcount, g->rtype);
+        }
+        if (rc)
+            return rc;
+        /* The root's own block is a local copy: check its size here. */
+        if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
+            MPI_Count have = (MPI_Count)g->scount * size_of(g->stype);
+            MPI_Count room = (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * size_of(g->rtype);
+            if (have > room)
+                return pm_error(g->comm, MPI_ERR_TRUNCATE,
+                                "%s: the root sends itself %lld bytes into a block of %lld bytes", fn,
+                                have, room);
+        }
+    }
+    if (nonblocking && !request)
+        return pm_error(g->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
+    return MPI_SUCCESS;
+}
+
+/* Root: block of rank i of the receive buffer. */
+static void *gather_block(const struct gather *g, int i)
+{
+    MPI_Aint ext = extent_of(g->rtype);
+    if (g->v)
+        return at(g->rbuf, (MPI_Aint)g->displs[i] * ext);
+    return at(g->rbuf, (MPI_Aint)i * g->rcount * ext);
+}
+
+static int gather_root_own(struct pm_sched *s, const struct gather *g)
+{
+    int me = g->c->rank;
+    if (g->sbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    return pm_sched_copy(s, g->sbuf, g->scount, g->stype, gather_block(g, me),
+                         g->v ? g->rcounts[me] : g->rcount, g->rtype);
+}
+
+/* Linear: every block straight to/from the root, all posted at once. */
+static int gather_linear(struct pm_sched *s, const struct gather *g)
+{
+    struct pm_comm *c = g->c;
+    int rc = MPI_SUCCESS;
+    bool inter = c->is_inter;
+    bool at_root = inter ? g->root == MPI_ROOT : g->root == c->rank;
+    if (inter && g->root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (!at_root)
+        return pm_sched_send(s, g->sbuf, g->scount, g->stype, g->root);
+    for (int i = 0; i < c->remote->size && !rc; i++) {
+        if (!inter && i == c->rank)
+            continue;
+        rc = pm_sched_recv(s, gather_block(g, i), g->v ? g->rcounts[i] : g->rcount, g->rtype, i);
+    }
+    if (!rc && !inter)
+        rc = gather_root_own(s, g);
+    return rc;
+}
+
+/* Binomial tree over ranks relative to the root (intracommunicator). */
+static int gather_tree(struct pm_sched *s, const struct gather *g, size_t block)
+{
+    struct pm_comm *c = g->c;
+    int n = c->size, root = g->root;
+    int vr = (c->rank - root + n) % n;
+    int rc = MPI_SUCCESS;
+    if (vr == 0) {
+        /* Children vr + mask own subtrees of min(mask, n - child) ranks;
+         * the subtrees cover relative ranks 1..n-1 in order, so at most one
+         * of them wraps past rank n-1. */
+        struct {
+            void *tmp;
+            int first, k;
+        } wrap[1];
+        int nwrap = 0;
+        for (int mask = 1; mask < n && !rc; mask <<= 1) {
+            int k = mask < n - mask ? mask : n - mask;
+            int first = (mask + root) % n;
+            if (first + k <= n) {
+                rc = pm_sched_recv(s, gather_block(g, first), (MPI_Count)k * g->rcount, g->rtype,
+                                   first);
+            } else {
+                void *tmp = scratch(s, (size_t)k * block);
+                if (!tmp)
+                    return MPI_ERR_NO_MEM;
+                if (nwrap == 1)
+                    return MPI_ERR_INTERN;
+                wrap[nwrap].tmp = tmp;
+                wrap[nwrap].first = first;
+                wrap[nwrap++].k = k;
+                rc = pm_sched_recv(s, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, first);
+            }
+        }
+        if (!rc)
+            rc = gather_root_own(s, g);
+        if (!rc && nwrap)
+            rc = pm_sched_fence(s);
+        for (int w = 0; w < nwrap && !rc; w++) {
+            int tail = n - wrap[w].first; /* ranks first..n-1, then 0.. */
+            rc = pm_sched_copy(s, wrap[w].tmp, (MPI_Count)tail * (MPI_Count)block, MPI_BYTE,
+                               gather_block(g, wrap[w].first), (MPI_Count)tail * g->rcount,
+                               g->rtype);
+            if (!rc)
+                rc = pm_sched_copy(s, at(wrap[w].tmp, (MPI_Aint)tail * (MPI_Aint)block),
+                                   (MPI_Count)(wrap[w].k - tail) * (MPI_Count)block, MPI_BYTE,
+                                   gather_block(g, 0), (MPI_Count)(wrap[w].k - tail) * g->rcount,
+                                   g->rtype);
+        }
+        return rc;
+    }
+    int low = vr & -vr;
+    int parent = (vr - low + root) % n;
+    int k = low < n - vr ? low : n - vr; /* ranks in my subtree */
+    if (k == 1) /* leaf */
+        return pm_sched_send(s, g->sbuf, g->scount, g->stype, parent);
+    char *tmp = scratch(s, (size_t)k * block);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    rc = pm_sched_copy(s, g->sbuf, g->scount, g->stype, tmp, (MPI_Count)block, MPI_BYTE);
+    for (int mask = 1; mask < low && vr + mask < n && !rc; mask <<= 1) {
+        int child = vr + mask;
+        int ck = mask < n - child ? mask : n - child;
+        rc = pm_sched_recv(s, tmp + (size_t)mask * block, (MPI_Count)ck * (MPI_Count)block,
+                           MPI_BYTE, (child + root) % n);
+    }
+    if (!rc)
+        rc = pm_sched_fence(s);
+    if (!rc)
+        rc = pm_sched_send(s, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, parent);
+    return rc;
+}
+
+static int gather_build(struct pm_sched *s, const struct gather *g)
+{
+    struct pm_comm *c = g->c;
+    if (c->is_inter || g->v)
+        return gather_linear(s, g);
+    if (c->size == 1)
+        return gather_root_own(s, g);
+    bool at_root = g->root == c->rank;
+    MPI_Count block = at_root ? (MPI_Count)g->rcount * size_of(g->rtype)
+                              : (MPI_Count)g->scount * size_of(g->stype);
+    if (block <= GATHER_TREE_MAX_BLOCK)
+        return gather_tree(s, g, (size_t)block);
+    return gather_linear(s, g);
+}
+
+static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
+{
+    int rc = gather_check(g, request, nonblocking);
+    if (rc)
+        return rc;
+    struct pm_sched *s = pm_sched_create(g->c);
+    if (!s)
+        return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);
+    rc = gather_build(s, g);
+    if (rc) {
+        pm_sched_discard(s);
+        return pm_error(g->comm, rc, "%s: out of memory building the schedule", g->fname);
+    }
+    rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
+    if (rc)
+        return pm_error(g->comm, rc, "%s: %s failed", g->fname,
+                        nonblocking ? "starting the operation" : "the operation");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Gather");
+    struct gather g = {"MPI_Gather", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, NULL, NULL, recvtype, root, false};
+    return gather_do(&g, NULL, false);
+}
+PM_WEAK(Gather)
+
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Igather");
+    struct gather g = {"MPI_Igather", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, NULL, NULL, recvtype, root, false};
+    return gather_do(&g, request, true);
+}
+PM_WEAK(Igather)
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Gatherv");
+    struct gather g = {"MPI_Gatherv", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
+                       0, recvcounts, displs, recvtype, root, true};
+    return gather_do(&g, NULL, false);
+}
+PM_WEAK(Gatherv)
+
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Igatherv");
+    struct gather g = {"MPI_Igatherv", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
+                       0, recvcounts, displs, recvtype, root, true};
+    return gather_do(&g, request, true);
+}
+PM_WEAK(Igatherv)

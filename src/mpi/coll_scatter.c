@@ -1,0 +1,309 @@
+/*
+ * coll_scatter.c — MPI_Scatter, MPI_Scatterv and their nonblocking forms.
+ *
+ * Every call builds a schedule (coll.h): the blocking calls run it, the
+ * nonblocking ones return its request. Scatter of small blocks walks a
+ * binomial tree: the root sends each child its whole subtree straight from
+ * the send buffer (through scratch when the subtree's ranks wrap past the
+ * end, non-zero root); an inner node receives its subtree as bytes into
+ * scratch, keeps its own block and forwards the rest. Large blocks go
+ * linearly, every send posted at once. Scatterv is linear.
+ * Intercommunicators: the root sends to each process of the other group.
+ */
+#include <stdint.h>
+
+#include "coll.h"
+
+/* Binomial tree while a block is at most this many bytes. */
+#define SCATTER_TREE_MAX_BLOCK 8192
+
+static inline void *at(const void *base, MPI_Aint off)
+{
+    /* Integer arithmetic: base may be MPI_BOTTOM (NULL). */
+    return (void *)((uintptr_t)base + (uintptr_t)off);
+}
+
+static inline MPI_Aint extent_of(MPI_Datatype dt)
+{
+    return pm_type_get(dt)->extent;
+}
+
+static inline MPI_Count size_of(MPI_Datatype dt)
+{
+    return pm_type_get(dt)->size;
+}
+
+/* pm_sched_scratch never asked for zero bytes (NULL means out of memory). */
+static void *scratch(struct pm_sched *s, size_t bytes)
+{
+    return pm_sched_scratch(s, bytes ? bytes : 1);
+}
+
+struct scatter {
+    const char *fname;
+    MPI_Comm comm;
+    struct pm_comm *c;
+    const void *sbuf;
+    int scount;              /* Scatter */
+    const int *scounts;      /* Scatterv (NULL for Scatter) */
+    const int *displs;
+    MPI_Datatype stype;
+    void *rbuf;
+    int rcount;
+    MPI_Datatype rtype;
+    int root;
+    bool v;
+};
+
+/* Arguments in the standard's order; MPI_SUCCESS or the raised error. */
+static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocking)
+{
+    const char *fn = g->fname;
+    int rc = pm_coll_check_comm(fn, g->comm, &g->c);
+    if (rc)
+        return rc;
+    struct pm_comm *c = g->c;
+    rc = pm_coll_check_root(fn, c, g->root);
+    if (rc)
+        return rc;
+    bool at_root, receives;
+    if (c->is_inter) {
+        at_root = g->root == MPI_ROOT;
+        receives = g->root >= 0;
+    } else {
+        at_root = g->root == c->rank;
+        receives = !(at_root && g->rbuf == MPI_IN_PLACE);
+    }
+    if (at_root) {
+        if (g->sbuf == MPI_IN_PLACE)
+            return pm_error(g->comm, MPI_ERR_BUFFER, "%s: sendbuf is MPI_IN_PLACE at the root", fn);
+        int n = c->remote->size;
+        if (g->v) {
+            if (!g->scounts || !g->displs)
+                return pm_error(g->comm, MPI_ERR_ARG, "%s: sendcounts or displs is NULL at the root",
+                                fn);
+            for (int i = 0; i < n; i++) {
+                if (g->scounts[i] < 0)
+                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: sendcounts[%d] = %d is negative", fn,
+                                    i, g->scounts[i]);
+            }
+            rc = pm_coll_check_buf(fn, c, 0, g->stype);
+        } else {
+            rc = pm_coll_check_buf(fn, c, g->scount, g->stype);
+        }
+        if (rc)
+            return rc;
+    }
+    if (g->rbuf == MPI_IN_PLACE && !at_root && g->root != MPI_PROC_NULL)
+        return pm_error(g->comm, MPI_ERR_BUFFER,
+                        "%s: recvbuf is MPI_IN_PLACE on rank %d, which is not the root%s", fn,
+                        c->rank, c->is_inter ? " (not allowed on an intercommunicator)" : "");
+    if (receives) {
+        rc = pm_coll_check_buf(fn, c, g->rcount, g->rtype);
+        if (rc)
+            return rc;
+    }
+    /* The root's own block is a local copy: check its size here. */
+    if (at_root && !c->is_inter && g->rbuf != MPI_IN_PLACE) {
+        MPI_Count have = (MPI_Count)(g->v ? g->scounts[c->rank] : g->scount) * size_of(g->stype);
+        MPI_Count room = (MPI_Count)g->rcount * size_of(g->rtype);
+        if (have > room)
+            return pm_error(g->comm, MPI_ERR_TRUNCATE,
+                            "%s: the root sends itself %lld bytes into a buffer of %lld bytes", fn,
+                            have, room);
+    }
+    if (nonblocking && !request)
+        return pm_error(g->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
+    return MPI_SUCCESS;
+}
+
+/* Root: block for rank i in the send buffer. */
+static const void *scatter_block(const struct scatter *g, int i)
+{
+    MPI_Aint ext = extent_of(g->stype);
+    if (g->v)
+        return at(g->sbuf, (MPI_Aint)g->displs[i] * ext);
+    return at(g->sbuf, (MPI_Aint)i * g->scount * ext);
+}
+
+static int scatter_root_own(struct pm_sched *s, const struct scatter *g)
+{
+    int me = g->c->rank;
+    if (g->rbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    return pm_sched_copy(s, scatter_block(g, me), g->v ? g->scounts[me] : g->scount, g->stype,
+                         g->rbuf, g->rcount, g->rtype);
+}
+
+/* Linear: every block straight from the root, all posted at once. */
+static int scatter_linear(struct pm_sched *s, const struct scatter *g)
+{
+    struct pm_comm *c = g->c;
+    int rc = MPI_SUCCESS;
+    bool inter = c->is_inter;
+    bool at_root = inter ? g->root == MPI_ROOT : g->root == c->rank;
+    if (inter && g->root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (!at_root)
+        return pm_sched_recv(s, g->rbuf, g->rcount, g->rtype, g->root);
+    for (int i = 0; i < c->remote->size && !rc; i++) {
+        if (!inter && i == c->rank)
+            continue;
+        rc = pm_sched_send(s, scatter_block(g, i), g->v ? g->scounts[i] : g->scount, g->stype, i);
+    }
+    if (!rc && !inter)
+        rc = scatter_root_own(s, g);
+    return rc;
+}
+
+/* Binomial tree over ranks relative to the root (intracommunicator). */
+static int scatter_tree(struct pm_sched *s, const struct scatter *g, size_t block)
+{
+    struct pm_comm *c = g->c;
+    int n = c->size, root = g->root;
+    int vr = (c->rank - root + n) % n;
+    int rc = MPI_SUCCESS;
+    if (vr == 0) {
+        /* Child `mask` gets relative ranks mask..mask+k-1. The subtrees cover
+         * 1..n-1 in order, so at most one wraps past rank n-1: that one is
+         * gathered into scratch before any send goes. */
+        char *tmp = NULL;
+        int wrap_mask = 0;
+        for (int mask = 1; mask < n && !rc; mask <<= 1) {
+            int k = mask < n - mask ? mask : n - mask;
+            int first = (mask + root) % n;
+            if (first + k <= n)
+                continue;
+            tmp = scratch(s, (size_t)k * block);
+            if (!tmp)
+                return MPI_ERR_NO_MEM;
+            wrap_mask = mask;
+            int tail = n - first;
+            rc = pm_sched_copy(s, scatter_block(g, first), (MPI_Count)tail * g->scount, g->stype,
+                               tmp, (MPI_Count)tail * (MPI_Count)block, MPI_BYTE);
+            if (!rc)
+                rc = pm_sched_copy(s, scatter_block(g, 0), (MPI_Count)(k - tail) * g->scount,
+                                   g->stype, tmp + (size_t)tail * block,
+                                   (MPI_Count)(k - tail) * (MPI_Count)block, MPI_BYTE);
+            if (!rc)
+                rc = pm_sched_fence(s);
+            break;
+        }
+        /* Largest subtree first: it has the longest way to go. */
+        int top = 1;
+        while (top * 2 < n)
+            top *= 2;
+        for (int mask = top; mask >= 1 && !rc; mask >>= 1) {
+            int k = mask < n - mask ? mask : n - mask;
+            int first = (mask + root) % n;
+            if (mask == wrap_mask)
+                rc = pm_sched_send(s, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, first);
+            else
+                rc = pm_sched_send(s, scatter_block(g, first), (MPI_Count)k * g->scount, g->stype,
+                                   first);
+        }
+        if (!rc)
+            rc = scatter_root_own(s, g);
+        return rc;
+    }
+    int low = vr & -vr;
+    int parent = (vr - low + root) % n;
+    int k = low < n - vr ? low : n - vr; /* ranks in my subtree */
+    if (k == 1) /* leaf */
+        return pm_sched_recv(s, g->rbuf, g->rcount, g->rtype, parent);
+    char *tmp = scratch(s, (size_t)k * block);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    rc = pm_sched_recv(s, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, parent);
+    if (!rc)
+        rc = pm_sched_fence(s);
+    for (int mask = low >> 1; mask >= 1 && !rc; mask >>= 1) {
+        int child = vr + mask;
+        if (child >= n)
+            continue;
+        int ck = mask < n - child ? mask : n - child;
+        rc = pm_sched_send(s, tmp + (size_t)mask * block, (MPI_Count)ck * (MPI_Count)block,
+                           MPI_BYTE, (child + root) % n);
+    }
+    if (!rc)
+        rc = pm_sched_copy(s, tmp, (MPI_Count)block, MPI_BYTE, g->rbuf, g->rcount, g->rtype);
+    return rc;
+}
+
+static int scatter_build(struct pm_sched *s, const struct scatter *g)
+{
+    struct pm_comm *c = g->c;
+    if (c->is_inter || g->v)
+        return scatter_linear(s, g);
+    if (c->size == 1)
+        return scatter_root_own(s, g);
+    bool at_root = g->root == c->rank;
+    MPI_Count block = at_root ? (MPI_Count)g->scount * size_of(g->stype)
+                              : (MPI_Count)g->rcount * size_of(g->rtype);
+    if (block <= SCATTER_TREE_MAX_BLOCK)
+        return scatter_tree(s, g, (size_t)block);
+    return scatter_linear(s, g);
+}
+
+static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
+{
+    int rc = scatter_check(g, request, nonblocking);
+    if (rc)
+        return rc;
+    struct pm_sched *s = pm_sched_create(g->c);
+    if (!s)
+        return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);
+    rc = scatter_build(s, g);
+    if (rc) {
+        pm_sched_discard(s);
+        return pm_error(g->comm, rc, "%s: cannot build the schedule", g->fname);
+    }
+    rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
+    if (rc)
+        return pm_error(g->comm, rc, "%s: %s failed", g->fname,
+                        nonblocking ? "starting the operation" : "the operation");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Scatter");
+    struct scatter g = {"MPI_Scatter", comm, NULL, sendbuf, sendcount, NULL, NULL, sendtype,
+                        recvbuf, recvcount, recvtype, root, false};
+    return scatter_do(&g, NULL, false);
+}
+PM_WEAK(Scatter)
+
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Iscatter");
+    struct scatter g = {"MPI_Iscatter", comm, NULL, sendbuf, sendcount, NULL, NULL, sendtype,
+                        recvbuf, recvcount, recvtype, root, false};
+    return scatter_do(&g, request, true);
+}
+PM_WEAK(Iscatter)
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Scatterv");
+    struct scatter g = {"MPI_Scatterv", comm, NULL, sendbuf, 0, sendcounts, displs, sendtype,
+                        recvbuf, recvcount, recvtype, root, true};
+    return scatter_do(&g, NULL, false);
+}
+PM_WEAK(Scatterv)
+
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Iscatterv");
+    struct scatter g = {"MPI_Iscatterv", comm, NULL, sendbuf, 0, sendcounts, displs, sendtype,
+                        recvbuf, recvcount, recvtype, root, true};
+    return scatter_do(&g, request, true);
+}
+PM_WEAK(Iscatterv)
