@@ -82,7 +82,7 @@ static inline void *pm_table_get(struct pm_table *t, int handle)
         return NULL;
     unsigned idx = (unsigned)handle & PROUST_MPI_INDEX_MASK;
     void **chunk = atomic_load_explicit(&t->chunks[idx / PM_TABLE_CHUNK], memory_order_acquire);
-    return chunk ? chunk[idx % PM_TABLE_CHUNK] : NULL;
+    return chunk ? __atomic_load_n(&chunk[idx % PM_TABLE_CHUNK], __ATOMIC_ACQUIRE) : NULL;
 }
 void pm_tables_init(void);
 void pm_tables_finalize(void);
@@ -106,6 +106,7 @@ int pm_error_uninit(const char *fname);
 int pm_error_from_proust(int proust_status);
 /* Largest error code in use (attribute MPI_LASTUSEDCODE). */
 int pm_error_last_code(void);
+void pm_errors_finalize(void);
 /* errhandler.c: the handler in force for a communicator, and its refcounts. */
 struct pm_errhandler *pm_errhandler_get(MPI_Errhandler h);
 void pm_errhandler_retain(MPI_Errhandler h);
@@ -345,6 +346,8 @@ void pm_wait_flag(_Atomic int *done);
 int pm_persistent_poll(struct pm_request *r, int *flag, MPI_Status *st, bool progress);
 void pm_persistent_complete(struct pm_request *r);
 void pm_persistent_free(struct pm_request *r);
+/* Started and not yet completed. */
+bool pm_persistent_active(const struct pm_request *r);
 
 /* ---- Point to point internals (pt2pt.c) ---------------------------------- */
 /* Start a typed send/receive on `c` with the full MPI semantics (noncontig

@@ -71,3 +71,4 @@ PM_STUB(int, pm_coll_check_buf, (const char *fname, struct pm_comm *c, MPI_Count
 PM_STUB(int, pm_persistent_poll, (struct pm_request *r, int *flag, MPI_Status *st, bool progress))
 PM_STUB(void, pm_persistent_complete, (struct pm_request *r))
 PM_STUB(void, pm_persistent_free, (struct pm_request *r))
+PM_STUB(bool, pm_persistent_active, (const struct pm_request *r))

@@ -1,0 +1,302 @@
+/*
+ * error.c — raising errors, error codes and classes, their strings.
+ *
+ * Codes 0..MPI_ERR_LASTCODE are the standard classes; 59..62 are Proust
+ * codes of class MPI_ERR_OTHER that name what happened to a peer; codes and
+ * classes added by the application start at PM_FIRST_USER_CODE.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+#define PM_FIRST_USER_CODE 64
+#define PM_MAX_USER_CODES 4096
+
+static const char *const class_text[MPI_ERR_LASTCODE + 1] = {
+    [MPI_SUCCESS] = "no error",
+    [MPI_ERR_BUFFER] = "invalid buffer pointer",
+    [MPI_ERR_COUNT] = "invalid count argument",
+    [MPI_ERR_TYPE] = "invalid datatype",
+    [MPI_ERR_TAG] = "invalid tag",
+    [MPI_ERR_COMM] = "invalid communicator",
+    [MPI_ERR_RANK] = "invalid rank",
+    [MPI_ERR_REQUEST] = "invalid request",
+    [MPI_ERR_ROOT] = "invalid root",
+    [MPI_ERR_GROUP] = "invalid group",
+    [MPI_ERR_OP] = "invalid reduction operation",
+    [MPI_ERR_TOPOLOGY] = "invalid topology",
+    [MPI_ERR_DIMS] = "invalid dimension argument",
+    [MPI_ERR_ARG] = "invalid argument",
+    [MPI_ERR_UNKNOWN] = "unknown error",
+    [MPI_ERR_TRUNCATE] = "message truncated",
+    [MPI_ERR_OTHER] = "other error",
+    [MPI_ERR_INTERN] = "internal error",
+    [MPI_ERR_IN_STATUS] = "error code is in status",
+    [MPI_ERR_PENDING] = "pending request",
+    [MPI_ERR_KEYVAL] = "invalid keyval",
+    [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_BASE] = "invalid base address",
+    [MPI_ERR_INFO_KEY] = "info key too long",
+    [MPI_ERR_INFO_VALUE] = "info value too long",
+    [MPI_ERR_INFO_NOKEY] = "info key not defined",
+    [MPI_ERR_SPAWN] = "error spawning processes",
+    [MPI_ERR_PORT] = "invalid port name",
+    [MPI_ERR_SERVICE] = "invalid service name",
+    [MPI_ERR_NAME] = "invalid name",
+    [MPI_ERR_WIN] = "invalid window",
+    [MPI_ERR_SIZE] = "invalid size",
+    [MPI_ERR_DISP] = "invalid displacement",
+    [MPI_ERR_INFO] = "invalid info object",
+    [MPI_ERR_LOCKTYPE] = "invalid lock type",
+    [MPI_ERR_ASSERT] = "invalid assert argument",
+    [MPI_ERR_RMA_CONFLICT] = "conflicting accesses to window",
+    [MPI_ERR_RMA_SYNC] = "wrong synchronization of RMA calls",
+    [MPI_ERR_RMA_RANGE] = "target memory not in window",
+    [MPI_ERR_RMA_ATTACH] = "memory cannot be attached",
+    [MPI_ERR_RMA_SHARED] = "memory cannot be shared",
+    [MPI_ERR_RMA_FLAVOR] = "wrong window flavor",
+    [MPI_ERR_FILE] = "invalid file handle",
+    [MPI_ERR_NOT_SAME] = "collective argument not identical on all processes",
+    [MPI_ERR_AMODE] = "invalid file access mode",
+    [MPI_ERR_UNSUPPORTED_DATAREP] = "unsupported data representation",
+    [MPI_ERR_UNSUPPORTED_OPERATION] = "unsupported operation",
+    [MPI_ERR_NO_SUCH_FILE] = "file does not exist",
+    [MPI_ERR_FILE_EXISTS] = "file exists",
+    [MPI_ERR_BAD_FILE] = "invalid file name",
+    [MPI_ERR_ACCESS] = "permission denied",
+    [MPI_ERR_NO_SPACE] = "not enough space",
+    [MPI_ERR_QUOTA] = "quota exceeded",
+    [MPI_ERR_READ_ONLY] = "read-only file or file system",
+    [MPI_ERR_FILE_IN_USE] = "file in use",
+    [MPI_ERR_DUP_DATAREP] = "data representation already defined",
+    [MPI_ERR_CONVERSION] = "error in data conversion function",
+    [MPI_ERR_IO] = "I/O error",
+};
+
+static const char *proust_code_text(int code)
+{
+    switch (code) {
+    case PROUST_MPI_ERR_PEER_FAILED: return "peer process failed";
+    case PROUST_MPI_ERR_CONN: return "connection to a peer lost";
+    case PROUST_MPI_ERR_PROTO: return "malformed packet received from a peer";
+    case PROUST_MPI_ERR_TIMEOUT: return "operation timed out";
+    default: return NULL;
+    }
+}
+
+/* Codes and classes added by the application. */
+static struct {
+    atomic_flag lock;
+    int count;                          /* codes in use above the first */
+    int class_of[PM_MAX_USER_CODES];    /* a class is its own class */
+    char *text[PM_MAX_USER_CODES];
+} user_codes;
+
+int pm_error_last_code(void)
+{
+    pm_lock(&user_codes.lock);
+    int last = user_codes.count ? PM_FIRST_USER_CODE + user_codes.count - 1 : PROUST_MPI_ERR_TIMEOUT;
+    pm_unlock(&user_codes.lock);
+    return last;
+}
+
+/* Class of a valid code, or -1. */
+static int class_of(int code)
+{
+    if (code >= 0 && code <= MPI_ERR_LASTCODE)
+        return code;
+    if (proust_code_text(code))
+        return MPI_ERR_OTHER;
+    int cls = -1;
+    pm_lock(&user_codes.lock);
+    int i = code - PM_FIRST_USER_CODE;
+    if (i >= 0 && i < user_codes.count)
+        cls = user_codes.class_of[i];
+    pm_unlock(&user_codes.lock);
+    return cls;
+}
+
+int pm_error_from_proust(int st)
+{
+    switch (st) {
+    case PROUST_OK: return MPI_SUCCESS;
+    case PROUST_ERR_INVALID: return MPI_ERR_ARG;
+    case PROUST_ERR_RANK: return MPI_ERR_RANK;
+    case PROUST_ERR_TAG: return MPI_ERR_TAG;
+    case PROUST_ERR_NOMEM: return MPI_ERR_NO_MEM;
+    case PROUST_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case PROUST_ERR_PEER_FAILED: return PROUST_MPI_ERR_PEER_FAILED;
+    case PROUST_ERR_CONN: return PROUST_MPI_ERR_CONN;
+    case PROUST_ERR_PROTO: return PROUST_MPI_ERR_PROTO;
+    case PROUST_ERR_CANCELED: return MPI_SUCCESS; /* reported by Test_cancelled */
+    case PROUST_ERR_NOT_SUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case PROUST_ERR_TIMEOUT: return PROUST_MPI_ERR_TIMEOUT;
+    case PROUST_ERR_PENDING: return MPI_ERR_PENDING;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
+{
+    struct pm_comm *c = pm_comm_get(comm);
+    if (!c) {
+        c = pm_comm_world;
+        comm = MPI_COMM_WORLD;
+    }
+    struct pm_errhandler *eh = c ? pm_errhandler_get(c->errhandler) : NULL;
+    int kind = eh ? eh->kind : PM_ERRH_FATAL;
+    if (kind == PM_ERRH_RETURN)
+        return code;
+    if (kind == PM_ERRH_USER) {
+        int tmp = code;
+        eh->fn(&comm, &tmp);
+        return code;
+    }
+    char msg[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char text[MPI_MAX_ERROR_STRING];
+    int len;
+    PMPI_Error_string(code, text, &len);
+    fprintf(stderr, "[proust mpi, rank %d] fatal error: %s (%s)\n", pm_world_rank, msg, text);
+    fflush(stderr);
+    if (pm_session)
+        proust_abort(pm_session, code ? code : 1);
+    abort();
+}
+
+int pm_error_uninit(const char *fname)
+{
+    int st = atomic_load(&pm_state);
+    fprintf(stderr, "[proust mpi] fatal error: %s called %s\n", fname,
+            st == PM_STATE_NONE ? "before MPI_Init" : "after MPI_Finalize");
+    fflush(stderr);
+    exit(1);
+}
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    const char *text = NULL;
+    char buf[64];
+    if (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE)
+        text = class_text[errorcode];
+    else if (proust_code_text(errorcode))
+        text = proust_code_text(errorcode);
+    else {
+        pm_lock(&user_codes.lock);
+        int i = errorcode - PM_FIRST_USER_CODE;
+        if (i >= 0 && i < user_codes.count) {
+            const char *t = user_codes.text[i] ? user_codes.text[i] : "";
+            *resultlen = pm_strlcpy(string, t, MPI_MAX_ERROR_STRING);
+            pm_unlock(&user_codes.lock);
+            return MPI_SUCCESS;
+        }
+        pm_unlock(&user_codes.lock);
+    }
+    if (!text) {
+        snprintf(buf, sizeof buf, "invalid error code %d", errorcode);
+        *resultlen = pm_strlcpy(string, buf, MPI_MAX_ERROR_STRING);
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string: invalid error code %d",
+                        errorcode);
+    }
+    *resultlen = pm_strlcpy(string, text, MPI_MAX_ERROR_STRING);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Error_string)
+
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    int cls = class_of(errorcode);
+    if (cls < 0)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class: invalid error code %d",
+                        errorcode);
+    *errorclass = cls;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Error_class)
+
+/* A new code of class `cls` (-1: a new class, its own class). */
+static int add_code(int cls, int *out)
+{
+    pm_lock(&user_codes.lock);
+    if (user_codes.count == PM_MAX_USER_CODES) {
+        pm_unlock(&user_codes.lock);
+        return MPI_ERR_NO_MEM;
+    }
+    int i = user_codes.count++;
+    int code = PM_FIRST_USER_CODE + i;
+    user_codes.class_of[i] = cls < 0 ? code : cls;
+    user_codes.text[i] = NULL;
+    pm_unlock(&user_codes.lock);
+    *out = code;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Add_error_class(int *errorclass)
+{
+    PM_CHECK_INIT("MPI_Add_error_class");
+    if (!errorclass)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_class: errorclass is NULL");
+    int rc = add_code(-1, errorclass);
+    if (rc != MPI_SUCCESS)
+        return pm_error(MPI_COMM_WORLD, rc, "MPI_Add_error_class: more than %d codes",
+                        PM_MAX_USER_CODES);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Add_error_class)
+
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+    PM_CHECK_INIT("MPI_Add_error_code");
+    int cls = class_of(errorclass);
+    if (cls != errorclass || !errorcode)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code: %d is not an error class",
+                        errorclass);
+    int rc = add_code(errorclass, errorcode);
+    if (rc != MPI_SUCCESS)
+        return pm_error(MPI_COMM_WORLD, rc, "MPI_Add_error_code: more than %d codes",
+                        PM_MAX_USER_CODES);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Add_error_code)
+
+int PMPI_Add_error_string(int errorcode, const char *string)
+{
+    PM_CHECK_INIT("MPI_Add_error_string");
+    if (!string || strlen(string) >= MPI_MAX_ERROR_STRING)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG,
+                        "MPI_Add_error_string: string missing or longer than %d",
+                        MPI_MAX_ERROR_STRING - 1);
+    char *copy = strdup(string);
+    if (!copy)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_string: out of memory");
+    pm_lock(&user_codes.lock);
+    int i = errorcode - PM_FIRST_USER_CODE;
+    if (i < 0 || i >= user_codes.count) {
+        pm_unlock(&user_codes.lock);
+        free(copy);
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG,
+                        "MPI_Add_error_string: %d is not a code added by MPI_Add_error_code/class",
+                        errorcode);
+    }
+    free(user_codes.text[i]);
+    user_codes.text[i] = copy;
+    pm_unlock(&user_codes.lock);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Add_error_string)
+
+void pm_errors_finalize(void)
+{
+    pm_lock(&user_codes.lock);
+    for (int i = 0; i < user_codes.count; i++) {
+        free(user_codes.text[i]);
+        user_codes.text[i] = NULL;
+    }
+    user_codes.count = 0;
+    pm_unlock(&user_codes.lock);
+}

@@ -1,0 +1,435 @@
+/*
+ * pt2pt.c — point-to-point sends and receives.
+ *
+ * A contiguous datatype goes straight to the engine: the blocking calls are
+ * one proust_send/proust_recv after a handful of checks, with no request and
+ * no allocation. A noncontiguous one is packed into a temporary buffer
+ * (sends) or received into one and unpacked at completion (receives).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_impl.h"
+
+/* ---- Argument checks ------------------------------------------------------ */
+static int check_common(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+                        MPI_Datatype dt, struct pm_datatype **t)
+{
+    if (!c)
+        return pm_error(comm, MPI_ERR_COMM, "%s: invalid communicator %#x", fname, (unsigned)comm);
+    if (count < 0)
+        return pm_error(comm, MPI_ERR_COUNT, "%s: negative count %d", fname, count);
+    int rc = pm_type_check(dt, t);
+    if (rc != MPI_SUCCESS)
+        return pm_error(comm, rc, "%s: invalid or uncommitted datatype %#x", fname, (unsigned)dt);
+    return MPI_SUCCESS;
+}
+
+int pm_check_send(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+                  MPI_Datatype dt, int dest, int tag, struct pm_datatype **t)
+{
+    int rc = check_common(fname, comm, c, count, dt, t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (tag < 0 || tag > PM_TAG_UB)
+        return pm_error(comm, MPI_ERR_TAG, "%s: tag %d outside 0..%d", fname, tag, PM_TAG_UB);
+    if (dest != MPI_PROC_NULL && (dest < 0 || dest >= c->remote->size))
+        return pm_error(comm, MPI_ERR_RANK, "%s: destination rank %d outside 0..%d", fname, dest,
+                        c->remote->size - 1);
+    return MPI_SUCCESS;
+}
+
+int pm_check_recv(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+                  MPI_Datatype dt, int source, int tag, struct pm_datatype **t)
+{
+    int rc = check_common(fname, comm, c, count, dt, t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (tag != MPI_ANY_TAG && (tag < 0 || tag > PM_TAG_UB))
+        return pm_error(comm, MPI_ERR_TAG, "%s: tag %d outside 0..%d and not MPI_ANY_TAG", fname,
+                        tag, PM_TAG_UB);
+    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE &&
+        (source < 0 || source >= c->remote->size))
+        return pm_error(comm, MPI_ERR_RANK, "%s: source rank %d outside 0..%d", fname, source,
+                        c->remote->size - 1);
+    return MPI_SUCCESS;
+}
+
+/* Engine source, tag and mask of a receive. */
+static inline void recv_match(const struct pm_comm *c, int source, int tag, int *psrc,
+                              proust_tag_t *ptag, proust_tag_t *pmask)
+{
+    *psrc = source == MPI_ANY_SOURCE ? PROUST_ANY_SOURCE : pm_comm_peer(c, source);
+    if (tag == MPI_ANY_TAG) {
+        *ptag = c->tag_pt2pt;
+        *pmask = PM_CTX_MASK;
+    } else {
+        *ptag = c->tag_pt2pt | (proust_tag_t)tag;
+        *pmask = PM_CTX_MASK | PM_TAG_MASK;
+    }
+}
+
+void pm_status_from_proust(MPI_Status *st, const proust_status_t *ps)
+{
+    st->MPI_SOURCE = pm_tag_source(ps->tag);
+    st->MPI_TAG = pm_tag_tag(ps->tag);
+    st->proust_bytes = (MPI_Count)ps->count;
+    st->proust_cancelled = ps->error == PROUST_ERR_CANCELED;
+    if (ps->error != PROUST_OK && ps->error != PROUST_ERR_CANCELED)
+        st->MPI_ERROR = pm_error_from_proust(ps->error);
+}
+
+static void status_proc_null(MPI_Status *st)
+{
+    if (st) {
+        st->MPI_SOURCE = MPI_PROC_NULL;
+        st->MPI_TAG = MPI_ANY_TAG;
+        st->proust_bytes = 0;
+        st->proust_cancelled = 0;
+    }
+}
+
+/* Error of a completed receive, raised on `comm`. */
+static int recv_error(const char *fname, MPI_Comm comm, int rc, const proust_status_t *ps)
+{
+    if (rc == PROUST_ERR_TRUNCATE)
+        return pm_error(comm, MPI_ERR_TRUNCATE,
+                        "%s: message of %zu bytes from rank %d truncated to the %zu bytes of the "
+                        "receive buffer",
+                        fname, ps->size, pm_tag_source(ps->tag), ps->count);
+    return pm_error(comm, pm_error_from_proust(rc), "%s: %s", fname, proust_strerror(rc));
+}
+
+/* ---- Sends ----------------------------------------------------------------- */
+/* A packed copy of a noncontiguous buffer (NULL when out of memory). */
+static void *pack_copy(const void *buf, int count, const struct pm_datatype *t, size_t *bytes)
+{
+    *bytes = (size_t)count * (size_t)t->size;
+    void *tmp = malloc(*bytes ? *bytes : 1);
+    if (tmp)
+        pm_type_pack(buf, count, t, 0, tmp, *bytes);
+    return tmp;
+}
+
+static int send_blocking(const char *fname, const void *buf, int count, MPI_Datatype dt,
+                         int dest, int tag, MPI_Comm comm, bool sync)
+{
+    struct pm_comm *c = pm_comm_get(comm);
+    struct pm_datatype *t = pm_type_get(dt);
+    int rc;
+    /* Fast path: valid arguments and a contiguous type. */
+    if (PM_LIKELY(c && t && t->contiguous && t->committed && count >= 0 &&
+                  (unsigned)tag <= PM_TAG_UB && (unsigned)dest < (unsigned)c->remote->size)) {
+        const char *p = (const char *)buf + t->true_lb;
+        size_t len = (size_t)count * (size_t)t->size;
+        proust_tag_t ptag = c->tag_pt2pt | c->tag_src | (proust_tag_t)tag;
+        rc = sync ? proust_ssend(pm_session, p, len, pm_comm_peer(c, dest), ptag)
+                  : proust_send(pm_session, p, len, pm_comm_peer(c, dest), ptag);
+        if (PM_LIKELY(rc == PROUST_OK))
+            return MPI_SUCCESS;
+        return pm_error(comm, pm_error_from_proust(rc), "%s to rank %d: %s", fname, dest,
+                        proust_strerror(rc));
+    }
+    rc = pm_check_send(fname, comm, c, count, dt, dest, tag, &t);
+    if (rc != MPI_SUCCESS || dest == MPI_PROC_NULL)
+        return rc;
+    size_t len;
+    void *tmp = pack_copy(buf, count, t, &len);
+    if (!tmp)
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: no memory to pack %zu bytes", fname, len);
+    proust_tag_t ptag = c->tag_pt2pt | c->tag_src | (proust_tag_t)tag;
+    rc = sync ? proust_ssend(pm_session, tmp, len, pm_comm_peer(c, dest), ptag)
+              : proust_send(pm_session, tmp, len, pm_comm_peer(c, dest), ptag);
+    free(tmp);
+    if (rc != PROUST_OK)
+        return pm_error(comm, pm_error_from_proust(rc), "%s to rank %d: %s", fname, dest,
+                        proust_strerror(rc));
+    return MPI_SUCCESS;
+}
+
+int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Send");
+    return send_blocking("MPI_Send", buf, count, dt, dest, tag, comm, false);
+}
+PM_WEAK(Send)
+
+/* Ready mode: the standard lets it behave as a standard send. */
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Rsend");
+    return send_blocking("MPI_Rsend", buf, count, dt, dest, tag, comm, false);
+}
+PM_WEAK(Rsend)
+
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Ssend");
+    return send_blocking("MPI_Ssend", buf, count, dt, dest, tag, comm, true);
+}
+PM_WEAK(Ssend)
+
+int pm_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+             struct pm_comm *c, int mode, struct pm_request **out)
+{
+    struct pm_datatype *t = pm_type_get(dt);
+    struct pm_request *r = pm_request_new(PM_REQ_SEND, c);
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    if (dest == MPI_PROC_NULL) {
+        r->kind = PM_REQ_DONE;
+        status_proc_null(&r->status);
+        atomic_store_explicit(&r->done, 1, memory_order_release);
+        *out = r;
+        return MPI_SUCCESS;
+    }
+    const void *p;
+    size_t len = (size_t)count * (size_t)t->size;
+    if (t->contiguous) {
+        p = (const char *)buf + t->true_lb;
+    } else {
+        r->tmp = malloc(len ? len : 1);
+        if (!r->tmp) {
+            pm_request_free(r);
+            return MPI_ERR_NO_MEM;
+        }
+        pm_type_pack(buf, count, t, 0, r->tmp, len);
+        p = r->tmp;
+    }
+    proust_tag_t ptag = c->tag_pt2pt | c->tag_src | (proust_tag_t)tag;
+    int rc = mode == 'S' ? proust_issend(pm_session, p, len, pm_comm_peer(c, dest), ptag, &r->preq)
+                         : proust_isend(pm_session, p, len, pm_comm_peer(c, dest), ptag, &r->preq);
+    if (rc != PROUST_OK) {
+        pm_request_free(r);
+        return pm_error_from_proust(rc);
+    }
+    r->status.MPI_SOURCE = dest;
+    r->status.MPI_TAG = tag;
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+static int isend_api(const char *fname, const void *buf, int count, MPI_Datatype dt, int dest,
+                     int tag, MPI_Comm comm, int mode, MPI_Request *request)
+{
+    struct pm_comm *c = pm_comm_get(comm);
+    struct pm_datatype *t;
+    int rc = pm_check_send(fname, comm, c, count, dt, dest, tag, &t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!request)
+        return pm_error(comm, MPI_ERR_REQUEST, "%s: request pointer is NULL", fname);
+    struct pm_request *r;
+    rc = pm_isend(buf, count, dt, dest, tag, c, mode, &r);
+    if (rc != MPI_SUCCESS)
+        return pm_error(comm, rc, "%s to rank %d failed", fname, dest);
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Isend");
+    return isend_api("MPI_Isend", buf, count, dt, dest, tag, comm, 0, request);
+}
+PM_WEAK(Isend)
+
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Irsend");
+    return isend_api("MPI_Irsend", buf, count, dt, dest, tag, comm, 'R', request);
+}
+PM_WEAK(Irsend)
+
+int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Issend");
+    return isend_api("MPI_Issend", buf, count, dt, dest, tag, comm, 'S', request);
+}
+PM_WEAK(Issend)
+
+/* ---- Receives -------------------------------------------------------------- */
+int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Recv");
+    struct pm_comm *c = pm_comm_get(comm);
+    struct pm_datatype *t = pm_type_get(dt);
+    int rc;
+    if (PM_UNLIKELY(!c || !t || !t->contiguous || !t->committed || count < 0 ||
+                    (tag != MPI_ANY_TAG && (unsigned)tag > PM_TAG_UB) ||
+                    (source != MPI_ANY_SOURCE && (unsigned)source >= (unsigned)c->remote->size))) {
+        rc = pm_check_recv("MPI_Recv", comm, c, count, dt, source, tag, &t);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (source == MPI_PROC_NULL) {
+            status_proc_null(status);
+            return MPI_SUCCESS;
+        }
+    }
+    int psrc;
+    proust_tag_t ptag, pmask;
+    recv_match(c, source, tag, &psrc, &ptag, &pmask);
+    size_t len = (size_t)count * (size_t)t->size;
+    proust_status_t ps;
+    void *tmp = NULL;
+    if (PM_LIKELY(t->contiguous)) {
+        rc = proust_recv(pm_session, (char *)buf + t->true_lb, len, psrc, ptag, pmask, &ps);
+    } else {
+        tmp = malloc(len ? len : 1);
+        if (!tmp)
+            return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Recv: no memory for %zu bytes", len);
+        rc = proust_recv(pm_session, tmp, len, psrc, ptag, pmask, &ps);
+        if (rc == PROUST_OK || rc == PROUST_ERR_TRUNCATE)
+            pm_type_unpack(tmp, ps.count, buf, count, t, 0);
+        free(tmp);
+    }
+    if (PM_LIKELY(rc == PROUST_OK)) {
+        if (status) {
+            status->MPI_SOURCE = pm_tag_source(ps.tag);
+            status->MPI_TAG = pm_tag_tag(ps.tag);
+            status->proust_bytes = (MPI_Count)ps.count;
+            status->proust_cancelled = 0;
+        }
+        return MPI_SUCCESS;
+    }
+    if (status && (rc == PROUST_ERR_TRUNCATE || ps.error != PROUST_OK)) {
+        pm_status_from_proust(status, &ps);
+        status->MPI_ERROR = pm_error_from_proust(rc);
+    }
+    return recv_error("MPI_Recv", comm, rc, &ps);
+}
+PM_WEAK(Recv)
+
+int pm_irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+             struct pm_comm *c, struct pm_request **out)
+{
+    struct pm_datatype *t = pm_type_get(dt);
+    struct pm_request *r = pm_request_new(PM_REQ_RECV, c);
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    if (source == MPI_PROC_NULL) {
+        r->kind = PM_REQ_DONE;
+        status_proc_null(&r->status);
+        atomic_store_explicit(&r->done, 1, memory_order_release);
+        *out = r;
+        return MPI_SUCCESS;
+    }
+    size_t len = (size_t)count * (size_t)t->size;
+    void *p;
+    if (t->contiguous) {
+        p = (char *)buf + t->true_lb;
+    } else {
+        r->tmp = malloc(len ? len : 1);
+        if (!r->tmp) {
+            pm_request_free(r);
+            return MPI_ERR_NO_MEM;
+        }
+        r->user_buf = buf;
+        r->count = count;
+        r->type = t;
+        pm_type_retain(t);
+        p = r->tmp;
+    }
+    int psrc;
+    proust_tag_t ptag, pmask;
+    recv_match(c, source, tag, &psrc, &ptag, &pmask);
+    int rc = proust_irecv(pm_session, p, len, psrc, ptag, pmask, &r->preq);
+    if (rc != PROUST_OK) {
+        pm_request_free(r);
+        return pm_error_from_proust(rc);
+    }
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Irecv");
+    struct pm_comm *c = pm_comm_get(comm);
+    struct pm_datatype *t;
+    int rc = pm_check_recv("MPI_Irecv", comm, c, count, dt, source, tag, &t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!request)
+        return pm_error(comm, MPI_ERR_REQUEST, "MPI_Irecv: request pointer is NULL");
+    struct pm_request *r;
+    rc = pm_irecv(buf, count, dt, source, tag, c, &r);
+    if (rc != MPI_SUCCESS)
+        return pm_error(comm, rc, "MPI_Irecv from rank %d failed", source);
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Irecv)
+
+/* ---- Combined ------------------------------------------------------------- */
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Sendrecv");
+    struct pm_comm *c = pm_comm_get(comm);
+    struct pm_datatype *st, *rt;
+    int rc = pm_check_send("MPI_Sendrecv", comm, c, sendcount, sendtype, dest, sendtag, &st);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = pm_check_recv("MPI_Sendrecv", comm, c, recvcount, recvtype, source, recvtag, &rt);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct pm_request *r;
+    rc = pm_irecv(recvbuf, recvcount, recvtype, source, recvtag, c, &r);
+    if (rc != MPI_SUCCESS)
+        return pm_error(comm, rc, "MPI_Sendrecv: receive from rank %d failed", source);
+    rc = send_blocking("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, false);
+    MPI_Request h = r->handle;
+    if (rc != MPI_SUCCESS) {
+        PMPI_Cancel(&h);
+        PMPI_Wait(&h, MPI_STATUS_IGNORE);
+        return rc;
+    }
+    return PMPI_Wait(&h, status);
+}
+PM_WEAK(Sendrecv)
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Sendrecv_replace");
+    struct pm_comm *c = pm_comm_get(comm);
+    struct pm_datatype *t;
+    int rc = pm_check_send("MPI_Sendrecv_replace", comm, c, count, dt, dest, sendtag, &t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = pm_check_recv("MPI_Sendrecv_replace", comm, c, count, dt, source, recvtag, &t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Send a packed copy so the receive may land in `buf` at once. */
+    size_t len;
+    void *tmp = pack_copy(buf, count, t, &len);
+    if (!tmp)
+        return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace: no memory for %zu bytes", len);
+    struct pm_request *r;
+    rc = pm_irecv(buf, count, dt, source, recvtag, c, &r);
+    if (rc != MPI_SUCCESS) {
+        free(tmp);
+        return pm_error(comm, rc, "MPI_Sendrecv_replace: receive from rank %d failed", source);
+    }
+    if (dest != MPI_PROC_NULL) {
+        rc = proust_send(pm_session, tmp, len, pm_comm_peer(c, dest),
+                         c->tag_pt2pt | c->tag_src | (proust_tag_t)sendtag);
+        rc = pm_error_from_proust(rc);
+    }
+    free(tmp);
+    MPI_Request h = r->handle;
+    if (rc != MPI_SUCCESS) {
+        PMPI_Cancel(&h);
+        PMPI_Wait(&h, MPI_STATUS_IGNORE);
+        return pm_error(comm, rc, "MPI_Sendrecv_replace: send to rank %d failed", dest);
+    }
+    return PMPI_Wait(&h, status);
+}
+PM_WEAK(Sendrecv_replace)
