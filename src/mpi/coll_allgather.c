@@ -1,0 +1,320 @@
+/*
+ * coll_allgather.c — MPI_Allgather, MPI_Allgatherv and their nonblocking
+ * forms.
+ *
+ * Every call builds a schedule (coll.h): the blocking calls run it, the
+ * nonblocking ones return its request. Algorithms (total = bytes of the
+ * whole result, the same on every rank):
+ *  - recursive doubling: Allgather, power-of-two ranks, total <= 512 KiB;
+ *    log2(n) exchanges of aligned block ranges, straight in the receive
+ *    buffer;
+ *  - Bruck: otherwise for total <= 80 KiB (Allgatherv too): ceil(log2(n))
+ *    exchanges of a packed scratch buffer holding the blocks in order of
+ *    rank relative to the caller, then copied out;
+ *  - ring: large totals; n-1 steps, each passing one block to the right.
+ * Intercommunicators: each process exchanges its block with every process of
+ * the other group, steps paired so both sides agree, at most
+ * ALLGATHER_INTER_BATCH steps in flight.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "coll.h"
+
+#define ALLGATHER_RD_MAX (512 * 1024)
+#define ALLGATHER_BRUCK_MAX (80 * 1024)
+#define ALLGATHER_INTER_BATCH 32
+
+static inline void *at(const void *base, MPI_Aint off)
+{
+    /* Integer arithmetic: base may be MPI_BOTTOM (NULL). */
+    return (void *)((uintptr_t)base + (uintptr_t)off);
+}
+
+static inline MPI_Count size_of(MPI_Datatype dt)
+{
+    return pm_type_get(dt)->size;
+}
+
+/* pm_sched_scratch never asked for zero bytes (NULL means out of memory). */
+static void *scratch(struct pm_sched *s, size_t bytes)
+{
+    return pm_sched_scratch(s, bytes ? bytes : 1);
+}
+
+struct allgather {
+    const char *fname;
+    MPI_Comm comm;
+    struct pm_comm *c;
+    const void *sbuf;
+    int scount;
+    MPI_Datatype stype;
+    void *rbuf;
+    int rcount;              /* Allgather */
+    const int *rcounts;      /* Allgatherv (NULL for Allgather) */
+    const int *displs;
+    MPI_Datatype rtype;
+    bool v;
+    MPI_Aint rext;           /* filled by the check */
+    MPI_Count rsize;
+};
+
+static int allgather_check(struct allgather *g, MPI_Request *request, bool nonblocking)
+{
+    const char *fn = g->fname;
+    int rc = pm_coll_check_comm(fn, g->comm, &g->c);
+    if (rc)
+        return rc;
+    struct pm_comm *c = g->c;
+    if (g->sbuf == MPI_IN_PLACE) {
+        if (c->is_inter)
+            return pm_error(g->comm, MPI_ERR_BUFFER,
+                            "%s: MPI_IN_PLACE is not allowed on an intercommunicator", fn);
+    } else {
+        rc = pm_coll_check_buf(fn, c, g->scount, g->stype);
+        if (rc)
+            return rc;
+    }
+    if (g->rbuf == MPI_IN_PLACE)
+        return pm_error(g->comm, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
+    int n = c->remote->size;
+    if (g->v) {
+        if (!g->rcounts || !g->displs)
+            return pm_error(g->comm, MPI_ERR_ARG, "%s: recvcounts or displs is NULL", fn);
+        for (int i = 0; i < n; i++) {
+            if (g->rcounts[i] < 0)
+                return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative", fn, i,
+                                g->rcounts[i]);
+        }
+        rc = pm_coll_check_buf(fn, c, 0, g->rtype);
+    } else {
+        rc = pm_coll_check_buf(fn, c, g->rcount, g->rtype);
+    }
+    if (rc)
+        return rc;
+    g->rext = pm_type_get(g->rtype)->extent;
+    g->rsize = size_of(g->rtype);
+    if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
+        MPI_Count have = (MPI_Count)g->scount * size_of(g->stype);
+        MPI_Count room = (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * g->rsize;
+        if (have > room)
+            return pm_error(g->comm, MPI_ERR_TRUNCATE,
+                            "%s: rank %d contributes %lld bytes to its own block of %lld bytes", fn,
+                            c->rank, have, room);
+    }
+    if (nonblocking && !request)
+        return pm_error(g->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
+    return MPI_SUCCESS;
+}
+
+static int count_of(const struct allgather *g, int i)
+{
+    return g->v ? g->rcounts[i] : g->rcount;
+}
+
+/* Block of rank i in the receive buffer. */
+static void *block_of(const struct allgather *g, int i)
+{
+    if (g->v)
+        return at(g->rbuf, (MPI_Aint)g->displs[i] * g->rext);
+    return at(g->rbuf, (MPI_Aint)i * g->rcount * g->rext);
+}
+
+static int own_copy(struct pm_sched *s, const struct allgather *g)
+{
+    if (g->sbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    int me = g->c->rank;
+    return pm_sched_copy(s, g->sbuf, g->scount, g->stype, block_of(g, me), count_of(g, me),
+                         g->rtype);
+}
+
+/* Power-of-two ranks: at step `mask` each rank holds the aligned range of
+ * `mask` blocks containing its own and swaps it with rank ^ mask. */
+static int allgather_rd(struct pm_sched *s, const struct allgather *g)
+{
+    int n = g->c->size, me = g->c->rank;
+    int rc = own_copy(s, g);
+    for (int mask = 1; mask < n && !rc; mask <<= 1) {
+        rc = pm_sched_fence(s);
+        int peer = me ^ mask;
+        int mine = me & ~(mask - 1), theirs = peer & ~(mask - 1);
+        MPI_Count cnt = (MPI_Count)mask * g->rcount;
+        if (!rc)
+            rc = pm_sched_send(s, block_of(g, mine), cnt, g->rtype, peer);
+        if (!rc)
+            rc = pm_sched_recv(s, block_of(g, theirs), cnt, g->rtype, peer);
+    }
+    return rc;
+}
+
+/* Ring: step i passes block me - i to the right and takes me - i - 1 from
+ * the left. */
+static int allgather_ring(struct pm_sched *s, const struct allgather *g)
+{
+    int n = g->c->size, me = g->c->rank;
+    int right = (me + 1) % n, left = (me - 1 + n) % n;
+    int rc = own_copy(s, g);
+    for (int i = 0; i < n - 1 && !rc; i++) {
+        int out = (me - i + n) % n, in = (me - i - 1 + n) % n;
+        rc = pm_sched_fence(s);
+        if (!rc)
+            rc = pm_sched_send(s, block_of(g, out), count_of(g, out), g->rtype, right);
+        if (!rc)
+            rc = pm_sched_recv(s, block_of(g, in), count_of(g, in), g->rtype, left);
+    }
+    return rc;
+}
+
+/* Bruck: scratch holds the blocks of ranks me, me+1, ... (mod n) packed;
+ * off[j] is where the j-th starts. Step k sends the first min(k, n-k)
+ * blocks to me - k and receives as many from me + k behind the k held. */
+static int allgather_bruck(struct pm_sched *s, const struct allgather *g)
+{
+    int n = g->c->size, me = g->c->rank;
+    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    if (!off)
+        return MPI_ERR_NO_MEM;
+    off[0] = 0;
+    for (int j = 0; j < n; j++)
+        off[j + 1] = off[j] + (size_t)((MPI_Count)count_of(g, (me + j) % n) * g->rsize);
+    int rc = MPI_SUCCESS;
+    char *tmp = scratch(s, off[n]);
+    if (!tmp)
+        rc = MPI_ERR_NO_MEM;
+    if (!rc && g->sbuf == MPI_IN_PLACE)
+        rc = pm_sched_copy(s, block_of(g, me), count_of(g, me), g->rtype, tmp, (MPI_Count)off[1],
+                           MPI_BYTE);
+    else if (!rc)
+        rc = pm_sched_copy(s, g->sbuf, g->scount, g->stype, tmp, (MPI_Count)off[1], MPI_BYTE);
+    if (!rc)
+        rc = own_copy(s, g);
+    for (int k = 1; k < n && !rc; k <<= 1) {
+        int cnt = k < n - k ? k : n - k;
+        rc = pm_sched_fence(s);
+        if (!rc)
+            rc = pm_sched_send(s, tmp, (MPI_Count)off[cnt], MPI_BYTE, (me - k + n) % n);
+        if (!rc)
+            rc = pm_sched_recv(s, tmp + off[k], (MPI_Count)(off[k + cnt] - off[k]), MPI_BYTE,
+                               (me + k) % n);
+    }
+    if (!rc)
+        rc = pm_sched_fence(s);
+    if (!rc && !g->v) {
+        /* Ranks me+1..n-1 then 0..me-1 are each one run of the buffer. */
+        int tail = n - 1 - me;
+        rc = pm_sched_copy(s, tmp + off[1], (MPI_Count)(off[1 + tail] - off[1]), MPI_BYTE,
+                           block_of(g, me + 1), (MPI_Count)tail * g->rcount, g->rtype);
+        if (!rc)
+            rc = pm_sched_copy(s, tmp + off[1 + tail], (MPI_Count)(off[n] - off[1 + tail]),
+                               MPI_BYTE, block_of(g, 0), (MPI_Count)me * g->rcount, g->rtype);
+    }
+    for (int j = 1; j < n && !rc && g->v; j++) {
+        int i = (me + j) % n;
+        rc = pm_sched_copy(s, tmp + off[j], (MPI_Count)(off[j + 1] - off[j]), MPI_BYTE,
+                           block_of(g, i), count_of(g, i), g->rtype);
+    }
+    free(off);
+    return rc;
+}
+
+/* Intercommunicator: at step i send to (me + i) and receive from (me - i)
+ * modulo the larger group's size, skipping ranks the other group lacks; the
+ * peer meets us at the same step. */
+static int allgather_inter(struct pm_sched *s, const struct allgather *g)
+{
+    struct pm_comm *c = g->c;
+    int me = c->rank, nr = c->remote->size;
+    int mx = c->size > nr ? c->size : nr;
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < mx && !rc; i++) {
+        if (i && i % ALLGATHER_INTER_BATCH == 0)
+            rc = pm_sched_fence(s);
+        int dst = (me + i) % mx, src = (me - i + mx) % mx;
+        if (!rc && dst < nr)
+            rc = pm_sched_send(s, g->sbuf, g->scount, g->stype, dst);
+        if (!rc && src < nr)
+            rc = pm_sched_recv(s, block_of(g, src), count_of(g, src), g->rtype, src);
+    }
+    return rc;
+}
+
+static int allgather_build(struct pm_sched *s, const struct allgather *g)
+{
+    struct pm_comm *c = g->c;
+    if (c->is_inter)
+        return allgather_inter(s, g);
+    int n = c->size;
+    if (n == 1)
+        return own_copy(s, g);
+    MPI_Count total = 0;
+    for (int i = 0; i < n; i++)
+        total += (MPI_Count)count_of(g, i) * g->rsize;
+    if (!g->v && (n & (n - 1)) == 0 && total <= ALLGATHER_RD_MAX)
+        return allgather_rd(s, g);
+    if (total <= ALLGATHER_BRUCK_MAX)
+        return allgather_bruck(s, g);
+    return allgather_ring(s, g);
+}
+
+static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblocking)
+{
+    int rc = allgather_check(g, request, nonblocking);
+    if (rc)
+        return rc;
+    struct pm_sched *s = pm_sched_create(g->c);
+    if (!s)
+        return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);
+    rc = allgather_build(s, g);
+    if (rc) {
+        pm_sched_discard(s);
+        return pm_error(g->comm, rc, "%s: cannot build the schedule", g->fname);
+    }
+    rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
+    if (rc)
+        return pm_error(g->comm, rc, "%s: %s failed", g->fname,
+                        nonblocking ? "starting the operation" : "the operation");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Allgather");
+    struct allgather g = {"MPI_Allgather", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, NULL, NULL, recvtype, false, 0, 0};
+    return allgather_do(&g, NULL, false);
+}
+PM_WEAK(Allgather)
+
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Iallgather");
+    struct allgather g = {"MPI_Iallgather", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcount, NULL, NULL, recvtype, false, 0, 0};
+    return allgather_do(&g, request, true);
+}
+PM_WEAK(Iallgather)
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Allgatherv");
+    struct allgather g = {"MPI_Allgatherv", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
+                          0, recvcounts, displs, recvtype, true, 0, 0};
+    return allgather_do(&g, NULL, false);
+}
+PM_WEAK(Allgatherv)
+
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Iallgatherv");
+    struct allgather g = {"MPI_Iallgatherv", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
+                          0, recvcounts, displs, recvtype, true, 0, 0};
+    return allgather_do(&g, request, true);
+}
+PM_WEAK(Iallgatherv)
