@@ -1,0 +1,250 @@
+/*
+ * persistent.c — persistent requests: MPI_Send_init, Bsend_init, Ssend_init,
+ * Rsend_init, Recv_init, MPI_Start, MPI_Startall.
+ *
+ * A PM_REQ_PERSISTENT request keeps the arguments of its operation. Start
+ * runs the operation as an inner request (pm_isend / pm_irecv / a buffered
+ * send); request.c waits for the persistent request through
+ * pm_persistent_poll, and completing it (pm_persistent_complete) releases
+ * the inner request and makes the persistent one inactive again, its handle
+ * intact. An inactive request is complete with an empty status.
+ */
+#include <stdlib.h>
+
+#include "p2p.h"
+
+enum { OP_SEND, OP_SSEND, OP_RSEND, OP_BSEND, OP_RECV };
+
+struct pm_persistent {
+    int op;                  /* OP_* */
+    void *buf;
+    int count;
+    MPI_Datatype dt;
+    struct pm_datatype *t;   /* reference held: the user may free the type */
+    int peer, tag;
+    struct pm_request *active; /* the started operation, NULL when inactive */
+};
+
+static const char *const op_names[] = {"MPI_Send_init", "MPI_Ssend_init", "MPI_Rsend_init",
+                                       "MPI_Bsend_init", "MPI_Recv_init"};
+
+static int make(int op, void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+                MPI_Request *request)
+{
+    const char *fname = op_names[op];
+    struct pm_comm *c = pm_comm_get(comm);
+    struct pm_datatype *t = NULL;
+    int rc = op == OP_RECV ? pm_check_recv(fname, comm, c, count, dt, peer, tag, &t)
+                           : pm_check_send(fname, comm, c, count, dt, peer, tag, &t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!request)
+        return pm_error(comm, MPI_ERR_ARG, "%s: request is NULL", fname);
+    struct pm_persistent *p = calloc(1, sizeof *p);
+    if (!p)
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fname);
+    struct pm_request *r = pm_request_new(PM_REQ_PERSISTENT, c);
+    if (!r) {
+        free(p);
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory for the request", fname);
+    }
+    p->op = op;
+    p->buf = buf;
+    p->count = count;
+    p->dt = dt;
+    p->t = t;
+    pm_type_retain(t);
+    p->peer = peer;
+    p->tag = tag;
+    r->persist = p;
+    pm_status_empty(&r->status);
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Send_init");
+    return make(OP_SEND, (void *)buf, count, datatype, dest, tag, comm, request);
+}
+PM_WEAK(Send_init)
+
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Bsend_init");
+    return make(OP_BSEND, (void *)buf, count, datatype, dest, tag, comm, request);
+}
+PM_WEAK(Bsend_init)
+
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Ssend_init");
+    return make(OP_SSEND, (void *)buf, count, datatype, dest, tag, comm, request);
+}
+PM_WEAK(Ssend_init)
+
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Rsend_init");
+    return make(OP_RSEND, (void *)buf, count, datatype, dest, tag, comm, request);
+}
+PM_WEAK(Rsend_init)
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Recv_init");
+    return make(OP_RECV, buf, count, datatype, source, tag, comm, request);
+}
+PM_WEAK(Recv_init)
+
+/* The persistent request behind a handle, or raise MPI_ERR_REQUEST. */
+static int check_startable(const char *fname, MPI_Request h, struct pm_request **out)
+{
+    struct pm_request *r = pm_request_get(h);
+    if (!r)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: invalid request %#x%s", fname,
+                        (unsigned)h, h == MPI_REQUEST_NULL ? " (MPI_REQUEST_NULL)" : "");
+    if (r->kind != PM_REQ_PERSISTENT || !r->persist)
+        return pm_error(r->comm->handle, MPI_ERR_REQUEST,
+                        "%s: request %#x is not a persistent request", fname, (unsigned)h);
+    if (r->persist->active)
+        return pm_error(r->comm->handle, MPI_ERR_REQUEST,
+                        "%s: persistent request %#x is already active", fname, (unsigned)h);
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+static int start(const char *fname, struct pm_request *r)
+{
+    struct pm_persistent *p = r->persist;
+    struct pm_comm *c = r->comm;
+    struct pm_request *inner = NULL;
+    int rc;
+    switch (p->op) {
+    case OP_RECV:
+        rc = pm_irecv(p->buf, p->count, p->dt, p->peer, p->tag, c, &inner);
+        break;
+    case OP_BSEND:
+        /* raises its own errors */
+        return pm_bsend_start(fname, c->handle, c, p->buf, p->count, p->t, p->peer, p->tag,
+                              &p->active);
+    default:
+        rc = pm_isend(p->buf, p->count, p->dt, p->peer, p->tag, c,
+                      p->op == OP_SSEND ? 'S' : p->op == OP_RSEND ? 'R' : 0, &inner);
+        break;
+    }
+    if (rc != MPI_SUCCESS)
+        return pm_error(c->handle, rc, "%s: starting the %s of %d elements %s rank %d failed",
+                        fname, p->op == OP_RECV ? "receive" : "send", p->count,
+                        p->op == OP_RECV ? "from" : "to", p->peer);
+    p->active = inner;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Start(MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Start");
+    if (!request)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Start: request is NULL");
+    struct pm_request *r;
+    int rc = check_startable("MPI_Start", *request, &r);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return start("MPI_Start", r);
+}
+PM_WEAK(Start)
+
+int PMPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    PM_CHECK_INIT("MPI_Startall");
+    if (count < 0)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Startall: negative count %d", count);
+    if (count > 0 && !array_of_requests)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG,
+                        "MPI_Startall: array_of_requests is NULL with count %d", count);
+    /* Check every request before starting any, so that a bad handle starts
+     * nothing. (A handle given twice is found active the second time.) */
+    struct pm_request *r;
+    for (int i = 0; i < count; i++) {
+        int rc = check_startable("MPI_Startall", array_of_requests[i], &r);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    for (int i = 0; i < count; i++) {
+        int rc = check_startable("MPI_Startall", array_of_requests[i], &r);
+        if (rc == MPI_SUCCESS)
+            rc = start("MPI_Startall", r);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+PM_WEAK(Startall)
+
+int pm_persistent_poll(struct pm_request *r, int *flag, MPI_Status *st, bool progress)
+{
+    struct pm_persistent *p = r->persist;
+    if (!p || !p->active) {
+        *flag = 1;
+        pm_status_empty(&r->status);
+        pm_status_empty(st);
+        return MPI_SUCCESS;
+    }
+    int rc = pm_request_poll(p->active, flag, &r->status, progress);
+    if (*flag && st)
+        *st = r->status; /* request.c reads r->status too */
+    return rc;
+}
+
+bool pm_persistent_active(const struct pm_request *r)
+{
+    return r->persist && r->persist->active;
+}
+
+void pm_persistent_complete(struct pm_request *r)
+{
+    struct pm_persistent *p = r->persist;
+    if (!p || !p->active)
+        return;
+    pm_request_free(p->active);
+    p->active = NULL;
+    pm_status_empty(&r->status); /* inactive: an empty status from now on */
+}
+
+int pm_persistent_cancel(struct pm_request *r)
+{
+    struct pm_persistent *p = r->persist;
+    if (!p || !p->active)
+        return MPI_SUCCESS;
+    MPI_Request h = p->active->handle;
+    return PMPI_Cancel(&h);
+}
+
+/* MPI_Request_free: the persistent request and its handle go. */
+void pm_persistent_free(struct pm_request *r)
+{
+    struct pm_persistent *p = r->persist;
+    r->persist = NULL;
+    if (p) {
+        if (p->active) {
+            int flag = 0;
+            pm_request_poll(p->active, &flag, NULL, false);
+            if (flag) {
+                pm_request_free(p->active);
+            } else {
+                /* Freed while active: the operation finishes in the
+                 * background, as for a nonpersistent request. */
+                MPI_Request h = p->active->handle;
+                PMPI_Request_free(&h);
+            }
+        }
+        pm_type_release(p->t);
+        free(p);
+    }
+    pm_request_free(r);
+}
