@@ -322,6 +322,9 @@ void proust__on_peer_failed(void *engine, int peer, int status, const char *why)
 /* A receive was just posted: match it against unexpected messages (takes the
  * match lock). */
 int proust__recv_post(struct proust_session *s, struct proust_request *req);
+/* Receive a message taken out of matching by proust_improbe. */
+int proust__recv_post_message(struct proust_session *s, struct proust_request *req,
+                              struct proust__inmsg *m);
 /* Receiver side of the rendezvous (recv_rdv.c), no lock held. */
 void proust__segment_landed(struct proust_session *s, int peer, struct proust_request *req);
 void proust__send_cts(struct proust_session *s, int peer, struct proust_request *req,

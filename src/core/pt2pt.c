@@ -91,6 +91,25 @@ int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_
     return PROUST_OK;
 }
 
+int proust_imrecv(proust_session_t *s, proust_message_t *msg, void *buf, size_t len,
+                  proust_request_t **reqp)
+{
+    struct proust__inmsg *m = (struct proust__inmsg *)msg;
+    if (!m || !reqp)
+        return PROUST_ERR_INVALID;
+    int rc = check_recv(s, buf, len, m->source);
+    if (rc != PROUST_OK)
+        return rc;
+    struct proust_request *req = proust__request_alloc(s, PROUST__REQ_RECV);
+    if (!req)
+        return PROUST_ERR_NOMEM;
+    fill_recv(req, buf, len, m->source, m->tag, PROUST_TAG_MASK_FULL);
+    proust__recv_post_message(s, req, m);
+    *reqp = req;
+    proust__run_deferred();
+    return PROUST_OK;
+}
+
 int proust_send(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag)
 {
     /* an eager message that can leave at once needs no request */

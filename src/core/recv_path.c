@@ -447,11 +447,11 @@ void proust__on_peer_failed(void *engine, int peer, int status, const char *why)
         proust__gate_fail(s, &s->gates[peer], status, why);
 }
 
+static int recv_take(struct proust_session *s, struct proust_request *req,
+                     struct proust__inmsg *m);
+
 int proust__recv_post(struct proust_session *s, struct proust_request *req)
 {
-    struct actions acts;
-    acts.n = 0;
-    acts.defer_gets = false;
     proust__lock(&s->match_lock);
     /* a message that arrived before its sender failed is still delivered */
     struct proust__inmsg *m =
@@ -473,6 +473,17 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
         proust__unlock(&s->match_lock);
         return PROUST_OK;
     }
+    return recv_take(s, req, m);
+}
+
+/* Receive an unexpected message `m` with `req` (match lock held; released
+ * here). */
+static int recv_take(struct proust_session *s, struct proust_request *req,
+                     struct proust__inmsg *m)
+{
+    struct actions acts;
+    acts.n = 0;
+    acts.defer_gets = false;
     struct proust__gate *g = &s->gates[m->source];
     m->req = req;
     bind_request(req, m->source, m->tag, m->nseg, m->size);
@@ -489,6 +500,13 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
     if (acts.n)
         run_actions(s, g->peer, &acts);
     return PROUST_OK;
+}
+
+int proust__recv_post_message(struct proust_session *s, struct proust_request *req,
+                              struct proust__inmsg *m)
+{
+    proust__lock(&s->match_lock);
+    return recv_take(s, req, m);
 }
 
 void proust__inmsg_free(struct proust__inmsg *m)

@@ -276,3 +276,13 @@ int proust_session_monitor(proust_session_t *s, unsigned events, proust_event_cb
     pthread_mutex_unlock(&s->monitor_lock);
     return PROUST_OK;
 }
+
+int proust_abort(proust_session_t *s, int code)
+{
+    if (!s)
+        return PROUST_ERR_STATE;
+    char why[64];
+    snprintf(why, sizeof why, "rank %d called abort", s->rank);
+    s->boot.ops->abort(&s->boot, code, why);
+    return PROUST_ERR_STATE; /* not reached: abort does not return */
+}

@@ -280,6 +280,42 @@ int proust_iprobe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_
     return PROUST_OK;
 }
 
+int proust_improbe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
+                   int *flag, proust_message_t **msg, proust_status_t *status)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    if (!flag || !msg)
+        return PROUST_ERR_INVALID;
+    if (source != PROUST_ANY_SOURCE && (source < 0 || source >= s->size))
+        return PROUST_ERR_RANK;
+    proust__progress(s);
+    proust__run_deferred();
+    proust__lock(&s->match_lock);
+    struct proust__inmsg *m = proust__unexpected_find(s, source, tag, mask, false);
+    /* A multi-segment message still arriving stays until it is whole: its
+     * later chunks find it in the unexpected queue. */
+    if (m && m->nseg_seen == m->nseg)
+        m = proust__unexpected_find(s, source, tag, mask, true);
+    else
+        m = NULL;
+    proust_status_t st = {0};
+    if (m) {
+        st.source = m->source;
+        st.tag = m->tag;
+        st.size = m->size;
+        st.count = m->size;
+    }
+    proust__unlock(&s->match_lock);
+    *flag = m != NULL;
+    if (m) {
+        *msg = (proust_message_t *)m;
+        if (status)
+            *status = st;
+    }
+    return PROUST_OK;
+}
+
 int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
                  proust_status_t *status)
 {
