@@ -1,0 +1,464 @@
+/*
+ * coll_alltoall.c — MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw and their
+ * nonblocking forms.
+ *
+ * Every call builds a schedule (coll.h): the blocking calls run it, the
+ * nonblocking ones return its request. The three functions differ only in
+ * where block i lives, so one descriptor (struct a2a) answers "block i to
+ * send / to receive" and the algorithms are written once:
+ *  - Bruck (Alltoall, blocks <= 256 bytes, >= 8 ranks): ceil(log2(n))
+ *    exchanges of packed blocks instead of n-1 messages;
+ *  - pairwise: rounds of a symmetric pairing (rank xor t for a power of two,
+ *    a round-robin tournament otherwise), A2A_BATCH rounds in flight between
+ *    fences. Symmetric pairs make MPI_IN_PLACE simple: the block for a peer
+ *    is copied aside, then sent while the peer's block lands in its place.
+ * Intercommunicators: rounds (me + t, me - t) modulo the larger group, which
+ * the peer meets at the same round.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "coll.h"
+
+#define A2A_BRUCK_MAX_BLOCK 256
+#define A2A_BRUCK_MIN_RANKS 8
+#define A2A_BATCH 32        /* rounds in flight, blocks up to A2A_BATCH_BIG */
+#define A2A_BATCH_BIG 32768
+#define A2A_BATCH_LARGE 4   /* rounds in flight for larger blocks */
+
+enum { A2A, A2AV, A2AW };
+
+static inline void *at(const void *base, MPI_Aint off)
+{
+    /* Integer arithmetic: base may be MPI_BOTTOM (NULL). */
+    return (void *)((uintptr_t)base + (uintptr_t)off);
+}
+
+static inline MPI_Count size_of(MPI_Datatype dt)
+{
+    return pm_type_get(dt)->size;
+}
+
+/* pm_sched_scratch never asked for zero bytes (NULL means out of memory). */
+static void *scratch(struct pm_sched *s, size_t bytes)
+{
+    return pm_sched_scratch(s, bytes ? bytes : 1);
+}
+
+struct a2a {
+    const char *fname;
+    MPI_Comm comm;
+    struct pm_comm *c;
+    int kind;
+    const void *sbuf;
+    int scount;
+    const int *scounts, *sdispls;
+    MPI_Datatype stype;
+    const MPI_Datatype *stypes;
+    void *rbuf;
+    int rcount;
+    const int *rcounts, *rdispls;
+    MPI_Datatype rtype;
+    const MPI_Datatype *rtypes;
+};
+
+struct blk {
+    void *buf;
+    MPI_Count count;
+    MPI_Datatype type;
+};
+
+static struct blk side_blk(int kind, const void *buf, int count, const int *counts,
+                           const int *displs, MPI_Datatype type, const MPI_Datatype *types, int i)
+{
+    struct blk b;
+    switch (kind) {
+    case A2A:
+        b.buf = at(buf, (MPI_Aint)i * count * pm_type_get(type)->extent);
+        b.count = count;
+        b.type = type;
+        break;
+    case A2AV:
+        b.buf = at(buf, (MPI_Aint)displs[i] * pm_type_get(type)->extent);
+        b.count = counts[i];
+        b.type = type;
+        break;
+    default: /* byte displacements; the type of an empty block is not looked at */
+        b.buf = at(buf, displs[i]);
+        b.count = counts[i];
+        b.type = counts[i] ? types[i] : MPI_BYTE;
+        break;
+    }
+    return b;
+}
+
+static struct blk recv_blk(const struct a2a *a, int i)
+{
+    return side_blk(a->kind, a->rbuf, a->rcount, a->rcounts, a->rdispls, a->rtype, a->rtypes, i);
+}
+
+/* With MPI_IN_PLACE the data to send is taken from the receive buffer. */
+static struct blk send_blk(const struct a2a *a, int i)
+{
+    if (a->sbuf == MPI_IN_PLACE)
+        return recv_blk(a, i);
+    return side_blk(a->kind, a->sbuf, a->scount, a->scounts, a->sdispls, a->stype, a->stypes, i);
+}
+
+static size_t blk_bytes(struct blk b)
+{
+    return (size_t)(b.count * size_of(b.type));
+}
+
+/* One side's counts and types (the standard's order: send side, then
+ * receive side); MPI_SUCCESS or the raised error. */
+static int check_side(const struct a2a *a, bool send)
+{
+    const char *fn = a->fname, *sr = send ? "send" : "recv";
+    struct pm_comm *c = a->c;
+    int count = send ? a->scount : a->rcount;
+    const int *counts = send ? a->scounts : a->rcounts;
+    const int *displs = send ? a->sdispls : a->rdispls;
+    MPI_Datatype type = send ? a->stype : a->rtype;
+    const MPI_Datatype *types = send ? a->stypes : a->rtypes;
+    if (a->kind == A2A)
+        return pm_coll_check_buf(fn, c, count, type);
+    if (!counts || !displs || (a->kind == A2AW && !types))
+        return pm_error(a->comm, MPI_ERR_ARG, "%s: %scounts, %sdispls%s is NULL", fn, sr, sr,
+                        a->kind == A2AW ? (send ? " or sendtypes" : " or recvtypes") : "");
+    int n = c->remote->size;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] < 0)
+            return pm_error(a->comm, MPI_ERR_COUNT, "%s: %scounts[%d] = %d is negative", fn, sr, i,
+                            counts[i]);
+        if (a->kind == A2AW && counts[i] > 0) {
+            int rc = pm_coll_check_buf(fn, c, counts[i], types[i]);
+            if (rc)
+                return rc;
+        }
+    }
+    return a->kind == A2AV ? pm_coll_check_buf(fn, c, 0, type) : MPI_SUCCESS;
+}
+
+static int a2a_check(struct a2a *a, MPI_Request *request, bool nonblocking)
+{
+    const char *fn = a->fname;
+    int rc = pm_coll_check_comm(fn, a->comm, &a->c);
+    if (rc)
+        return rc;
+    struct pm_comm *c = a->c;
+    if (a->sbuf == MPI_IN_PLACE) {
+        if (c->is_inter)
+            return pm_error(a->comm, MPI_ERR_BUFFER,
+                            "%s: MPI_IN_PLACE is not allowed on an intercommunicator", fn);
+    } else {
+        rc = check_side(a, true);
+        if (rc)
+            return rc;
+    }
+    if (a->rbuf == MPI_IN_PLACE)
+        return pm_error(a->comm, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
+    rc = check_side(a, false);
+    if (rc)
+        return rc;
+    if (!c->is_inter && a->sbuf != MPI_IN_PLACE) {
+        size_t have = blk_bytes(send_blk(a, c->rank)), room = blk_bytes(recv_blk(a, c->rank));
+        if (have > room)
+            return pm_error(a->comm, MPI_ERR_TRUNCATE,
+                            "%s: rank %d sends itself %zu bytes into a block of %zu bytes", fn,
+                            c->rank, have, room);
+    }
+    if (nonblocking && !request)
+        return pm_error(a->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
+    return MPI_SUCCESS;
+}
+
+static int own_copy(struct pm_sched *s, const struct a2a *a)
+{
+    if (a->sbuf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    struct blk sb = send_blk(a, a->c->rank), rb = recv_blk(a, a->c->rank);
+    return pm_sched_copy(s, sb.buf, sb.count, sb.type, rb.buf, rb.count, rb.type);
+}
+
+/* ---- Pairwise ------------------------------------------------------------ */
+
+/* Rounds of a pairing of n ranks in which every pair meets once, and the
+ * partner of `me` in round t (me itself: idle this round). */
+static int pair_rounds(int n)
+{
+    if ((n & (n - 1)) == 0)
+        return n - 1;
+    return n % 2 ? n : n - 1;
+}
+
+static int pair_partner(int me, int t, int n)
+{
+    if ((n & (n - 1)) == 0)
+        return me ^ (t + 1);
+    if (n % 2) /* round t pairs a with b when a + b = t (mod n) */
+        return ((t - me) % n + n) % n;
+    int m = n - 1; /* odd: the idle rank of the m-rank tournament meets n-1 */
+    if (me == m)
+        return (int)((long long)t * (n / 2) % m); /* p + p = t (mod m) */
+    int p = ((t - me) % m + m) % m;
+    return p == me ? m : p;
+}
+
+static int a2a_pairwise(struct pm_sched *s, const struct a2a *a)
+{
+    struct pm_comm *c = a->c;
+    int n = c->size, me = c->rank;
+    int rounds = pair_rounds(n);
+    size_t mine = 0;
+    for (int i = 0; i < n; i++)
+        mine += blk_bytes(recv_blk(a, i));
+    int batch = mine / (size_t)n <= A2A_BATCH_BIG ? A2A_BATCH : A2A_BATCH_LARGE;
+    int rc = own_copy(s, a);
+    /* In place: each batch copies its peers' blocks aside first; one scratch
+     * buffer, as large as the largest batch, serves every batch. */
+    char *aside = NULL;
+    if (a->sbuf == MPI_IN_PLACE) {
+        size_t most = 0;
+        for (int t0 = 0; t0 < rounds; t0 += batch) {
+            size_t sum = 0;
+            for (int t = t0; t < t0 + batch && t < rounds; t++) {
+                int p = pair_partner(me, t, n);
+                if (p != me)
+                    sum += blk_bytes(recv_blk(a, p));
+            }
+            most = sum > most ? sum : most;
+        }
+        aside = scratch(s, most);
+        if (!aside)
+            return MPI_ERR_NO_MEM;
+    }
+    for (int t0 = 0; t0 < rounds && !rc; t0 += batch) {
+        int t1 = t0 + batch < rounds ? t0 + batch : rounds;
+        if (t0)
+            rc = pm_sched_fence(s);
+        size_t pos = 0;
+        for (int t = t0; t < t1 && aside && !rc; t++) {
+            int p = pair_partner(me, t, n);
+            if (p == me)
+                continue;
+            struct blk b = recv_blk(a, p);
+            rc = pm_sched_copy(s, b.buf, b.count, b.type, aside + pos, (MPI_Count)blk_bytes(b),
+                               MPI_BYTE);
+            pos += blk_bytes(b);
+        }
+        if (aside && !rc)
+            rc = pm_sched_fence(s);
+        pos = 0;
+        for (int t = t0; t < t1 && !rc; t++) {
+            int p = pair_partner(me, t, n);
+            if (p == me)
+                continue;
+            struct blk rb = recv_blk(a, p);
+            rc = pm_sched_recv(s, rb.buf, rb.count, rb.type, p);
+            if (rc)
+                break;
+            if (aside) {
+                rc = pm_sched_send(s, aside + pos, (MPI_Count)blk_bytes(rb), MPI_BYTE, p);
+                pos += blk_bytes(rb);
+            } else {
+                struct blk sb = send_blk(a, p);
+                rc = pm_sched_send(s, sb.buf, sb.count, sb.type, p);
+            }
+        }
+    }
+    return rc;
+}
+
+/* ---- Bruck (Alltoall, small blocks) --------------------------------------- */
+
+/* tmp[j] starts as my block for me + j. Round k moves every tmp[j] with bit
+ * k of j set to rank me + k (same index), so tmp[j] ends holding the block
+ * from me - j. Blocks are `bs` bytes. */
+static int a2a_bruck(struct pm_sched *s, const struct a2a *a, size_t bs)
+{
+    struct pm_comm *c = a->c;
+    int n = c->size, me = c->rank;
+    char *tmp = scratch(s, (size_t)n * bs);
+    char *out = scratch(s, (size_t)(n / 2 + 1) * bs);
+    char *in = scratch(s, (size_t)(n / 2 + 1) * bs);
+    if (!tmp || !out || !in)
+        return MPI_ERR_NO_MEM;
+    struct blk first = send_blk(a, me), zero = send_blk(a, 0);
+    int rc = pm_sched_copy(s, first.buf, (MPI_Count)(n - me) * first.count, first.type, tmp,
+                           (MPI_Count)(n - me) * (MPI_Count)bs, MPI_BYTE);
+    if (!rc)
+        rc = pm_sched_copy(s, zero.buf, (MPI_Count)me * zero.count, zero.type,
+                           tmp + (size_t)(n - me) * bs, (MPI_Count)me * (MPI_Count)bs, MPI_BYTE);
+    for (int k = 1; k < n && !rc; k <<= 1) {
+        /* The blocks j with bit k set form runs [j, j + k) for j = k, 3k, ... */
+        size_t pos = 0;
+        rc = pm_sched_fence(s);
+        for (int j = k; j < n && !rc; j += 2 * k) {
+            size_t len = (size_t)(j + k <= n ? k : n - j) * bs;
+            rc = pm_sched_copy(s, tmp + (size_t)j * bs, (MPI_Count)len, MPI_BYTE, out + pos,
+                               (MPI_Count)len, MPI_BYTE);
+            pos += len;
+        }
+        if (!rc)
+            rc = pm_sched_fence(s);
+        if (!rc)
+            rc = pm_sched_recv(s, in, (MPI_Count)pos, MPI_BYTE, (me - k + n) % n);
+        if (!rc)
+            rc = pm_sched_send(s, out, (MPI_Count)pos, MPI_BYTE, (me + k) % n);
+        if (!rc)
+            rc = pm_sched_fence(s);
+        pos = 0;
+        for (int j = k; j < n && !rc; j += 2 * k) {
+            size_t len = (size_t)(j + k <= n ? k : n - j) * bs;
+            rc = pm_sched_copy(s, in + pos, (MPI_Count)len, MPI_BYTE, tmp + (size_t)j * bs,
+                               (MPI_Count)len, MPI_BYTE);
+            pos += len;
+        }
+    }
+    if (!rc)
+        rc = pm_sched_fence(s);
+    for (int j = 0; j < n && !rc; j++) {
+        struct blk b = recv_blk(a, (me - j + n) % n);
+        rc = pm_sched_copy(s, tmp + (size_t)j * bs, (MPI_Count)bs, MPI_BYTE, b.buf, b.count,
+                           b.type);
+    }
+    return rc;
+}
+
+/* ---- Intercommunicators ------------------------------------------------- */
+
+static int a2a_inter(struct pm_sched *s, const struct a2a *a)
+{
+    struct pm_comm *c = a->c;
+    int me = c->rank, nr = c->remote->size;
+    int mx = c->size > nr ? c->size : nr;
+    int rc = MPI_SUCCESS;
+    for (int t = 0; t < mx && !rc; t++) {
+        if (t && t % A2A_BATCH == 0)
+            rc = pm_sched_fence(s);
+        int dst = (me + t) % mx, src = (me - t + mx) % mx;
+        if (!rc && src < nr) {
+            struct blk rb = recv_blk(a, src);
+            rc = pm_sched_recv(s, rb.buf, rb.count, rb.type, src);
+        }
+        if (!rc && dst < nr) {
+            struct blk sb = send_blk(a, dst);
+            rc = pm_sched_send(s, sb.buf, sb.count, sb.type, dst);
+        }
+    }
+    return rc;
+}
+
+static int a2a_build(struct pm_sched *s, const struct a2a *a)
+{
+    struct pm_comm *c = a->c;
+    if (c->is_inter)
+        return a2a_inter(s, a);
+    if (c->size == 1)
+        return own_copy(s, a);
+    if (a->kind == A2A && c->size >= A2A_BRUCK_MIN_RANKS) {
+        size_t bs = (size_t)((MPI_Count)a->rcount * size_of(a->rtype));
+        if (bs <= A2A_BRUCK_MAX_BLOCK)
+            return a2a_bruck(s, a, bs);
+    }
+    return a2a_pairwise(s, a);
+}
+
+static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
+{
+    int rc = a2a_check(a, request, nonblocking);
+    if (rc)
+        return rc;
+    struct pm_sched *s = pm_sched_create(a->c);
+    if (!s)
+        return pm_error(a->comm, MPI_ERR_NO_MEM, "%s: out of memory", a->fname);
+    rc = a2a_build(s, a);
+    if (rc) {
+        pm_sched_discard(s);
+        return pm_error(a->comm, rc, "%s: cannot build the schedule", a->fname);
+    }
+    rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
+    if (rc)
+        return pm_error(a->comm, rc, "%s: %s failed", a->fname,
+                        nonblocking ? "starting the operation" : "the operation");
+    return MPI_SUCCESS;
+}
+
+/* ---- Entry points ---------------------------------------------------------- */
+
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Alltoall");
+    struct a2a a = {.fname = "MPI_Alltoall", .comm = comm, .kind = A2A, .sbuf = sendbuf,
+                    .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
+                    .rcount = recvcount, .rtype = recvtype};
+    return a2a_do(&a, NULL, false);
+}
+PM_WEAK(Alltoall)
+
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Ialltoall");
+    struct a2a a = {.fname = "MPI_Ialltoall", .comm = comm, .kind = A2A, .sbuf = sendbuf,
+                    .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
+                    .rcount = recvcount, .rtype = recvtype};
+    return a2a_do(&a, request, true);
+}
+PM_WEAK(Ialltoall)
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Alltoallv");
+    struct a2a a = {.fname = "MPI_Alltoallv", .comm = comm, .kind = A2AV, .sbuf = sendbuf,
+                    .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
+                    .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,
+                    .rtype = recvtype};
+    return a2a_do(&a, NULL, false);
+}
+PM_WEAK(Alltoallv)
+
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Ialltoallv");
+    struct a2a a = {.fname = "MPI_Ialltoallv", .comm = comm, .kind = A2AV, .sbuf = sendbuf,
+                    .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
+                    .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,
+                    .rtype = recvtype};
+    return a2a_do(&a, request, true);
+}
+PM_WEAK(Ialltoallv)
+
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Alltoallw");
+    struct a2a a = {.fname = "MPI_Alltoallw", .comm = comm, .kind = A2AW, .sbuf = sendbuf,
+                    .scounts = sendcounts, .sdispls = sdispls, .stypes = sendtypes,
+                    .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,
+                    .rtypes = recvtypes};
+    return a2a_do(&a, NULL, false);
+}
+PM_WEAK(Alltoallw)
+
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Ialltoallw");
+    struct a2a a = {.fname = "MPI_Ialltoallw", .comm = comm, .kind = A2AW, .sbuf = sendbuf,
+                    .scounts = sendcounts, .sdispls = sdispls, .stypes = sendtypes,
+                    .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,
+                    .rtypes = recvtypes};
+    return a2a_do(&a, request, true);
+}
+PM_WEAK(Ialltoallw)
