@@ -1,0 +1,201 @@
+/*
+ * errhandler.c — error handler objects: the predefined MPI_ERRORS_ARE_FATAL
+ * and MPI_ERRORS_RETURN, handlers made by MPI_Comm_create_errhandler, and
+ * attaching them to communicators (set/get/call/free). pm_error (error.c)
+ * runs the handler found here.
+ *
+ * Two counts per user handler: `refs` (user handles plus communicators
+ * using it; the object goes with the last) and `user_refs` (handles the
+ * application holds: one from create, one per MPI_Comm_get_errhandler).
+ * Once every user handle is freed the handle is invalid to the application,
+ * yet communicators still using the handler keep it alive.
+ */
+#include <stdlib.h>
+
+#include "mpi_impl.h"
+
+struct pm_user_errh {
+    struct pm_errhandler e;
+    _Atomic int user_refs;
+};
+
+static struct pm_errhandler predef_errh[2] = {
+    {.handle = MPI_ERRORS_ARE_FATAL, .kind = PM_ERRH_FATAL, .fn = NULL, .refs = 1},
+    {.handle = MPI_ERRORS_RETURN, .kind = PM_ERRH_RETURN, .fn = NULL, .refs = 1},
+};
+
+/* Serialises swapping a communicator's handler with reading it for
+ * MPI_Comm_get_errhandler, so that a handler is retained before a
+ * concurrent set can release it. */
+static atomic_flag swap_lock = ATOMIC_FLAG_INIT;
+
+static bool is_predef(MPI_Errhandler h)
+{
+    return (h & PROUST_MPI_KIND_MASK) == PROUST_MPI_KIND_ERRHANDLER &&
+           (h & PROUST_MPI_INDEX_MASK) < 2;
+}
+
+void pm_errhandler_init(void)
+{
+    pm_table_set(&pm_errh_table, 0, &predef_errh[0]);
+    pm_table_set(&pm_errh_table, 1, &predef_errh[1]);
+}
+
+struct pm_errhandler *pm_errhandler_get(MPI_Errhandler h)
+{
+    if (is_predef(h))
+        return &predef_errh[h & PROUST_MPI_INDEX_MASK];
+    return (struct pm_errhandler *)pm_table_get(&pm_errh_table, h);
+}
+
+/* A handler the application may name: predefined, or a user handler with a
+ * user handle not yet freed. */
+static struct pm_errhandler *user_visible(MPI_Errhandler h)
+{
+    struct pm_errhandler *e = pm_errhandler_get(h);
+    if (e && e->kind == PM_ERRH_USER &&
+        atomic_load(&((struct pm_user_errh *)e)->user_refs) <= 0)
+        return NULL;
+    return e;
+}
+
+void pm_errhandler_retain(MPI_Errhandler h)
+{
+    if (is_predef(h))
+        return;
+    struct pm_errhandler *e = pm_errhandler_get(h);
+    if (e)
+        atomic_fetch_add(&e->refs, 1);
+}
+
+void pm_errhandler_release(MPI_Errhandler h)
+{
+    if (is_predef(h))
+        return;
+    struct pm_errhandler *e = pm_errhandler_get(h);
+    if (e && atomic_fetch_sub(&e->refs, 1) == 1) {
+        pm_table_remove(&pm_errh_table, e->handle);
+        free(e);
+    }
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                MPI_Errhandler *errhandler)
+{
+    PM_CHECK_INIT("MPI_Comm_create_errhandler");
+    if (!comm_errhandler_fn)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
+                        "MPI_Comm_create_errhandler: comm_errhandler_fn is NULL");
+    if (!errhandler)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
+                        "MPI_Comm_create_errhandler: errhandler is NULL");
+    struct pm_user_errh *u = calloc(1, sizeof *u);
+    if (!u)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM,
+                        "MPI_Comm_create_errhandler: out of memory");
+    u->e.kind = PM_ERRH_USER;
+    u->e.fn = comm_errhandler_fn;
+    atomic_init(&u->e.refs, 1);
+    atomic_init(&u->user_refs, 1);
+    int h = pm_table_add(&pm_errh_table, u);
+    if (!h) {
+        free(u);
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM,
+                        "MPI_Comm_create_errhandler: out of handles");
+    }
+    u->e.handle = h;
+    *errhandler = h;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Comm_create_errhandler)
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    PM_CHECK_INIT("MPI_Comm_set_errhandler");
+    struct pm_comm *c = pm_comm_get(comm);
+    if (!c)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_COMM,
+                        "MPI_Comm_set_errhandler: invalid communicator %#x", (unsigned)comm);
+    if (!user_visible(errhandler))
+        return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler: invalid error handler %#x",
+                        (unsigned)errhandler);
+    pm_errhandler_retain(errhandler);
+    pm_lock(&swap_lock);
+    MPI_Errhandler old = __atomic_exchange_n(&c->errhandler, errhandler, __ATOMIC_ACQ_REL);
+    pm_unlock(&swap_lock);
+    pm_errhandler_release(old);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Comm_set_errhandler)
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    PM_CHECK_INIT("MPI_Comm_get_errhandler");
+    struct pm_comm *c = pm_comm_get(comm);
+    if (!c)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_COMM,
+                        "MPI_Comm_get_errhandler: invalid communicator %#x", (unsigned)comm);
+    if (!errhandler)
+        return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler: errhandler is NULL");
+    pm_lock(&swap_lock);
+    MPI_Errhandler h = __atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE);
+    struct pm_errhandler *e = pm_errhandler_get(h);
+    if (!e) {
+        /* Never set: the default of every communicator. */
+        h = MPI_ERRORS_ARE_FATAL;
+        e = &predef_errh[0];
+    }
+    /* The caller gets a handle of its own, to free with MPI_Errhandler_free. */
+    pm_errhandler_retain(h);
+    if (e->kind == PM_ERRH_USER)
+        atomic_fetch_add(&((struct pm_user_errh *)e)->user_refs, 1);
+    pm_unlock(&swap_lock);
+    *errhandler = h;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Comm_get_errhandler)
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    PM_CHECK_INIT("MPI_Comm_call_errhandler");
+    struct pm_comm *c = pm_comm_get(comm);
+    if (!c)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_COMM,
+                        "MPI_Comm_call_errhandler: invalid communicator %#x", (unsigned)comm);
+    struct pm_errhandler *e = pm_errhandler_get(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE));
+    int kind = e ? e->kind : PM_ERRH_FATAL;
+    int rc = pm_error(comm, errorcode, "MPI_Comm_call_errhandler: error code %d raised by the "
+                      "application", errorcode);
+    /* MPI_ERRORS_RETURN "handles" an error by returning its code; a user
+     * handler that returns has been called successfully. */
+    return kind == PM_ERRH_RETURN ? rc : MPI_SUCCESS;
+}
+PM_WEAK(Comm_call_errhandler)
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    PM_CHECK_INIT("MPI_Errhandler_free");
+    if (!errhandler)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free: errhandler is NULL");
+    MPI_Errhandler h = *errhandler;
+    /* A predefined handler may be freed (a handle from
+     * MPI_Comm_get_errhandler is one): nothing to release. */
+    if (is_predef(h)) {
+        *errhandler = MPI_ERRHANDLER_NULL;
+        return MPI_SUCCESS;
+    }
+    struct pm_errhandler *e = user_visible(h);
+    if (!e)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free: invalid error handler %#x",
+                        (unsigned)h);
+    struct pm_user_errh *u = (struct pm_user_errh *)e;
+    if (atomic_fetch_sub(&u->user_refs, 1) <= 0) {
+        atomic_fetch_add(&u->user_refs, 1); /* freed concurrently by another thread */
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
+                        "MPI_Errhandler_free: error handler %#x already freed", (unsigned)h);
+    }
+    *errhandler = MPI_ERRHANDLER_NULL;
+    pm_errhandler_release(h);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Errhandler_free)

@@ -1,0 +1,362 @@
+/*
+ * info.c — info objects (MPI-3.1 chapter 9): ordered (key, value) string
+ * pairs, and MPI_INFO_ENV (§8.7.2: how the program was started), built on
+ * first use and registered at index 0 of the info table.
+ *
+ * Keys are at most MPI_MAX_INFO_KEY - 1 characters and values at most
+ * MPI_MAX_INFO_VAL - 1, so that each fits with its terminating null in a
+ * buffer of MPI_MAX_INFO_KEY / MPI_MAX_INFO_VAL characters. Keys keep the
+ * order they were first set in (MPI_Info_get_nthkey, MPI_Info_dup).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "mpi_impl.h"
+
+struct pm_info_entry {
+    char *key;
+    char *value;
+};
+
+struct pm_info {
+    int handle;
+    atomic_flag lock; /* several threads may use one info object */
+    int n, cap;
+    struct pm_info_entry *e;
+};
+
+static struct pm_info env_info = {.handle = MPI_INFO_ENV, .lock = ATOMIC_FLAG_INIT};
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+/* ---- Entries (lock held) ------------------------------------------------- */
+
+static int find(const struct pm_info *in, const char *key)
+{
+    for (int i = 0; i < in->n; i++)
+        if (strcmp(in->e[i].key, key) == 0)
+            return i;
+    return -1;
+}
+
+/* MPI_SUCCESS or MPI_ERR_NO_MEM. */
+static int put(struct pm_info *in, const char *key, const char *value)
+{
+    char *v = strdup(value);
+    if (!v)
+        return MPI_ERR_NO_MEM;
+    int i = find(in, key);
+    if (i >= 0) {
+        free(in->e[i].value);
+        in->e[i].value = v;
+        return MPI_SUCCESS;
+    }
+    if (in->n == in->cap) {
+        int cap = in->cap ? 2 * in->cap : 8;
+        struct pm_info_entry *e = realloc(in->e, (size_t)cap * sizeof *e);
+        if (!e) {
+            free(v);
+            return MPI_ERR_NO_MEM;
+        }
+        in->e = e;
+        in->cap = cap;
+    }
+    char *k = strdup(key);
+    if (!k) {
+        free(v);
+        return MPI_ERR_NO_MEM;
+    }
+    in->e[in->n].key = k;
+    in->e[in->n].value = v;
+    in->n++;
+    return MPI_SUCCESS;
+}
+
+static void clear(struct pm_info *in)
+{
+    for (int i = 0; i < in->n; i++) {
+        free(in->e[i].key);
+        free(in->e[i].value);
+    }
+    free(in->e);
+    in->e = NULL;
+    in->n = in->cap = 0;
+}
+
+/* ---- MPI_INFO_ENV -------------------------------------------------------- */
+
+/* argv[0] and the other arguments (space separated) from /proc/self/cmdline. */
+static void env_command(char *cmd, size_t cmdcap, char *args, size_t argcap)
+{
+    cmd[0] = args[0] = '\0';
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (!f)
+        return;
+    char buf[8192];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    size_t pos = strlen(buf);
+    pm_strlcpy(cmd, buf, cmdcap);
+    size_t used = 0;
+    for (pos++; pos < len; pos += strlen(buf + pos) + 1) {
+        size_t l = strlen(buf + pos);
+        if (used + l + 2 > argcap)
+            break; /* keep whole arguments within MPI_MAX_INFO_VAL */
+        if (used)
+            args[used++] = ' ';
+        memcpy(args + used, buf + pos, l);
+        used += l;
+        args[used] = '\0';
+    }
+}
+
+static void env_build(void)
+{
+    static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                         "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+    char cmd[MPI_MAX_INFO_VAL], args[MPI_MAX_INFO_VAL], val[MPI_MAX_INFO_VAL];
+    env_command(cmd, sizeof cmd, args, sizeof args);
+    if (cmd[0]) {
+        put(&env_info, "command", cmd);
+        put(&env_info, "argv", args);
+    }
+    snprintf(val, sizeof val, "%d", pm_world_size);
+    put(&env_info, "maxprocs", val);
+    if (gethostname(val, sizeof val) == 0) {
+        val[sizeof val - 1] = '\0';
+        put(&env_info, "host", val);
+    }
+    struct utsname u;
+    if (uname(&u) == 0)
+        put(&env_info, "arch", u.machine);
+    if (getcwd(val, sizeof val))
+        put(&env_info, "wdir", val);
+    if (pm_thread_level >= MPI_THREAD_SINGLE && pm_thread_level <= MPI_THREAD_MULTIPLE)
+        put(&env_info, "thread_level", levels[pm_thread_level]);
+    pm_table_set(&pm_info_table, 0, &env_info);
+}
+
+/* ---- Checks -------------------------------------------------------------- */
+
+static struct pm_info *info_get(MPI_Info h)
+{
+    if (h == MPI_INFO_ENV) {
+        pthread_once(&env_once, env_build);
+        return &env_info;
+    }
+    return (struct pm_info *)pm_table_get(&pm_info_table, h);
+}
+
+#define GET_INFO(fname, h, in)                                                     \
+    struct pm_info *in = info_get(h);                                              \
+    if (!in)                                                                       \
+        return pm_error(MPI_COMM_NULL, MPI_ERR_INFO, "%s: invalid info object %#x", \
+                        fname, (unsigned)(h))
+
+/* MPI_SUCCESS or the raised MPI_ERR_INFO_KEY. */
+static int check_key(const char *fname, const char *key)
+{
+    if (!key)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_INFO_KEY, "%s: key is NULL", fname);
+    size_t l = strnlen(key, MPI_MAX_INFO_KEY);
+    if (l == 0)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_INFO_KEY, "%s: empty key", fname);
+    if (l >= MPI_MAX_INFO_KEY)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_INFO_KEY,
+                        "%s: key longer than %d characters", fname, MPI_MAX_INFO_KEY - 1);
+    return MPI_SUCCESS;
+}
+
+/* ---- MPI functions ------------------------------------------------------- */
+
+int PMPI_Info_create(MPI_Info *info)
+{
+    PM_CHECK_INIT("MPI_Info_create");
+    if (!info)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create: info is NULL");
+    struct pm_info *in = calloc(1, sizeof *in);
+    if (!in)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_create: out of memory");
+    atomic_flag_clear(&in->lock);
+    int h = pm_table_add(&pm_info_table, in);
+    if (!h) {
+        free(in);
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_create: out of handles");
+    }
+    in->handle = h;
+    *info = h;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_create)
+
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
+{
+    PM_CHECK_INIT("MPI_Info_dup");
+    GET_INFO("MPI_Info_dup", info, in);
+    if (!newinfo)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_dup: newinfo is NULL");
+    struct pm_info *out = calloc(1, sizeof *out);
+    if (!out)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_dup: out of memory");
+    atomic_flag_clear(&out->lock);
+    int rc = MPI_SUCCESS;
+    pm_lock(&in->lock);
+    for (int i = 0; i < in->n && rc == MPI_SUCCESS; i++)
+        rc = put(out, in->e[i].key, in->e[i].value);
+    pm_unlock(&in->lock);
+    int h = rc == MPI_SUCCESS ? pm_table_add(&pm_info_table, out) : 0;
+    if (!h) {
+        clear(out);
+        free(out);
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_dup: out of memory");
+    }
+    out->handle = h;
+    *newinfo = h;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_dup)
+
+int PMPI_Info_free(MPI_Info *info)
+{
+    PM_CHECK_INIT("MPI_Info_free");
+    if (!info)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_free: info is NULL");
+    if (*info == MPI_INFO_ENV)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_INFO,
+                        "MPI_Info_free: MPI_INFO_ENV is predefined and cannot be freed");
+    GET_INFO("MPI_Info_free", *info, in);
+    pm_table_remove(&pm_info_table, in->handle);
+    clear(in);
+    free(in);
+    *info = MPI_INFO_NULL;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_free)
+
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
+{
+    PM_CHECK_INIT("MPI_Info_set");
+    GET_INFO("MPI_Info_set", info, in);
+    int rc = check_key("MPI_Info_set", key);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!value)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_INFO_VALUE, "MPI_Info_set: value is NULL");
+    if (strnlen(value, MPI_MAX_INFO_VAL) >= MPI_MAX_INFO_VAL)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_INFO_VALUE,
+                        "MPI_Info_set: value of key \"%s\" longer than %d characters", key,
+                        MPI_MAX_INFO_VAL - 1);
+    pm_lock(&in->lock);
+    rc = put(in, key, value);
+    pm_unlock(&in->lock);
+    if (rc != MPI_SUCCESS)
+        return pm_error(MPI_COMM_NULL, rc, "MPI_Info_set: out of memory");
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_set)
+
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
+{
+    PM_CHECK_INIT("MPI_Info_get");
+    GET_INFO("MPI_Info_get", info, in);
+    int rc = check_key("MPI_Info_get", key);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (valuelen < 0)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get: valuelen %d < 0", valuelen);
+    if (!value || !flag)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get: %s is NULL",
+                        value ? "flag" : "value");
+    pm_lock(&in->lock);
+    int i = find(in, key);
+    if (i >= 0) {
+        /* At most valuelen characters, then the terminating null. */
+        size_t l = strlen(in->e[i].value);
+        if (l > (size_t)valuelen)
+            l = (size_t)valuelen;
+        memcpy(value, in->e[i].value, l);
+        value[l] = '\0';
+    }
+    pm_unlock(&in->lock);
+    *flag = i >= 0;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_get)
+
+int PMPI_Info_delete(MPI_Info info, const char *key)
+{
+    PM_CHECK_INIT("MPI_Info_delete");
+    GET_INFO("MPI_Info_delete", info, in);
+    int rc = check_key("MPI_Info_delete", key);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    pm_lock(&in->lock);
+    int i = find(in, key);
+    if (i >= 0) {
+        free(in->e[i].key);
+        free(in->e[i].value);
+        memmove(&in->e[i], &in->e[i + 1], (size_t)(in->n - i - 1) * sizeof in->e[0]);
+        in->n--;
+    }
+    pm_unlock(&in->lock);
+    if (i < 0)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_INFO_NOKEY, "MPI_Info_delete: no key \"%s\"",
+                        key);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_delete)
+
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
+{
+    PM_CHECK_INIT("MPI_Info_get_nkeys");
+    GET_INFO("MPI_Info_get_nkeys", info, in);
+    if (!nkeys)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nkeys: nkeys is NULL");
+    pm_lock(&in->lock);
+    *nkeys = in->n;
+    pm_unlock(&in->lock);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_get_nkeys)
+
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
+{
+    PM_CHECK_INIT("MPI_Info_get_nthkey");
+    GET_INFO("MPI_Info_get_nthkey", info, in);
+    if (!key)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey: key is NULL");
+    pm_lock(&in->lock);
+    int nkeys = in->n;
+    if (n >= 0 && n < nkeys)
+        pm_strlcpy(key, in->e[n].key, MPI_MAX_INFO_KEY);
+    pm_unlock(&in->lock);
+    if (n < 0 || n >= nkeys)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
+                        "MPI_Info_get_nthkey: n = %d, the info object has %d keys", n, nkeys);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_get_nthkey)
+
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
+{
+    PM_CHECK_INIT("MPI_Info_get_valuelen");
+    GET_INFO("MPI_Info_get_valuelen", info, in);
+    int rc = check_key("MPI_Info_get_valuelen", key);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!valuelen || !flag)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_valuelen: %s is NULL",
+                        valuelen ? "flag" : "valuelen");
+    pm_lock(&in->lock);
+    int i = find(in, key);
+    if (i >= 0)
+        *valuelen = (int)strlen(in->e[i].value);
+    pm_unlock(&in->lock);
+    *flag = i >= 0;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_get_valuelen)
