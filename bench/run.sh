@@ -3,12 +3,14 @@
 #
 #   bash bench/run.sh [prefix]          (make bench: prefix = build/install)
 #
-# prefix holds bin/proustrun, bin/proust-bench-{pingpong,multiflow} and
-# lib/libproust.so. The MPI versions of the same loops (bench/mpi/*.c) are
-# built here with each MPI's compiler wrapper. Every implementation runs
-# every benchmark on each transport (shm, tcp) with 2 ranks, BENCH_REPS
-# times, interleaved (rep 1 of everything, then rep 2, ...) so that a change
-# in machine load hits every implementation alike. Raw outputs go to
+# prefix holds bin/proustrun, bin/proust-bench-{pingpong,multiflow},
+# lib/libproust.so and Proust MPI (bin/mpicc, bin/mpiexec, lib/libmpi.so).
+# The MPI versions of the loops (bench/mpi/*.c) are built here with each
+# MPI's compiler wrapper (MPICH, Open MPI, Proust MPI). Every implementation
+# runs every benchmark it has on each transport (shm, tcp): pingpong and
+# multiflow with 2 ranks, coll_latency (MPI only) with 2, 4 and 8 ranks;
+# BENCH_REPS times, interleaved (rep 1 of everything, then rep 2, ...) so
+# that a change in machine load hits every implementation alike. Raw outputs go to
 # bench/results/<date>/raw/, then bench/report.py prints medians and the
 # Proust / best-peer ratios and bench/plot.py draws PNGs (if matplotlib).
 #
@@ -16,10 +18,12 @@
 #   BENCH_REPS=5          process-level repetitions (1 with BENCH_QUICK)
 #   BENCH_QUICK=1         smoke run: sizes up to 64 KiB, few iterations
 #   BENCH_TRANSPORTS      "shm tcp"
-#   BENCH_BENCHES         "pingpong multiflow"
+#   BENCH_BENCHES         "pingpong multiflow coll_latency"
 #   BENCH_IMPLS           only these implementations (names below), e.g. "proust mpich"
 #   BENCH_PINGPONG_ARGS   extra/overriding pingpong options, e.g. "-t lat -M 1M"
 #   BENCH_MULTIFLOW_ARGS  extra/overriding multiflow options, e.g. "-k 4 -n 16"
+#   BENCH_COLL_ARGS       extra/overriding coll_latency options, e.g. "-t bcast -M 64K"
+#   BENCH_COLL_NPROCS     numbers of ranks of coll_latency ("2 4 8")
 #   BENCH_TIMEOUT=900     seconds allowed for one run
 #   BENCH_RESULTS         results root (default bench/results)
 set -uo pipefail
@@ -33,33 +37,37 @@ if [ "$QUICK" = 1 ]; then
   REPS=${BENCH_REPS:-1}
   PP_ARGS="-M 64K -i 0.02 ${BENCH_PINGPONG_ARGS:-}"
   MF_ARGS="-i 200 ${BENCH_MULTIFLOW_ARGS:-}"
+  CL_ARGS="-M 4K -i 0.01 -r 2 ${BENCH_COLL_ARGS:-}"
 else
   REPS=${BENCH_REPS:-5}
   PP_ARGS="${BENCH_PINGPONG_ARGS:-}"
   MF_ARGS="${BENCH_MULTIFLOW_ARGS:-}"
+  CL_ARGS="${BENCH_COLL_ARGS:-}"
 fi
 TRANSPORTS=${BENCH_TRANSPORTS:-shm tcp}
-BENCHES=${BENCH_BENCHES:-pingpong multiflow}
+BENCHES=${BENCH_BENCHES:-pingpong multiflow coll_latency}
+COLL_NPROCS=${BENCH_COLL_NPROCS:-2 4 8}
 ONLY=${BENCH_IMPLS:-}
 TIMEOUT=${BENCH_TIMEOUT:-900}
 RESULTS=${BENCH_RESULTS:-$HERE/results}
 
 # ---- The implementations: one line each ---------------------------------
-# name | kind | benchmarks | build | launcher (2 ranks) | shm settings | tcp settings
+# name | kind | benchmarks | build | launcher | shm settings | tcp settings
 #   kind: "proust" (measured) or "peer" (compared against: ratios use the
 #         best peer); build: "native" (prefix/bin/proust-bench-<bench>) or
 #         the MPI compiler wrapper that builds bench/mpi/<bench>.c.
+#   launcher: the command without the number of ranks ("-n N" follows it).
 #   settings: words; NAME=value goes into the environment, any other word
 #         is passed to the launcher before the program.
 # Peer transport settings (Debian MPICH 4.0.2 is ch4:ucx, so its traffic
 # goes through UCX: UCX_TLS picks the transport, MPIR_CVAR_NOLOCAL=1 keeps
 # MPICH's own shared memory out; Open MPI 4.1: ob1 with the tcp btl).
 IMPLS=(
-  "proust|proust|pingpong multiflow|native|$PREFIX/bin/proustrun -n 2|PROUST_RAILS=self,shm PROUST_STRATEGY=default|PROUST_RAILS=tcp PROUST_STRATEGY=default"
-  "proust-aggreg|proust|multiflow|native|$PREFIX/bin/proustrun -n 2|PROUST_RAILS=self,shm PROUST_STRATEGY=aggreg|PROUST_RAILS=tcp PROUST_STRATEGY=aggreg"
-  "mpich|peer|pingpong multiflow|mpicc.mpich|mpiexec.mpich -n 2||MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self"
-  "openmpi|peer|pingpong multiflow|mpicc.openmpi|mpiexec.openmpi --allow-run-as-root --oversubscribe -n 2||--mca pml ob1 --mca btl tcp,self"
-  # "proust-mpi|proust|pingpong multiflow|$PREFIX/bin/mpicc|$PREFIX/bin/mpiexec -n 2|PROUST_RAILS=self,shm|PROUST_RAILS=tcp"
+  "proust|proust|pingpong multiflow|native|$PREFIX/bin/proustrun|PROUST_RAILS=self,shm PROUST_STRATEGY=default|PROUST_RAILS=tcp PROUST_STRATEGY=default"
+  "proust-aggreg|proust|multiflow|native|$PREFIX/bin/proustrun|PROUST_RAILS=self,shm PROUST_STRATEGY=aggreg|PROUST_RAILS=tcp PROUST_STRATEGY=aggreg"
+  "proust-mpi|proust|pingpong multiflow coll_latency|$PREFIX/bin/mpicc|$PREFIX/bin/mpiexec|PROUST_RAILS=self,shm PROUST_STRATEGY=default|PROUST_RAILS=tcp PROUST_STRATEGY=default"
+  "mpich|peer|pingpong multiflow coll_latency|mpicc.mpich|mpiexec.mpich||MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self"
+  "openmpi|peer|pingpong multiflow coll_latency|mpicc.openmpi|mpiexec.openmpi --allow-run-as-root --oversubscribe||--mca pml ob1 --mca btl tcp,self"
 )
 
 note() { echo "bench: $*" >&2; }
@@ -123,6 +131,7 @@ if [ ${#ACTIVE[@]} -eq 0 ]; then note "nothing to run"; rm -rf "$OUT"; exit 1; f
   echo "reps: $REPS quick: $QUICK transports: $TRANSPORTS benches: $BENCHES"
   echo "pingpong args: ${PP_ARGS:-(defaults)}"
   echo "multiflow args: ${MF_ARGS:-(defaults)}"
+  echo "coll_latency args: ${CL_ARGS:-(defaults)} ranks: $COLL_NPROCS"
   command -v mpichversion > /dev/null && echo "mpich: $(mpichversion 2>/dev/null | head -3 | tr -s '\t ' ' ' | paste -sd';')"
   command -v ompi_info > /dev/null && echo "openmpi: $(ompi_info --version 2>/dev/null | head -1)"
 } > "$OUT/meta.txt"
@@ -130,41 +139,50 @@ echo "results: $OUT"
 echo "implementations: ${ACTIVE[*]}"
 
 # ---- Run ------------------------------------------------------------------
-# run_one impl transport bench rep
+# run_one impl transport bench rep nprocs
 run_one() {
-  local impl=$1 tr=$2 bench=$3 rep=$4
+  local impl=$1 tr=$2 bench=$3 rep=$4 np=$5
   local settings envs=() largs=() w args
   if [ "$tr" = shm ]; then settings=${SET_shm[$impl]}; else settings=${SET_tcp[$impl]}; fi
   for w in $settings; do
     if [[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then envs+=("$w"); else largs+=("$w"); fi
   done
-  if [ "$bench" = pingpong ]; then args=$PP_ARGS; else args=$MF_ARGS; fi
-  local dir=$OUT/raw/$tr/$impl
+  case $bench in
+  pingpong) args=$PP_ARGS ;;
+  multiflow) args=$MF_ARGS ;;
+  *) args=$CL_ARGS ;;
+  esac
+  local dir=$OUT/raw/$tr/$impl run=$bench
+  [ "$bench" = coll_latency ] && run=$bench.np$np
   mkdir -p "$dir"
-  local out=$dir/$bench.$rep.txt err=$dir/$bench.$rep.err
+  local out=$dir/$run.$rep.txt err=$dir/$run.$rep.err
   # shellcheck disable=SC2086
-  local cmd=(env "${envs[@]}" timeout -k 10 "$TIMEOUT" ${LAUNCH[$impl]} "${largs[@]}"
+  local cmd=(env "${envs[@]}" timeout -k 10 "$TIMEOUT" ${LAUNCH[$impl]} -n "$np" "${largs[@]}"
              "$BUILD/$impl.$bench" $args)
   echo "# cmd: ${cmd[*]}" | sed "s|$BUILD/|<bin>/|" > "$out"
-  echo "# impl=$impl transport=$tr rep=$rep" >> "$out"
+  echo "# impl=$impl transport=$tr rep=$rep ranks=$np" >> "$out"
   local t0=$SECONDS rc
   "${cmd[@]}" >> "$out" 2> "$err" < /dev/null
   rc=$?
   [ -s "$err" ] || rm -f "$err"
   if [ $rc -ne 0 ]; then
     mv "$out" "$out.failed"
-    skip "FAILED (rc=$rc): $impl $tr $bench rep $rep — see ${out#"$OUT"/}.failed$([ -f "$err" ] && echo " and .err")"
+    skip "FAILED (rc=$rc): $impl $tr $run rep $rep — see ${out#"$OUT"/}.failed$([ -f "$err" ] && echo " and .err")"
     return 1
   fi
-  printf '  %-4s %-10s %-14s rep %d/%d  %3ds\n' "$tr" "$bench" "$impl" "$rep" "$REPS" $((SECONDS - t0))
+  printf '  %-4s %-17s %-14s rep %d/%d  %3ds\n' "$tr" "$run" "$impl" "$rep" "$REPS" $((SECONDS - t0))
 }
 
 for ((rep = 1; rep <= REPS; rep++)); do
   for tr in $TRANSPORTS; do
     for bench in $BENCHES; do
-      for impl in "${ACTIVE[@]}"; do
-        [[ " ${BENCHES_OF[$impl]} " == *" $bench "* ]] || continue
-        run_one "$impl" "$tr" "$bench" "$rep"
+      nps=2
+      [ "$bench" = coll_latency ] && nps=$COLL_NPROCS
+      for np in $nps; do
+        for impl in "${ACTIVE[@]}"; do
+          [[ " ${BENCHES_OF[$impl]} " == *" $bench "* ]] || continue
+          run_one "$impl" "$tr" "$bench" "$rep" "$np"
+        done
       done
     done
   done
