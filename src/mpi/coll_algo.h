@@ -1,0 +1,167 @@
+/*
+ * coll_algo.h — private to the reduction-family collectives (coll_sched.c,
+ * coll_cx.c, coll_check.c, coll_barrier.c, coll_bcast.c, coll_reduce.c,
+ * coll_allreduce.c, coll_reduce_scatter.c, coll_scan.c).
+ *
+ * An algorithm is written once against a *collective context* (struct
+ * pm_cx) and runs in one of two modes:
+ *  - schedule mode: every step is appended to a schedule (coll.h), which the
+ *    nonblocking calls start and return;
+ *  - direct mode (blocking calls): steps execute at once — receives are
+ *    posted, sends go out (blocking for small messages), local steps run, a
+ *    fence waits for what is outstanding. No schedule, no allocation on the
+ *    small path (scratch comes from a per-thread arena).
+ * Rules every algorithm follows so that both modes are correct:
+ *  - within a round (between fences) receives are emitted before sends,
+ *    so blocking sends never wait on each other in a cycle;
+ *  - a round's steps start in the order emitted and local steps (reduce,
+ *    copy) run when they start: a local step may feed a later send of its
+ *    round, and may read a buffer that a later receive of its round fills.
+ * Errors are sticky: after the first failure every further step is a no-op
+ * and pm_cx_end/pm_cx_start report it.
+ */
+#ifndef PROUST_MPI_COLL_ALGO_H
+#define PROUST_MPI_COLL_ALGO_H
+
+#include <stdint.h>
+
+#include "coll.h"
+
+/* ---- Algorithm selection thresholds (bytes) ------------------------------ */
+/* Bcast: binomial tree below, scatter + ring allgather at and above (more
+ * than two ranks). */
+#define PM_BCAST_LARGE (128 * 1024)
+/* Allreduce/Reduce: recursive doubling / binomial below, Rabenseifner's
+ * reduce-scatter + allgather (gather) at and above (commutative ops). */
+#define PM_ALLREDUCE_LARGE (32 * 1024)
+#define PM_REDUCE_LARGE (32 * 1024)
+/* Direct mode: sends up to this size are blocking (eager, no request);
+ * larger ones are posted and waited for at the next fence. */
+#define PM_CX_BLOCKING_SEND 4096
+/* Direct mode: receives and sends outstanding in one round at most. */
+#define PM_CX_MAXREQ 32
+
+/* ---- Collective context ---------------------------------------------------- */
+struct pm_cx_req {
+    proust_request_t *preq;
+    bool recv;
+    void *unpack_to;               /* receive of a noncontiguous type: unpack here */
+    MPI_Count count;
+    const struct pm_datatype *t;
+    void *packed;
+};
+struct pm_cx_mem;
+
+struct pm_cx {
+    struct pm_comm *c;
+    struct pm_sched *s;            /* schedule mode; NULL in direct mode */
+    bool local;                    /* peers are ranks of c's local group (intercomm phases) */
+    int err;                       /* first error (MPI class); later steps are skipped */
+    /* direct mode */
+    uint64_t stag, rtag;
+    int nreq;
+    struct pm_cx_req req[PM_CX_MAXREQ];
+    bool arena_held;               /* this cx uses the thread's scratch arena */
+    size_t arena_used, arena_want;
+    struct pm_cx_mem *mem;         /* scratch that did not fit the arena */
+};
+
+/* Direct mode on `c` (takes the next collective sequence number). */
+void pm_cx_direct(struct pm_cx *cx, struct pm_comm *c);
+/* Direct mode: wait for what is outstanding, release scratch, return the
+ * first error (MPI class) or MPI_SUCCESS. */
+int pm_cx_end(struct pm_cx *cx);
+/* Schedule mode on `c`: MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int pm_cx_sched(struct pm_cx *cx, struct pm_comm *c);
+/* Schedule mode: start the schedule (its request in *request), or drop it
+ * when building failed; MPI_SUCCESS or the error class. */
+int pm_cx_start(struct pm_cx *cx, MPI_Request *request);
+
+/* Steps; each returns cx->err. Peers are ranks of the peer group (remote
+ * group of an intercommunicator), or of the local group while cx->local. */
+int pm_cx_send(struct pm_cx *cx, const void *buf, MPI_Count count, MPI_Datatype dt, int peer);
+int pm_cx_recv(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, int peer);
+/* inout = in op inout */
+int pm_cx_reduce(struct pm_cx *cx, const void *in, void *inout, MPI_Count count,
+                 MPI_Datatype dt, MPI_Op op);
+int pm_cx_copy(struct pm_cx *cx, const void *src, MPI_Count scount, MPI_Datatype stype,
+               void *dst, MPI_Count rcount, MPI_Datatype rtype);
+int pm_cx_fence(struct pm_cx *cx);
+/* Scratch bytes living as long as the collective; NULL (and cx->err set)
+ * when out of memory. */
+void *pm_cx_scratch(struct pm_cx *cx, size_t bytes);
+/* Scratch for `count` instances of `dt`, returned as a buffer address laid
+ * out like a user buffer of that type (true_lb accounted for). */
+void *pm_cx_tmp(struct pm_cx *cx, MPI_Count count, MPI_Datatype dt);
+
+/* ---- Shared helpers (coll_sched.c) -------------------------------------- */
+/* buf + off without pointer arithmetic on a possibly null base (MPI_BOTTOM). */
+static inline void *pm_at(const void *base, MPI_Aint off)
+{
+    return (void *)((uintptr_t)base + (uintptr_t)off);
+}
+/* Typed local copy between buffers (signatures must match in bytes):
+ * MPI_SUCCESS or MPI_ERR_TRUNCATE. */
+int pm_coll_copy(const void *src, MPI_Count scount, const struct pm_datatype *st, void *dst,
+                 MPI_Count rcount, const struct pm_datatype *rt);
+/* inout = in op inout over `count` instances of `t` (handle `dt`), also when
+ * the application has freed the datatype handle meanwhile. */
+int pm_coll_reduce(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_Datatype dt,
+                   const struct pm_datatype *t);
+
+/* ---- Argument checks (coll_check.c) ----------------------------------------- */
+/* MPI_ERR_OP checks of `op` on `dt` (pm_op_check), raised on c. */
+int pm_coll_check_op(const char *fname, struct pm_comm *c, MPI_Op op, MPI_Datatype dt);
+/* A buffer that must hold data: not NULL (unless the type's data starts
+ * elsewhere: MPI_BOTTOM with absolute displacements) and not MPI_IN_PLACE. */
+int pm_coll_check_data(const char *fname, struct pm_comm *c, const char *what, const void *buf,
+                       MPI_Count count, MPI_Datatype dt);
+/* sendbuf/recvbuf of a reduction: IN_PLACE allowed when `in_place_ok`,
+ * aliasing refused. */
+int pm_coll_check_reduce_bufs(const char *fname, struct pm_comm *c, const void *sbuf,
+                              MPI_Count scount, const void *rbuf, MPI_Count rcount,
+                              MPI_Datatype dt, bool in_place_ok, bool need_rbuf);
+int pm_coll_check_request(const char *fname, struct pm_comm *c, MPI_Request *request);
+
+/* ---- Algorithms shared between the files ------------------------------------ */
+static inline int pm_pof2_floor(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+/* coll_barrier.c: dissemination barrier over (rank, size). */
+int pm_alg_barrier(struct pm_cx *cx, int rank, int size);
+/* coll_bcast.c: broadcast over (rank, size), algorithm chosen by size. */
+int pm_alg_bcast(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, int root,
+                 int rank, int size);
+/* coll_reduce.c: reduction of (sbuf or, if MPI_IN_PLACE at the root, rbuf)
+ * to `root` over (rank, size), combined in rank order unless the operation
+ * commutes; the result lands in rbuf at the root. */
+int pm_alg_reduce(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count count,
+                  MPI_Datatype dt, MPI_Op op, int root, int rank, int size);
+/* coll_reduce_scatter.c: recursive halving over the `pof2` participants
+ * (newrank 0..pof2-1; extra ranks folded in: participant p < rem is rank
+ * 2p+1, the others p + rem). Segment i is elements [disps[i], disps[i] +
+ * cnts[i]) of `res` (reduced in place; `tmp` is the same size). At the end
+ * participant p holds the reduction of segment p. Commutative ops only. */
+int pm_alg_rs_halving(struct pm_cx *cx, void *res, void *tmp, const MPI_Count *cnts,
+                      const MPI_Count *disps, MPI_Datatype dt, MPI_Op op, int newrank, int pof2,
+                      int rem);
+/* Recursive-doubling allgather of the segments after pm_alg_rs_halving. */
+int pm_alg_ag_doubling(struct pm_cx *cx, void *res, const MPI_Count *cnts,
+                       const MPI_Count *disps, MPI_Datatype dt, int newrank, int pof2, int rem);
+/* Binomial scatter from rank 0 over (rank, size): rank i gets elements
+ * [disps[i], disps[i] + cnts[i]) of `buf` (significant at rank 0) in rbuf;
+ * disps are the prefix sums of cnts. */
+int pm_alg_scatterv0(struct pm_cx *cx, const void *buf, const MPI_Count *cnts,
+                     const MPI_Count *disps, MPI_Datatype dt, void *rbuf, int rank, int size);
+
+/* World rank of `peer` in the context's current peer group. */
+static inline int pm_cx_world(const struct pm_cx *cx, int peer)
+{
+    return cx->local ? cx->c->local->world[peer] : cx->c->remote->world[peer];
+}
+
+#endif /* PROUST_MPI_COLL_ALGO_H */
