@@ -409,6 +409,36 @@ install)
     ln -s "$TMP/moved/bin/mpicc" "$TMP/links/mpicc"
     run "$TMP/links/mpicc" -showme:incdirs
     expect_exact "$TMP/moved/include"
+    # Found through PATH, as users call it.
+    run env PATH="$TMP/moved/bin:$PATH" mpicc -showme:libdirs
+    expect_exact "$TMP/moved/lib"
+    ;;
+findmpi)
+    # CMake's FindMPI interrogates the wrapper (-showme:*, -show...), then
+    # a target linked with MPI::MPI_C is built and run with mpiexec.
+    mkdir "$TMP/proj"
+    write_ring_c "$TMP/proj/ring.c"
+    cat > "$TMP/proj/CMakeLists.txt" << 'EOF'
+cmake_minimum_required(VERSION 3.20)
+project(findmpi C)
+find_package(MPI REQUIRED COMPONENTS C)
+if(NOT MPI_C_VERSION VERSION_EQUAL 3.1)
+  message(FATAL_ERROR "MPI_C_VERSION is '${MPI_C_VERSION}', expected 3.1")
+endif()
+message(STATUS "libraries: ${MPI_C_LIBRARIES}")
+add_executable(ring ring.c)
+target_link_libraries(ring PRIVATE MPI::MPI_C)
+EOF
+    run "$CMAKE" -S "$TMP/proj" -B "$TMP/proj/build" -DMPI_C_COMPILER="$W/mpicc" \
+        -DMPIEXEC_EXECUTABLE="$W/mpiexec"
+    expect_rc 0
+    expect_out 'Found MPI_C: .*libmpi\.so \(found version "3\.1"\)'
+    expect_out 'libraries: .*libmpi\.so;.*libproust\.so'
+    run "$CMAKE" --build "$TMP/proj/build"
+    expect_rc 0
+    run "$W/mpiexec" -n 2 -x PM_TEST_VAR=cmake "$TMP/proj/build/ring"
+    expect_rc 0
+    check_ring 2 cmake
     ;;
 *)
     echo "tools_wrappers.sh: unknown case '$CASE'" >&2
