@@ -1,0 +1,260 @@
+/*
+ * datatype_pack.c — moving typed data to and from a plain byte stream:
+ * pm_type_pack/pm_type_unpack (resumable at any byte offset, so a large
+ * message can be streamed in pieces), pm_type_elements (MPI_Get_elements),
+ * and MPI_Pack, MPI_Unpack, MPI_Pack_size. The MPI_PACKED format is the
+ * bytes themselves: every process of a job has the same representation.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "datatype.h"
+
+#define ERR(comm, code, ...) pm_error(comm, code, __VA_ARGS__)
+
+/* Block index holding stream offset `off` (0 <= off < size) of an instance:
+ * the last i with prefix[i] <= off (blocks are never empty). */
+static size_t find_block(const MPI_Aint *prefix, size_t n, MPI_Aint off)
+{
+    size_t lo = 0, hi = n; /* prefix[lo] <= off < prefix[hi] */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (prefix[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static inline void copy_bytes(void *dst, const void *src, size_t n)
+{
+    /* small blocks are common (one element): spare them a libc call */
+    switch (n) {
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    default:
+        memcpy(dst, src, n);
+    }
+}
+
+/* Move `n` bytes between the stream (starting `skip` bytes in) and the
+ * typed buffer at address `base`. Addresses are computed as integers: the
+ * buffer may be MPI_BOTTOM with absolute displacements. */
+static inline void walk(const struct pm_datatype *t, uintptr_t base, size_t skip,
+                        unsigned char *stream, size_t n, bool pack)
+{
+    const MPI_Aint *prefix = pm_type_x(t)->prefix;
+    const struct pm_block *blocks = t->blocks;
+    size_t nb = t->nblocks;
+    MPI_Count inst = (MPI_Count)(skip / (size_t)t->size);
+    MPI_Aint off = (MPI_Aint)(skip % (size_t)t->size);
+    size_t b = find_block(prefix, nb, off);
+    MPI_Aint in_block = off - prefix[b];
+    uintptr_t at = base + (uintptr_t)(inst * t->extent);
+    while (n > 0) {
+        size_t avail = (size_t)(blocks[b].len - in_block);
+        size_t c = avail < n ? avail : n;
+        void *typed = (void *)(at + (uintptr_t)blocks[b].disp + (uintptr_t)in_block);
+        if (pack)
+            copy_bytes(stream, typed, c);
+        else
+            copy_bytes(typed, stream, c);
+        stream += c;
+        n -= c;
+        in_block = 0;
+        if (c < avail) /* stopped inside the block: n is 0 */
+            break;
+        if (++b == nb) {
+            b = 0;
+            at += (uintptr_t)t->extent;
+        }
+    }
+}
+
+/* Bytes available from `skip` on in count instances, capped at `max`. */
+static size_t span(MPI_Count count, const struct pm_datatype *t, size_t skip, size_t max)
+{
+    if (count <= 0 || t->size <= 0)
+        return 0;
+    size_t total = (size_t)count * (size_t)t->size;
+    if (skip >= total)
+        return 0;
+    return total - skip < max ? total - skip : max;
+}
+
+size_t pm_type_pack(const void *inbuf, MPI_Count count, const struct pm_datatype *t,
+                    size_t skip, void *out, size_t max)
+{
+    size_t n = span(count, t, skip, max);
+    if (n == 0)
+        return 0;
+    uintptr_t base = (uintptr_t)inbuf;
+    if (t->contiguous)
+        memcpy(out, (const void *)(base + (uintptr_t)t->true_lb + skip), n);
+    else
+        walk(t, base, skip, out, n, true);
+    return n;
+}
+
+size_t pm_type_unpack(const void *in, size_t bytes, void *outbuf, MPI_Count count,
+                      const struct pm_datatype *t, size_t skip)
+{
+    size_t n = span(count, t, skip, bytes);
+    if (n == 0)
+        return 0;
+    uintptr_t base = (uintptr_t)outbuf;
+    if (t->contiguous)
+        memcpy((void *)(base + (uintptr_t)t->true_lb + skip), in, n);
+    else
+        walk(t, base, skip, (unsigned char *)(uintptr_t)in, n, false);
+    return n;
+}
+
+/* ---- MPI_Get_elements ---- */
+
+static MPI_Count elements(const struct pm_datatype *t, MPI_Count bytes);
+
+/* Elements in the first `rem` bytes (0 < rem < size) of one instance: the
+ * stream of a derived type is its inner type's stream repeated, except for
+ * struct, whose fields follow each other. */
+static MPI_Count partial(const struct pm_datatype *t, MPI_Count rem)
+{
+    const struct pm_type_x *x = pm_type_x(t);
+    if (t->predefined) /* a pair type holding only its first member */
+        return x->pair_first && rem == x->pair_first ? 1 : MPI_UNDEFINED;
+    if (t->nd == 0)
+        return MPI_UNDEFINED;
+    if (t->combiner != MPI_COMBINER_STRUCT)
+        return elements(x->inner[0], rem);
+    MPI_Count acc = 0;
+    for (int i = 0; i < t->nd && rem > 0; i++) {
+        const struct pm_datatype *f = x->inner[i];
+        MPI_Count bl = t->ints[1 + i], seg = bl * f->size;
+        if (rem >= seg) {
+            acc += bl * f->nelements;
+            rem -= seg;
+            continue;
+        }
+        MPI_Count e = elements(f, rem);
+        return e == MPI_UNDEFINED ? MPI_UNDEFINED : acc + e;
+    }
+    return acc;
+}
+
+static MPI_Count elements(const struct pm_datatype *t, MPI_Count bytes)
+{
+    if (bytes == 0)
+        return 0;
+    if (t->size == 0)
+        return MPI_UNDEFINED;
+    /* homogeneous: the stream is a sequence of one basic type */
+    if (!t->predefined && t->basic)
+        t = &pm_type_predef[t->basic];
+    MPI_Count n = bytes / t->size * t->nelements, rem = bytes % t->size;
+    if (rem == 0)
+        return n;
+    MPI_Count p = partial(t, rem);
+    return p == MPI_UNDEFINED ? MPI_UNDEFINED : n + p;
+}
+
+MPI_Count pm_type_elements(const struct pm_datatype *t, MPI_Count bytes)
+{
+    return elements(t, bytes);
+}
+
+/* ---- MPI_Pack & co ---- */
+
+/* Checks shared by the three calls: communicator, count, datatype. */
+static int check_common(const char *fn, MPI_Comm comm, int count, MPI_Datatype datatype,
+                        bool need_commit, struct pm_datatype **t)
+{
+    if (!pm_comm_get(comm))
+        return ERR(MPI_COMM_NULL, MPI_ERR_COMM, "%s: invalid communicator %#x", fn,
+                   (unsigned)comm);
+    if (count < 0)
+        return ERR(comm, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+    *t = pm_type_get(datatype);
+    if (!*t)
+        return ERR(comm, MPI_ERR_TYPE, "%s: datatype %#x is not a valid datatype", fn,
+                   (unsigned)datatype);
+    if (need_commit && !(*t)->committed)
+        return ERR(comm, MPI_ERR_TYPE, "%s: datatype %#x is not committed", fn,
+                   (unsigned)datatype);
+    return MPI_SUCCESS;
+}
+
+/* The packed buffer: size, position within it, room for `need` bytes. */
+static int check_stream(const char *fn, MPI_Comm comm, const void *buf, int bufsize,
+                        const int *position, MPI_Count need, const char *what)
+{
+    if (!position)
+        return ERR(comm, MPI_ERR_ARG, "%s: position is NULL", fn);
+    if (bufsize < 0)
+        return ERR(comm, MPI_ERR_ARG, "%s: %s %d is negative", fn, what, bufsize);
+    if (*position < 0 || *position > bufsize)
+        return ERR(comm, MPI_ERR_ARG, "%s: position %d is outside [0, %s = %d]", fn, *position,
+                   what, bufsize);
+    if (need > (MPI_Count)bufsize - *position)
+        return ERR(comm, MPI_ERR_TRUNCATE,
+                   "%s: %lld bytes do not fit between position %d and %s %d", fn,
+                   (long long)need, *position, what, bufsize);
+    if (need > 0 && !buf)
+        return ERR(comm, MPI_ERR_BUFFER, "%s: the packed buffer is NULL", fn);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+              int *position, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Pack";
+    PM_CHECK_INIT(fn);
+    struct pm_datatype *t;
+    int rc = check_common(fn, comm, incount, datatype, true, &t);
+    MPI_Count need = rc ? 0 : (MPI_Count)incount * t->size;
+    if (rc || (rc = check_stream(fn, comm, outbuf, outsize, position, need, "outsize")))
+        return rc;
+    pm_type_pack(inbuf, incount, t, 0, (char *)outbuf + *position, (size_t)need);
+    *position += (int)need;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Pack)
+
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Unpack";
+    PM_CHECK_INIT(fn);
+    struct pm_datatype *t;
+    int rc = check_common(fn, comm, outcount, datatype, true, &t);
+    MPI_Count need = rc ? 0 : (MPI_Count)outcount * t->size;
+    if (rc || (rc = check_stream(fn, comm, inbuf, insize, position, need, "insize")))
+        return rc;
+    pm_type_unpack((const char *)inbuf + *position, (size_t)need, outbuf, outcount, t, 0);
+    *position += (int)need;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Unpack)
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    static const char fn[] = "MPI_Pack_size";
+    PM_CHECK_INIT(fn);
+    struct pm_datatype *t;
+    int rc = check_common(fn, comm, incount, datatype, false, &t);
+    if (rc)
+        return rc;
+    if (!size)
+        return ERR(comm, MPI_ERR_ARG, "%s: size is NULL", fn);
+    MPI_Count need = (MPI_Count)incount * t->size;
+    if (need > INT_MAX)
+        return ERR(comm, MPI_ERR_ARG, "%s: %d elements take %lld bytes, more than an int holds",
+                   fn, incount, (long long)need);
+    *size = (int)need;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Pack_size)
