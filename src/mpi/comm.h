@@ -1,0 +1,97 @@
+/*
+ * comm.h — what the files of the communicator family share (group.c,
+ * comm.c, comm_create.c, context.c, intercomm.c, cart.c, attr.c): internal
+ * collective steps used to build communicators, context agreement, and the
+ * constructors behind the public functions.
+ */
+#ifndef PROUST_MPI_COMM_H
+#define PROUST_MPI_COMM_H
+
+#include "mpi_impl.h"
+
+/* ---- group.c -------------------------------------------------------------- */
+/* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL; -1 when out of memory. */
+int pm_group_compare(const struct pm_group *a, const struct pm_group *b);
+/* A user handle to a copy of g (MPI_GROUP_EMPTY if empty); raises on error. */
+int pm_group_handle_of(const struct pm_group *g, MPI_Group *out, const char *fname);
+
+/* ---- Internal collective steps (context.c) ---------------------------------
+ * The participants of a step: `size` processes (world ranks in `world`), this
+ * one at index `rank`, talking with tags `tag` (context field | sequence or
+ * tag; the source field is added when sending). These steps use the engine
+ * directly, never the MPI collectives. They return MPI_SUCCESS or an MPI
+ * error class (not raised). */
+struct pm_xg {
+    const int *world;
+    int size, rank;
+    uint64_t tag;
+};
+/* The local group of c on its collective context, with the next sequence
+ * number of c (every member must take it at the same point). */
+void pm_xg_of_comm(struct pm_xg *x, struct pm_comm *c);
+int pm_xg_allreduce_band(const struct pm_xg *x, uint64_t *v, size_t n);
+int pm_xg_allgather(const struct pm_xg *x, const void *mine, void *all, size_t bytes);
+int pm_xg_bcast(const struct pm_xg *x, void *buf, size_t bytes, int root);
+/* Blocking exchange with one process (world ranks) on full tags: `stag` is
+ * sent as is, the receive matches `rtag` under the context and tag fields. */
+int pm_sendrecv_world(const void *sbuf, size_t slen, int dest, uint64_t stag, void *rbuf,
+                      size_t rlen, int src, uint64_t rtag);
+
+/* ---- Context ids (context.c) ------------------------------------------------
+ * A context agreement, run by every participant; with `exchange`, two
+ * groups agree: each group's leader (index `leader` of the local
+ * participants) trades its group's result with the other leader. `key`
+ * orders concurrent agreements of one process (lower goes first) and must
+ * be the same at every participant. */
+struct pm_agree {
+    struct pm_comm *seq_comm; /* take one sequence number of it per round, or NULL */
+    const int *world;         /* local participants (world ranks) */
+    int size, rank;
+    int leader;               /* two-group agreement: this group's leader */
+    uint64_t ctx_field;       /* context field of the local rounds */
+    uint64_t fixed_tag;       /* tag of the local rounds when seq_comm is NULL */
+    uint64_t key;
+    /* Two-group agreement: called at the leader with this round's sequence
+     * number (when seq_comm) to AND the other group's words into v. */
+    int (*exchange)(void *arg, uint32_t seq, uint64_t *v, size_t n);
+    void *arg;
+};
+/* Agree on `n` (1 or 2) context ids free at every participant; reserves them. */
+int pm_context_agree(const struct pm_agree *a, int n, uint16_t *ids);
+/* Keys of pm_agree for the different callers. */
+#define PM_KEY_COMM(ctx) ((uint64_t)(ctx) << 32)
+#define PM_KEY_GROUP(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 30) | (uint32_t)(tag))
+#define PM_KEY_ICREATE(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 29) | (uint32_t)(tag))
+/* Agree on n ids over communicator c (intra: its group; inter: both groups). */
+int pm_context_alloc_n(struct pm_comm *c, int n, uint16_t *ids);
+
+/* ---- Communicator objects (comm.c) ------------------------------------------ */
+/* Give `nc` the error handler of `parent` (instead of the default). */
+void pm_comm_inherit_errhandler(struct pm_comm *nc, const struct pm_comm *parent);
+/* Undo pm_comm_new for a communicator never shown to the user. */
+void pm_comm_discard(struct pm_comm *c);
+/* Raise an error for an invalid communicator handle. */
+int pm_comm_invalid(MPI_Comm comm, const char *fname);
+
+/* ---- Constructors (comm_create.c, intercomm.c) ------------------------------ */
+/* Collective over intracomm c: a communicator over the members of c with
+ * the same color, ordered by (key, rank in c); *out NULL for MPI_UNDEFINED. */
+int pm_comm_split_impl(struct pm_comm *c, int color, int key, struct pm_comm **out);
+/* Collective over intracomm c: a communicator over g (a subset of c's group,
+ * the same at every process); *out NULL where this process is not in g. */
+int pm_comm_create_impl(struct pm_comm *c, struct pm_group *g, struct pm_comm **out);
+/* Intercommunicator versions (intercomm.c). */
+int pm_intercomm_dup(struct pm_comm *c, struct pm_comm **out);
+int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **out);
+int pm_intercomm_create_sub(struct pm_comm *c, struct pm_group *g, struct pm_comm **out);
+/* New intercommunicator over groups local/remote with contexts ids[0] (the
+ * intercommunicator) and ids[1] (its local_comm). */
+struct pm_comm *pm_intercomm_new(struct pm_group *local, struct pm_group *remote,
+                                 const uint16_t ids[2]);
+
+/* ---- Topologies (cart.c) ------------------------------------------------------ */
+struct pm_cart *pm_cart_new(int ndims, const int *dims, const int *periods, int rank);
+struct pm_cart *pm_cart_copy(const struct pm_cart *t);
+void pm_cart_free(struct pm_cart *t);
+
+#endif /* PROUST_MPI_COMM_H */

@@ -1,0 +1,350 @@
+/*
+ * context.c — context ids and the small collective steps that communicator
+ * construction needs (allreduce-AND, allgather, broadcast), written straight
+ * on the engine so that they depend on nothing else in the library.
+ *
+ * Context agreement. Each process keeps a bitmask of its free ids (15 bits:
+ * context << 1 must fit the 16-bit context field; 0 and 1 are WORLD and
+ * SELF). Participants AND their masks and take the lowest common id(s).
+ * Threads of one process may agree on different communicators at the same
+ * time, so at most one of them — the *owner* — contributes the real mask in
+ * a round; the others contribute zeros, and a round only succeeds when every
+ * participant was the owner in its process (an extra word ANDs the owner
+ * flags), which is also why a success can reserve its ids without a
+ * conflict. Ownership goes to the pending agreement with the lowest key
+ * (derived from the parent's context id, the same at every participant), so
+ * the lowest pending agreement of the whole job always gets through: no
+ * deadlock, no livelock. No lock is held while communicating.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+
+#define CTX_MAX 32768 /* ids 0..32767 */
+#define CTX_WORDS (CTX_MAX / 64)
+#define V_OWNERS CTX_WORDS        /* word ANDing the owner flags */
+#define V_ERROR (CTX_WORDS + 1)   /* leader's error, sent with the broadcast */
+#define V_WORDS (CTX_WORDS + 2)
+
+static uint64_t ctx_free[CTX_WORDS]; /* bit set = id free here */
+static bool ctx_ready;
+static bool ctx_owned;
+struct waiter {
+    uint64_t key;
+    struct waiter *next;
+};
+static struct waiter *waiters;
+static pthread_mutex_t ctx_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- Point-to-point on the engine ----------------------------------------- */
+
+static const uint64_t match_mask = PM_CTX_MASK | PM_TAG_MASK;
+
+static int xsend(const struct pm_xg *x, const void *buf, size_t len, int to)
+{
+    int rc = proust_send(pm_session, buf, len, x->world[to],
+                         x->tag | ((uint64_t)x->rank << PM_TAG_BITS));
+    return rc == PROUST_OK ? MPI_SUCCESS : pm_error_from_proust(rc);
+}
+
+static int xrecv(const struct pm_xg *x, void *buf, size_t len, int from)
+{
+    proust_status_t st;
+    int rc = proust_recv(pm_session, buf, len, x->world[from], x->tag, match_mask, &st);
+    if (rc != PROUST_OK)
+        return pm_error_from_proust(rc);
+    return st.count == len ? MPI_SUCCESS : MPI_ERR_INTERN;
+}
+
+int pm_sendrecv_world(const void *sbuf, size_t slen, int dest, uint64_t stag, void *rbuf,
+                      size_t rlen, int src, uint64_t rtag)
+{
+    proust_request_t *rr = NULL, *sr = NULL;
+    proust_status_t st;
+    int rc = proust_irecv(pm_session, rbuf, rlen, src, rtag, match_mask, &rr);
+    if (rc != PROUST_OK)
+        return pm_error_from_proust(rc);
+    rc = proust_isend(pm_session, sbuf, slen, dest, stag, &sr);
+    if (rc != PROUST_OK) {
+        proust_cancel(rr);
+        proust_wait(&rr, NULL);
+        return pm_error_from_proust(rc);
+    }
+    int rs = proust_wait(&sr, NULL);
+    int rv = proust_wait(&rr, &st);
+    if (rs != PROUST_OK)
+        return pm_error_from_proust(rs);
+    if (rv != PROUST_OK)
+        return pm_error_from_proust(rv);
+    return st.count == rlen ? MPI_SUCCESS : MPI_ERR_INTERN;
+}
+
+static int xsendrecv(const struct pm_xg *x, const void *sbuf, void *rbuf, size_t len, int peer)
+{
+    return pm_sendrecv_world(sbuf, len, x->world[peer],
+                             x->tag | ((uint64_t)x->rank << PM_TAG_BITS), rbuf, len,
+                             x->world[peer], x->tag);
+}
+
+/* ---- Collective steps ------------------------------------------------------ */
+
+void pm_xg_of_comm(struct pm_xg *x, struct pm_comm *c)
+{
+    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed);
+    x->world = c->local->world;
+    x->size = c->size;
+    x->rank = c->rank;
+    x->tag = c->tag_coll | (seq & PM_TAG_MASK);
+}
+
+/* Recursive doubling; with a size that is not a power of two the first
+ * 2*rem ranks pair up first (even ones hand their words to the odd ones and
+ * get the result back at the end). */
+int pm_xg_allreduce_band(const struct pm_xg *x, uint64_t *v, size_t n)
+{
+    int size = x->size, r = x->rank;
+    if (size <= 1)
+        return MPI_SUCCESS;
+    uint64_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    int p2 = 1;
+    while (p2 * 2 <= size)
+        p2 *= 2;
+    int rem = size - p2, newr, rc = MPI_SUCCESS;
+    if (r < 2 * rem) {
+        if (r % 2 == 0) {
+            rc = xsend(x, v, n * sizeof *v, r + 1);
+            newr = -1;
+        } else {
+            rc = xrecv(x, tmp, n * sizeof *tmp, r - 1);
+            for (size_t i = 0; i < n; i++)
+                v[i] &= tmp[i];
+            newr = r / 2;
+        }
+    } else {
+        newr = r - rem;
+    }
+    for (int mask = 1; !rc && newr >= 0 && mask < p2; mask <<= 1) {
+        int pn = newr ^ mask;
+        int peer = pn < rem ? pn * 2 + 1 : pn + rem;
+        rc = xsendrecv(x, v, tmp, n * sizeof *v, peer);
+        for (size_t i = 0; !rc && i < n; i++)
+            v[i] &= tmp[i];
+    }
+    if (!rc && r < 2 * rem)
+        rc = r % 2 == 0 ? xrecv(x, v, n * sizeof *v, r + 1) : xsend(x, v, n * sizeof *v, r - 1);
+    free(tmp);
+    return rc;
+}
+
+/* Ring: in step i each process passes on the block it received in step i-1. */
+int pm_xg_allgather(const struct pm_xg *x, const void *mine, void *all, size_t bytes)
+{
+    int n = x->size, r = x->rank, rc = MPI_SUCCESS;
+    char *a = all;
+    memcpy(a + (size_t)r * bytes, mine, bytes);
+    int right = (r + 1) % n, left = (r - 1 + n) % n;
+    for (int i = 0; i < n - 1 && !rc; i++) {
+        int sidx = (r - i + n) % n, ridx = (r - i - 1 + n) % n;
+        rc = pm_sendrecv_world(a + (size_t)sidx * bytes, bytes, x->world[right],
+                               x->tag | ((uint64_t)r << PM_TAG_BITS), a + (size_t)ridx * bytes,
+                               bytes, x->world[left], x->tag);
+    }
+    return rc;
+}
+
+/* Binomial tree from root. */
+int pm_xg_bcast(const struct pm_xg *x, void *buf, size_t bytes, int root)
+{
+    int n = x->size, vr = (x->rank - root + n) % n, mask = 1, rc = MPI_SUCCESS;
+    while (mask < n) {
+        if (vr & mask) {
+            rc = xrecv(x, buf, bytes, (vr - mask + root) % n);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0 && !rc; mask >>= 1)
+        if (vr + mask < n)
+            rc = xsend(x, buf, bytes, (vr + mask + root) % n);
+    return rc;
+}
+
+/* ---- Context ids --------------------------------------------------------------- */
+
+static void ctx_init_locked(void)
+{
+    if (ctx_ready)
+        return;
+    memset(ctx_free, 0xff, sizeof ctx_free);
+    ctx_free[0] &= ~(uint64_t)3; /* WORLD and SELF */
+    ctx_ready = true;
+}
+
+void pm_context_free(uint16_t context)
+{
+    if (context < 2 || context >= CTX_MAX)
+        return;
+    pthread_mutex_lock(&ctx_mutex);
+    ctx_free[context / 64] |= (uint64_t)1 << (context % 64);
+    pthread_mutex_unlock(&ctx_mutex);
+}
+
+/* Take ownership if free and `me` has the lowest key of the pending agreements. */
+static bool try_own_locked(const struct waiter *me)
+{
+    if (ctx_owned)
+        return false;
+    for (const struct waiter *w = waiters; w; w = w->next)
+        if (w->key < me->key)
+            return false;
+    ctx_owned = true;
+    return true;
+}
+
+static void leave_locked(struct waiter *me, bool owner)
+{
+    if (owner)
+        ctx_owned = false;
+    for (struct waiter **p = &waiters; *p; p = &(*p)->next)
+        if (*p == me) {
+            *p = me->next;
+            break;
+        }
+}
+
+/* Lowest n set bits of v (n <= 2); false if there are fewer. */
+static bool pick_ids(const uint64_t *v, int n, uint16_t *ids)
+{
+    int found = 0;
+    for (int w = 0; w < CTX_WORDS && found < n; w++) {
+        uint64_t bits = v[w];
+        while (bits && found < n) {
+            int b = __builtin_ctzll(bits);
+            ids[found++] = (uint16_t)(w * 64 + b);
+            bits &= bits - 1;
+        }
+    }
+    return found == n;
+}
+
+int pm_context_agree(const struct pm_agree *a, int n, uint16_t *ids)
+{
+    uint64_t *v = malloc(V_WORDS * sizeof *v);
+    if (!v)
+        return MPI_ERR_NO_MEM;
+    struct waiter me = {.key = a->key};
+    pthread_mutex_lock(&ctx_mutex);
+    ctx_init_locked();
+    me.next = waiters;
+    waiters = &me;
+    pthread_mutex_unlock(&ctx_mutex);
+
+    int rc;
+    for (;;) {
+        pthread_mutex_lock(&ctx_mutex);
+        bool owner = try_own_locked(&me);
+        if (owner)
+            memcpy(v, ctx_free, sizeof ctx_free);
+        pthread_mutex_unlock(&ctx_mutex);
+        if (!owner)
+            memset(v, 0, CTX_WORDS * sizeof *v);
+        v[V_OWNERS] = owner;
+        v[V_ERROR] = MPI_SUCCESS;
+
+        struct pm_xg x = {.world = a->world, .size = a->size, .rank = a->rank};
+        uint32_t seq = 0;
+        if (a->seq_comm) {
+            seq = atomic_fetch_add_explicit(&a->seq_comm->coll_seq, 1, memory_order_relaxed) &
+                  PM_TAG_MASK;
+            x.tag = a->ctx_field | seq;
+        } else {
+            x.tag = a->fixed_tag;
+        }
+        rc = pm_xg_allreduce_band(&x, v, CTX_WORDS + 1);
+        if (!rc && a->exchange) {
+            /* The leader ANDs in the other group's words and broadcasts the
+             * outcome (its error too, so that nobody waits for a result
+             * that will not come). */
+            if (a->rank == a->leader) {
+                int erc = a->exchange(a->arg, seq, v, CTX_WORDS + 1);
+                v[V_ERROR] = (uint64_t)erc;
+            }
+            rc = pm_xg_bcast(&x, v, V_WORDS * sizeof *v, a->leader);
+            if (!rc)
+                rc = (int)v[V_ERROR];
+        }
+        if (rc)
+            break;
+        if (v[V_OWNERS] & 1) {
+            /* Every participant contributed its real mask (we did too). */
+            bool ok = pick_ids(v, n, ids);
+            pthread_mutex_lock(&ctx_mutex);
+            for (int i = 0; ok && i < n; i++)
+                ctx_free[ids[i] / 64] &= ~((uint64_t)1 << (ids[i] % 64));
+            leave_locked(&me, owner);
+            pthread_mutex_unlock(&ctx_mutex);
+            free(v);
+            return ok ? MPI_SUCCESS : MPI_ERR_OTHER;
+        }
+        if (owner) {
+            pthread_mutex_lock(&ctx_mutex);
+            ctx_owned = false;
+            pthread_mutex_unlock(&ctx_mutex);
+        }
+        sched_yield();
+    }
+    pthread_mutex_lock(&ctx_mutex);
+    leave_locked(&me, false);
+    pthread_mutex_unlock(&ctx_mutex);
+    free(v);
+    return rc;
+}
+
+/* Leader of one group of an intercommunicator: AND the other group's words
+ * in, over the intercommunicator's collective context. */
+static int inter_exchange(void *arg, uint32_t seq, uint64_t *v, size_t n)
+{
+    struct pm_comm *c = arg;
+    uint64_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    int peer = c->remote->world[0];
+    int rc = pm_sendrecv_world(v, n * sizeof *v, peer, c->tag_coll | c->tag_src | seq, tmp,
+                               n * sizeof *tmp, peer, c->tag_coll | seq);
+    for (size_t i = 0; !rc && i < n; i++)
+        v[i] &= tmp[i];
+    free(tmp);
+    return rc;
+}
+
+int pm_context_alloc_n(struct pm_comm *c, int n, uint16_t *ids)
+{
+    struct pm_agree a = {
+        .seq_comm = c,
+        .world = c->local->world,
+        .size = c->size,
+        .rank = c->rank,
+        .key = PM_KEY_COMM(c->context),
+    };
+    if (c->is_inter) {
+        /* Local rounds on the local intracommunicator's context, numbered
+         * by the intercommunicator's sequence, so that they cannot meet the
+         * local traffic of an intercommunicator collective still running. */
+        a.ctx_field = c->local_comm->tag_coll;
+        a.exchange = inter_exchange;
+        a.arg = c;
+    } else {
+        a.ctx_field = c->tag_coll;
+    }
+    return pm_context_agree(&a, n, ids);
+}
+
+int pm_context_alloc(struct pm_comm *c, uint16_t *context)
+{
+    return pm_context_alloc_n(c, 1, context);
+}

@@ -1,0 +1,468 @@
+/*
+ * intercomm.c — intercommunicators: MPI_Intercomm_create and
+ * MPI_Intercomm_merge, and the intercommunicator versions of MPI_Comm_dup,
+ * MPI_Comm_create and MPI_Comm_split (MPI-2.2 semantics).
+ *
+ * An intercommunicator has its own context id, agreed by both groups, and a
+ * private intracommunicator over its local group (local_comm, another
+ * context) for the local half of intercommunicator collectives. Work done
+ * for an intercommunicator operation is numbered with the intercommunicator's
+ * collective sequence: the local rounds on local_comm's collective context,
+ * the leaders' exchange (rank 0 of each group) on the intercommunicator's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+
+#define GET_COMM(var, h, fname)         \
+    struct pm_comm *var = pm_comm_get(h); \
+    if (!var)                             \
+    return pm_comm_invalid(h, fname)
+
+struct pm_comm *pm_intercomm_new(struct pm_group *local, struct pm_group *remote,
+                                 const uint16_t ids[2])
+{
+    struct pm_comm *ic = pm_comm_new(local, remote, ids[0]);
+    if (!ic) {
+        pm_context_free(ids[0]);
+        pm_context_free(ids[1]);
+        return NULL;
+    }
+    struct pm_comm *lc = pm_comm_new(local, NULL, ids[1]);
+    if (!lc) {
+        pm_context_free(ids[1]);
+        pm_table_remove(&pm_comm_table, ic->handle);
+        pm_comm_release(ic); /* gives ids[0] back */
+        return NULL;
+    }
+    ic->local_comm = lc;
+    return ic;
+}
+
+/* One step of an intercommunicator operation: the local group on
+ * local_comm's collective context, numbered by the intercommunicator. */
+struct inter_step {
+    struct pm_xg local;
+    uint64_t xtag; /* the leaders' exchange: intercommunicator context | seq */
+    int peer;      /* the other leader (world rank) */
+};
+
+static void inter_step(struct inter_step *s, struct pm_comm *c)
+{
+    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) &
+                   PM_TAG_MASK;
+    s->local.world = c->local->world;
+    s->local.size = c->size;
+    s->local.rank = c->rank;
+    s->local.tag = c->local_comm->tag_coll | seq;
+    s->xtag = c->tag_coll | seq;
+    s->peer = c->remote->world[0];
+}
+
+/* Leaders swap `len` bytes (the other side's length is `rlen`). */
+static int inter_swap(const struct inter_step *s, struct pm_comm *c, const void *mine, size_t len,
+                      void *theirs, size_t rlen)
+{
+    return pm_sendrecv_world(mine, len, s->peer, s->xtag | c->tag_src, theirs, rlen, s->peer,
+                             s->xtag);
+}
+
+/* ---- MPI_Intercomm_create ------------------------------------------------------- */
+
+struct ic_header {
+    int32_t err;  /* leader's outcome, in the local broadcast */
+    int32_t size; /* the remote group's size */
+    int32_t ctx;  /* the remote local_comm's context (agreement key) */
+};
+
+struct ic_peer {
+    struct pm_comm *peer;
+    int remote_leader; /* world rank */
+    int tag;
+};
+
+static int peer_swap(const struct ic_peer *p, const void *mine, size_t len, void *theirs,
+                     size_t rlen)
+{
+    return pm_sendrecv_world(mine, len, p->remote_leader,
+                             p->peer->tag_pt2pt | p->peer->tag_src | (uint64_t)p->tag, theirs,
+                             rlen, p->remote_leader, p->peer->tag_pt2pt | (uint64_t)p->tag);
+}
+
+static int peer_exchange(void *arg, uint32_t seq, uint64_t *v, size_t n)
+{
+    uint64_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    int rc = peer_swap(arg, v, n * sizeof *v, tmp, n * sizeof *tmp);
+    for (size_t i = 0; !rc && i < n; i++)
+        v[i] &= tmp[i];
+    free(tmp);
+    return rc;
+}
+
+/* At the local leader: validate the peer side and swap the groups. */
+static int leader_swap(struct pm_comm *lc, MPI_Comm peer_comm, int remote_leader, int tag,
+                       struct ic_peer *p, struct ic_header *h, int **rworld)
+{
+    p->peer = pm_comm_get(peer_comm);
+    if (!p->peer)
+        return pm_error(lc->handle, MPI_ERR_COMM,
+                        "MPI_Intercomm_create: invalid peer communicator %#x at the local leader",
+                        (unsigned)peer_comm);
+    if (remote_leader < 0 || remote_leader >= p->peer->remote->size)
+        return pm_error(lc->handle, MPI_ERR_RANK,
+                        "MPI_Intercomm_create: remote_leader %d is not a rank of peer_comm "
+                        "(size %d)", remote_leader, p->peer->remote->size);
+    p->remote_leader = pm_comm_peer(p->peer, remote_leader);
+    p->tag = tag;
+    if (p->remote_leader == pm_world_rank)
+        return pm_error(lc->handle, MPI_ERR_RANK,
+                        "MPI_Intercomm_create: remote_leader %d is the local leader itself",
+                        remote_leader);
+    struct ic_header mine = {0, lc->size, lc->context};
+    int rc = peer_swap(p, &mine, sizeof mine, h, sizeof *h);
+    if (!rc && (h->size <= 0 || h->size > PM_MAX_COMM_SIZE))
+        rc = MPI_ERR_INTERN;
+    if (!rc && !(*rworld = malloc((size_t)h->size * sizeof **rworld)))
+        rc = MPI_ERR_NO_MEM;
+    if (!rc)
+        rc = peer_swap(p, lc->local->world, (size_t)lc->size * sizeof(int), *rworld,
+                       (size_t)h->size * sizeof(int));
+    if (rc)
+        return pm_error(lc->handle, rc,
+                        "MPI_Intercomm_create: exchange with the remote leader failed (error %d)",
+                        rc);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    static const char fn[] = "MPI_Intercomm_create";
+    PM_CHECK_INIT(fn);
+    GET_COMM(lc, local_comm, fn);
+    if (lc->is_inter)
+        return pm_error(local_comm, MPI_ERR_COMM, "%s: local_comm is an intercommunicator", fn);
+    if (local_leader < 0 || local_leader >= lc->size)
+        return pm_error(local_comm, MPI_ERR_RANK, "%s: local_leader %d is outside 0..%d", fn,
+                        local_leader, lc->size - 1);
+    if (tag < 0 || tag > PM_TAG_UB)
+        return pm_error(local_comm, MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag,
+                        PM_TAG_UB);
+    if (!newintercomm)
+        return pm_error(local_comm, MPI_ERR_ARG, "%s: newintercomm is NULL", fn);
+    *newintercomm = MPI_COMM_NULL;
+
+    struct ic_header h = {0, 0, 0};
+    struct ic_peer p = {0};
+    int *rworld = NULL;
+    bool leader = lc->rank == local_leader;
+    if (leader)
+        h.err = leader_swap(lc, peer_comm, remote_leader, tag, &p, &h, &rworld);
+    /* The leader tells everyone the outcome and the remote group. */
+    struct pm_xg x;
+    pm_xg_of_comm(&x, lc);
+    int rc = pm_xg_bcast(&x, &h, sizeof h, local_leader);
+    if (rc)
+        h.err = rc;
+    if (h.err) {
+        free(rworld);
+        return leader ? h.err
+                      : pm_error(local_comm, h.err, "%s: failed at the local leader (error %d)",
+                                 fn, h.err);
+    }
+    /* (Out of memory here leaves this process's subtree of the broadcast
+     * waiting: there is no way back from that.) */
+    if (!leader && !(rworld = malloc((size_t)h.size * sizeof *rworld)))
+        rc = MPI_ERR_NO_MEM;
+    if (!rc)
+        rc = pm_xg_bcast(&x, rworld, (size_t)h.size * sizeof *rworld, local_leader);
+    if (rc) {
+        free(rworld);
+        return pm_error(local_comm, rc, "%s: broadcast of the remote group failed (error %d)",
+                        fn, rc);
+    }
+    /* The groups must be disjoint; both sides see both lists, so they
+     * agree on the verdict. */
+    char *in = calloc((size_t)pm_world_size, 1);
+    if (!in) {
+        free(rworld);
+        return pm_error(local_comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    }
+    for (int i = 0; i < lc->size; i++)
+        in[lc->local->world[i]] = 1;
+    int overlap = -1;
+    for (int i = 0; i < h.size && overlap < 0; i++)
+        if (rworld[i] < 0 || rworld[i] >= pm_world_size || in[rworld[i]])
+            overlap = rworld[i];
+    free(in);
+    if (overlap >= 0) {
+        free(rworld);
+        return pm_error(local_comm, MPI_ERR_COMM,
+                        "%s: the local and remote groups overlap (world rank %d is in both)", fn,
+                        overlap);
+    }
+    struct pm_group *rg = pm_group_new(h.size, rworld);
+    free(rworld);
+    if (!rg)
+        return pm_error(local_comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+
+    int key_ctx = lc->context < h.ctx ? lc->context : h.ctx;
+    struct pm_agree a = {
+        .seq_comm = lc,
+        .world = lc->local->world,
+        .size = lc->size,
+        .rank = lc->rank,
+        .leader = local_leader,
+        .ctx_field = lc->tag_coll,
+        .key = PM_KEY_ICREATE(key_ctx, tag),
+        .exchange = peer_exchange,
+        .arg = &p,
+    };
+    uint16_t ids[2];
+    rc = pm_context_agree(&a, 2, ids);
+    if (rc) {
+        pm_group_release(rg);
+        return pm_error(local_comm, rc, "%s: could not agree on context ids (error %d)", fn, rc);
+    }
+    struct pm_comm *ic = pm_intercomm_new(lc->local, rg, ids);
+    pm_group_release(rg);
+    if (!ic)
+        return pm_error(local_comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    pm_comm_inherit_errhandler(ic, lc);
+    *newintercomm = ic->handle;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Intercomm_create)
+
+/* ---- MPI_Intercomm_merge --------------------------------------------------------- */
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+    static const char fn[] = "MPI_Intercomm_merge";
+    PM_CHECK_INIT(fn);
+    GET_COMM(c, intercomm, fn);
+    if (!c->is_inter)
+        return pm_error(intercomm, MPI_ERR_COMM, "%s: the communicator is not an "
+                        "intercommunicator", fn);
+    if (!newintracomm)
+        return pm_error(intercomm, MPI_ERR_ARG, "%s: newintracomm is NULL", fn);
+    *newintracomm = MPI_COMM_NULL;
+    /* Each group goes by its leader's `high`; the low group comes first, and
+     * when both say the same the group whose leader has the lower world rank. */
+    struct inter_step s;
+    inter_step(&s, c);
+    int32_t info[3] = {high ? 1 : 0, 0, 0}; /* my group's high, theirs, their leader */
+    int rc = MPI_SUCCESS;
+    if (c->rank == 0) {
+        int32_t mine[2] = {info[0], pm_world_rank}, theirs[2];
+        rc = inter_swap(&s, c, mine, sizeof mine, theirs, sizeof theirs);
+        info[1] = theirs[0];
+        info[2] = theirs[1];
+    }
+    if (!rc)
+        rc = pm_xg_bcast(&s.local, info, sizeof info, 0);
+    if (rc)
+        return pm_error(intercomm, rc, "%s: exchange between the groups failed (error %d)", fn,
+                        rc);
+    bool local_first = info[0] != info[1] ? info[0] < info[1] : c->local->world[0] < info[2];
+    int n = c->size + c->remote->size;
+    int *world = malloc((size_t)n * sizeof *world);
+    if (!world)
+        return pm_error(intercomm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    const struct pm_group *first = local_first ? c->local : c->remote;
+    const struct pm_group *second = local_first ? c->remote : c->local;
+    memcpy(world, first->world, (size_t)first->size * sizeof *world);
+    memcpy(world + first->size, second->world, (size_t)second->size * sizeof *world);
+    struct pm_group *g = pm_group_new(n, world);
+    free(world);
+    if (!g)
+        return pm_error(intercomm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    uint16_t ctx;
+    rc = pm_context_alloc(c, &ctx);
+    if (rc) {
+        pm_group_release(g);
+        return pm_error(intercomm, rc, "%s: could not agree on a context id (error %d)", fn,
+                        rc);
+    }
+    struct pm_comm *nc = pm_comm_new(g, NULL, ctx);
+    pm_group_release(g);
+    if (!nc) {
+        pm_context_free(ctx);
+        return pm_error(intercomm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    }
+    pm_comm_inherit_errhandler(nc, c);
+    *newintracomm = nc->handle;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Intercomm_merge)
+
+/* ---- Dup, create, split ------------------------------------------------------------ */
+
+int pm_intercomm_dup(struct pm_comm *c, struct pm_comm **out)
+{
+    uint16_t ids[2];
+    *out = NULL;
+    int rc = pm_context_alloc_n(c, 2, ids);
+    if (rc)
+        return rc;
+    *out = pm_intercomm_new(c->local, c->remote, ids);
+    return *out ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* Swap a list of world ranks between the groups: the local one is the same
+ * at every member of a group, the remote one comes back to all of them.
+ * *theirs is malloc'ed (NULL when empty). */
+static int swap_lists(struct pm_comm *c, const int *mine, int n, int **theirs, int *rn)
+{
+    struct inter_step s;
+    inter_step(&s, c);
+    int32_t cnt = n, rcnt = 0;
+    int rc = MPI_SUCCESS;
+    *theirs = NULL;
+    if (c->rank == 0)
+        rc = inter_swap(&s, c, &cnt, sizeof cnt, &rcnt, sizeof rcnt);
+    if (!rc)
+        rc = pm_xg_bcast(&s.local, &rcnt, sizeof rcnt, 0);
+    if (rc)
+        return rc;
+    if (rcnt < 0 || rcnt > c->remote->size)
+        return MPI_ERR_INTERN;
+    *rn = rcnt;
+    *theirs = malloc((size_t)(rcnt > 0 ? rcnt : 1) * sizeof **theirs);
+    if (!*theirs)
+        return MPI_ERR_NO_MEM; /* the other members then wait: out of memory is fatal */
+    if (c->rank == 0)
+        rc = inter_swap(&s, c, mine, (size_t)n * sizeof *mine, *theirs,
+                        (size_t)rcnt * sizeof **theirs);
+    if (!rc)
+        rc = pm_xg_bcast(&s.local, *theirs, (size_t)rcnt * sizeof **theirs, 0);
+    return rc;
+}
+
+int pm_intercomm_create_sub(struct pm_comm *c, struct pm_group *g, struct pm_comm **out)
+{
+    *out = NULL;
+    int *rworld, rn;
+    int rc = swap_lists(c, g->world, g->size, &rworld, &rn);
+    uint16_t ids[2];
+    if (!rc)
+        rc = pm_context_alloc_n(c, 2, ids);
+    if (rc) {
+        free(rworld);
+        return rc;
+    }
+    /* Members of g with a nonempty remote side get the intercommunicator. */
+    if (g->rank == MPI_UNDEFINED || rn == 0) {
+        pm_context_free(ids[0]);
+        pm_context_free(ids[1]);
+        free(rworld);
+        return MPI_SUCCESS;
+    }
+    struct pm_group *rg = pm_group_new(rn, rworld);
+    free(rworld);
+    if (!rg) {
+        pm_context_free(ids[0]);
+        pm_context_free(ids[1]);
+        return MPI_ERR_NO_MEM;
+    }
+    *out = pm_intercomm_new(g, rg, ids);
+    pm_group_release(rg);
+    if (!*out)
+        return MPI_ERR_NO_MEM;
+    pm_comm_inherit_errhandler(*out, c);
+    return MPI_SUCCESS;
+}
+
+struct split_entry {
+    int key, rank;
+};
+
+static int split_cmp(const void *a, const void *b)
+{
+    const struct split_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The world ranks of the members of `g` whose (color, key) in `ck` has
+ * `color`, ordered by (key, rank). Returns the count; NULL list on ENOMEM. */
+static int *select_color(const struct pm_group *g, const int *ck, int color, int *count)
+{
+    struct split_entry *e = malloc((size_t)g->size * sizeof *e);
+    int *w = malloc((size_t)g->size * sizeof *w);
+    if (!e || !w) {
+        free(e);
+        free(w);
+        return NULL;
+    }
+    int m = 0;
+    for (int i = 0; i < g->size; i++)
+        if (ck[2 * i] == color)
+            e[m++] = (struct split_entry){ck[2 * i + 1], i};
+    qsort(e, (size_t)m, sizeof *e, split_cmp);
+    for (int i = 0; i < m; i++)
+        w[i] = g->world[e[i].rank];
+    free(e);
+    *count = m;
+    return w;
+}
+
+int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **out)
+{
+    *out = NULL;
+    int mine[2] = {color, key};
+    int *lck = malloc((size_t)c->size * 2 * sizeof *lck);
+    if (!lck)
+        return MPI_ERR_NO_MEM;
+    /* Everyone learns (color, key) of both groups. */
+    struct inter_step s;
+    inter_step(&s, c);
+    int rc = pm_xg_allgather(&s.local, mine, lck, sizeof mine);
+    int *rck = NULL, rn = 0;
+    if (!rc)
+        rc = swap_lists(c, lck, 2 * c->size, &rck, &rn);
+    if (!rc && rn != 2 * c->remote->size)
+        rc = MPI_ERR_INTERN;
+    uint16_t ids[2];
+    if (!rc)
+        rc = pm_context_alloc_n(c, 2, ids);
+    if (rc) {
+        free(lck);
+        free(rck);
+        return rc;
+    }
+    int ln = 0, rm = 0;
+    int *lw = NULL, *rw = NULL;
+    if (color != MPI_UNDEFINED) {
+        lw = select_color(c->local, lck, color, &ln);
+        rw = select_color(c->remote, rck, color, &rm);
+        if (!lw || !rw)
+            rc = MPI_ERR_NO_MEM;
+    }
+    free(lck);
+    free(rck);
+    struct pm_group *lg = NULL, *rg = NULL;
+    if (!rc && color != MPI_UNDEFINED && rm > 0) {
+        lg = pm_group_new(ln, lw);
+        rg = pm_group_new(rm, rw);
+        if (lg && rg) {
+            *out = pm_intercomm_new(lg, rg, ids);
+            ids[0] = ids[1] = 0; /* owned by the new communicator now */
+        }
+        if (!*out)
+            rc = MPI_ERR_NO_MEM;
+        else
+            pm_comm_inherit_errhandler(*out, c);
+    }
+    pm_group_release(lg);
+    pm_group_release(rg);
+    free(lw);
+    free(rw);
+    pm_context_free(ids[0]);
+    pm_context_free(ids[1]);
+    return rc;
+}
