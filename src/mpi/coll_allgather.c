@@ -3,7 +3,8 @@
  * forms.
  *
  * Every call builds a schedule (coll.h): the blocking calls run it, the
- * nonblocking ones return its request. Algorithms (total = bytes of the
+ * nonblocking ones return its request. Local copies run when their round
+ * starts, in order, so a copy may feed a send of its own round. Algorithms (total = bytes of the
  * whole result, the same on every rank):
  *  - recursive doubling: Allgather, power-of-two ranks, total <= 512 KiB;
  *    log2(n) exchanges of aligned block ranges, straight in the receive
@@ -134,16 +135,17 @@ static int own_copy(struct pm_sched *s, const struct allgather *g)
 static int allgather_rd(struct pm_sched *s, const struct allgather *g)
 {
     int n = g->c->size, me = g->c->rank;
-    int rc = own_copy(s, g);
+    int rc = own_copy(s, g); /* runs before the first send of its round */
     for (int mask = 1; mask < n && !rc; mask <<= 1) {
-        rc = pm_sched_fence(s);
+        if (mask > 1)
+            rc = pm_sched_fence(s);
         int peer = me ^ mask;
         int mine = me & ~(mask - 1), theirs = peer & ~(mask - 1);
         MPI_Count cnt = (MPI_Count)mask * g->rcount;
         if (!rc)
-            rc = pm_sched_send(s, block_of(g, mine), cnt, g->rtype, peer);
-        if (!rc)
             rc = pm_sched_recv(s, block_of(g, theirs), cnt, g->rtype, peer);
+        if (!rc)
+            rc = pm_sched_send(s, block_of(g, mine), cnt, g->rtype, peer);
     }
     return rc;
 }
@@ -154,14 +156,15 @@ static int allgather_ring(struct pm_sched *s, const struct allgather *g)
 {
     int n = g->c->size, me = g->c->rank;
     int right = (me + 1) % n, left = (me - 1 + n) % n;
-    int rc = own_copy(s, g);
+    int rc = own_copy(s, g); /* runs before the first send of its round */
     for (int i = 0; i < n - 1 && !rc; i++) {
         int out = (me - i + n) % n, in = (me - i - 1 + n) % n;
-        rc = pm_sched_fence(s);
-        if (!rc)
-            rc = pm_sched_send(s, block_of(g, out), count_of(g, out), g->rtype, right);
+        if (i)
+            rc = pm_sched_fence(s);
         if (!rc)
             rc = pm_sched_recv(s, block_of(g, in), count_of(g, in), g->rtype, left);
+        if (!rc)
+            rc = pm_sched_send(s, block_of(g, out), count_of(g, out), g->rtype, right);
     }
     return rc;
 }
@@ -191,12 +194,13 @@ static int allgather_bruck(struct pm_sched *s, const struct allgather *g)
         rc = own_copy(s, g);
     for (int k = 1; k < n && !rc; k <<= 1) {
         int cnt = k < n - k ? k : n - k;
-        rc = pm_sched_fence(s);
-        if (!rc)
-            rc = pm_sched_send(s, tmp, (MPI_Count)off[cnt], MPI_BYTE, (me - k + n) % n);
+        if (k > 1)
+            rc = pm_sched_fence(s);
         if (!rc)
             rc = pm_sched_recv(s, tmp + off[k], (MPI_Count)(off[k + cnt] - off[k]), MPI_BYTE,
                                (me + k) % n);
+        if (!rc)
+            rc = pm_sched_send(s, tmp, (MPI_Count)off[cnt], MPI_BYTE, (me - k + n) % n);
     }
     if (!rc)
         rc = pm_sched_fence(s);
@@ -231,10 +235,10 @@ static int allgather_inter(struct pm_sched *s, const struct allgather *g)
         if (i && i % ALLGATHER_INTER_BATCH == 0)
             rc = pm_sched_fence(s);
         int dst = (me + i) % mx, src = (me - i + mx) % mx;
-        if (!rc && dst < nr)
-            rc = pm_sched_send(s, g->sbuf, g->scount, g->stype, dst);
         if (!rc && src < nr)
             rc = pm_sched_recv(s, block_of(g, src), count_of(g, src), g->rtype, src);
+        if (!rc && dst < nr)
+            rc = pm_sched_send(s, g->sbuf, g->scount, g->stype, dst);
     }
     return rc;
 }

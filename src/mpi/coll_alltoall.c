@@ -238,32 +238,27 @@ static int a2a_pairwise(struct pm_sched *s, const struct a2a *a)
         if (t0)
             rc = pm_sched_fence(s);
         size_t pos = 0;
-        for (int t = t0; t < t1 && aside && !rc; t++) {
-            int p = pair_partner(me, t, n);
-            if (p == me)
-                continue;
-            struct blk b = recv_blk(a, p);
-            rc = pm_sched_copy(s, b.buf, b.count, b.type, aside + pos, (MPI_Count)blk_bytes(b),
-                               MPI_BYTE);
-            pos += blk_bytes(b);
-        }
-        if (aside && !rc)
-            rc = pm_sched_fence(s);
-        pos = 0;
         for (int t = t0; t < t1 && !rc; t++) {
             int p = pair_partner(me, t, n);
             if (p == me)
                 continue;
             struct blk rb = recv_blk(a, p);
-            rc = pm_sched_recv(s, rb.buf, rb.count, rb.type, p);
-            if (rc)
-                break;
             if (aside) {
-                rc = pm_sched_send(s, aside + pos, (MPI_Count)blk_bytes(rb), MPI_BYTE, p);
-                pos += blk_bytes(rb);
+                /* The copy runs as the round starts: before the receive
+                 * that overwrites the block is even posted. */
+                size_t bytes = blk_bytes(rb);
+                rc = pm_sched_copy(s, rb.buf, rb.count, rb.type, aside + pos, (MPI_Count)bytes,
+                                   MPI_BYTE);
+                if (!rc)
+                    rc = pm_sched_recv(s, rb.buf, rb.count, rb.type, p);
+                if (!rc)
+                    rc = pm_sched_send(s, aside + pos, (MPI_Count)bytes, MPI_BYTE, p);
+                pos += bytes;
             } else {
                 struct blk sb = send_blk(a, p);
-                rc = pm_sched_send(s, sb.buf, sb.count, sb.type, p);
+                rc = pm_sched_recv(s, rb.buf, rb.count, rb.type, p);
+                if (!rc)
+                    rc = pm_sched_send(s, sb.buf, sb.count, sb.type, p);
             }
         }
     }
@@ -272,9 +267,30 @@ static int a2a_pairwise(struct pm_sched *s, const struct a2a *a)
 
 /* ---- Bruck (Alltoall, small blocks) --------------------------------------- */
 
+/* Copy the blocks j of tmp with bit k of j set (runs [j, j + k) for j = k,
+ * 3k, ...) to consecutive bytes of buf (pack) or back (unpack); *bytes
+ * gets the length. */
+static int bruck_runs(struct pm_sched *s, char *tmp, char *buf, int k, int n, size_t bs,
+                      bool pack, size_t *bytes)
+{
+    size_t pos = 0;
+    int rc = MPI_SUCCESS;
+    for (int j = k; j < n && !rc; j += 2 * k) {
+        size_t len = (size_t)(j + k <= n ? k : n - j) * bs;
+        char *t = tmp + (size_t)j * bs;
+        rc = pm_sched_copy(s, pack ? t : buf + pos, (MPI_Count)len, MPI_BYTE,
+                           pack ? buf + pos : t, (MPI_Count)len, MPI_BYTE);
+        pos += len;
+    }
+    *bytes = pos;
+    return rc;
+}
+
 /* tmp[j] starts as my block for me + j. Round k moves every tmp[j] with bit
  * k of j set to rank me + k (same index), so tmp[j] ends holding the block
- * from me - j. Blocks are `bs` bytes. */
+ * from me - j. Blocks are `bs` bytes. Copies run in order as their round
+ * starts, so each round unpacks the previous exchange, packs the next and
+ * sends it. */
 static int a2a_bruck(struct pm_sched *s, const struct a2a *a, size_t bs)
 {
     struct pm_comm *c = a->c;
@@ -290,34 +306,22 @@ static int a2a_bruck(struct pm_sched *s, const struct a2a *a, size_t bs)
     if (!rc)
         rc = pm_sched_copy(s, zero.buf, (MPI_Count)me * zero.count, zero.type,
                            tmp + (size_t)(n - me) * bs, (MPI_Count)me * (MPI_Count)bs, MPI_BYTE);
-    for (int k = 1; k < n && !rc; k <<= 1) {
-        /* The blocks j with bit k set form runs [j, j + k) for j = k, 3k, ... */
-        size_t pos = 0;
-        rc = pm_sched_fence(s);
-        for (int j = k; j < n && !rc; j += 2 * k) {
-            size_t len = (size_t)(j + k <= n ? k : n - j) * bs;
-            rc = pm_sched_copy(s, tmp + (size_t)j * bs, (MPI_Count)len, MPI_BYTE, out + pos,
-                               (MPI_Count)len, MPI_BYTE);
-            pos += len;
-        }
-        if (!rc)
+    size_t bytes;
+    for (int k = 1; !rc; k <<= 1) {
+        if (k > 1) {
             rc = pm_sched_fence(s);
-        if (!rc)
-            rc = pm_sched_recv(s, in, (MPI_Count)pos, MPI_BYTE, (me - k + n) % n);
-        if (!rc)
-            rc = pm_sched_send(s, out, (MPI_Count)pos, MPI_BYTE, (me + k) % n);
-        if (!rc)
-            rc = pm_sched_fence(s);
-        pos = 0;
-        for (int j = k; j < n && !rc; j += 2 * k) {
-            size_t len = (size_t)(j + k <= n ? k : n - j) * bs;
-            rc = pm_sched_copy(s, in + pos, (MPI_Count)len, MPI_BYTE, tmp + (size_t)j * bs,
-                               (MPI_Count)len, MPI_BYTE);
-            pos += len;
+            if (!rc)
+                rc = bruck_runs(s, tmp, in, k >> 1, n, bs, false, &bytes);
         }
+        if (rc || k >= n)
+            break;
+        rc = bruck_runs(s, tmp, out, k, n, bs, true, &bytes);
+        if (!rc)
+            rc = pm_sched_recv(s, in, (MPI_Count)bytes, MPI_BYTE, (me - k + n) % n);
+        if (!rc)
+            rc = pm_sched_send(s, out, (MPI_Count)bytes, MPI_BYTE, (me + k) % n);
     }
-    if (!rc)
-        rc = pm_sched_fence(s);
+    /* In the round of the last unpack: block from me - j is tmp[j]. */
     for (int j = 0; j < n && !rc; j++) {
         struct blk b = recv_blk(a, (me - j + n) % n);
         rc = pm_sched_copy(s, tmp + (size_t)j * bs, (MPI_Count)bs, MPI_BYTE, b.buf, b.count,

@@ -166,7 +166,8 @@ static int scatter_tree(struct pm_sched *s, const struct scatter *g, size_t bloc
     if (vr == 0) {
         /* Child `mask` gets relative ranks mask..mask+k-1. The subtrees cover
          * 1..n-1 in order, so at most one wraps past rank n-1: that one is
-         * gathered into scratch before any send goes. */
+         * copied into scratch (copies run as their round starts, before the
+         * sends after them). */
         char *tmp = NULL;
         int wrap_mask = 0;
         for (int mask = 1; mask < n && !rc; mask <<= 1) {
@@ -185,8 +186,6 @@ static int scatter_tree(struct pm_sched *s, const struct scatter *g, size_t bloc
                 rc = pm_sched_copy(s, scatter_block(g, 0), (MPI_Count)(k - tail) * g->scount,
                                    g->stype, tmp + (size_t)tail * block,
                                    (MPI_Count)(k - tail) * (MPI_Count)block, MPI_BYTE);
-            if (!rc)
-                rc = pm_sched_fence(s);
             break;
         }
         /* Largest subtree first: it has the longest way to go. */

@@ -1,0 +1,32 @@
+# Data-movement collectives (gather, scatter, allgather, alltoall and their
+# v/w/nonblocking forms): src/mpi/coll_gather.c, coll_scatter.c,
+# coll_allgather.c, coll_alltoall.c. Tests are named
+# mpi_collb_<program>_<ranks>_<rail>; the argument of the size sweeps is the
+# largest block in bytes (1 MiB on few ranks, 64 KiB on many).
+
+foreach(prog rooted allgather alltoall errors inflight comms types)
+  mpi_test_program(collb_${prog} ${MPI_TEST_DIR}/collb_${prog}.c)
+endforeach()
+
+foreach(rail shm tcp)
+  if(rail STREQUAL "shm")
+    set(rails self,shm)
+  else()
+    set(rails tcp)
+  endif()
+  foreach(np 1 2 3 4 5 8)
+    if(np LESS_EQUAL 3)
+      set(max 1048576)
+    else()
+      set(max 65536)
+    endif()
+    foreach(prog rooted allgather alltoall)
+      mpi_job(NAME collb_${prog}_${np}_${rail} NPROCS ${np} RAILS ${rails}
+              PROGRAM collb_${prog} ARGS ${max})
+    endforeach()
+    foreach(prog errors inflight comms types)
+      mpi_job(NAME collb_${prog}_${np}_${rail} NPROCS ${np} RAILS ${rails}
+              PROGRAM collb_${prog})
+    endforeach()
+  endforeach()
+endforeach()
