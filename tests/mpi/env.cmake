@@ -1,0 +1,35 @@
+# Tests of reduction operations (op_*), error handlers, info objects,
+# MPI_Alloc_mem and handle conversions (env_*). Names:
+# mpi_env_<what>_<nprocs>_<shm|tcp>, <what> the program without "env_".
+
+foreach(prog op_predef op_user op_derived env_info env_errh env_fatal env_mem env_conv)
+  mpi_test_program(${prog} ${MPI_TEST_DIR}/${prog}.c)
+endforeach()
+
+foreach(rail shm tcp)
+  if(rail STREQUAL "shm")
+    set(rails self,shm)
+    set(nps 1 3 8)
+  else()
+    set(rails tcp)
+    set(nps 2 4)
+  endif()
+  foreach(np ${nps})
+    foreach(prog op_predef op_user op_derived env_errh env_mem env_conv)
+      string(REGEX REPLACE "^env_" "" what ${prog})
+      mpi_job(NAME env_${what}_${np}_${rail} NPROCS ${np} RAILS ${rails} PROGRAM ${prog}
+              TIMEOUT 60)
+    endforeach()
+    # MPI_INFO_ENV reports the arguments.
+    mpi_job(NAME env_info_${np}_${rail} NPROCS ${np} RAILS ${rails} PROGRAM env_info
+            ARGS first second TIMEOUT 60)
+  endforeach()
+  # MPI_ERRORS_ARE_FATAL stops the whole job with the library's message.
+  foreach(mode send call)
+    mpi_job(NAME env_fatal_${mode}_${rail} NPROCS 3 RAILS ${rails} PROGRAM env_fatal
+            ARGS ${mode} TIMEOUT 60)
+    set_tests_properties(mpi_env_fatal_${mode}_${rail} PROPERTIES
+                         PASS_REGULAR_EXPRESSION "fatal error: MPI_"
+                         FAIL_REGULAR_EXPRESSION "survived")
+  endforeach()
+endforeach()

@@ -1,0 +1,137 @@
+/*
+ * env_conv.c — MPI_*_c2f / MPI_*_f2c: round trips of predefined and user
+ * handles of every kind, null handles stay null, and f2c of a value that
+ * names no live object of that kind (garbage, a handle of another kind, a
+ * freed object) gives the null handle.
+ */
+#include "mpitest.h"
+
+static void dummy_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+}
+
+static void dummy_handler(MPI_Comm *comm, int *code, ...)
+{
+}
+
+static void comms_groups(void)
+{
+    CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_COMM_WORLD, "world");
+    CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_SELF)) == MPI_COMM_SELF, "self");
+    CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_NULL)) == MPI_COMM_NULL, "comm null");
+    MPI_Comm dup;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    MPI_Fint f = MPI_Comm_c2f(dup);
+    CHECK(MPI_Comm_f2c(f) == dup, "dup round trip");
+    int size;
+    MPI_CHECK(MPI_Comm_size(MPI_Comm_f2c(f), &size));
+    MPI_CHECK(MPI_Comm_free(&dup));
+    CHECK(MPI_Comm_f2c(f) == MPI_COMM_NULL, "freed comm gives %#x", (unsigned)MPI_Comm_f2c(f));
+    CHECK(MPI_Comm_f2c(12345) == MPI_COMM_NULL, "garbage comm");
+    CHECK(MPI_Comm_f2c(MPI_Type_c2f(MPI_INT)) == MPI_COMM_NULL, "a type as comm");
+
+    MPI_Group g;
+    MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &g));
+    CHECK(MPI_Group_f2c(MPI_Group_c2f(g)) == g, "group round trip");
+    CHECK(MPI_Group_f2c(MPI_Group_c2f(MPI_GROUP_EMPTY)) == MPI_GROUP_EMPTY, "group empty");
+    CHECK(MPI_Group_f2c(MPI_Group_c2f(MPI_GROUP_NULL)) == MPI_GROUP_NULL, "group null");
+    MPI_Fint gf = MPI_Group_c2f(g);
+    MPI_CHECK(MPI_Group_free(&g));
+    CHECK(MPI_Group_f2c(gf) == MPI_GROUP_NULL, "freed group");
+    CHECK(MPI_Group_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_GROUP_NULL, "a comm as group");
+}
+
+static void types_ops(void)
+{
+    static const MPI_Datatype pre[] = {MPI_CHAR, MPI_INT, MPI_DOUBLE, MPI_2INT, MPI_REAL8,
+                                       MPI_C_BOOL, MPI_PACKED, MPI_LONG_DOUBLE_INT};
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        CHECK(MPI_Type_f2c(MPI_Type_c2f(pre[i])) == pre[i], "predefined type %zu", i);
+    CHECK(MPI_Type_f2c(MPI_Type_c2f(MPI_DATATYPE_NULL)) == MPI_DATATYPE_NULL, "type null");
+    MPI_Datatype vec;
+    MPI_CHECK(MPI_Type_vector(2, 1, 3, MPI_INT, &vec));
+    MPI_Fint vf = MPI_Type_c2f(vec);
+    CHECK(MPI_Type_f2c(vf) == vec, "derived type round trip");
+    MPI_CHECK(MPI_Type_free(&vec));
+    CHECK(MPI_Type_f2c(vf) == MPI_DATATYPE_NULL, "freed type");
+    CHECK(MPI_Type_f2c(-1) == MPI_DATATYPE_NULL, "garbage type");
+    CHECK(MPI_Type_f2c(MPI_Op_c2f(MPI_SUM)) == MPI_DATATYPE_NULL, "an op as type");
+
+    for (MPI_Op op = MPI_MAX; op <= MPI_NO_OP; op++)
+        CHECK(MPI_Op_f2c(MPI_Op_c2f(op)) == op, "predefined op %#x", (unsigned)op);
+    CHECK(MPI_Op_f2c(MPI_Op_c2f(MPI_OP_NULL)) == MPI_OP_NULL, "op null");
+    CHECK(MPI_Op_f2c(MPI_Op_c2f(MPI_NO_OP + 1)) == MPI_OP_NULL, "unused op index");
+    MPI_Op op;
+    MPI_CHECK(MPI_Op_create(dummy_op, 1, &op));
+    MPI_Fint of = MPI_Op_c2f(op);
+    CHECK(MPI_Op_f2c(of) == op, "user op round trip");
+    MPI_CHECK(MPI_Op_free(&op));
+    CHECK(MPI_Op_f2c(of) == MPI_OP_NULL, "freed op");
+}
+
+static void info_errh(void)
+{
+    CHECK(MPI_Info_f2c(MPI_Info_c2f(MPI_INFO_ENV)) == MPI_INFO_ENV, "info env");
+    CHECK(MPI_Info_f2c(MPI_Info_c2f(MPI_INFO_NULL)) == MPI_INFO_NULL, "info null");
+    MPI_Info info;
+    MPI_CHECK(MPI_Info_create(&info));
+    MPI_Fint inf = MPI_Info_c2f(info);
+    CHECK(MPI_Info_f2c(inf) == info, "info round trip");
+    MPI_CHECK(MPI_Info_set(MPI_Info_f2c(inf), "k", "v"));
+    MPI_CHECK(MPI_Info_free(&info));
+    CHECK(MPI_Info_f2c(inf) == MPI_INFO_NULL, "freed info");
+
+    CHECK(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRORS_RETURN)) == MPI_ERRORS_RETURN, "ret");
+    CHECK(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRORS_ARE_FATAL)) == MPI_ERRORS_ARE_FATAL,
+          "fatal");
+    CHECK(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRHANDLER_NULL)) == MPI_ERRHANDLER_NULL,
+          "errhandler null");
+    MPI_Errhandler eh;
+    MPI_CHECK(MPI_Comm_create_errhandler(dummy_handler, &eh));
+    MPI_Fint ef = MPI_Errhandler_c2f(eh);
+    CHECK(MPI_Errhandler_f2c(ef) == eh, "user errhandler round trip");
+    MPI_CHECK(MPI_Errhandler_free(&eh));
+    CHECK(MPI_Errhandler_f2c(ef) == MPI_ERRHANDLER_NULL, "freed errhandler");
+    CHECK(MPI_Errhandler_f2c(MPI_Info_c2f(MPI_INFO_ENV)) == MPI_ERRHANDLER_NULL,
+          "an info as errhandler");
+}
+
+static void requests_messages(void)
+{
+    int rank, buf = 0;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_Request req;
+    MPI_CHECK(MPI_Irecv(&buf, 1, MPI_INT, rank, 5, MPI_COMM_WORLD, &req));
+    MPI_Fint rf = MPI_Request_c2f(req);
+    CHECK(MPI_Request_f2c(rf) == req, "request round trip");
+    int one = 1;
+    MPI_CHECK(MPI_Send(&one, 1, MPI_INT, rank, 5, MPI_COMM_WORLD));
+    MPI_Request back = MPI_Request_f2c(rf);
+    MPI_CHECK(MPI_Wait(&back, MPI_STATUS_IGNORE));
+    CHECK(buf == 1 && back == MPI_REQUEST_NULL, "wait through the converted handle");
+    CHECK(MPI_Request_f2c(rf) == MPI_REQUEST_NULL, "completed request");
+    CHECK(MPI_Request_f2c(MPI_Request_c2f(MPI_REQUEST_NULL)) == MPI_REQUEST_NULL, "req null");
+
+    CHECK(MPI_Message_f2c(MPI_Message_c2f(MPI_MESSAGE_NO_PROC)) == MPI_MESSAGE_NO_PROC, "no proc");
+    CHECK(MPI_Message_f2c(MPI_Message_c2f(MPI_MESSAGE_NULL)) == MPI_MESSAGE_NULL, "msg null");
+    MPI_CHECK(MPI_Send(&one, 1, MPI_INT, rank, 6, MPI_COMM_WORLD));
+    MPI_Message msg;
+    MPI_CHECK(MPI_Mprobe(rank, 6, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE));
+    MPI_Fint mf = MPI_Message_c2f(msg);
+    CHECK(MPI_Message_f2c(mf) == msg, "message round trip");
+    MPI_Message m2 = MPI_Message_f2c(mf);
+    MPI_CHECK(MPI_Mrecv(&buf, 1, MPI_INT, &m2, MPI_STATUS_IGNORE));
+    CHECK(MPI_Message_f2c(mf) == MPI_MESSAGE_NULL, "received message");
+    CHECK(MPI_Message_f2c(7) == MPI_MESSAGE_NULL, "garbage message");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_CHECK(MPI_Init(&argc, &argv));
+    comms_groups();
+    types_ops();
+    info_errh();
+    requests_messages();
+    MPI_CHECK(MPI_Finalize());
+    return 0;
+}

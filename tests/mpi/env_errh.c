@@ -1,0 +1,179 @@
+/*
+ * env_errh.c — error handlers: a user handler is called with the
+ * communicator and the error code (MPI_Send to rank = size gives a code of
+ * class MPI_ERR_RANK), MPI_ERRORS_RETURN returns codes, set/get round trips
+ * with reference counts (a freed handle stays in force on the communicator
+ * that uses it), MPI_Comm_call_errhandler, and the argument errors.
+ */
+#include "mpitest.h"
+
+static int rank, size;
+static int calls, last_code;
+static MPI_Comm last_comm;
+
+static void handler(MPI_Comm *comm, int *code, ...)
+{
+    calls++;
+    last_comm = *comm;
+    last_code = *code;
+}
+
+static int other_calls;
+static void other(MPI_Comm *comm, int *code, ...)
+{
+    other_calls++;
+}
+
+static int class_of(int code)
+{
+    int cls = -1;
+    MPI_Error_class(code, &cls);
+    return cls;
+}
+
+static void check_class(int rc, int want, const char *what)
+{
+    int cls = rc == MPI_SUCCESS ? MPI_SUCCESS : class_of(rc);
+    CHECK(rc != MPI_SUCCESS && cls == want, "%s: rc %d class %d, want class %d", what, rc, cls,
+          want);
+}
+
+static void defaults(void)
+{
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    MPI_CHECK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh));
+    CHECK(eh == MPI_ERRORS_ARE_FATAL, "default handler of MPI_COMM_WORLD is %#x", (unsigned)eh);
+    MPI_CHECK(MPI_Errhandler_free(&eh)); /* a predefined handle may be freed */
+    CHECK(eh == MPI_ERRHANDLER_NULL, "free did not set MPI_ERRHANDLER_NULL");
+    MPI_CHECK(MPI_Comm_get_errhandler(MPI_COMM_SELF, &eh));
+    CHECK(eh == MPI_ERRORS_ARE_FATAL, "default handler of MPI_COMM_SELF is %#x", (unsigned)eh);
+    MPI_CHECK(MPI_Errhandler_free(&eh));
+}
+
+static void user_handler(void)
+{
+    MPI_Errhandler eh, got;
+    MPI_CHECK(MPI_Comm_create_errhandler(handler, &eh));
+    CHECK(eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL,
+          "new handler %#x", (unsigned)eh);
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh));
+    MPI_CHECK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got));
+    CHECK(got == eh, "get returned %#x, set %#x", (unsigned)got, (unsigned)eh);
+
+    /* An invalid rank: the handler sees MPI_COMM_WORLD and the code. */
+    int buf = 0;
+    calls = 0;
+    int rc = MPI_Send(&buf, 1, MPI_INT, size, 0, MPI_COMM_WORLD);
+    CHECK(calls == 1, "handler called %d times", calls);
+    CHECK(last_comm == MPI_COMM_WORLD, "handler got comm %#x", (unsigned)last_comm);
+    CHECK(class_of(last_code) == MPI_ERR_RANK, "handler got code %d (class %d)", last_code,
+          class_of(last_code));
+    CHECK(rc == last_code, "MPI_Send returned %d, handler saw %d", rc, last_code);
+    rc = MPI_Recv(&buf, 1, MPI_INT, 0, -7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(calls == 2 && class_of(last_code) == MPI_ERR_TAG, "bad tag: calls %d class %d", calls,
+          class_of(last_code));
+    /* An error on MPI_COMM_NULL goes to MPI_COMM_WORLD's handler. */
+    MPI_Send(&buf, 1, MPI_INT, 0, 0, MPI_COMM_NULL);
+    CHECK(calls == 3 && class_of(last_code) == MPI_ERR_COMM && last_comm == MPI_COMM_WORLD,
+          "error on MPI_COMM_NULL: calls %d class %d comm %#x", calls, class_of(last_code),
+          (unsigned)last_comm);
+
+    /* MPI_COMM_SELF keeps its own handler. */
+    MPI_Errhandler oh;
+    MPI_CHECK(MPI_Comm_create_errhandler(other, &oh));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, oh));
+    MPI_CHECK(MPI_Errhandler_free(&oh));
+    other_calls = 0;
+    MPI_Send(&buf, 1, MPI_INT, 1, 0, MPI_COMM_SELF);
+    CHECK(other_calls == 1 && calls == 3, "error on SELF: other %d world %d", other_calls, calls);
+
+    /* Both user handles freed: the handler stays in force on the comm. */
+    MPI_CHECK(MPI_Errhandler_free(&got));
+    MPI_Errhandler stale = eh;
+    MPI_CHECK(MPI_Errhandler_free(&eh));
+    CHECK(eh == MPI_ERRHANDLER_NULL, "free did not set MPI_ERRHANDLER_NULL");
+    check_class(MPI_Errhandler_free(&stale), MPI_ERR_ARG, "freeing a freed handle");
+    CHECK(calls == 4 && class_of(last_code) == MPI_ERR_ARG, "free error went to the handler");
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_SELF, stale), MPI_ERR_ARG,
+                "setting a freed handle");
+    CHECK(other_calls == 2, "SELF's handler saw the set error: %d", other_calls);
+
+    /* MPI_Comm_call_errhandler: the user handler, then MPI_SUCCESS. */
+    int myclass, mycode;
+    MPI_CHECK(MPI_Add_error_class(&myclass));
+    MPI_CHECK(MPI_Add_error_code(myclass, &mycode));
+    calls = 0;
+    MPI_CHECK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, mycode));
+    CHECK(calls == 1 && last_code == mycode && last_comm == MPI_COMM_WORLD,
+          "call_errhandler: calls %d code %d", calls, last_code);
+    MPI_CHECK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER));
+    CHECK(calls == 2 && last_code == MPI_ERR_OTHER, "call_errhandler 2: code %d", last_code);
+
+    /* A get of the freed handler hands out a live handle again. */
+    MPI_CHECK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got));
+    CHECK(got == stale, "get after free: %#x, want %#x", (unsigned)got, (unsigned)stale);
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, got));
+    MPI_CHECK(MPI_Errhandler_free(&got));
+    MPI_CHECK(MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_OTHER));
+    CHECK(calls == 3 && last_comm == MPI_COMM_SELF, "SELF now has the first handler");
+
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    /* The handler object is gone: its handle names nothing now. */
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, stale), MPI_ERR_ARG,
+                "a handle of a released handler");
+    CHECK(calls == 3, "the released handler was called");
+}
+
+static void errors_return(void)
+{
+    int buf = 0;
+    int rc = MPI_Send(&buf, 1, MPI_INT, size, 0, MPI_COMM_WORLD);
+    check_class(rc, MPI_ERR_RANK, "MPI_Send to rank = size");
+    rc = MPI_Send(&buf, 1, MPI_INT, -5, 0, MPI_COMM_WORLD);
+    check_class(rc, MPI_ERR_RANK, "MPI_Send to rank -5");
+    /* MPI_ERRORS_RETURN as "handler" returns the code. */
+    rc = MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_TRUNCATE);
+    CHECK(rc == MPI_ERR_TRUNCATE, "call_errhandler with ERRORS_RETURN returned %d", rc);
+
+    MPI_Errhandler eh;
+    check_class(MPI_Comm_create_errhandler(NULL, &eh), MPI_ERR_ARG, "NULL function");
+    check_class(MPI_Comm_create_errhandler(handler, NULL), MPI_ERR_ARG, "NULL handle pointer");
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_NULL, MPI_ERRORS_RETURN), MPI_ERR_COMM,
+                "set on MPI_COMM_NULL");
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL), MPI_ERR_ARG,
+                "set MPI_ERRHANDLER_NULL");
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, (MPI_Errhandler)MPI_INFO_ENV),
+                MPI_ERR_ARG, "set an info handle");
+    check_class(MPI_Comm_get_errhandler(MPI_COMM_NULL, &eh), MPI_ERR_COMM,
+                "get on MPI_COMM_NULL");
+    check_class(MPI_Comm_get_errhandler(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "get into NULL");
+    check_class(MPI_Comm_call_errhandler(MPI_COMM_NULL, MPI_ERR_OTHER), MPI_ERR_COMM,
+                "call on MPI_COMM_NULL");
+    eh = MPI_ERRHANDLER_NULL;
+    check_class(MPI_Errhandler_free(&eh), MPI_ERR_ARG, "free MPI_ERRHANDLER_NULL");
+    check_class(MPI_Errhandler_free(NULL), MPI_ERR_ARG, "free NULL");
+
+    /* Many handlers: distinct handles, each freed once. */
+    MPI_Errhandler many[20];
+    for (int i = 0; i < 20; i++)
+        MPI_CHECK(MPI_Comm_create_errhandler(i % 2 ? handler : other, &many[i]));
+    for (int i = 0; i < 20; i++)
+        for (int j = 0; j < i; j++)
+            CHECK(many[i] != many[j], "handlers %d and %d share a handle", i, j);
+    for (int i = 0; i < 20; i++)
+        MPI_CHECK(MPI_Errhandler_free(&many[i]));
+}
+
+int main(int argc, char **argv)
+{
+    MPI_CHECK(MPI_Init(&argc, &argv));
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    defaults();
+    user_handler();
+    errors_return();
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Finalize());
+    return 0;
+}
