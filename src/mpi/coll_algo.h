@@ -131,6 +131,16 @@ static inline int pm_pof2_floor(int n)
         p *= 2;
     return p;
 }
+/* Participant p of a fold to a power of two is rank 2p+1 (p < rem) or p + rem. */
+static inline int pm_part_rank(int p, int rem)
+{
+    return p < rem ? 2 * p + 1 : p + rem;
+}
+/* Elements of segments [a, a + m) (disps are prefix sums of cnts). */
+static inline MPI_Count pm_seg_span(const MPI_Count *cnts, const MPI_Count *disps, int a, int m)
+{
+    return disps[a + m - 1] + cnts[a + m - 1] - disps[a];
+}
 /* coll_barrier.c: dissemination barrier over (rank, size). */
 int pm_alg_barrier(struct pm_cx *cx, int rank, int size);
 /* coll_bcast.c: broadcast over (rank, size), algorithm chosen by size. */

@@ -1,0 +1,163 @@
+/*
+ * coll_allreduce.c — MPI_Allreduce and MPI_Iallreduce.
+ *
+ * Intracommunicator. The ranks above the largest power of two (pof2) are
+ * folded in first: even rank 2i (i < rem) hands its vector to 2i+1, which
+ * combines "2i op 2i+1" and stands for both; at the end 2i+1 hands the
+ * result back. Among the pof2 participants (whose order follows the ranks'):
+ *  - small data or non-commutative operation: recursive doubling — at step
+ *    2^k exchange the whole vector with participant p ^ 2^k and combine,
+ *    the lower participant's data first;
+ *  - large data, commutative operation (Rabenseifner): reduce-scatter by
+ *    recursive halving, then allgather by recursive doubling.
+ * The result is built in recvbuf. The blocking call runs the steps directly
+ * (coll_algo.h: no allocation on the small path), the nonblocking one as a
+ * schedule.
+ * Intercommunicator: each group reduces to its rank 0, the leaders swap
+ * their results, and each broadcasts the other group's in its group.
+ */
+#include "coll_algo.h"
+
+static int allreduce_doubling(struct pm_cx *cx, void *rbuf, void *tmp, MPI_Count count,
+                              MPI_Datatype dt, MPI_Op op, bool commute, int rank, int newrank,
+                              int pof2, int rem)
+{
+    for (int m = 1; m < pof2; m <<= 1) {
+        int peer = pm_part_rank(newrank ^ m, rem);
+        pm_cx_recv(cx, tmp, count, dt, peer);
+        pm_cx_send(cx, rbuf, count, dt, peer);
+        pm_cx_fence(cx);
+        if (commute || peer < rank) {
+            pm_cx_reduce(cx, tmp, rbuf, count, dt, op); /* theirs op mine */
+        } else {
+            pm_cx_reduce(cx, rbuf, tmp, count, dt, op); /* mine op theirs */
+            pm_cx_copy(cx, tmp, count, dt, rbuf, count, dt);
+        }
+    }
+    return cx->err;
+}
+
+static int allreduce_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count count,
+                           MPI_Datatype dt, MPI_Op op, int rank, int size)
+{
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (size == 1)
+        return in == rbuf ? cx->err : pm_cx_copy(cx, in, count, dt, rbuf, count, dt);
+    int pof2 = pm_pof2_floor(size), rem = size - pof2;
+    if (rank < 2 * rem && rank % 2 == 0) { /* folded in: hand over, get the result */
+        pm_cx_send(cx, in, count, dt, rank + 1);
+        pm_cx_fence(cx);
+        return pm_cx_recv(cx, rbuf, count, dt, rank + 1);
+    }
+    void *tmp = pm_cx_tmp(cx, count, dt);
+    if (!tmp)
+        return cx->err;
+    if (in != rbuf)
+        pm_cx_copy(cx, in, count, dt, rbuf, count, dt);
+    int newrank = rank - rem;
+    if (rank < 2 * rem) {
+        pm_cx_recv(cx, tmp, count, dt, rank - 1);
+        pm_cx_fence(cx);
+        pm_cx_reduce(cx, tmp, rbuf, count, dt, op); /* rank-1 op rank */
+        newrank = rank / 2;
+    }
+    bool commute = pm_op_commutative(op);
+    size_t bytes = (size_t)count * (size_t)pm_type_get(dt)->size;
+    if (commute && bytes >= PM_ALLREDUCE_LARGE && count >= pof2) {
+        MPI_Count *cnts = pm_cx_scratch(cx, 2 * (size_t)pof2 * sizeof *cnts);
+        if (!cnts)
+            return cx->err;
+        MPI_Count *disps = cnts + pof2;
+        for (int i = 0; i < pof2; i++) {
+            cnts[i] = count / pof2 + (i < count % pof2);
+            disps[i] = i ? disps[i - 1] + cnts[i - 1] : 0;
+        }
+        pm_alg_rs_halving(cx, rbuf, tmp, cnts, disps, dt, op, newrank, pof2, rem);
+        pm_alg_ag_doubling(cx, rbuf, cnts, disps, dt, newrank, pof2, rem);
+    } else {
+        allreduce_doubling(cx, rbuf, tmp, count, dt, op, commute, rank, newrank, pof2, rem);
+    }
+    if (rank < 2 * rem)
+        pm_cx_send(cx, rbuf, count, dt, rank - 1);
+    return cx->err;
+}
+
+static int allreduce_build(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count count,
+                           MPI_Datatype dt, MPI_Op op)
+{
+    struct pm_comm *c = cx->c;
+    if (!c->is_inter)
+        return allreduce_intra(cx, sbuf, rbuf, count, dt, op, c->rank, c->size);
+    void *mine = NULL;
+    if (c->rank == 0 && !(mine = pm_cx_tmp(cx, count, dt)))
+        return cx->err;
+    cx->local = true;
+    pm_alg_reduce(cx, sbuf, mine, count, dt, op, 0, c->rank, c->size);
+    cx->local = false;
+    if (c->rank == 0) {
+        pm_cx_fence(cx);
+        pm_cx_recv(cx, rbuf, count, dt, 0);
+        pm_cx_send(cx, mine, count, dt, 0);
+        pm_cx_fence(cx);
+    }
+    cx->local = true;
+    pm_alg_bcast(cx, rbuf, count, dt, 0, c->rank, c->size);
+    cx->local = false;
+    return cx->err;
+}
+
+static int allreduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const void *sbuf,
+                           void *rbuf, int count, MPI_Datatype dt, MPI_Op op)
+{
+    int rc = pm_coll_check_comm(fn, comm, cp);
+    if (rc)
+        return rc;
+    struct pm_comm *c = *cp;
+    if ((rc = pm_coll_check_buf(fn, c, count, dt)))
+        return rc;
+    if ((rc = pm_coll_check_op(fn, c, op, dt)))
+        return rc;
+    return pm_coll_check_reduce_bufs(fn, c, sbuf, count, rbuf, count, dt, !c->is_inter, true);
+}
+
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Allreduce");
+    struct pm_comm *c;
+    int rc = allreduce_check("MPI_Allreduce", comm, &c, sendbuf, recvbuf, count, datatype, op);
+    if (rc)
+        return rc;
+    if (count == 0)
+        return MPI_SUCCESS;
+    struct pm_cx cx;
+    pm_cx_direct(&cx, c);
+    allreduce_build(&cx, sendbuf, recvbuf, count, datatype, op);
+    rc = pm_cx_end(&cx);
+    if (PM_UNLIKELY(rc))
+        return pm_error(comm, rc, "MPI_Allreduce: failed on rank %d (count %d)", c->rank, count);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Allreduce)
+
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Iallreduce");
+    struct pm_comm *c;
+    int rc = allreduce_check("MPI_Iallreduce", comm, &c, sendbuf, recvbuf, count, datatype, op);
+    if (rc)
+        return rc;
+    if ((rc = pm_coll_check_request("MPI_Iallreduce", c, request)))
+        return rc;
+    struct pm_cx cx;
+    if (pm_cx_sched(&cx, c))
+        return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Iallreduce: out of memory");
+    if (count)
+        allreduce_build(&cx, sendbuf, recvbuf, count, datatype, op);
+    rc = pm_cx_start(&cx, request);
+    if (PM_UNLIKELY(rc))
+        return pm_error(comm, rc, "MPI_Iallreduce: cannot start the operation");
+    return MPI_SUCCESS;
+}
+PM_WEAK(Iallreduce)

@@ -1,0 +1,193 @@
+/*
+ * coll_bcast.c — MPI_Bcast and MPI_Ibcast.
+ *
+ * Intracommunicator, by message size:
+ *  - below PM_BCAST_LARGE (or two ranks): binomial tree over ranks relative
+ *    to the root; an inner node forwards to its largest subtree first;
+ *  - from PM_BCAST_LARGE up (van de Geijn): the root's bytes are cut into n
+ *    chunks and scattered down the binomial tree (each node receives the
+ *    chunks of its subtree), then a ring allgather circulates the chunks
+ *    (n - 1 rounds, the root receives nothing). Noncontiguous data is
+ *    packed at the root and unpacked at the others.
+ * Intercommunicator: the root (MPI_ROOT) sends to rank 0 of the remote
+ * group, which broadcasts in its group.
+ */
+#include "coll_algo.h"
+
+static int bcast_binomial(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt,
+                          int root, int rank, int size)
+{
+    int vr = (rank - root + size) % size;
+    int mask = 1;
+    for (; mask < size; mask <<= 1) {
+        if (vr & mask) {
+            pm_cx_recv(cx, buf, count, dt, (rank - mask + size) % size);
+            pm_cx_fence(cx);
+            break;
+        }
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < size)
+            pm_cx_send(cx, buf, count, dt, (rank + mask) % size);
+    return cx->err;
+}
+
+/* Bytes [lo, lo + len) of chunks first..first+n-1 (chunk size cs). */
+static void chunk_range(size_t bytes, size_t cs, int first, int n, size_t *lo, size_t *len)
+{
+    size_t a = (size_t)first * cs, b = a + (size_t)n * cs;
+    if (a > bytes)
+        a = bytes;
+    if (b > bytes)
+        b = bytes;
+    *lo = a;
+    *len = b - a;
+}
+
+static int bcast_scatter_ring(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt,
+                              int root, int rank, int size, size_t bytes)
+{
+    const struct pm_datatype *t = pm_type_get(dt);
+    unsigned char *b;
+    if (t->contiguous) {
+        b = pm_at(buf, t->true_lb);
+    } else {
+        b = pm_cx_scratch(cx, bytes);
+        if (!b)
+            return cx->err;
+        if (rank == root)
+            pm_cx_copy(cx, buf, count, dt, b, (MPI_Count)bytes, MPI_BYTE);
+    }
+    size_t cs = (bytes + (size_t)size - 1) / (size_t)size, lo, len;
+    int vr = (rank - root + size) % size;
+    /* scatter: receive my subtree's chunks, pass on my children's */
+    int mask = 1;
+    while (mask < size && !(vr & mask))
+        mask <<= 1;
+    if (vr) {
+        chunk_range(bytes, cs, vr, mask, &lo, &len);
+        if (len)
+            pm_cx_recv(cx, b + lo, (MPI_Count)len, MPI_BYTE, (rank - mask + size) % size);
+        pm_cx_fence(cx);
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        if (vr + mask >= size)
+            continue;
+        chunk_range(bytes, cs, vr + mask, mask, &lo, &len);
+        if (len)
+            pm_cx_send(cx, b + lo, (MPI_Count)len, MPI_BYTE, (rank + mask) % size);
+    }
+    pm_cx_fence(cx);
+    /* ring allgather over relative ranks; the root already has everything */
+    int left = (rank - 1 + size) % size, right = (rank + 1) % size;
+    for (int i = 0; i < size - 1; i++) {
+        int si = (vr - i + size) % size, ri = (vr - i - 1 + size) % size;
+        if (vr != 0) {
+            chunk_range(bytes, cs, ri, 1, &lo, &len);
+            if (len)
+                pm_cx_recv(cx, b + lo, (MPI_Count)len, MPI_BYTE, left);
+        }
+        if (vr != size - 1) {
+            chunk_range(bytes, cs, si, 1, &lo, &len);
+            if (len)
+                pm_cx_send(cx, b + lo, (MPI_Count)len, MPI_BYTE, right);
+        }
+        pm_cx_fence(cx);
+    }
+    if (!t->contiguous && rank != root)
+        pm_cx_copy(cx, b, (MPI_Count)bytes, MPI_BYTE, buf, count, dt);
+    return cx->err;
+}
+
+int pm_alg_bcast(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, int root,
+                 int rank, int size)
+{
+    if (size == 1)
+        return cx->err;
+    size_t bytes = (size_t)count * (size_t)pm_type_get(dt)->size;
+    if (bytes >= PM_BCAST_LARGE && size > 2)
+        return bcast_scatter_ring(cx, buf, count, dt, root, rank, size, bytes);
+    return bcast_binomial(cx, buf, count, dt, root, rank, size);
+}
+
+static int bcast_build(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, int root)
+{
+    struct pm_comm *c = cx->c;
+    if (!c->is_inter)
+        return pm_alg_bcast(cx, buf, count, dt, root, c->rank, c->size);
+    if (root == MPI_PROC_NULL)
+        return cx->err;
+    if (root == MPI_ROOT)
+        return pm_cx_send(cx, buf, count, dt, 0);
+    if (c->rank == 0) {
+        pm_cx_recv(cx, buf, count, dt, root);
+        pm_cx_fence(cx);
+    }
+    cx->local = true;
+    pm_alg_bcast(cx, buf, count, dt, 0, c->rank, c->size);
+    cx->local = false;
+    return cx->err;
+}
+
+/* Checks in the standard's order; *bytes is the message size. */
+static int bcast_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, void *buf, int count,
+                       MPI_Datatype dt, int root, size_t *bytes)
+{
+    int rc = pm_coll_check_comm(fn, comm, cp);
+    if (rc)
+        return rc;
+    struct pm_comm *c = *cp;
+    if ((rc = pm_coll_check_buf(fn, c, count, dt)))
+        return rc;
+    if ((rc = pm_coll_check_root(fn, c, root)))
+        return rc;
+    *bytes = (size_t)count * (size_t)pm_type_get(dt)->size;
+    if (!(c->is_inter && root == MPI_PROC_NULL))
+        if ((rc = pm_coll_check_data(fn, c, "buffer", buf, count, dt)))
+            return rc;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Bcast");
+    struct pm_comm *c;
+    size_t bytes;
+    int rc = bcast_check("MPI_Bcast", comm, &c, buffer, count, datatype, root, &bytes);
+    if (rc)
+        return rc;
+    if (bytes == 0 || (!c->is_inter && c->size == 1))
+        return MPI_SUCCESS; /* the same on every rank: signatures match */
+    struct pm_cx cx;
+    pm_cx_direct(&cx, c);
+    bcast_build(&cx, buffer, count, datatype, root);
+    rc = pm_cx_end(&cx);
+    if (PM_UNLIKELY(rc))
+        return pm_error(comm, rc, "MPI_Bcast: communication failed on rank %d (root %d, %zu bytes)",
+                        c->rank, root, bytes);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Bcast)
+
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Ibcast");
+    struct pm_comm *c;
+    size_t bytes;
+    int rc = bcast_check("MPI_Ibcast", comm, &c, buffer, count, datatype, root, &bytes);
+    if (rc)
+        return rc;
+    if ((rc = pm_coll_check_request("MPI_Ibcast", c, request)))
+        return rc;
+    struct pm_cx cx;
+    if (pm_cx_sched(&cx, c))
+        return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Ibcast: out of memory");
+    if (bytes)
+        bcast_build(&cx, buffer, count, datatype, root);
+    rc = pm_cx_start(&cx, request);
+    if (PM_UNLIKELY(rc))
+        return pm_error(comm, rc, "MPI_Ibcast: cannot start the operation");
+    return MPI_SUCCESS;
+}
+PM_WEAK(Ibcast)

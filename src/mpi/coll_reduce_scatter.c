@@ -1,0 +1,306 @@
+/*
+ * coll_reduce_scatter.c — MPI_Reduce_scatter, MPI_Reduce_scatter_block and
+ * their nonblocking forms, plus the recursive-halving / recursive-doubling
+ * building blocks that Reduce and Allreduce use for large data.
+ *
+ * Intracommunicator, commutative operation: the ranks above the largest
+ * power of two (pof2) are folded in (even rank 2i hands its vector to
+ * 2i+1), the pof2 participants reduce-scatter by recursive halving — each
+ * step exchanges half of the current window with the partner and reduces
+ * the half it keeps — and 2i+1 hands rank 2i its block at the end.
+ * Non-commutative operation: an ordered reduction to rank 0, then a
+ * binomial scatter of the blocks. Intercommunicator: each group reduces its
+ * own vector to its rank 0, the two leaders swap results, and each leader
+ * scatters the other group's result in its group.
+ */
+#include "coll_algo.h"
+
+int pm_alg_rs_halving(struct pm_cx *cx, void *res, void *tmp, const MPI_Count *cnts,
+                      const MPI_Count *disps, MPI_Datatype dt, MPI_Op op, int newrank, int pof2,
+                      int rem)
+{
+    MPI_Aint ext = pm_type_get(dt)->extent;
+    int lo = 0; /* my window: segments [lo, lo + 2m) */
+    for (int m = pof2 >> 1; m > 0; m >>= 1) {
+        int q = newrank ^ m, peer = pm_part_rank(q, rem);
+        int keep = newrank < q ? lo : lo + m, give = newrank < q ? lo + m : lo;
+        MPI_Count kc = pm_seg_span(cnts, disps, keep, m), gc = pm_seg_span(cnts, disps, give, m);
+        void *ktmp = pm_at(tmp, (MPI_Aint)disps[keep] * ext);
+        if (kc)
+            pm_cx_recv(cx, ktmp, kc, dt, peer);
+        if (gc)
+            pm_cx_send(cx, pm_at(res, (MPI_Aint)disps[give] * ext), gc, dt, peer);
+        pm_cx_fence(cx);
+        if (kc)
+            pm_cx_reduce(cx, ktmp, pm_at(res, (MPI_Aint)disps[keep] * ext), kc, dt, op);
+        lo = keep;
+    }
+    return cx->err;
+}
+
+int pm_alg_ag_doubling(struct pm_cx *cx, void *res, const MPI_Count *cnts,
+                       const MPI_Count *disps, MPI_Datatype dt, int newrank, int pof2, int rem)
+{
+    MPI_Aint ext = pm_type_get(dt)->extent;
+    for (int m = 1; m < pof2; m <<= 1) {
+        int q = newrank ^ m, peer = pm_part_rank(q, rem);
+        int mine = newrank & ~(m - 1), theirs = q & ~(m - 1);
+        MPI_Count rc = pm_seg_span(cnts, disps, theirs, m), sc = pm_seg_span(cnts, disps, mine, m);
+        if (rc)
+            pm_cx_recv(cx, pm_at(res, (MPI_Aint)disps[theirs] * ext), rc, dt, peer);
+        if (sc)
+            pm_cx_send(cx, pm_at(res, (MPI_Aint)disps[mine] * ext), sc, dt, peer);
+        pm_cx_fence(cx);
+    }
+    return cx->err;
+}
+
+/* Elements of the blocks of ranks [first, first + n) (clipped to size). */
+static MPI_Count block_span(const MPI_Count *cnts, const MPI_Count *disps, int first, int n,
+                            int size)
+{
+    if (first + n > size)
+        n = size - first;
+    return pm_seg_span(cnts, disps, first, n);
+}
+
+int pm_alg_scatterv0(struct pm_cx *cx, const void *buf, const MPI_Count *cnts,
+                     const MPI_Count *disps, MPI_Datatype dt, void *rbuf, int rank, int size)
+{
+    MPI_Aint ext = pm_type_get(dt)->extent;
+    const void *src = buf; /* holds the blocks of my subtree, at their displacements */
+    int mask = 1;
+    while (mask < size && !(rank & mask))
+        mask <<= 1;
+    if (rank) {
+        int parent = rank - mask;
+        if (mask == 1 || rank + 1 == size) { /* a leaf: my block only */
+            if (cnts[rank])
+                pm_cx_recv(cx, rbuf, cnts[rank], dt, parent);
+            return cx->err;
+        }
+        MPI_Count n = block_span(cnts, disps, rank, mask, size);
+        void *sub = pm_cx_tmp(cx, n, dt);
+        if (!sub)
+            return cx->err;
+        if (n)
+            pm_cx_recv(cx, sub, n, dt, parent);
+        pm_cx_fence(cx);
+        src = pm_at(sub, -(MPI_Aint)disps[rank] * ext);
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        int child = rank + mask;
+        if (child >= size)
+            continue;
+        MPI_Count n = child + 1 == size || mask == 1 ? cnts[child]
+                                                     : block_span(cnts, disps, child, mask, size);
+        if (n)
+            pm_cx_send(cx, pm_at(src, (MPI_Aint)disps[child] * ext), n, dt, child);
+    }
+    return pm_cx_copy(cx, pm_at(src, (MPI_Aint)disps[rank] * ext), cnts[rank], dt, rbuf,
+                      cnts[rank], dt);
+}
+
+static int rs_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, const MPI_Count *cnts,
+                    const MPI_Count *disps, MPI_Count total, MPI_Datatype dt, MPI_Op op)
+{
+    int rank = cx->c->rank, size = cx->c->size;
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    MPI_Aint ext = pm_type_get(dt)->extent;
+    if (size == 1)
+        return in == rbuf ? cx->err : pm_cx_copy(cx, in, cnts[0], dt, rbuf, cnts[0], dt);
+    if (!pm_op_commutative(op)) {
+        void *red = NULL;
+        if (rank == 0 && !(red = pm_cx_tmp(cx, total, dt)))
+            return cx->err;
+        pm_alg_reduce(cx, in, red, total, dt, op, 0, rank, size);
+        pm_cx_fence(cx);
+        return pm_alg_scatterv0(cx, red, cnts, disps, dt, rbuf, rank, size);
+    }
+    int pof2 = pm_pof2_floor(size), rem = size - pof2;
+    if (rank < 2 * rem && rank % 2 == 0) {
+        pm_cx_send(cx, in, total, dt, rank + 1);
+        pm_cx_fence(cx);
+        return pm_cx_recv(cx, rbuf, cnts[rank], dt, rank + 1);
+    }
+    void *res = pm_cx_tmp(cx, total, dt), *tmp = pm_cx_tmp(cx, total, dt);
+    MPI_Count *nc = pm_cx_scratch(cx, 2 * (size_t)pof2 * sizeof *nc);
+    if (!res || !tmp || !nc)
+        return cx->err;
+    MPI_Count *nd = nc + pof2;
+    for (int i = 0; i < pof2; i++) {
+        nc[i] = i < rem ? cnts[2 * i] + cnts[2 * i + 1] : cnts[i + rem];
+        nd[i] = i < rem ? disps[2 * i] : disps[i + rem];
+    }
+    pm_cx_copy(cx, in, total, dt, res, total, dt);
+    int newrank = rank - rem;
+    if (rank < 2 * rem) {
+        pm_cx_recv(cx, tmp, total, dt, rank - 1);
+        pm_cx_fence(cx);
+        pm_cx_reduce(cx, tmp, res, total, dt, op);
+        newrank = rank / 2;
+    }
+    pm_alg_rs_halving(cx, res, tmp, nc, nd, dt, op, newrank, pof2, rem);
+    pm_cx_copy(cx, pm_at(res, (MPI_Aint)disps[rank] * ext), cnts[rank], dt, rbuf, cnts[rank], dt);
+    if (rank < 2 * rem)
+        pm_cx_send(cx, pm_at(res, (MPI_Aint)disps[rank - 1] * ext), cnts[rank - 1], dt, rank - 1);
+    return cx->err;
+}
+
+static int rs_inter(struct pm_cx *cx, const void *sbuf, void *rbuf, const MPI_Count *cnts,
+                    const MPI_Count *disps, MPI_Count total, MPI_Datatype dt, MPI_Op op)
+{
+    int rank = cx->c->rank, size = cx->c->size;
+    void *red = NULL, *other = NULL;
+    if (rank == 0 && (!(red = pm_cx_tmp(cx, total, dt)) || !(other = pm_cx_tmp(cx, total, dt))))
+        return cx->err;
+    cx->local = true;
+    pm_alg_reduce(cx, sbuf, red, total, dt, op, 0, rank, size);
+    cx->local = false;
+    if (rank == 0) {
+        pm_cx_fence(cx);
+        pm_cx_recv(cx, other, total, dt, 0);
+        pm_cx_send(cx, red, total, dt, 0);
+    }
+    pm_cx_fence(cx);
+    cx->local = true;
+    pm_alg_scatterv0(cx, other, cnts, disps, dt, rbuf, rank, size);
+    cx->local = false;
+    return cx->err;
+}
+
+/* recvcounts (or `block` for every rank when rcounts is NULL). */
+static int rs_build(struct pm_cx *cx, const void *sbuf, void *rbuf, const int *rcounts,
+                    int block, MPI_Datatype dt, MPI_Op op)
+{
+    int n = cx->c->size;
+    MPI_Count *cnts = pm_cx_scratch(cx, 2 * (size_t)n * sizeof *cnts);
+    if (!cnts)
+        return cx->err;
+    MPI_Count *disps = cnts + n, total = 0;
+    for (int i = 0; i < n; i++) {
+        cnts[i] = rcounts ? rcounts[i] : block;
+        disps[i] = total;
+        total += cnts[i];
+    }
+    if (!total)
+        return cx->err;
+    if (cx->c->is_inter)
+        return rs_inter(cx, sbuf, rbuf, cnts, disps, total, dt, op);
+    return rs_intra(cx, sbuf, rbuf, cnts, disps, total, dt, op);
+}
+
+/* Checks in the standard's order; *total is the vector length. */
+static int rs_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const void *sbuf,
+                    void *rbuf, bool v, const int *rcounts, int block, MPI_Datatype dt,
+                    MPI_Op op, MPI_Count *total)
+{
+    int rc = pm_coll_check_comm(fn, comm, cp);
+    if (rc)
+        return rc;
+    struct pm_comm *c = *cp;
+    MPI_Count sum = 0, mine;
+    if (v && !rcounts)
+        return pm_error(comm, MPI_ERR_ARG, "%s: recvcounts is NULL", fn);
+    if (v) {
+        for (int i = 0; i < c->size; i++) {
+            if (rcounts[i] < 0)
+                return pm_error(comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative", fn, i,
+                                rcounts[i]);
+            sum += rcounts[i];
+        }
+        mine = rcounts[c->rank];
+    } else {
+        if (block < 0)
+            return pm_error(comm, MPI_ERR_COUNT, "%s: recvcount %d is negative", fn, block);
+        sum = (MPI_Count)block * c->size;
+        mine = block;
+    }
+    if ((rc = pm_coll_check_buf(fn, c, 0, dt)))
+        return rc;
+    if ((rc = pm_coll_check_op(fn, c, op, dt)))
+        return rc;
+    bool in_place = sbuf == MPI_IN_PLACE && !c->is_inter;
+    rc = pm_coll_check_reduce_bufs(fn, c, sbuf, sum, rbuf, in_place ? sum : mine, dt,
+                                   !c->is_inter, true);
+    *total = sum;
+    return rc;
+}
+
+static int rs_blocking(const char *fn, const void *sbuf, void *rbuf, bool v, const int *rcounts,
+                       int block, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    struct pm_comm *c;
+    MPI_Count total;
+    int rc = rs_check(fn, comm, &c, sbuf, rbuf, v, rcounts, block, dt, op, &total);
+    if (rc)
+        return rc;
+    if (!total)
+        return MPI_SUCCESS;
+    struct pm_cx cx;
+    pm_cx_direct(&cx, c);
+    rs_build(&cx, sbuf, rbuf, rcounts, block, dt, op);
+    rc = pm_cx_end(&cx);
+    if (PM_UNLIKELY(rc))
+        return pm_error(comm, rc, "%s: failed on rank %d (%lld elements in all)", fn, c->rank,
+                        total);
+    return MPI_SUCCESS;
+}
+
+static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
+                          const int *rcounts, int block, MPI_Datatype dt, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    struct pm_comm *c;
+    MPI_Count total;
+    int rc = rs_check(fn, comm, &c, sbuf, rbuf, v, rcounts, block, dt, op, &total);
+    if (rc)
+        return rc;
+    if ((rc = pm_coll_check_request(fn, c, request)))
+        return rc;
+    struct pm_cx cx;
+    if (pm_cx_sched(&cx, c))
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    rs_build(&cx, sbuf, rbuf, rcounts, block, dt, op);
+    rc = pm_cx_start(&cx, request);
+    if (PM_UNLIKELY(rc))
+        return pm_error(comm, rc, "%s: cannot start the operation", fn);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Reduce_scatter");
+    return rs_blocking("MPI_Reduce_scatter", sendbuf, recvbuf, true, recvcounts, 0, datatype, op,
+                       comm);
+}
+PM_WEAK(Reduce_scatter)
+
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Ireduce_scatter");
+    return rs_nonblocking("MPI_Ireduce_scatter", sendbuf, recvbuf, true, recvcounts, 0, datatype,
+                          op, comm, request);
+}
+PM_WEAK(Ireduce_scatter)
+
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Reduce_scatter_block");
+    return rs_blocking("MPI_Reduce_scatter_block", sendbuf, recvbuf, false, NULL, recvcount,
+                       datatype, op, comm);
+}
+PM_WEAK(Reduce_scatter_block)
+
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Ireduce_scatter_block");
+    return rs_nonblocking("MPI_Ireduce_scatter_block", sendbuf, recvbuf, false, NULL, recvcount,
+                          datatype, op, comm, request);
+}
+PM_WEAK(Ireduce_scatter_block)

@@ -1,0 +1,144 @@
+/*
+ * coll_scan.c — MPI_Scan, MPI_Exscan and their nonblocking forms
+ * (intracommunicators only, MPI-3.1 §5.11).
+ *
+ * Recursive doubling: `partial` holds the reduction of a block of
+ * consecutive ranks around mine. At step 2^k it is swapped with the partner
+ * rank ^ 2^k, whose block is adjacent: from a lower partner the incoming
+ * block goes in front of both `partial` and the result ("theirs op mine"),
+ * from a higher one only behind `partial` ("mine op theirs"), so the order
+ * of combination is the rank order and non-commutative operations are
+ * right. Exscan's result starts as the first lower block received (rank 0
+ * receives none: its recvbuf is left alone, as the standard says).
+ */
+#include "coll_algo.h"
+
+static int scan_build(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count count,
+                      MPI_Datatype dt, MPI_Op op, bool ex)
+{
+    int rank = cx->c->rank, size = cx->c->size;
+    const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (size == 1)
+        return ex || in == rbuf ? cx->err : pm_cx_copy(cx, in, count, dt, rbuf, count, dt);
+    bool commute = pm_op_commutative(op);
+    void *partial = pm_cx_tmp(cx, count, dt), *other = pm_cx_tmp(cx, count, dt);
+    if (!partial || !other)
+        return cx->err;
+    pm_cx_copy(cx, in, count, dt, partial, count, dt);
+    if (!ex && in != rbuf)
+        pm_cx_copy(cx, in, count, dt, rbuf, count, dt);
+    bool have = false; /* Exscan: recvbuf holds something */
+    for (int m = 1; m < size; m <<= 1) {
+        int peer = rank ^ m;
+        if (peer >= size)
+            continue;
+        pm_cx_recv(cx, other, count, dt, peer);
+        pm_cx_send(cx, partial, count, dt, peer);
+        pm_cx_fence(cx);
+        if (peer < rank) {
+            if (ex && !have)
+                pm_cx_copy(cx, other, count, dt, rbuf, count, dt);
+            else
+                pm_cx_reduce(cx, other, rbuf, count, dt, op);
+            have = true;
+            pm_cx_reduce(cx, other, partial, count, dt, op);
+        } else if (commute) {
+            pm_cx_reduce(cx, other, partial, count, dt, op);
+        } else {
+            pm_cx_reduce(cx, partial, other, count, dt, op); /* other = partial op other */
+            void *t = partial;
+            partial = other;
+            other = t;
+        }
+    }
+    return cx->err;
+}
+
+static int scan_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const void *sbuf,
+                      void *rbuf, int count, MPI_Datatype dt, MPI_Op op)
+{
+    int rc = pm_coll_check_comm(fn, comm, cp);
+    if (rc)
+        return rc;
+    struct pm_comm *c = *cp;
+    if (c->is_inter)
+        return pm_error(comm, MPI_ERR_COMM, "%s: not defined on an intercommunicator", fn);
+    if ((rc = pm_coll_check_buf(fn, c, count, dt)))
+        return rc;
+    if ((rc = pm_coll_check_op(fn, c, op, dt)))
+        return rc;
+    return pm_coll_check_reduce_bufs(fn, c, sbuf, count, rbuf, count, dt, true, true);
+}
+
+static int scan_blocking(const char *fn, const void *sbuf, void *rbuf, int count,
+                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, bool ex)
+{
+    struct pm_comm *c;
+    int rc = scan_check(fn, comm, &c, sbuf, rbuf, count, dt, op);
+    if (rc)
+        return rc;
+    if (count == 0)
+        return MPI_SUCCESS;
+    struct pm_cx cx;
+    pm_cx_direct(&cx, c);
+    scan_build(&cx, sbuf, rbuf, count, dt, op, ex);
+    rc = pm_cx_end(&cx);
+    if (PM_UNLIKELY(rc))
+        return pm_error(comm, rc, "%s: failed on rank %d (count %d)", fn, c->rank, count);
+    return MPI_SUCCESS;
+}
+
+static int scan_nonblocking(const char *fn, const void *sbuf, void *rbuf, int count,
+                            MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request,
+                            bool ex)
+{
+    struct pm_comm *c;
+    int rc = scan_check(fn, comm, &c, sbuf, rbuf, count, dt, op);
+    if (rc)
+        return rc;
+    if ((rc = pm_coll_check_request(fn, c, request)))
+        return rc;
+    struct pm_cx cx;
+    if (pm_cx_sched(&cx, c))
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    if (count)
+        scan_build(&cx, sbuf, rbuf, count, dt, op, ex);
+    rc = pm_cx_start(&cx, request);
+    if (PM_UNLIKELY(rc))
+        return pm_error(comm, rc, "%s: cannot start the operation", fn);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Scan");
+    return scan_blocking("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, false);
+}
+PM_WEAK(Scan)
+
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Exscan");
+    return scan_blocking("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
+}
+PM_WEAK(Exscan)
+
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Iscan");
+    return scan_nonblocking("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, request,
+                            false);
+}
+PM_WEAK(Iscan)
+
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Iexscan");
+    return scan_nonblocking("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, request,
+                            true);
+}
+PM_WEAK(Iexscan)
