@@ -1,0 +1,18 @@
+# Datatypes (src/mpi/datatype_*.c): constructors, queries, packing.
+# Jobs are named mpi_datatype_<program>[_<ranks>_<rail>].
+
+# The internals on their own (no job): the datatype sources and the handle
+# tables, with stand-ins for errors and attributes.
+file(GLOB DATATYPE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/mpi/datatype_*.c)
+add_executable(datatype_unit ${MPI_TEST_DIR}/datatype_unit.c ${DATATYPE_SOURCES}
+               ${PROJECT_SOURCE_DIR}/src/mpi/handle.c ${PROJECT_SOURCE_DIR}/src/mpi/util.c)
+target_include_directories(datatype_unit PRIVATE ${PROJECT_SOURCE_DIR}/include
+                           ${PROJECT_SOURCE_DIR}/src/mpi)
+add_test(NAME mpi_datatype_unit COMMAND datatype_unit)
+set_tests_properties(mpi_datatype_unit PROPERTIES TIMEOUT 120)
+
+foreach(prog build)
+  mpi_test_program(datatype_${prog} ${MPI_TEST_DIR}/datatype_${prog}.c)
+endforeach()
+
+mpi_job(NAME datatype_build_1 NPROCS 1 RAILS self,shm PROGRAM datatype_build)
