@@ -2,7 +2,7 @@
 # MPI_Alloc_mem and handle conversions (env_*). Names:
 # mpi_env_<what>_<nprocs>_<shm|tcp>, <what> the program without "env_".
 
-foreach(prog op_predef op_user op_derived env_info env_errh env_fatal env_mem env_conv)
+foreach(prog op_predef op_user op_derived op_coll env_info env_errh env_fatal env_mem env_conv)
   mpi_test_program(${prog} ${MPI_TEST_DIR}/${prog}.c)
 endforeach()
 
@@ -15,7 +15,7 @@ foreach(rail shm tcp)
     set(nps 2 4)
   endif()
   foreach(np ${nps})
-    foreach(prog op_predef op_user op_derived env_errh env_mem env_conv)
+    foreach(prog op_predef op_user op_derived op_coll env_errh env_mem env_conv)
       string(REGEX REPLACE "^env_" "" what ${prog})
       mpi_job(NAME env_${what}_${np}_${rail} NPROCS ${np} RAILS ${rails} PROGRAM ${prog}
               TIMEOUT 60)
