@@ -125,6 +125,33 @@ static void user_handler(void)
     CHECK(calls == 3, "the released handler was called");
 }
 
+/* A new communicator inherits its parent's handler and keeps it alive. */
+static void inherited(void)
+{
+    MPI_Errhandler eh, got;
+    MPI_Comm dup;
+    MPI_CHECK(MPI_Comm_create_errhandler(handler, &eh));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh));
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    MPI_CHECK(MPI_Comm_get_errhandler(dup, &got));
+    CHECK(got == eh, "dup has handler %#x, want %#x", (unsigned)got, (unsigned)eh);
+    MPI_CHECK(MPI_Errhandler_free(&got));
+    MPI_Errhandler stale = eh;
+    MPI_CHECK(MPI_Errhandler_free(&eh));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int buf = 0;
+    calls = 0;
+    int rc = MPI_Send(&buf, 1, MPI_INT, size, 0, dup);
+    CHECK(calls == 1 && last_comm == dup && class_of(rc) == MPI_ERR_RANK,
+          "error on the dup: calls %d comm %#x class %d", calls, (unsigned)last_comm,
+          class_of(rc));
+    MPI_CHECK(MPI_Comm_free(&dup));
+    /* the last user gone, the handler is gone */
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, stale), MPI_ERR_ARG,
+                "a handler whose last communicator was freed");
+    CHECK(calls == 1, "handler called after its release");
+}
+
 static void errors_return(void)
 {
     int buf = 0;
@@ -173,6 +200,7 @@ int main(int argc, char **argv)
     defaults();
     user_handler();
     errors_return();
+    inherited();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_Finalize());
     return 0;
