@@ -186,8 +186,8 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
     }
     struct pm_errhandler *e = user_visible(h);
     if (!e)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free: invalid error handler %#x",
-                        (unsigned)h);
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
+                        "MPI_Errhandler_free: invalid error handler %#x", (unsigned)h);
     struct pm_user_errh *u = (struct pm_user_errh *)e;
     if (atomic_fetch_sub(&u->user_refs, 1) <= 0) {
         atomic_fetch_add(&u->user_refs, 1); /* freed concurrently by another thread */
