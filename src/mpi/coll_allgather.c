@@ -98,6 +98,9 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
     if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
         MPI_Count have = (MPI_Count)g->scount * size_of(g->stype);
         MPI_Count room = (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * g->rsize;
+        if (g->sbuf == g->rbuf && g->sbuf && have > 0)
+            return pm_error(g->comm, MPI_ERR_BUFFER,
+                            "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
         if (have > room)
             return pm_error(g->comm, MPI_ERR_TRUNCATE,
                             "%s: rank %d contributes %lld bytes to its own block of %lld bytes", fn,

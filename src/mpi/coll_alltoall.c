@@ -161,6 +161,14 @@ static int a2a_check(struct a2a *a, MPI_Request *request, bool nonblocking)
     rc = check_side(a, false);
     if (rc)
         return rc;
+    if (a->sbuf == a->rbuf && a->sbuf) {
+        size_t total = 0;
+        for (int i = 0; i < c->remote->size; i++)
+            total += blk_bytes(send_blk(a, i));
+        if (total)
+            return pm_error(a->comm, MPI_ERR_BUFFER,
+                            "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
+    }
     if (!c->is_inter && a->sbuf != MPI_IN_PLACE) {
         size_t have = blk_bytes(send_blk(a, c->rank)), room = blk_bytes(recv_blk(a, c->rank));
         if (have > room)

@@ -107,6 +107,10 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
         /* The root's own block is a local copy: check its size here. */
         if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
             MPI_Count have = (MPI_Count)g->scount * size_of(g->stype);
+            if (g->sbuf == g->rbuf && g->sbuf && have > 0)
+                return pm_error(g->comm, MPI_ERR_BUFFER,
+                                "%s: sendbuf and recvbuf are the same buffer at the root (use "
+                                "MPI_IN_PLACE)", fn);
             MPI_Count room = (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * size_of(g->rtype);
             if (have > room)
                 return pm_error(g->comm, MPI_ERR_TRUNCATE,

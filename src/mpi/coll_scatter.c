@@ -107,6 +107,10 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
     if (at_root && !c->is_inter && g->rbuf != MPI_IN_PLACE) {
         MPI_Count have = (MPI_Count)(g->v ? g->scounts[c->rank] : g->scount) * size_of(g->stype);
         MPI_Count room = (MPI_Count)g->rcount * size_of(g->rtype);
+        if (g->sbuf == g->rbuf && g->sbuf && room > 0)
+            return pm_error(g->comm, MPI_ERR_BUFFER,
+                            "%s: sendbuf and recvbuf are the same buffer at the root (use "
+                            "MPI_IN_PLACE)", fn);
         if (have > room)
             return pm_error(g->comm, MPI_ERR_TRUNCATE,
                             "%s: the root sends itself %lld bytes into a buffer of %lld bytes", fn,

@@ -75,6 +75,9 @@ static void world_errors(void)
     EXPECT(MPI_Alltoall(ibuf, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, w), MPI_ERR_BUFFER);
     EXPECT(MPI_Ialltoallw(MPI_IN_PLACE, cnt, dsp, types, MPI_IN_PLACE, cnt, dsp, types, w, &req),
            MPI_ERR_BUFFER);
+    /* The same buffer for both sides instead of MPI_IN_PLACE. */
+    EXPECT(MPI_Allgather(obuf, 1, MPI_INT, obuf, 1, MPI_INT, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Alltoallv(obuf, cnt, dsp, MPI_INT, obuf, cnt, dsp, MPI_INT, w), MPI_ERR_BUFFER);
     /* Each rank's block for itself must fit where it goes. */
     EXPECT(MPI_Alltoall(ibuf, 2, MPI_INT, obuf, 1, MPI_INT, w), MPI_ERR_TRUNCATE);
     EXPECT(MPI_Allgather(ibuf, 3, MPI_INT, obuf, 2, MPI_INT, w), MPI_ERR_TRUNCATE);
@@ -101,6 +104,8 @@ static void root_errors(void)
     EXPECT(MPI_Gather(a, 1, MPI_INT, b, 1, MPI_DATATYPE_NULL, 0, s), MPI_ERR_TYPE);
     EXPECT(MPI_Gather(a, 1, MPI_INT, b, -1, MPI_INT, 0, s), MPI_ERR_COUNT);
     EXPECT(MPI_Gather(a, 2, MPI_INT, b, 1, MPI_INT, 0, s), MPI_ERR_TRUNCATE);
+    EXPECT(MPI_Gather(b, 1, MPI_INT, b, 1, MPI_INT, 0, s), MPI_ERR_BUFFER);
+    EXPECT(MPI_Scatter(b, 1, MPI_INT, b, 1, MPI_INT, 0, s), MPI_ERR_BUFFER);
     EXPECT(MPI_Gatherv(a, 1, MPI_INT, b, NULL, &zero, MPI_INT, 0, s), MPI_ERR_ARG);
     EXPECT(MPI_Igatherv(a, 1, MPI_INT, b, &neg, &zero, MPI_INT, 0, s, &req), MPI_ERR_COUNT);
     EXPECT(MPI_Scatter(MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, 0, s), MPI_ERR_BUFFER);
