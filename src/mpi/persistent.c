@@ -3,8 +3,8 @@
  * Rsend_init, Recv_init, MPI_Start, MPI_Startall.
  *
  * A PM_REQ_PERSISTENT request keeps the arguments of its operation. Start
- * runs the operation as an inner request (pm_isend / pm_irecv / a buffered
- * send); request.c waits for the persistent request through
+ * runs the operation as an inner request (a send or receive built like
+ * pt2pt.c's, or a buffered send); request.c waits for the persistent request through
  * pm_persistent_poll, and completing it (pm_persistent_complete) releases
  * the inner request and makes the persistent one inactive again, its handle
  * intact. An inactive request is complete with an empty status.
@@ -19,7 +19,6 @@ struct pm_persistent {
     int op;                  /* OP_* */
     void *buf;
     int count;
-    MPI_Datatype dt;
     struct pm_datatype *t;   /* reference held: the user may free the type */
     int peer, tag;
     struct pm_request *active; /* the started operation, NULL when inactive */
@@ -51,7 +50,6 @@ static int make(int op, void *buf, int count, MPI_Datatype dt, int peer, int tag
     p->op = op;
     p->buf = buf;
     p->count = count;
-    p->dt = dt;
     p->t = t;
     pm_type_retain(t);
     p->peer = peer;
@@ -119,25 +117,108 @@ static int check_startable(const char *fname, MPI_Request h, struct pm_request *
     return MPI_SUCCESS;
 }
 
+/* A request completed at creation (the peer is MPI_PROC_NULL). */
+static struct pm_request *proc_null_request(struct pm_comm *c)
+{
+    struct pm_request *r = pm_request_new(PM_REQ_DONE, c);
+    if (r) {
+        r->status.MPI_SOURCE = MPI_PROC_NULL;
+        r->status.MPI_TAG = MPI_ANY_TAG;
+        r->status.proust_bytes = 0;
+        pm_request_set_done(r, MPI_SUCCESS);
+    }
+    return r;
+}
+
+/* Start the send or receive as pt2pt.c's pm_isend/pm_irecv would, but from
+ * the datatype we hold a reference on: the user may have freed its handle
+ * since Send_init. The request fields follow pt2pt.c (tmp, user_buf, count,
+ * type), which request.c completes. */
+static int start_send(struct pm_persistent *p, struct pm_comm *c, struct pm_request **out)
+{
+    if (p->peer == MPI_PROC_NULL)
+        return (*out = proc_null_request(c)) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    struct pm_datatype *t = p->t;
+    struct pm_request *r = pm_request_new(PM_REQ_SEND, c);
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    size_t len = (size_t)p->count * (size_t)t->size;
+    const void *data;
+    if (t->contiguous) {
+        data = (const char *)p->buf + t->true_lb;
+    } else {
+        /* the buffer is read at each start */
+        r->tmp = malloc(len ? len : 1);
+        if (!r->tmp) {
+            pm_request_free(r);
+            return MPI_ERR_NO_MEM;
+        }
+        pm_type_pack(p->buf, p->count, t, 0, r->tmp, len);
+        data = r->tmp;
+    }
+    proust_tag_t ptag = c->tag_pt2pt | c->tag_src | (proust_tag_t)p->tag;
+    int dest = pm_comm_peer(c, p->peer);
+    int prc = p->op == OP_SSEND ? proust_issend(pm_session, data, len, dest, ptag, &r->preq)
+                                : proust_isend(pm_session, data, len, dest, ptag, &r->preq);
+    if (prc != PROUST_OK) {
+        pm_request_free(r);
+        return pm_error_from_proust(prc);
+    }
+    r->status.MPI_SOURCE = p->peer;
+    r->status.MPI_TAG = p->tag;
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+static int start_recv(struct pm_persistent *p, struct pm_comm *c, struct pm_request **out)
+{
+    if (p->peer == MPI_PROC_NULL)
+        return (*out = proc_null_request(c)) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    struct pm_datatype *t = p->t;
+    struct pm_request *r = pm_request_new(PM_REQ_RECV, c);
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    size_t len = (size_t)p->count * (size_t)t->size;
+    void *data;
+    if (t->contiguous) {
+        data = (char *)p->buf + t->true_lb;
+    } else {
+        r->tmp = malloc(len ? len : 1);
+        if (!r->tmp) {
+            pm_request_free(r);
+            return MPI_ERR_NO_MEM;
+        }
+        r->user_buf = p->buf;
+        r->count = p->count;
+        r->type = t;
+        pm_type_retain(t);
+        data = r->tmp;
+    }
+    int src = p->peer == MPI_ANY_SOURCE ? PROUST_ANY_SOURCE : pm_comm_peer(c, p->peer);
+    proust_tag_t ptag = c->tag_pt2pt, mask = PM_CTX_MASK;
+    if (p->tag != MPI_ANY_TAG) {
+        ptag |= (proust_tag_t)p->tag;
+        mask |= PM_TAG_MASK;
+    }
+    int prc = proust_irecv(pm_session, data, len, src, ptag, mask, &r->preq);
+    if (prc != PROUST_OK) {
+        pm_request_free(r);
+        return pm_error_from_proust(prc);
+    }
+    *out = r;
+    return MPI_SUCCESS;
+}
+
 static int start(const char *fname, struct pm_request *r)
 {
     struct pm_persistent *p = r->persist;
     struct pm_comm *c = r->comm;
     struct pm_request *inner = NULL;
     int rc;
-    switch (p->op) {
-    case OP_RECV:
-        rc = pm_irecv(p->buf, p->count, p->dt, p->peer, p->tag, c, &inner);
-        break;
-    case OP_BSEND:
-        /* raises its own errors */
+    if (p->op == OP_BSEND) /* raises its own errors */
         return pm_bsend_start(fname, c->handle, c, p->buf, p->count, p->t, p->peer, p->tag,
                               &p->active);
-    default:
-        rc = pm_isend(p->buf, p->count, p->dt, p->peer, p->tag, c,
-                      p->op == OP_SSEND ? 'S' : p->op == OP_RSEND ? 'R' : 0, &inner);
-        break;
-    }
+    rc = p->op == OP_RECV ? start_recv(p, c, &inner) : start_send(p, c, &inner);
     if (rc != MPI_SUCCESS)
         return pm_error(c->handle, rc, "%s: starting the %s of %d elements %s rank %d failed",
                         fname, p->op == OP_RECV ? "receive" : "send", p->count,

@@ -13,11 +13,6 @@
 
 #include "p2p.h"
 
-/* TEMPORARY until the engine's matched probes land: weak references, so
- * that libmpi links without them (Mprobe then reports MPI_ERR_OTHER). */
-#pragma weak proust_improbe
-#pragma weak proust_imrecv
-
 struct pm_message {
     int handle;
     struct pm_comm *comm;   /* reference held until received */
@@ -147,9 +142,6 @@ static int improbe(const char *fname, int source, int tag, MPI_Comm comm, struct
     int psrc;
     proust_tag_t ptag, pmask;
     match_args(c, source, tag, &psrc, &ptag, &pmask);
-    if (!proust_improbe || !proust_imrecv)
-        return pm_error(comm, MPI_ERR_OTHER, "%s: matched probes are not available in this "
-                        "build of the engine", fname);
     struct pm_message *m = malloc(sizeof *m);
     if (!m)
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fname);
@@ -209,9 +201,15 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
         return rc;
     if (!message)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Mprobe: message is NULL");
+    if (source == MPI_PROC_NULL) {
+        *message = MPI_MESSAGE_NO_PROC;
+        status_proc_null(status);
+        return MPI_SUCCESS;
+    }
     int psrc;
     proust_tag_t ptag, pmask;
     match_args(c, source, tag, &psrc, &ptag, &pmask);
+    unsigned idle = 0;
     for (;;) {
         int flag = 0;
         rc = improbe("MPI_Mprobe", source, tag, comm, c, &flag, message, status);
@@ -224,6 +222,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
         int prc = proust_probe(pm_session, psrc, ptag, pmask, &ps);
         if (prc != PROUST_OK)
             return probe_error("MPI_Mprobe", comm, source, prc);
+        pm_p2p_backoff(&idle); /* no-op unless we keep losing the race */
     }
 }
 PM_WEAK(Mprobe)
