@@ -6,7 +6,7 @@ PREFIX     := $(CURDIR)/$(BUILD)/install
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps configure build run test test-sanitize bench clean
+.PHONY: all deps configure build run test test-sanitize test-tsan test-mpi4py bench clean
 
 all: build
 
@@ -31,10 +31,15 @@ test: build
 test-sanitize:
 	$(MAKE) test BUILD=build-asan CMAKE_ARGS="-DPROUST_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=Debug"
 
+# mpi4py from PyPI built with Proust's mpicc, smoke-tested under mpiexec.
+test-mpi4py: build
+	@bash scripts/mpi4py-smoke.sh $(PREFIX)
+
 test-tsan:
 	$(MAKE) test BUILD=build-tsan CMAKE_ARGS="-DPROUST_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug"
 
 bench: build
+	@bash scripts/install-deps.sh --bench
 	@bash bench/run.sh $(PREFIX)
 
 clean:

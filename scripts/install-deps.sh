@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Install the Debian packages Proust needs, only those missing.
+# --bench: also MPICH and Open MPI, the peers of the side-by-side benchmarks
+# (kept out of the test setup so that nothing but Proust provides mpi.h and
+# libmpi.so when MPI programs are built against Proust).
 set -euo pipefail
-need=(cmake make gcc pkg-config libhwloc-dev hwloc libfabric-dev)
-# Peers for the side-by-side benchmarks and MPI tests.
-need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev)
+need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev)
+if [ "${1:-}" = "--bench" ]; then
+  need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib)
+fi
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
