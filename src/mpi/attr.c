@@ -132,7 +132,7 @@ static int kv_create(struct pm_keyval *proto, int *keyval, const char *fn)
     *kv = *proto;
     atomic_init(&kv->refs, 1);
     pm_lock(&kv_lock);
-    if (kv_next == kv_cap) {
+    if (kv_next >= kv_cap) {
         int cap = kv_cap ? 2 * kv_cap : 64;
         struct pm_keyval **n = realloc(kvs, (size_t)cap * sizeof *n);
         if (!n) {

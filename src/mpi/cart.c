@@ -95,11 +95,12 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     static const char fn[] = "MPI_Cart_create";
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm_old, fn);
+    if (comm_cart)
+        *comm_cart = MPI_COMM_NULL;
     if (c->is_inter)
         return pm_error(comm_old, MPI_ERR_COMM, "%s: not allowed on an intercommunicator", fn);
     if (!comm_cart)
         return pm_error(comm_old, MPI_ERR_ARG, "%s: comm_cart is NULL", fn);
-    *comm_cart = MPI_COMM_NULL;
     int nnodes;
     int rc = check_grid(comm_old, c->size, ndims, dims, periods, &nnodes, fn);
     if (rc)
@@ -370,10 +371,11 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     static const char fn[] = "MPI_Cart_sub";
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm, fn);
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
     GET_CART(t, c, comm, fn);
     if ((t->ndims > 0 && !remain_dims) || !newcomm)
         return pm_error(comm, MPI_ERR_ARG, "%s: remain_dims or newcomm is NULL", fn);
-    *newcomm = MPI_COMM_NULL;
     /* color: position among the dropped dimensions; key: among the kept
      * ones (row-major both), so each subgrid keeps the row-major order. */
     int color = 0, key = 0, nd = 0;

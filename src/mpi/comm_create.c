@@ -168,9 +168,10 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     PM_CHECK_INIT("MPI_Comm_dup");
     GET_COMM(c, comm, "MPI_Comm_dup");
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_dup: newcomm is NULL");
-    *newcomm = MPI_COMM_NULL;
     return comm_dup(comm, c, false, MPI_INFO_NULL, newcomm, "MPI_Comm_dup");
 }
 PM_WEAK(Comm_dup)
@@ -179,12 +180,13 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     PM_CHECK_INIT("MPI_Comm_dup_with_info");
     GET_COMM(c, comm, "MPI_Comm_dup_with_info");
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
     if (info != MPI_INFO_NULL && info != MPI_INFO_ENV && !pm_table_get(&pm_info_table, info))
         return pm_error(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info: invalid info handle %#x",
                         (unsigned)info);
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_dup_with_info: newcomm is NULL");
-    *newcomm = MPI_COMM_NULL;
     return comm_dup(comm, c, true, info, newcomm, "MPI_Comm_dup_with_info");
 }
 PM_WEAK(Comm_dup_with_info)
@@ -196,13 +198,14 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     static const char fn[] = "MPI_Comm_create";
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm, fn);
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
     struct pm_group *g = pm_group_get(group);
     if (!g)
         return pm_error(comm, MPI_ERR_GROUP, "%s: invalid group handle %#x", fn,
                         (unsigned)group);
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "%s: newcomm is NULL", fn);
-    *newcomm = MPI_COMM_NULL;
     if (!group_within(g, c->local))
         return pm_error(comm, MPI_ERR_GROUP,
                         "%s: the group is not a subset of the communicator's %sgroup", fn,
@@ -221,6 +224,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     static const char fn[] = "MPI_Comm_create_group";
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm, fn);
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
     if (c->is_inter)
         return pm_error(comm, MPI_ERR_COMM, "%s: not allowed on an intercommunicator", fn);
     struct pm_group *g = pm_group_get(group);
@@ -231,7 +236,6 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
         return pm_error(comm, MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag, PM_TAG_UB);
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "%s: newcomm is NULL", fn);
-    *newcomm = MPI_COMM_NULL;
     if (!group_within(g, c->local))
         return pm_error(comm, MPI_ERR_GROUP, "%s: the group is not a subset of the "
                         "communicator's group", fn);
@@ -270,12 +274,13 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     static const char fn[] = "MPI_Comm_split";
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm, fn);
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
     if (color < 0 && color != MPI_UNDEFINED)
         return pm_error(comm, MPI_ERR_ARG, "%s: color %d is negative (and not MPI_UNDEFINED)",
                         fn, color);
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "%s: newcomm is NULL", fn);
-    *newcomm = MPI_COMM_NULL;
     struct pm_comm *nc;
     int rc = c->is_inter ? pm_intercomm_split(c, color, key, &nc)
                          : pm_comm_split_impl(c, color, key, &nc);
@@ -292,6 +297,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     static const char fn[] = "MPI_Comm_split_type";
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm, fn);
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
     if (c->is_inter)
         return pm_error(comm, MPI_ERR_COMM, "%s: not supported on intercommunicators", fn);
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
@@ -302,7 +309,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
         return pm_error(comm, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "%s: newcomm is NULL", fn);
-    *newcomm = MPI_COMM_NULL;
     /* Processes that share memory are those on one host: the color is the
      * lowest rank with our host name. */
     enum { HOST = 256 };

@@ -274,9 +274,6 @@ static int check_rank_list(const struct pm_group *g, int n, const int ranks[], c
 {
     if (n < 0)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: n = %d is negative", fn, n);
-    if (n > g->size)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: n = %d exceeds the group size %d", fn,
-                        n, g->size);
     if (n > 0 && !ranks)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: ranks is NULL", fn);
     *seen = calloc((size_t)g->size + 1, 1);

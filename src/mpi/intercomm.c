@@ -143,6 +143,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     static const char fn[] = "MPI_Intercomm_create";
     PM_CHECK_INIT(fn);
     GET_COMM(lc, local_comm, fn);
+    if (newintercomm)
+        *newintercomm = MPI_COMM_NULL;
     if (lc->is_inter)
         return pm_error(local_comm, MPI_ERR_COMM, "%s: local_comm is an intercommunicator", fn);
     if (local_leader < 0 || local_leader >= lc->size)
@@ -153,7 +155,6 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                         PM_TAG_UB);
     if (!newintercomm)
         return pm_error(local_comm, MPI_ERR_ARG, "%s: newintercomm is NULL", fn);
-    *newintercomm = MPI_COMM_NULL;
 
     struct ic_header h = {0, 0, 0};
     struct ic_peer p = {0};
@@ -244,12 +245,13 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     static const char fn[] = "MPI_Intercomm_merge";
     PM_CHECK_INIT(fn);
     GET_COMM(c, intercomm, fn);
+    if (newintracomm)
+        *newintracomm = MPI_COMM_NULL;
     if (!c->is_inter)
         return pm_error(intercomm, MPI_ERR_COMM, "%s: the communicator is not an "
                         "intercommunicator", fn);
     if (!newintracomm)
         return pm_error(intercomm, MPI_ERR_ARG, "%s: newintracomm is NULL", fn);
-    *newintracomm = MPI_COMM_NULL;
     /* Each group goes by its leader's `high`; the low group comes first, and
      * when both say the same the group whose leader has the lower world rank. */
     struct inter_step s;

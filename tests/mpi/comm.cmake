@@ -1,0 +1,27 @@
+# Groups, communicators, intercommunicators, Cartesian topologies and
+# attributes (src/mpi/group.c, comm*.c, context.c, intercomm.c, cart.c,
+# attr.c). Jobs are named mpi_<program>_<ranks>_<rail>.
+
+# comm_jobs(program n...): one job per rank count on each rail.
+function(comm_jobs prog)
+  foreach(rail shm tcp)
+    if(rail STREQUAL "shm")
+      set(rails self,shm)
+    else()
+      set(rails tcp)
+    endif()
+    foreach(n ${ARGN})
+      mpi_job(NAME ${prog}_${n}_${rail} NPROCS ${n} RAILS ${rails} PROGRAM mpi_${prog}
+              TIMEOUT 60)
+    endforeach()
+  endforeach()
+endfunction()
+
+foreach(prog group_algebra comm_split comm_errors attr_cb)
+  mpi_test_program(mpi_${prog} ${MPI_TEST_DIR}/${prog}.c)
+endforeach()
+
+comm_jobs(group_algebra 1 3 8)
+comm_jobs(comm_split 1 2 3 4 8)
+comm_jobs(comm_errors 1 3)
+comm_jobs(attr_cb 1 2 4)
