@@ -162,6 +162,10 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     if (!c)
         return pm_error(MPI_COMM_NULL, MPI_ERR_COMM,
                         "MPI_Comm_call_errhandler: invalid communicator %#x", (unsigned)comm);
+    /* MPI_SUCCESS is no error: never a reason to abort the job. */
+    struct pm_errhandler *e = pm_errhandler_get(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE));
+    if (errorcode == MPI_SUCCESS && (!e || e->kind == PM_ERRH_FATAL))
+        return MPI_SUCCESS;
     pm_error(comm, errorcode, "MPI_Comm_call_errhandler: error code %d raised by the application",
              errorcode);
     /* The handler was called and returned (MPI_ERRORS_RETURN "handles" an
