@@ -120,10 +120,10 @@ static void env_build(void)
                                          "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
     char cmd[MPI_MAX_INFO_VAL], args[MPI_MAX_INFO_VAL], val[MPI_MAX_INFO_VAL];
     env_command(cmd, sizeof cmd, args, sizeof args);
-    if (cmd[0]) {
+    if (cmd[0])
         put(&env_info, "command", cmd);
+    if (args[0])
         put(&env_info, "argv", args);
-    }
     snprintf(val, sizeof val, "%d", pm_world_size);
     put(&env_info, "maxprocs", val);
     if (gethostname(val, sizeof val) == 0) {
