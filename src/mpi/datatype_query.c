@@ -247,11 +247,9 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return ERR(MPI_ERR_TYPE, "%s: %s is predefined and cannot be freed", fn, t->name);
     /* Delete callbacks run now, with the handle still valid; one that fails
      * fails the free (MPI-3.1 6.7.2). */
-    if (t->attrs) {
-        int rc = pm_attrs_delete_type(t);
-        if (rc != MPI_SUCCESS)
-            return ERR(rc, "%s: an attribute delete callback failed (error %d)", fn, rc);
-    }
+    int rc = pm_attrs_delete_type(t);
+    if (rc != MPI_SUCCESS)
+        return ERR(rc, "%s: an attribute delete callback failed (error %d)", fn, rc);
     pm_table_remove(&pm_type_table, *datatype);
     *datatype = MPI_DATATYPE_NULL;
     /* Pending operations and other types may still hold references. */
@@ -285,12 +283,10 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     int rc = pm_type_publish(fn, t, &h);
     if (rc)
         return rc;
-    if (old->attrs) {
-        rc = pm_attrs_copy_type(old, t);
-        if (rc != MPI_SUCCESS) {
-            PMPI_Type_free(&h);
-            return ERR(rc, "%s: an attribute copy callback failed (error %d)", fn, rc);
-        }
+    rc = pm_attrs_copy_type(old, t);
+    if (rc != MPI_SUCCESS) {
+        PMPI_Type_free(&h);
+        return ERR(rc, "%s: an attribute copy callback failed (error %d)", fn, rc);
     }
     *newtype = h;
     return MPI_SUCCESS;

@@ -472,6 +472,38 @@ static void test_address(void)
     MPI_CHECK(MPI_Type_free(&t));
 }
 
+static int deleted;
+static int count_deletes(MPI_Datatype t, int kv, void *val, void *extra)
+{
+    deleted += (int)(intptr_t)val;
+    return MPI_SUCCESS;
+}
+
+/* Attributes follow MPI_Type_dup and are deleted by MPI_Type_free. */
+static void test_attrs(void)
+{
+    int kv, flag;
+    void *v;
+    MPI_Datatype t, d;
+    MPI_CHECK(MPI_Type_create_keyval(MPI_TYPE_DUP_FN, count_deletes, &kv, NULL));
+    MPI_CHECK(MPI_Type_vector(2, 1, 2, MPI_INT, &t));
+    MPI_CHECK(MPI_Type_set_attr(t, kv, (void *)(intptr_t)5));
+    MPI_CHECK(MPI_Type_dup(t, &d));
+    MPI_CHECK(MPI_Type_get_attr(d, kv, &v, &flag));
+    CHECK(flag && (intptr_t)v == 5, "dup'ed attribute: flag %d value %ld", flag, (long)(intptr_t)v);
+    MPI_CHECK(MPI_Type_free(&t));
+    CHECK(deleted == 5, "delete callback on free: %d", deleted);
+    MPI_CHECK(MPI_Type_set_attr(MPI_INT, kv, (void *)(intptr_t)1));
+    MPI_CHECK(MPI_Type_dup(MPI_INT, &t));
+    MPI_CHECK(MPI_Type_get_attr(t, kv, &v, &flag));
+    CHECK(flag && (intptr_t)v == 1, "attribute copied from a predefined type");
+    MPI_CHECK(MPI_Type_delete_attr(MPI_INT, kv));
+    MPI_CHECK(MPI_Type_free(&t));
+    MPI_CHECK(MPI_Type_free(&d));
+    CHECK(deleted == 5 + 1 + 1 + 5, "delete callbacks: %d", deleted);
+    MPI_CHECK(MPI_Type_free_keyval(&kv));
+}
+
 int main(int argc, char **argv)
 {
     MPI_CHECK(MPI_Init(&argc, &argv));
@@ -479,6 +511,7 @@ int main(int argc, char **argv)
     test_constructors();
     test_contents();
     test_address();
+    test_attrs();
     MPI_CHECK(MPI_Finalize());
     return 0;
 }
