@@ -3,6 +3,9 @@
  * once on one communicator (and on two), completed in an order different
  * from the order they were started, with compute-free polling by MPI_Test
  * in between; every result is checked against the reference values.
+ * Then each nonblocking call is shown not to block: rank 0 starts it and only
+ * then lets the others start theirs (a blocking call in disguise would
+ * deadlock).
  */
 #include "mpitest.h"
 
@@ -133,6 +136,75 @@ static void run(MPI_Comm comm, int base, int reverse_wait)
         free(*all[i]);
 }
 
+/* Start operation `op` (every rank the same): 12 kinds, each with a small
+ * buffer set checked only for completion and content of one block. */
+static void start_op(int op, int *sb, int *rb, int *cnt, int *dsp, MPI_Datatype *types,
+                     MPI_Request *req)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    int root = op % 2 ? 0 : size - 1;
+    switch (op) {
+    case 0: MPI_CHECK(MPI_Igather(sb, 1, MPI_INT, rb, 1, MPI_INT, root, w, req)); break;
+    case 1: MPI_CHECK(MPI_Igatherv(sb, 1, MPI_INT, rb, cnt, dsp, MPI_INT, root, w, req)); break;
+    case 2: MPI_CHECK(MPI_Iscatter(sb, 1, MPI_INT, rb, 1, MPI_INT, root, w, req)); break;
+    case 3: MPI_CHECK(MPI_Iscatterv(sb, cnt, dsp, MPI_INT, rb, 1, MPI_INT, root, w, req)); break;
+    case 4: MPI_CHECK(MPI_Iallgather(sb, 1, MPI_INT, rb, 1, MPI_INT, w, req)); break;
+    case 5: MPI_CHECK(MPI_Iallgatherv(sb, 1, MPI_INT, rb, cnt, dsp, MPI_INT, w, req)); break;
+    case 6: MPI_CHECK(MPI_Ialltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, w, req)); break;
+    case 7: MPI_CHECK(MPI_Ialltoallv(sb, cnt, dsp, MPI_INT, rb, cnt, dsp, MPI_INT, w, req)); break;
+    default:
+        for (int i = 0; i < size; i++)
+            dsp[i] *= (int)sizeof(int); /* byte displacements */
+        MPI_CHECK(MPI_Ialltoallw(sb, cnt, dsp, types, rb, cnt, dsp, types, w, req));
+        for (int i = 0; i < size; i++)
+            dsp[i] /= (int)sizeof(int);
+        break;
+    }
+}
+
+static void no_hidden_blocking(void)
+{
+    int *sb = malloc(sizeof(int) * (size_t)size), *rb = malloc(sizeof(int) * (size_t)size);
+    int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size);
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)size);
+    for (int op = 0; op < 9; op++) {
+        for (int i = 0; i < size; i++) {
+            sb[i] = op * 1000 + rank * 10 + i % 10;
+            rb[i] = -1;
+            cnt[i] = 1;
+            dsp[i] = i;
+            types[i] = MPI_INT;
+        }
+        MPI_Request req;
+        int token = op;
+        if (rank == 0) {
+            start_op(op, sb, rb, cnt, dsp, types, &req);
+            for (int r = 1; r < size; r++)
+                MPI_CHECK(MPI_Send(&token, 1, MPI_INT, r, 99, MPI_COMM_WORLD));
+        } else {
+            MPI_CHECK(MPI_Recv(&token, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            CHECK(token == op, "token %d for op %d", token, op);
+            start_op(op, sb, rb, cnt, dsp, types, &req);
+        }
+        MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        /* Block 0 of the result: what rank 0 (or the root) contributed. */
+        int root = op % 2 ? 0 : size - 1;
+        int want;
+        switch (op) {
+        case 0: case 1: want = rank == root ? op * 1000 + 0 : -1; break;
+        case 2: case 3: want = op * 1000 + root * 10 + rank % 10; break;
+        case 4: case 5: want = op * 1000 + 0 * 10 + 0; break;
+        default: want = op * 1000 + 0 * 10 + rank % 10; break;
+        }
+        CHECK(rb[0] == want, "op %d: rb[0] = %d, want %d", op, rb[0], want);
+    }
+    free(sb);
+    free(rb);
+    free(cnt);
+    free(dsp);
+    free(types);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -140,6 +212,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int round = 0; round < 4; round++)
         run(MPI_COMM_WORLD, round * 10, round & 1);
+    no_hidden_blocking();
     /* Two communicators interleaved: world and a duplicate. */
     MPI_Comm dup;
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));

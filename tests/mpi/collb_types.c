@@ -4,10 +4,13 @@
  * (4k MPI_INT against k contiguous-of-4), noncontiguous types on either side
  * (a column of a matrix as a vector resized to one int, so block i of the
  * collective is column i; an indexed type with holes), noncontiguous types
- * with MPI_IN_PLACE, Alltoallw with a different type per peer. Holes of the
+ * with MPI_IN_PLACE, Alltoallw with a different type per peer, MPI_BOTTOM
+ * with a type of absolute addresses. Holes of the
  * noncontiguous layouts must stay untouched. Blocking and nonblocking; block
  * sizes cover the small (tree / Bruck) and the large algorithms.
  */
+#include <stddef.h>
+
 #include "mpitest.h"
 
 static int rank, size;
@@ -290,6 +293,69 @@ static void mixed_w(int nb)
     free(rt);
 }
 
+/* MPI_BOTTOM buffers: a struct type of absolute addresses (an int and a
+ * double in separate variables) sent with MPI_Allgather / MPI_Alltoallw,
+ * received as (int, double) structs. */
+struct pair {
+    int i;
+    double d;
+};
+
+static void bottom(int nb)
+{
+    int n = size;
+    int ival = rank * 7 + 1;
+    double dval = rank * 0.5 + 0.25;
+    MPI_Aint addr[2];
+    MPI_CHECK(MPI_Get_address(&ival, &addr[0]));
+    MPI_CHECK(MPI_Get_address(&dval, &addr[1]));
+    int bl[2] = {1, 1};
+    MPI_Datatype ts[2] = {MPI_INT, MPI_DOUBLE}, abs_t, pair_t;
+    MPI_CHECK(MPI_Type_create_struct(2, bl, addr, ts, &abs_t));
+    MPI_CHECK(MPI_Type_commit(&abs_t));
+    MPI_Aint rel[2] = {offsetof(struct pair, i), offsetof(struct pair, d)};
+    MPI_CHECK(MPI_Type_create_struct(2, bl, rel, ts, &pair_t));
+    MPI_CHECK(MPI_Type_commit(&pair_t));
+    struct pair *got = malloc(sizeof *got * (size_t)n);
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (nb)
+        MPI_CHECK(MPI_Iallgather(MPI_BOTTOM, 1, abs_t, got, 1, pair_t, MPI_COMM_WORLD, &req));
+    else
+        MPI_CHECK(MPI_Allgather(MPI_BOTTOM, 1, abs_t, got, 1, pair_t, MPI_COMM_WORLD));
+    coll_wait(nb, &req);
+    for (int r = 0; r < n; r++)
+        CHECK(got[r].i == r * 7 + 1 && got[r].d == r * 0.5 + 0.25, "MPI_BOTTOM allgather [%d]", r);
+    /* Alltoallw: the same absolute type to every peer, displacement 0. */
+    int *cnt = malloc(sizeof(int) * (size_t)n), *sd = malloc(sizeof(int) * (size_t)n);
+    int *rd = malloc(sizeof(int) * (size_t)n);
+    MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * (size_t)n);
+    MPI_Datatype *rt = malloc(sizeof(MPI_Datatype) * (size_t)n);
+    for (int r = 0; r < n; r++) {
+        cnt[r] = 1;
+        sd[r] = 0;
+        rd[r] = (int)(sizeof(struct pair) * (size_t)(n - 1 - r));
+        st[r] = abs_t;
+        rt[r] = pair_t;
+        got[r].i = -1;
+    }
+    if (nb)
+        MPI_CHECK(MPI_Ialltoallw(MPI_BOTTOM, cnt, sd, st, got, cnt, rd, rt, MPI_COMM_WORLD, &req));
+    else
+        MPI_CHECK(MPI_Alltoallw(MPI_BOTTOM, cnt, sd, st, got, cnt, rd, rt, MPI_COMM_WORLD));
+    coll_wait(nb, &req);
+    for (int r = 0; r < n; r++)
+        CHECK(got[n - 1 - r].i == r * 7 + 1 && got[n - 1 - r].d == r * 0.5 + 0.25,
+              "MPI_BOTTOM alltoallw [%d]", r);
+    free(cnt);
+    free(sd);
+    free(rd);
+    free(st);
+    free(rt);
+    free(got);
+    MPI_CHECK(MPI_Type_free(&abs_t));
+    MPI_CHECK(MPI_Type_free(&pair_t));
+}
+
 /* 4k MPI_INT sent, k contiguous-of-4 received (and back). */
 static void quads(int k, int nb)
 {
@@ -335,6 +401,7 @@ int main(int argc, char **argv)
         }
         holes(nb);
         mixed_w(nb);
+        bottom(nb);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
