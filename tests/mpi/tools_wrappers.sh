@@ -283,10 +283,17 @@ compile)
     expect_rc 0
     run "$W/mpicc" -fsyntax-only "$TMP/ring.c"
     expect_rc 0
-    # The program needs libmpi, found without LD_LIBRARY_PATH (rpath).
+    # The program needs Proust's libmpi (not another MPI's of the system),
+    # found without LD_LIBRARY_PATH (rpath).
     run env -u LD_LIBRARY_PATH ldd "$TMP/ring2"
-    expect_out 'libmpi\.so.* => /'
     expect_no_out 'not found'
+    lib=$(awk '$1 ~ /^libmpi\.so/ { print $3 }' "$OUT")
+    [ -n "$lib" ] || fail "the program does not load libmpi"
+    ours=0
+    for d in $("$W/mpicc" -showme:libdirs); do
+        [ "$(readlink -f "$lib")" = "$(readlink -f "$d/libmpi.so")" ] && ours=1
+    done
+    [ $ours = 1 ] || fail "the program loads $lib, not Proust's libmpi"
     # A compile error is the compiler's exit status.
     echo 'int main(void) { return undefined_thing; }' > "$TMP/bad.c"
     run "$W/mpicc" -o "$TMP/bad" "$TMP/bad.c"
@@ -429,8 +436,11 @@ message(STATUS "libraries: ${MPI_C_LIBRARIES}")
 add_executable(ring ring.c)
 target_link_libraries(ring PRIVATE MPI::MPI_C)
 EOF
+    # FindMPI keeps -L, -l and -Wl flags only: a libmpi built with sanitizers
+    # (make test-sanitize) needs their runtimes linked in by the project.
+    san=$("$W/mpicc" -showme:link | grep -o -- '-fsanitize=[^ ]*')
     run "$CMAKE" -S "$TMP/proj" -B "$TMP/proj/build" -DMPI_C_COMPILER="$W/mpicc" \
-        -DMPIEXEC_EXECUTABLE="$W/mpiexec"
+        -DMPIEXEC_EXECUTABLE="$W/mpiexec" -DCMAKE_EXE_LINKER_FLAGS="$san"
     expect_rc 0
     expect_out 'Found MPI_C: .*libmpi\.so \(found version "3\.1"\)'
     expect_out 'libraries: .*libmpi\.so;.*libproust\.so'
