@@ -196,7 +196,9 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
                         nnodes);
     if (ndims < 0)
         return pm_error(MPI_COMM_NULL, MPI_ERR_DIMS, "%s: ndims = %d is negative", fn, ndims);
-    if (ndims > 0 && !dims)
+    if (ndims == 0)
+        return MPI_SUCCESS; /* nothing to fill in (as MPICH and Open MPI do) */
+    if (!dims)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: dims is NULL", fn);
     long fixed = 1;
     int nfree = 0;

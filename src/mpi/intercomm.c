@@ -314,10 +314,10 @@ int pm_intercomm_dup(struct pm_comm *c, struct pm_comm **out)
     return *out ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-/* Swap a list of world ranks between the groups: the local one is the same
- * at every member of a group, the remote one comes back to all of them.
- * *theirs is malloc'ed (NULL when empty). */
-static int swap_lists(struct pm_comm *c, const int *mine, int n, int **theirs, int *rn)
+/* Swap a list of ints between the groups: the local one is the same at
+ * every member of a group, the remote one (at most `max` long) comes back to
+ * all of them in *theirs (malloc'ed). */
+static int swap_lists(struct pm_comm *c, const int *mine, int n, int max, int **theirs, int *rn)
 {
     struct inter_step s;
     inter_step(&s, c);
@@ -330,7 +330,7 @@ static int swap_lists(struct pm_comm *c, const int *mine, int n, int **theirs, i
         rc = pm_xg_bcast(&s.local, &rcnt, sizeof rcnt, 0);
     if (rc)
         return rc;
-    if (rcnt < 0 || rcnt > c->remote->size)
+    if (rcnt < 0 || rcnt > max)
         return MPI_ERR_INTERN;
     *rn = rcnt;
     *theirs = malloc((size_t)(rcnt > 0 ? rcnt : 1) * sizeof **theirs);
@@ -348,7 +348,7 @@ int pm_intercomm_create_sub(struct pm_comm *c, struct pm_group *g, struct pm_com
 {
     *out = NULL;
     int *rworld, rn;
-    int rc = swap_lists(c, g->world, g->size, &rworld, &rn);
+    int rc = swap_lists(c, g->world, g->size, c->remote->size, &rworld, &rn);
     uint16_t ids[2];
     if (!rc)
         rc = pm_context_alloc_n(c, 2, ids);
@@ -426,7 +426,7 @@ int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **o
     int rc = pm_xg_allgather(&s.local, mine, lck, sizeof mine);
     int *rck = NULL, rn = 0;
     if (!rc)
-        rc = swap_lists(c, lck, 2 * c->size, &rck, &rn);
+        rc = swap_lists(c, lck, 2 * c->size, 2 * c->remote->size, &rck, &rn);
     if (!rc && rn != 2 * c->remote->size)
         rc = MPI_ERR_INTERN;
     uint16_t ids[2];
