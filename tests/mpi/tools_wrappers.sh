@@ -304,7 +304,7 @@ run_c)
     write_ring_c "$TMP/ring.c"
     run "$W/mpicc" -o "$TMP/ring" "$TMP/ring.c"
     expect_rc 0
-    for n in 1 2 4; do
+    for n in 1 2 4 8; do
         run "$W/mpiexec" -n $n -x PM_TEST_VAR=x$n "$TMP/ring"
         expect_rc 0
         check_ring $n x$n
