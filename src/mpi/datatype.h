@@ -59,6 +59,8 @@ static inline bool pm_type_is_empty(const struct pm_datatype *t)
 extern atomic_flag pm_type_name_lock;
 
 /* ---- Building (datatype_flatten.c) ---- */
+/* Most blocks a type's list may have (tests lower it). */
+extern MPI_Count pm_type_max_blocks;
 /* A new type map as a sequence of pieces: piece i is bl_i consecutive
  * copies of type_i (copy j at disp_i + j * extent(type_i)). Each field is
  * either one value for every piece or an array. */

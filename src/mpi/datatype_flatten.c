@@ -9,8 +9,10 @@
 
 #include "datatype.h"
 
-/* Block lists longer than this are refused rather than attempted. */
-#define PM_TYPE_MAX_BLOCKS ((MPI_Count)1 << 28)
+/* Block lists longer than this (1.5 GiB of blocks and offsets) are refused
+ * rather than attempted. A variable so that tests can lower it. */
+MPI_Count pm_type_max_blocks = (MPI_Count)1 << 26;
+#define PM_TYPE_MAX_BLOCKS pm_type_max_blocks
 
 /* Piece i of a description; false when its displacement overflows. */
 static bool piece(const struct pm_type_desc *d, MPI_Count i, MPI_Aint *disp, MPI_Count *bl,
@@ -75,27 +77,73 @@ static bool is_contiguous(const struct pm_datatype *t)
            t->blocks[0].disp == t->true_lb;
 }
 
-/* Appends blocks, merging one that starts where the previous one ends. */
+/* Appends blocks, merging one that starts where the previous one ends;
+ * grows the store when the first estimate was too small (it is exact
+ * unless it passed PM_TYPE_MAX_BLOCKS before merging). */
 struct appender {
-    struct pm_block *b;
-    size_t n;
+    struct pm_type_store *s;
+    size_t n, cap;
+    bool failed;
 };
+static bool grow(struct appender *a)
+{
+    if (a->cap >= (size_t)PM_TYPE_MAX_BLOCKS)
+        return false;
+    size_t cap = a->cap < 16 ? 32 : a->cap * 2;
+    if (cap > (size_t)PM_TYPE_MAX_BLOCKS)
+        cap = (size_t)PM_TYPE_MAX_BLOCKS;
+    struct pm_type_store *s =
+        realloc(a->s, sizeof *s + cap * sizeof(struct pm_block) + (cap + 1) * sizeof(MPI_Aint));
+    if (!s)
+        return false;
+    a->s = s;
+    a->cap = cap;
+    return true;
+}
 static inline void append(struct appender *a, MPI_Aint disp, MPI_Aint len)
 {
-    if (len == 0)
+    struct pm_block *b = a->s->b;
+    if (len == 0 || a->failed)
         return;
-    if (a->n && a->b[a->n - 1].disp + a->b[a->n - 1].len == disp) {
-        a->b[a->n - 1].len += len;
+    if (a->n && b[a->n - 1].disp + b[a->n - 1].len == disp) {
+        b[a->n - 1].len += len;
         return;
     }
-    a->b[a->n].disp = disp;
-    a->b[a->n].len = len;
+    if (a->n == a->cap) {
+        if (!grow(a)) {
+            a->failed = true;
+            return;
+        }
+        b = a->s->b;
+    }
+    b[a->n].disp = disp;
+    b[a->n].len = len;
     a->n++;
+}
+
+/* Copies of t that follow each other without a gap form one block. */
+static inline bool abutting(const struct pm_datatype *t)
+{
+    return t->contiguous || (t->nblocks == 1 && t->blocks[0].len == t->extent);
 }
 
 int pm_type_build(const char *fname, const struct pm_type_desc *d, struct pm_datatype **out)
 {
-    MPI_Count size = 0, nelem = 0, maxb = 0;
+    /* Evenly spaced pieces that abut (a vector with stride == blocklength)
+     * are one piece: n * bl copies. */
+    struct pm_type_desc one;
+    MPI_Aint step;
+    MPI_Count all;
+    if (d->type && !d->bls && !d->disps && !d->idisps && d->n > 1 && d->bl > 0 &&
+        !__builtin_mul_overflow((MPI_Aint)d->bl, d->type->extent, &step) && step == d->stride &&
+        !__builtin_mul_overflow(d->n, d->bl, &all)) {
+        one = *d;
+        one.n = 1;
+        one.bl = all;
+        d = &one;
+    }
+
+    MPI_Count size = 0, nelem = 0, maxb = 0, minb = 0;
     MPI_Aint align = 1;
     int basic = -1; /* -1: no piece seen yet */
     bool any = false, any_data = false, slb = false, sub = false;
@@ -120,12 +168,24 @@ int pm_type_build(const char *fname, const struct pm_type_desc *d, struct pm_dat
         if (__builtin_mul_overflow(bl, t->nelements, &add) ||
             __builtin_add_overflow(nelem, add, &nelem))
             goto overflow;
-        if (t->contiguous)
-            add = 1;
-        else if (__builtin_mul_overflow(bl, (MPI_Count)t->nblocks, &add))
-            goto toobig;
-        if (add > PM_TYPE_MAX_BLOCKS || (maxb += add) > PM_TYPE_MAX_BLOCKS)
-            goto toobig;
+        /* Blocks before merging (saturated past the limit), and at least
+         * how many remain: t's own blocks never merge with each other, a
+         * copy at most with the next one, a piece with the next piece. */
+        if (t->size > 0) {
+            MPI_Count least = 1;
+            if (abutting(t))
+                add = 1;
+            else if (__builtin_mul_overflow(bl, (MPI_Count)t->nblocks, &add))
+                add = least = PM_TYPE_MAX_BLOCKS + 1;
+            else
+                least = add - (bl - 1);
+            maxb = add > PM_TYPE_MAX_BLOCKS || maxb + add > PM_TYPE_MAX_BLOCKS
+                       ? PM_TYPE_MAX_BLOCKS + 1
+                       : maxb + add;
+            minb += least - (minb > 0 ? 1 : 0);
+            if (minb > PM_TYPE_MAX_BLOCKS)
+                goto toobig;
+        }
         if (tx->align > align)
             align = tx->align;
         /* copies at disp .. last (extents may be negative) */
@@ -164,18 +224,17 @@ int pm_type_build(const char *fname, const struct pm_type_desc *d, struct pm_dat
         }
     }
 
+    /* Pass 2: the blocks in type-map order. */
+    size_t cap = maxb > PM_TYPE_MAX_BLOCKS ? (size_t)PM_TYPE_MAX_BLOCKS / 16 : (size_t)maxb;
     struct pm_dtype *nt = dtype_alloc();
-    struct pm_type_store *s = store_alloc((size_t)maxb);
-    if (!nt || !s) {
+    struct appender a = {store_alloc(cap), 0, cap, false};
+    if (!nt || !a.s) {
         free(nt);
-        free(s);
+        free(a.s);
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory for a type of %lld blocks",
                         fname, (long long)maxb);
     }
-
-    /* Pass 2: the blocks in type-map order. */
-    struct appender a = {s->b, 0};
-    for (MPI_Count i = 0; i < d->n; i++) {
+    for (MPI_Count i = 0; i < d->n && !a.failed; i++) {
         const struct pm_datatype *t;
         MPI_Aint disp;
         MPI_Count bl;
@@ -186,11 +245,24 @@ int pm_type_build(const char *fname, const struct pm_type_desc *d, struct pm_dat
             append(&a, disp + t->true_lb, (MPI_Aint)(bl * t->size));
             continue;
         }
-        for (MPI_Count j = 0; j < bl; j++, disp += t->extent)
+        if (abutting(t)) { /* one block, copies back to back (any lb) */
+            append(&a, disp + t->blocks[0].disp, (MPI_Aint)bl * t->blocks[0].len);
+            continue;
+        }
+        for (MPI_Count j = 0; j < bl && !a.failed; j++, disp += t->extent)
             for (size_t k = 0; k < t->nblocks; k++)
                 append(&a, disp + t->blocks[k].disp, t->blocks[k].len);
     }
-    if (a.n < s->n) { /* shrink, moving nothing (offsets are written after) */
+    if (a.failed) {
+        free(nt);
+        free(a.s);
+        if (a.cap >= (size_t)PM_TYPE_MAX_BLOCKS)
+            goto toobig;
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory for a type of %zu+ blocks",
+                        fname, a.n);
+    }
+    struct pm_type_store *s = a.s;
+    if (a.n < a.cap) { /* shrink, moving nothing (offsets are written after) */
         struct pm_type_store *s2 = realloc(s, sizeof *s + a.n * sizeof(struct pm_block) +
                                                   (a.n + 1) * sizeof(MPI_Aint));
         if (s2)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
+#include "datatype.h"
 
 _Atomic int pm_state;
 static int last_error;
@@ -201,6 +201,41 @@ static void test_elements(void)
         OK(PMPI_Type_free(&all[i]));
 }
 
+/* With the limit lowered to 1000 blocks: lists that merge below it are
+ * built even when the count before merging is far above it (the store
+ * grows), others are refused. */
+static void test_block_limit(void)
+{
+    enum { N = 3000 };
+    MPI_Count saved = pm_type_max_blocks;
+    pm_type_max_blocks = 1000;
+    int *bl = malloc(N * sizeof *bl), *disp = malloc(N * sizeof *disp);
+    MPI_Datatype t;
+    for (int sparse = 0; sparse <= 1200; sparse += 400) {
+        /* `sparse` isolated ints, then the rest adjacent */
+        for (int i = 0; i < N; i++) {
+            bl[i] = 1;
+            disp[i] = i < sparse ? 2 * i : sparse * 2 + (i - sparse);
+        }
+        int rc = PMPI_Type_indexed(N, bl, disp, MPI_INT, &t);
+        size_t want = (size_t)sparse + 1;
+        if (want <= 1000) {
+            EXPECT(rc == MPI_SUCCESS && T(t)->nblocks == want && T(t)->size == 4 * N,
+                   "%d sparse: rc %d", sparse, rc);
+            if (rc == MPI_SUCCESS) {
+                OK(PMPI_Type_commit(&t));
+                check_streaming("grown block list", t, 2, 3000);
+                OK(PMPI_Type_free(&t));
+            }
+        } else {
+            EXPECT(rc == MPI_ERR_NO_MEM, "%d sparse blocks: rc %d", sparse, rc);
+        }
+    }
+    free(bl);
+    free(disp);
+    pm_type_max_blocks = saved;
+}
+
 static void test_flags(void)
 {
     MPI_Datatype t;
@@ -237,6 +272,26 @@ static void test_flags(void)
         MPI_Datatype ty2[2] = {MPI_INT, MPI_CHAR};
         FLAG(PMPI_Type_create_struct(2, bl, ad, ty2, &t), false, 1); /* padded to 8 */
     }
+    /* more pieces than the block limit, merged into one block */
+    FLAG(PMPI_Type_vector((1 << 26) + 3, 1, 1, MPI_CHAR, &t), true, 1);
+    {
+        /* and what cannot merge is refused before any work */
+        MPI_Datatype a;
+        OK(PMPI_Type_vector(1 << 16, 1, 2, MPI_INT, &a));
+        EXPECT(PMPI_Type_vector(1 << 14, 1, 1 << 18, a, &t) == MPI_ERR_NO_MEM, "too many blocks");
+        OK(PMPI_Type_free(&a));
+    }
+    {
+        /* resized(int, -4, 4): one block, not `contiguous` (lb != true_lb),
+         * yet its copies abut: one block */
+        MPI_Datatype r;
+        OK(PMPI_Type_create_resized(MPI_INT, -4, 4, &r));
+        FLAG(PMPI_Type_contiguous(5, r, &t), false, 1);
+        int bl[2] = {3, 2}, dd[2] = {0, 3};
+        FLAG(PMPI_Type_indexed(2, bl, dd, r, &t), false, 1);
+        OK(PMPI_Type_free(&r));
+    }
+    test_block_limit();
     EXPECT(pm_type_check(MPI_DATATYPE_NULL, NULL) == MPI_ERR_TYPE, "NULL type");
     EXPECT(pm_type_check(PROUST_MPI_KIND_DATATYPE | 12345, NULL) == MPI_ERR_TYPE, "junk type");
     EXPECT(pm_type_check(PROUST_MPI_KIND_DATATYPE | 60, NULL) == MPI_ERR_TYPE, "unused index");
