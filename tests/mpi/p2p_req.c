@@ -221,6 +221,22 @@ static void cancel(void)
     MPI_CHECK(MPI_Test_cancelled(&st, &flag));
     CHECK(!flag && v == 5000 + from && st.MPI_TAG == 42,
           "cancel after completion: cancelled %d value %d", flag, v);
+
+    /* A started persistent receive is cancelled too, and stays allocated
+     * (inactive) afterwards. Test with a deadline: a cancel that does
+     * nothing would leave Wait hanging. */
+    MPI_CHECK(MPI_Recv_init(&v, 1, MPI_INT, from, 43, MPI_COMM_WORLD, &r));
+    MPI_CHECK(MPI_Start(&r));
+    MPI_CHECK(MPI_Cancel(&r));
+    double until = MPI_Wtime() + 10;
+    flag = 0;
+    while (!flag && MPI_Wtime() < until)
+        MPI_CHECK(MPI_Test(&r, &flag, &st));
+    CHECK(flag, "a cancelled persistent receive did not complete within 10 s");
+    CHECK(r != MPI_REQUEST_NULL, "completion freed a persistent request");
+    MPI_CHECK(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag, "Test_cancelled false for a cancelled persistent receive");
+    MPI_CHECK(MPI_Request_free(&r));
 }
 
 int main(int argc, char **argv)
