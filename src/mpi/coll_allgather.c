@@ -84,8 +84,8 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
             return pm_error(g->comm, MPI_ERR_ARG, "%s: recvcounts or displs is NULL", fn);
         for (int i = 0; i < n; i++) {
             if (g->rcounts[i] < 0)
-                return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative", fn, i,
-                                g->rcounts[i]);
+                return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative", fn,
+                                i, g->rcounts[i]);
         }
         rc = pm_coll_check_buf(fn, c, 0, g->rtype);
     } else {

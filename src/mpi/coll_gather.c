@@ -91,12 +91,12 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
         int n = c->remote->size;
         if (g->v) {
             if (!g->rcounts || !g->displs)
-                return pm_error(g->comm, MPI_ERR_ARG, "%s: recvcounts or displs is NULL at the root",
-                                fn);
+                return pm_error(g->comm, MPI_ERR_ARG,
+                                "%s: recvcounts or displs is NULL at the root", fn);
             for (int i = 0; i < n; i++) {
                 if (g->rcounts[i] < 0)
-                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative", fn,
-                                    i, g->rcounts[i]);
+                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative",
+                                    fn, i, g->rcounts[i]);
             }
             rc = pm_coll_check_buf(fn, c, 0, g->rtype);
         } else {
@@ -111,11 +111,12 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
                 return pm_error(g->comm, MPI_ERR_BUFFER,
                                 "%s: sendbuf and recvbuf are the same buffer at the root (use "
                                 "MPI_IN_PLACE)", fn);
-            MPI_Count room = (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * size_of(g->rtype);
+            MPI_Count room =
+                (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * size_of(g->rtype);
             if (have > room)
                 return pm_error(g->comm, MPI_ERR_TRUNCATE,
-                                "%s: the root sends itself %lld bytes into a block of %lld bytes", fn,
-                                have, room);
+                                "%s: the root sends itself %lld bytes into a block of %lld bytes",
+                                fn, have, room);
         }
     }
     if (nonblocking && !request)

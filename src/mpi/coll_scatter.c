@@ -80,12 +80,12 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
         int n = c->remote->size;
         if (g->v) {
             if (!g->scounts || !g->displs)
-                return pm_error(g->comm, MPI_ERR_ARG, "%s: sendcounts or displs is NULL at the root",
-                                fn);
+                return pm_error(g->comm, MPI_ERR_ARG,
+                                "%s: sendcounts or displs is NULL at the root", fn);
             for (int i = 0; i < n; i++) {
                 if (g->scounts[i] < 0)
-                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: sendcounts[%d] = %d is negative", fn,
-                                    i, g->scounts[i]);
+                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: sendcounts[%d] = %d is negative",
+                                    fn, i, g->scounts[i]);
             }
             rc = pm_coll_check_buf(fn, c, 0, g->stype);
         } else {

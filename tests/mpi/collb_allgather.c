@@ -79,7 +79,8 @@ static void allgatherv(size_t base, int nb, int inplace)
                                   &req));
         MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     } else {
-        MPI_CHECK(MPI_Allgatherv(s, (int)n, MPI_BYTE, rb, counts, displs, MPI_BYTE, MPI_COMM_WORLD));
+        MPI_CHECK(
+            MPI_Allgatherv(s, (int)n, MPI_BYTE, rb, counts, displs, MPI_BYTE, MPI_COMM_WORLD));
     }
     for (int r = 0; r < size; r++) {
         long bad = mt_verify(rb + displs[r], (size_t)counts[r], seed_of(r));

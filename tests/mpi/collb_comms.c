@@ -42,8 +42,8 @@ static void intra(MPI_Comm comm, int nb)
         wait_if(nb, &req);
         if (me == root)
             for (int j = 0; j < n * K; j++)
-                CHECK(r[j] == val(1, 0, j / K, root, j % K), "sub gather root %d [%d] = %d", root, j,
-                      r[j]);
+                CHECK(r[j] == val(1, 0, j / K, root, j % K), "sub gather root %d [%d] = %d", root,
+                      j, r[j]);
         for (int j = 0; j < n * K; j++)
             s[j] = val(2, 0, me, j / K, j % K);
         if (nb)

@@ -41,7 +41,8 @@ static void run(MPI_Comm comm, int base, int reverse_wait)
     struct bufs b;
     size_t nk = (size_t)n * K;
     b.g_s = ialloc(K), b.g_r = ialloc(nk), b.s_s = ialloc(nk), b.s_r = ialloc(K);
-    b.ag_s = ialloc(K), b.ag_r = ialloc(nk), b.ag2_r = ialloc(nk), b.a2a_s = ialloc(nk), b.a2a_r = ialloc(nk);
+    b.ag_s = ialloc(K), b.ag_r = ialloc(nk), b.ag2_r = ialloc(nk);
+    b.a2a_s = ialloc(nk), b.a2a_r = ialloc(nk);
     b.gv_s = ialloc((size_t)me + 1), b.gv_r = ialloc((size_t)n * (n + 1) / 2);
     b.agv_r = ialloc((size_t)n * (n + 1) / 2);
     b.sv_s = ialloc((size_t)n * (n + 1) / 2), b.sv_r = ialloc((size_t)me + 1);
@@ -117,12 +118,14 @@ static void run(MPI_Comm comm, int base, int reverse_wait)
     if (me == gvroot)
         for (int r = 0; r < n; r++)
             for (int i = 0; i <= r; i++)
-                CHECK(b.gv_r[b.dsp[r] + i] == val(base + 4, r, gvroot, i), "igatherv [%d][%d]", r, i);
+                CHECK(b.gv_r[b.dsp[r] + i] == val(base + 4, r, gvroot, i), "igatherv [%d][%d]", r,
+                      i);
     for (int i = 0; i <= me; i++)
         CHECK(b.sv_r[i] == val(base + 5, svroot, me, i), "iscatterv [%d]", i);
     for (int r = 0; r < n; r++) {
         for (int i = 0; i < (me + r) % 3; i++)
-            CHECK(b.a2av_r[r * (n + 1) + i] == val(base + 6, r, me, i), "ialltoallv [%d][%d]", r, i);
+            CHECK(b.a2av_r[r * (n + 1) + i] == val(base + 6, r, me, i), "ialltoallv [%d][%d]", r,
+                  i);
         for (int i = (me + r) % 3; i < n + 1; i++)
             CHECK(b.a2av_r[r * (n + 1) + i] == -1, "ialltoallv wrote past block [%d][%d]", r, i);
         for (int i = 0; i <= r; i++)

@@ -157,7 +157,8 @@ static void scatter(size_t n, int root, int nb, int inplace)
     }
     if (rank == root) {
         for (int r = 0; r < size; r++)
-            CHECK(mt_verify(sb + (size_t)r * n, n, seed_of(root, r)) < 0, "scatter changed sendbuf");
+            CHECK(mt_verify(sb + (size_t)r * n, n, seed_of(root, r)) < 0,
+                  "scatter changed sendbuf");
     }
     free(sb);
     free(rb);
@@ -215,7 +216,8 @@ static void typed_ints(int root)
     if (rank == root) {
         for (int r = 0; r < size; r++)
             for (int i = 0; i < K; i++)
-                CHECK(rb[r * K + i] == r * 1000 + i, "gather int [%d][%d] = %d", r, i, rb[r * K + i]);
+                CHECK(rb[r * K + i] == r * 1000 + i, "gather int [%d][%d] = %d", r, i,
+                      rb[r * K + i]);
         for (int r = 0; r < size; r++)
             for (int i = 0; i < K; i++)
                 rb[r * K + i] = -(r * 1000 + i);

@@ -59,8 +59,8 @@ static void columns(int k, int root, int nb)
     if (rank == root)
         for (int i = 0; i < k; i++)
             for (int r = 0; r < n; r++)
-                CHECK(mat[i * n + r] == val(1, r, root, i), "gather column k=%d [%d][%d] = %d", k, i,
-                      r, mat[i * n + r]);
+                CHECK(mat[i * n + r] == val(1, r, root, i), "gather column k=%d [%d][%d] = %d", k,
+                      i, r, mat[i * n + r]);
     /* Scatter the columns back (root: matrix of fresh values). */
     for (int i = 0; i < k * n; i++)
         mat[i] = val(2, root, i % n, i / n);
@@ -100,7 +100,8 @@ static void columns(int k, int root, int nb)
         MPI_CHECK(MPI_Alltoall(mat, 1, col, out, 1, col, MPI_COMM_WORLD));
     coll_wait(nb, &req);
     for (int i = 0; i < k * n; i++)
-        CHECK(out[i] == val(4, i % n, rank, i / n), "alltoall columns k=%d [%d] = %d", k, i, out[i]);
+        CHECK(out[i] == val(4, i % n, rank, i / n), "alltoall columns k=%d [%d] = %d", k, i,
+              out[i]);
     /* The same in place. */
     if (nb)
         MPI_CHECK(MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, mat, 1, col, MPI_COMM_WORLD,
@@ -109,8 +110,8 @@ static void columns(int k, int root, int nb)
         MPI_CHECK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, mat, 1, col, MPI_COMM_WORLD));
     coll_wait(nb, &req);
     for (int i = 0; i < k * n; i++)
-        CHECK(mat[i] == val(4, i % n, rank, i / n), "alltoall columns in place k=%d [%d] = %d", k, i,
-              mat[i]);
+        CHECK(mat[i] == val(4, i % n, rank, i / n), "alltoall columns in place k=%d [%d] = %d", k,
+              i, mat[i]);
     free(out);
     free(mine);
     free(mat);
@@ -174,8 +175,8 @@ static void holes(int nb)
     for (int i = 0; i < 6 * (rank % 3); i++)
         dense[i] = val(7, rank, 0, i);
     if (nb)
-        MPI_CHECK(MPI_Iallgatherv(dense, 6 * (rank % 3), MPI_INT, big, cnt, dsp, idx, MPI_COMM_WORLD,
-                                  &req));
+        MPI_CHECK(MPI_Iallgatherv(dense, 6 * (rank % 3), MPI_INT, big, cnt, dsp, idx,
+                                  MPI_COMM_WORLD, &req));
     else
         MPI_CHECK(MPI_Allgatherv(dense, 6 * (rank % 3), MPI_INT, big, cnt, dsp, idx,
                                  MPI_COMM_WORLD));
