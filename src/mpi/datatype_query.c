@@ -244,7 +244,8 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     if (!t)
         return MPI_ERR_TYPE;
     if (t->predefined)
-        return ERR(MPI_ERR_TYPE, "%s: %s is predefined and cannot be freed", fn, t->name);
+        return ERR(MPI_ERR_TYPE, "%s: datatype %#x is predefined and cannot be freed", fn,
+                   (unsigned)*datatype);
     /* Delete callbacks run now, with the handle still valid; one that fails
      * fails the free (MPI-3.1 6.7.2). */
     int rc = pm_attrs_delete_type(t);

@@ -274,6 +274,11 @@ static void test_constructors(void)
         MPI_CHECK(MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_FORTRAN, MPI_DOUBLE, &t));
         n[k++] = (struct named){"subarray Fortran 3D", commit(t), {96, 0, 480, 32, 232}};
     }
+    {
+        int sz[2] = {4, 5}, sub[2] = {0, 3}, st[2] = {4, 2};
+        MPI_CHECK(MPI_Type_create_subarray(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &t));
+        n[k++] = (struct named){"empty subarray", commit(t), {0, 0, 80, 0, 0}};
+    }
     /* darray: 6x7 doubles over a 2x3 grid, block x cyclic(2); rank 4 = (1,1):
      * rows 3..5, columns {2,3} -> 6 elements, first (3,2)=23, last (5,3)=38 */
     {
@@ -313,13 +318,16 @@ static void test_constructors(void)
     /* every darray distribution, both orders, every rank of the grid */
     {
         int gs[3] = {5, 7, 3}, ps[3] = {2, 3, 1};
-        int dis[3][3] = {{MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE},
+        /* variant 3 leaves some processes without elements in a dimension */
+        int dis[4][3] = {{MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE},
                          {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_NONE},
-                         {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}};
-        int das[3][3] = {{MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG, 0},
+                         {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK},
+                         {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE}};
+        int das[4][3] = {{MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG, 0},
                          {2, 3, MPI_DISTRIBUTE_DFLT_DARG},
-                         {3, 2, MPI_DISTRIBUTE_DFLT_DARG}};
-        for (int v = 0; v < 3; v++)
+                         {3, 2, MPI_DISTRIBUTE_DFLT_DARG},
+                         {5, 4, 0}};
+        for (int v = 0; v < 4; v++)
             for (int o = 0; o < 2; o++) {
                 long total = 0;
                 for (int rank = 0; rank < 6; rank++) {
