@@ -98,6 +98,11 @@ void pm_type_set_inner(struct pm_datatype *t, int i, struct pm_datatype *inner);
  * failure release `t` and raise MPI_ERR_NO_MEM. */
 int pm_type_publish(const char *fname, struct pm_datatype *t, MPI_Datatype *newtype);
 
+/* ---- Packing (datatype_pack.c) ---- */
+/* Bytes taken by the first `n` basic elements of a stream of `t` (the
+ * inverse of pm_type_elements, for MPI_Status_set_elements). */
+MPI_Count pm_type_element_bytes(const struct pm_datatype *t, MPI_Count n);
+
 /* ---- Helpers of the constructors (datatype_create.c) ---- */
 /* The object of a handle valid as a constructor input (committed or not),
  * or NULL after raising MPI_ERR_TYPE naming `what`. */

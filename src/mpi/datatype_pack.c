@@ -167,6 +167,34 @@ MPI_Count pm_type_elements(const struct pm_datatype *t, MPI_Count bytes)
     return elements(t, bytes);
 }
 
+/* The inverse (MPI_Status_set_elements): bytes of the first `n` elements. */
+MPI_Count pm_type_element_bytes(const struct pm_datatype *t, MPI_Count n)
+{
+    if (n == 0 || t->nelements == 0)
+        return 0;
+    if (!t->predefined && t->basic)
+        t = &pm_type_predef[t->basic];
+    MPI_Count bytes = n / t->nelements * t->size, rem = n % t->nelements;
+    if (rem == 0)
+        return bytes;
+    const struct pm_type_x *x = pm_type_x(t);
+    if (t->predefined) /* a pair type: its first member */
+        return bytes + x->pair_first;
+    if (t->nd == 0)
+        return bytes;
+    if (t->combiner != MPI_COMBINER_STRUCT)
+        return bytes + pm_type_element_bytes(x->inner[0], rem);
+    for (int i = 0; i < t->nd; i++) {
+        const struct pm_datatype *f = x->inner[i];
+        MPI_Count bl = t->ints[1 + i], fe = bl * f->nelements;
+        if (rem < fe)
+            return bytes + pm_type_element_bytes(f, rem);
+        bytes += bl * f->size;
+        rem -= fe;
+    }
+    return bytes;
+}
+
 /* ---- MPI_Pack & co ---- */
 
 /* Checks shared by the three calls: communicator, count, datatype. */

@@ -169,7 +169,13 @@ static void test_elements(void)
         EXPECT(pm_type_elements(T(s), se[i].bytes) == se[i].elems,
                "struct: %lld bytes -> %lld elements, expected %lld", se[i].bytes,
                pm_type_elements(T(s), se[i].bytes), se[i].elems);
+    for (size_t i = 0; i < sizeof se / sizeof se[0]; i++)
+        if (se[i].elems != MPI_UNDEFINED)
+            EXPECT(pm_type_element_bytes(T(s), se[i].elems) == se[i].bytes,
+                   "struct: %lld elements take %lld bytes, expected %lld", se[i].elems,
+                   pm_type_element_bytes(T(s), se[i].elems), se[i].bytes);
     EXPECT(pm_type_elements(T(MPI_DOUBLE_INT), 12) == 2, "DOUBLE_INT whole");
+    EXPECT(pm_type_element_bytes(T(MPI_DOUBLE_INT), 3) == 20, "DOUBLE_INT 3 elements");
     EXPECT(pm_type_elements(T(MPI_DOUBLE_INT), 8) == 1, "DOUBLE_INT first member");
     EXPECT(pm_type_elements(T(MPI_DOUBLE_INT), 20) == 3, "DOUBLE_INT 1.5");
     EXPECT(pm_type_elements(T(MPI_DOUBLE_INT), 4) == MPI_UNDEFINED, "DOUBLE_INT 4 bytes");
@@ -194,6 +200,12 @@ static void test_elements(void)
                pm_type_elements(T(mix), 21) == MPI_UNDEFINED &&
                pm_type_elements(T(mix), 9) == MPI_UNDEFINED,
            "mixed struct elements");
+    for (MPI_Count b = 0; b <= 3 * 29; b++) {
+        MPI_Count n = pm_type_elements(T(mix), b);
+        if (n != MPI_UNDEFINED)
+            EXPECT(pm_type_element_bytes(T(mix), n) == b, "mixed: %lld bytes -> %lld elements -> %lld",
+                   b, n, pm_type_element_bytes(T(mix), n));
+    }
     OK(PMPI_Type_contiguous(0, MPI_INT, &e));
     EXPECT(pm_type_elements(T(e), 0) == 0, "empty type");
     MPI_Datatype all[] = {s, c, v, mix, e};
