@@ -228,8 +228,10 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
     struct pm_datatype *t = pm_type_arg(fn, *datatype, "datatype");
     if (!t)
         return MPI_ERR_TYPE;
-    /* The block list is built with the type: committing only allows its use. */
-    t->committed = true;
+    /* The block list is built with the type: committing only allows its use
+     * (predefined types are committed and never written). */
+    if (!t->committed)
+        t->committed = true;
     return MPI_SUCCESS;
 }
 PM_WEAK(Type_commit)
