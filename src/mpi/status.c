@@ -2,6 +2,7 @@
  * status.c — what a status says: element counts, and the setters used by
  * generalized requests.
  */
+#include "datatype.h"
 #include "mpi_impl.h"
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
@@ -61,14 +62,7 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dt, MPI_Count co
     if (rc != MPI_SUCCESS)
         return pm_error(MPI_COMM_WORLD, rc, "MPI_Status_set_elements_x: invalid datatype %#x",
                         (unsigned)dt);
-    /* Bytes of `count` elements: whole instances plus the elements of a
-     * partial one (every element of a homogeneous type has the same size). */
-    if (t->nelements <= 0) {
-        status->proust_bytes = 0;
-    } else {
-        MPI_Count whole = count / t->nelements, part = count % t->nelements;
-        status->proust_bytes = whole * t->size + part * (t->size / t->nelements);
-    }
+    status->proust_bytes = pm_type_element_bytes(t, count);
     return MPI_SUCCESS;
 }
 PM_WEAK(Status_set_elements_x)
