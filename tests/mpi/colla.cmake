@@ -5,7 +5,7 @@
 # largest message in bytes (4 MiB on two ranks, 1 MiB on three or four,
 # 256 KiB beyond).
 
-foreach(prog sweep order)
+foreach(prog sweep order ops)
   mpi_test_program(colla_${prog} ${MPI_TEST_DIR}/colla_${prog}.c)
 endforeach()
 
@@ -29,5 +29,16 @@ foreach(rail shm tcp)
       mpi_job(NAME colla_${prog}_${np}_${rail} NPROCS ${np} RAILS ${rails}
               PROGRAM colla_${prog})
     endforeach()
+    # ops: length of the long vectors (9000 elements cross the large-message
+    # thresholds; 310 operation/type pairs stay quick on many ranks)
+    if(np LESS_EQUAL 3)
+      set(len 9000)
+    elseif(np LESS_EQUAL 5)
+      set(len 2500)
+    else()
+      set(len 400)
+    endif()
+    mpi_job(NAME colla_ops_${np}_${rail} NPROCS ${np} RAILS ${rails}
+            PROGRAM colla_ops ARGS ${len})
   endforeach()
 endforeach()
