@@ -4,10 +4,11 @@
  *
  * A PM_REQ_PERSISTENT request keeps the arguments of its operation. Start
  * runs the operation as an inner request (a send or receive built like
- * pt2pt.c's, or a buffered send); request.c waits for the persistent request through
- * pm_persistent_poll, and completing it (pm_persistent_complete) releases
- * the inner request and makes the persistent one inactive again, its handle
- * intact. An inactive request is complete with an empty status.
+ * pt2pt.c's, or a buffered send); request.c waits for the persistent
+ * request through pm_persistent_poll, and completing it
+ * (pm_persistent_complete) releases the inner request and makes the
+ * persistent one inactive again, its handle intact. An inactive request is
+ * complete with an empty status.
  */
 #include <stdlib.h>
 

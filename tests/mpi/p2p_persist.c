@@ -33,12 +33,9 @@ static void restart_loop(int mode, int n, int iters)
     int tag = 10 + mode;
     /* receive first in the array: Startall starts them in order */
     MPI_CHECK(MPI_Recv_init(rb + 3, n, MPI_BYTE, from, tag, MPI_COMM_WORLD, &req[0]));
-    switch (mode) {
-    case P_SEND: MPI_CHECK(MPI_Send_init(sb + 1, n, MPI_BYTE, to, tag, MPI_COMM_WORLD, &req[1])); break;
-    case P_SSEND: MPI_CHECK(MPI_Ssend_init(sb + 1, n, MPI_BYTE, to, tag, MPI_COMM_WORLD, &req[1])); break;
-    case P_RSEND: MPI_CHECK(MPI_Rsend_init(sb + 1, n, MPI_BYTE, to, tag, MPI_COMM_WORLD, &req[1])); break;
-    case P_BSEND: MPI_CHECK(MPI_Bsend_init(sb + 1, n, MPI_BYTE, to, tag, MPI_COMM_WORLD, &req[1])); break;
-    }
+    int (*init[])(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *) = {
+        MPI_Send_init, MPI_Ssend_init, MPI_Rsend_init, MPI_Bsend_init};
+    MPI_CHECK(init[mode](sb + 1, n, MPI_BYTE, to, tag, MPI_COMM_WORLD, &req[1]));
     MPI_Request keep[2] = {req[0], req[1]};
     for (int it = 0; it < iters; it++) {
         uint64_t seed = (uint64_t)rank << 40 | (uint64_t)mode << 32 | (uint64_t)it;
