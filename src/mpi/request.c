@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "mpi_impl.h"
+#include "p2p.h"
 
 struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c)
 {
@@ -306,7 +307,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     /* Everything is posted already, so waiting in order costs nothing: the
      * engine progresses all of them while we wait for the first. */
     bool failed = false;
-    struct pm_request *first_failed = NULL;
+    struct pm_comm *failed_comm = NULL;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses ? &statuses[i] : NULL;
         struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Waitall");
@@ -323,16 +324,14 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
         }
         if (err != MPI_SUCCESS && !failed) {
             failed = true;
-            first_failed = r;
-            pm_comm_retain(r->comm ? r->comm : pm_comm_world);
+            failed_comm = r->comm ? r->comm : pm_comm_world;
+            pm_comm_retain(failed_comm); /* outlives the request */
         }
         retire(r, &reqs[i]);
     }
     if (failed) {
-        struct pm_comm *c = first_failed->comm ? first_failed->comm : pm_comm_world;
-        (void)first_failed;
-        rc = pm_error(c->handle, MPI_ERR_IN_STATUS, "MPI_Waitall: a request failed");
-        pm_comm_release(c);
+        rc = pm_error(failed_comm->handle, MPI_ERR_IN_STATUS, "MPI_Waitall: a request failed");
+        pm_comm_release(failed_comm);
         return rc;
     }
     return MPI_SUCCESS;
@@ -649,6 +648,8 @@ int PMPI_Cancel(MPI_Request *request)
     case PM_REQ_COLL:
         return pm_error(r->comm->handle, MPI_ERR_REQUEST,
                         "MPI_Cancel: nonblocking collectives cannot be cancelled");
+    case PM_REQ_PERSISTENT:
+        return pm_persistent_cancel(r);
     default:
         /* Sends leave at once in Proust (eager) or are matched already:
          * the cancellation does not succeed, which MPI allows. */
