@@ -177,7 +177,7 @@ static int gather_tree(struct pm_sched *s, const struct gather *g, size_t block)
         struct {
             void *tmp;
             int first, k;
-        } wrap[1];
+        } wrap[1] = {{NULL, 0, 0}};
         int nwrap = 0;
         for (int mask = 1; mask < n && !rc; mask <<= 1) {
             int k = mask < n - mask ? mask : n - mask;

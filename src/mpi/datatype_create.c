@@ -186,7 +186,7 @@ static int indexed(const char *fn, int combiner, int count, const int *bls, int 
         d.disps = adisps;
     if ((rc = pm_type_build(fn, &d, &t)))
         return rc;
-    int ni, na = in_elements ? 0 : count;
+    int ni = 0, na = in_elements ? 0 : count;
     int head = per_block ? 1 : 2; /* count [, blocklength] */
     int per = (per_block ? 1 : 0) + (in_elements ? 1 : 0);
     if ((rc = too_many_ints(fn, count, per, head, &ni))) {
@@ -258,12 +258,12 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
 {
     static const char fn[] = "MPI_Type_create_struct";
     PM_CHECK_INIT(fn);
-    int rc = check_count(fn, count), ni;
+    int rc = check_count(fn, count), ni = 0;
     if (rc || (rc = check_blocklengths(fn, count, array_of_blocklengths)) ||
         (rc = check_array(fn, count, array_of_displacements, "array_of_displacements")) ||
         (rc = check_array(fn, count, array_of_types, "array_of_types")))
         return rc;
-    struct pm_datatype **types = malloc((size_t)(count ? count : 1) * sizeof *types), *t;
+    struct pm_datatype **types = malloc((size_t)(count > 0 ? count : 1) * sizeof *types), *t;
     if (!types)
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     for (int i = 0; i < count; i++) {

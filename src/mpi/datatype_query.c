@@ -65,7 +65,7 @@ static int bounds(const char *fn, MPI_Datatype datatype, const void *a, const vo
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     PM_CHECK_INIT("MPI_Type_get_extent");
-    MPI_Aint l, e;
+    MPI_Aint l = 0, e = 0;
     int rc = bounds("MPI_Type_get_extent", datatype, lb, extent, false, &l, &e);
     if (rc == MPI_SUCCESS) {
         *lb = l;
@@ -78,7 +78,7 @@ PM_WEAK(Type_get_extent)
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     PM_CHECK_INIT("MPI_Type_get_extent_x");
-    MPI_Aint l, e;
+    MPI_Aint l = 0, e = 0;
     int rc = bounds("MPI_Type_get_extent_x", datatype, lb, extent, false, &l, &e);
     if (rc == MPI_SUCCESS) {
         *lb = l;
@@ -91,7 +91,7 @@ PM_WEAK(Type_get_extent_x)
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     PM_CHECK_INIT("MPI_Type_get_true_extent");
-    MPI_Aint l, e;
+    MPI_Aint l = 0, e = 0;
     int rc = bounds("MPI_Type_get_true_extent", datatype, true_lb, true_extent, true, &l, &e);
     if (rc == MPI_SUCCESS) {
         *true_lb = l;
@@ -104,7 +104,7 @@ PM_WEAK(Type_get_true_extent)
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
     PM_CHECK_INIT("MPI_Type_get_true_extent_x");
-    MPI_Aint l, e;
+    MPI_Aint l = 0, e = 0;
     int rc = bounds("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true, &l, &e);
     if (rc == MPI_SUCCESS) {
         *true_lb = l;
