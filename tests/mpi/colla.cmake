@@ -42,3 +42,25 @@ foreach(rail shm tcp)
             PROGRAM colla_ops ARGS ${len})
   endforeach()
 endforeach()
+
+# A process dies in the middle: the collectives it takes part in end with an
+# error on the survivors (proustrun itself exits non-zero: the survivors'
+# lines are the verdict).
+mpi_test_program(colla_death ${MPI_TEST_DIR}/colla_death.c)
+foreach(rail shm tcp)
+  if(rail STREQUAL "shm")
+    set(rails self,shm)
+  else()
+    set(rails tcp)
+  endif()
+  mpi_job(NAME colla_death_pair_${rail} NPROCS 2 RAILS ${rails} PROGRAM colla_death
+          ARGS --mode=pair LAUNCHER_ARGS --grace 10 TIMEOUT 60)
+  set_tests_properties(mpi_colla_death_pair_${rail} PROPERTIES
+    PASS_REGULAR_EXPRESSION "survivor 0: all failed after [0-9.]+ s.*survivor 0 exiting cleanly"
+    FAIL_REGULAR_EXPRESSION "FAIL|check failed")
+  mpi_job(NAME colla_death_barrier_${rail} NPROCS 3 RAILS ${rails} PROGRAM colla_death
+          ARGS --mode=barrier LAUNCHER_ARGS --grace 10 TIMEOUT 60)
+  set_tests_properties(mpi_colla_death_barrier_${rail} PROPERTIES
+    PASS_REGULAR_EXPRESSION "survivor 0: all failed.*survivor 1: all failed.*exiting cleanly;survivor 1: all failed.*survivor 0: all failed.*exiting cleanly"
+    FAIL_REGULAR_EXPRESSION "FAIL|check failed")
+endforeach()
