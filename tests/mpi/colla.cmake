@@ -5,7 +5,7 @@
 # largest message in bytes (4 MiB on two ranks, 1 MiB on three or four,
 # 256 KiB beyond).
 
-foreach(prog sweep order ops inflight comms errors)
+foreach(prog sweep order ops inflight comms errors threads)
   mpi_test_program(colla_${prog} ${MPI_TEST_DIR}/colla_${prog}.c)
 endforeach()
 
@@ -25,7 +25,7 @@ foreach(rail shm tcp)
     endif()
     mpi_job(NAME colla_sweep_${np}_${rail} NPROCS ${np} RAILS ${rails}
             PROGRAM colla_sweep ARGS ${max})
-    foreach(prog order inflight comms errors)
+    foreach(prog order inflight comms errors threads)
       mpi_job(NAME colla_${prog}_${np}_${rail} NPROCS ${np} RAILS ${rails}
               PROGRAM colla_${prog})
     endforeach()
