@@ -41,24 +41,25 @@ int pm_sendrecv_world(const void *sbuf, size_t slen, int dest, uint64_t stag, vo
  * A context agreement, run by every participant; with `exchange`, two
  * groups agree: each group's leader (index `leader` of the local
  * participants) trades its group's result with the other leader. `key`
- * orders concurrent agreements of one process (lower goes first) and must
- * be the same at every participant. */
+ * tells concurrent agreements of one process apart (it places their retry
+ * candidates) and must be the same at every participant. */
 struct pm_agree {
-    struct pm_comm *seq_comm; /* take one sequence number of it per round, or NULL */
+    struct pm_comm *seq_comm; /* take a sequence number of it per step, or NULL */
     const int *world;         /* local participants (world ranks) */
     int size, rank;
     int leader;               /* two-group agreement: this group's leader */
     uint64_t ctx_field;       /* context field of the local rounds */
     uint64_t fixed_tag;       /* tag of the local rounds when seq_comm is NULL */
     uint64_t key;
-    /* Two-group agreement: called at the leader with this round's sequence
+    /* Two-group agreement: called at the leader with this step's sequence
      * number (when seq_comm) to AND the other group's words into v. */
     int (*exchange)(void *arg, uint32_t seq, uint64_t *v, size_t n);
     void *arg;
 };
 /* Agree on `n` (1 or 2) context ids free at every participant; reserves them. */
 int pm_context_agree(const struct pm_agree *a, int n, uint16_t *ids);
-/* Keys of pm_agree for the different callers. */
+/* Keys of pm_agree for the different callers (distinct for agreements that
+ * may run at the same time in one process). */
 #define PM_KEY_COMM(ctx) ((uint64_t)(ctx) << 32)
 #define PM_KEY_GROUP(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 30) | (uint32_t)(tag))
 #define PM_KEY_ICREATE(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 29) | (uint32_t)(tag))

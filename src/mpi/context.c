@@ -5,16 +5,17 @@
  *
  * Context agreement. Each process keeps a bitmask of its free ids (15 bits:
  * context << 1 must fit the 16-bit context field; 0 and 1 are WORLD and
- * SELF). Participants AND their masks and take the lowest common id(s).
- * Threads of one process may agree on different communicators at the same
- * time, so at most one of them — the *owner* — contributes the real mask in
- * a round; the others contribute zeros, and a round only succeeds when every
- * participant was the owner in its process (an extra word ANDs the owner
- * flags), which is also why a success can reserve its ids without a
- * conflict. Ownership goes to the pending agreement with the lowest key
- * (derived from the parent's context id, the same at every participant), so
- * the lowest pending agreement of the whole job always gets through: no
- * deadlock, no livelock. No lock is held while communicating.
+ * SELF). A round: every participant contributes its free mask, the ANDed
+ * result names the candidate id(s), each participant tries to hold them
+ * locally, and a second AND confirms that all could; otherwise the holds
+ * are given back and another round starts. Threads of one process may
+ * agree on different communicators at the same time; an id held by one is
+ * simply not free for the others, and nothing is kept exclusive while
+ * waiting for other processes, so an agreement never waits for another one
+ * (an owner-of-the-mask scheme deadlocks when a process that holds the mask
+ * waits for a process busy with another agreement). Two agreements can pick
+ * the same candidate and both fail; retries therefore pick among the common
+ * ids by a hash of the agreement's key and round, so they soon diverge.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -25,18 +26,12 @@
 
 #define CTX_MAX 32768 /* ids 0..32767 */
 #define CTX_WORDS (CTX_MAX / 64)
-#define V_OWNERS CTX_WORDS        /* word ANDing the owner flags */
-#define V_ERROR (CTX_WORDS + 1)   /* leader's error, sent with the broadcast */
-#define V_WORDS (CTX_WORDS + 2)
+#define V_SETTLED CTX_WORDS /* AND of "no id held by a round in progress" */
+#define V_WORDS (CTX_WORDS + 1)
 
 static uint64_t ctx_free[CTX_WORDS]; /* bit set = id free here */
 static bool ctx_ready;
-static bool ctx_owned;
-struct waiter {
-    uint64_t key;
-    struct waiter *next;
-};
-static struct waiter *waiters;
+static int ctx_held;                 /* ids held by rounds in progress */
 static pthread_mutex_t ctx_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- Point-to-point on the engine ----------------------------------------- */
@@ -194,113 +189,111 @@ void pm_context_free(uint16_t context)
     pthread_mutex_unlock(&ctx_mutex);
 }
 
-/* Take ownership if free and `me` has the lowest key of the pending agreements. */
-static bool try_own_locked(const struct waiter *me)
+/* The n ids to try: the lowest common ones in round 0, then a window of
+ * them placed by a hash of (key, round), the same at every participant. */
+static bool pick_ids(const uint64_t *v, int n, uint64_t key, int round, uint16_t *ids)
 {
-    if (ctx_owned)
+    int count = 0;
+    for (int w = 0; w < CTX_WORDS; w++)
+        count += __builtin_popcountll(v[w]);
+    if (count < n)
         return false;
-    for (const struct waiter *w = waiters; w; w = w->next)
-        if (w->key < me->key)
-            return false;
-    ctx_owned = true;
-    return true;
-}
-
-static void leave_locked(struct waiter *me, bool owner)
-{
-    if (owner)
-        ctx_owned = false;
-    for (struct waiter **p = &waiters; *p; p = &(*p)->next)
-        if (*p == me) {
-            *p = me->next;
-            break;
-        }
-}
-
-/* Lowest n set bits of v (n <= 2); false if there are fewer. */
-static bool pick_ids(const uint64_t *v, int n, uint16_t *ids)
-{
+    int skip = 0;
+    if (round > 0) {
+        uint64_t h = (key ^ (uint64_t)round * 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+        int span = count - n + 1 < 64 ? count - n + 1 : 64;
+        skip = (int)((h >> 32) % (uint64_t)span);
+    }
     int found = 0;
     for (int w = 0; w < CTX_WORDS && found < n; w++) {
         uint64_t bits = v[w];
         while (bits && found < n) {
             int b = __builtin_ctzll(bits);
-            ids[found++] = (uint16_t)(w * 64 + b);
             bits &= bits - 1;
+            if (skip > 0)
+                skip--;
+            else
+                ids[found++] = (uint16_t)(w * 64 + b);
         }
     }
     return found == n;
 }
 
+/* AND `n` words over every participant (both groups when a->exchange), the
+ * result at all of them. Word n is scratch for the leader's error. */
+static int agree_and(const struct pm_agree *a, uint64_t *v, size_t n)
+{
+    struct pm_xg x = {.world = a->world, .size = a->size, .rank = a->rank};
+    uint32_t seq = 0;
+    if (a->seq_comm) {
+        seq = atomic_fetch_add_explicit(&a->seq_comm->coll_seq, 1, memory_order_relaxed) &
+              PM_TAG_MASK;
+        x.tag = a->ctx_field | seq;
+    } else {
+        x.tag = a->fixed_tag;
+    }
+    int rc = pm_xg_allreduce_band(&x, v, n);
+    if (rc || !a->exchange)
+        return rc;
+    /* The leader ANDs in the other group's words and broadcasts the outcome
+     * (its error too, so that nobody waits for a result that will not come). */
+    v[n] = MPI_SUCCESS;
+    if (a->rank == a->leader)
+        v[n] = (uint64_t)a->exchange(a->arg, seq, v, n);
+    rc = pm_xg_bcast(&x, v, (n + 1) * sizeof *v, a->leader);
+    return rc ? rc : (int)v[n];
+}
+
 int pm_context_agree(const struct pm_agree *a, int n, uint16_t *ids)
 {
-    uint64_t *v = malloc(V_WORDS * sizeof *v);
+    uint64_t *v = malloc((V_WORDS + 1) * sizeof *v);
     if (!v)
         return MPI_ERR_NO_MEM;
-    struct waiter me = {.key = a->key};
-    pthread_mutex_lock(&ctx_mutex);
-    ctx_init_locked();
-    me.next = waiters;
-    waiters = &me;
-    pthread_mutex_unlock(&ctx_mutex);
-
     int rc;
-    for (;;) {
+    for (int round = 0;; round++) {
         pthread_mutex_lock(&ctx_mutex);
-        bool owner = try_own_locked(&me);
-        if (owner)
-            memcpy(v, ctx_free, sizeof ctx_free);
+        ctx_init_locked();
+        memcpy(v, ctx_free, sizeof ctx_free);
+        v[V_SETTLED] = ctx_held == 0;
         pthread_mutex_unlock(&ctx_mutex);
-        if (!owner)
-            memset(v, 0, CTX_WORDS * sizeof *v);
-        v[V_OWNERS] = owner;
-        v[V_ERROR] = MPI_SUCCESS;
-
-        struct pm_xg x = {.world = a->world, .size = a->size, .rank = a->rank};
-        uint32_t seq = 0;
-        if (a->seq_comm) {
-            seq = atomic_fetch_add_explicit(&a->seq_comm->coll_seq, 1, memory_order_relaxed) &
-                  PM_TAG_MASK;
-            x.tag = a->ctx_field | seq;
-        } else {
-            x.tag = a->fixed_tag;
-        }
-        rc = pm_xg_allreduce_band(&x, v, CTX_WORDS + 1);
-        if (!rc && a->exchange) {
-            /* The leader ANDs in the other group's words and broadcasts the
-             * outcome (its error too, so that nobody waits for a result
-             * that will not come). */
-            if (a->rank == a->leader) {
-                int erc = a->exchange(a->arg, seq, v, CTX_WORDS + 1);
-                v[V_ERROR] = (uint64_t)erc;
-            }
-            rc = pm_xg_bcast(&x, v, V_WORDS * sizeof *v, a->leader);
-            if (!rc)
-                rc = (int)v[V_ERROR];
-        }
+        rc = agree_and(a, v, V_WORDS);
         if (rc)
             break;
-        if (v[V_OWNERS] & 1) {
-            /* Every participant contributed its real mask (we did too). */
-            bool ok = pick_ids(v, n, ids);
-            pthread_mutex_lock(&ctx_mutex);
-            for (int i = 0; ok && i < n; i++)
+        if (!pick_ids(v, n, a->key, round, ids)) {
+            if (v[V_SETTLED] & 1) {
+                rc = MPI_ERR_OTHER; /* no id is free everywhere, and none will be */
+                break;
+            }
+            sched_yield(); /* ids held by other rounds may come back */
+            continue;
+        }
+        /* Hold the candidates here, then check that everybody could. */
+        uint64_t ok[2];
+        pthread_mutex_lock(&ctx_mutex);
+        ok[0] = 1;
+        for (int i = 0; i < n; i++)
+            if (!(ctx_free[ids[i] / 64] & ((uint64_t)1 << (ids[i] % 64))))
+                ok[0] = 0;
+        if (ok[0]) {
+            for (int i = 0; i < n; i++)
                 ctx_free[ids[i] / 64] &= ~((uint64_t)1 << (ids[i] % 64));
-            leave_locked(&me, owner);
-            pthread_mutex_unlock(&ctx_mutex);
-            free(v);
-            return ok ? MPI_SUCCESS : MPI_ERR_OTHER;
+            ctx_held += n;
         }
-        if (owner) {
-            pthread_mutex_lock(&ctx_mutex);
-            ctx_owned = false;
-            pthread_mutex_unlock(&ctx_mutex);
+        pthread_mutex_unlock(&ctx_mutex);
+        bool held = ok[0];
+        rc = agree_and(a, ok, 1);
+        pthread_mutex_lock(&ctx_mutex);
+        if (held) {
+            ctx_held -= n;
+            if (rc || !(ok[0] & 1))
+                for (int i = 0; i < n; i++)
+                    ctx_free[ids[i] / 64] |= (uint64_t)1 << (ids[i] % 64);
         }
+        pthread_mutex_unlock(&ctx_mutex);
+        if (rc || (ok[0] & 1))
+            break;
         sched_yield();
     }
-    pthread_mutex_lock(&ctx_mutex);
-    leave_locked(&me, false);
-    pthread_mutex_unlock(&ctx_mutex);
     free(v);
     return rc;
 }

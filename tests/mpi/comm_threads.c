@@ -4,9 +4,15 @@
  * MPI_Comm_dup, MPI_Comm_split, MPI_Comm_create_group and MPI_Comm_dup of
  * MPI_COMM_SELF, checking each new communicator with a ring exchange. The
  * processes interleave the threads' context agreements differently, which
- * is what the agreement must survive.
+ * is what the agreement must survive. Then two patterns where an agreement
+ * that kept the id mask to itself while waiting would deadlock: one
+ * process constructing on two communicators one after the other while the
+ * others do both at once, and MPICH's comm_dup_deadlock (a local dup of
+ * MPI_COMM_SELF under a lock, while the other thread of the process waits
+ * in a dup for a peer that wants that lock).
  */
 #include <pthread.h>
+#include <unistd.h>
 
 #include "mpitest.h"
 
@@ -50,6 +56,60 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* ---- Orders that differ between processes ---------------------------------- */
+static MPI_Comm pair[2];
+static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *dup_one(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    MPI_Comm d;
+    MPI_CHECK(MPI_Comm_dup(pair[i], &d));
+    ring(d, 500 + i);
+    MPI_CHECK(MPI_Comm_free(&d));
+    return NULL;
+}
+
+static void *dup_self_then(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    MPI_Comm self, d;
+    if (i == wrank % 2)
+        usleep(200 * 1000);
+    pthread_mutex_lock(&self_lock);
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_SELF, &self));
+    pthread_mutex_unlock(&self_lock);
+    MPI_CHECK(MPI_Comm_free(&self));
+    MPI_CHECK(MPI_Comm_dup(pair[i], &d));
+    ring(d, 600 + i);
+    MPI_CHECK(MPI_Comm_free(&d));
+    return NULL;
+}
+
+static void test_orders(void)
+{
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &pair[0]));
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &pair[1]));
+    pthread_t th[2];
+    if (wrank == 0) {
+        /* Sequentially, in the opposite order of the others' second thread. */
+        usleep(100 * 1000);
+        dup_one((void *)(intptr_t)1);
+        dup_one((void *)(intptr_t)0);
+    } else {
+        for (int i = 0; i < 2; i++)
+            CHECK(pthread_create(&th[i], NULL, dup_one, (void *)(intptr_t)i) == 0, "thread");
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+    }
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&th[i], NULL, dup_self_then, (void *)(intptr_t)i) == 0, "thread");
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    MPI_CHECK(MPI_Comm_free(&pair[0]));
+    MPI_CHECK(MPI_Comm_free(&pair[1]));
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -66,6 +126,7 @@ int main(int argc, char **argv)
         pthread_join(th[t], NULL);
     for (int t = 0; t < NTHREADS; t++)
         MPI_CHECK(MPI_Comm_free(&base[t]));
+    test_orders();
     /* The context ids all came back: many more still fit. */
     MPI_Comm c[100];
     for (int i = 0; i < 100; i++)
