@@ -113,7 +113,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     rc = pm_comm_create_impl(c, g, &nc);
     pm_group_release(g);
     if (rc)
-        return pm_error(comm_old, rc, "%s: failed (error %d)", fn, rc);
+        return pm_comm_fail(comm_old, rc, fn);
     if (nc) {
         nc->cart = pm_cart_new(ndims, dims, periods, nc->rank);
         if (!nc->cart) {
@@ -409,7 +409,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     free(dims);
     free(periods);
     if (rc)
-        return pm_error(comm, rc, "%s: failed (error %d)", fn, rc);
+        return pm_comm_fail(comm, rc, fn);
     *newcomm = nc->handle;
     return MPI_SUCCESS;
 }

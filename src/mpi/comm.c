@@ -112,6 +112,20 @@ int pm_comm_invalid(MPI_Comm comm, const char *fname)
                     (unsigned)comm);
 }
 
+int pm_comm_fail(MPI_Comm comm, int rc, const char *fname)
+{
+    const char *why;
+    switch (rc) {
+    case MPI_ERR_OTHER:
+        why = "no context id is free in every process (too many communicators exist)";
+        break;
+    case MPI_ERR_NO_MEM: why = "out of memory"; break;
+    case MPI_ERR_INTERN: why = "the processes disagree (mismatched collective calls?)"; break;
+    default: why = "communication with the other processes failed"; break;
+    }
+    return pm_error(comm, rc, "%s: %s (error class %d)", fname, why, rc);
+}
+
 /* A predefined communicator at table index `index`. */
 static struct pm_comm *comm_predefined(int index, int n, const int *world, uint16_t context,
                                        const char *name)

@@ -73,6 +73,9 @@ void pm_comm_inherit_errhandler(struct pm_comm *nc, const struct pm_comm *parent
 void pm_comm_discard(struct pm_comm *c);
 /* Raise an error for an invalid communicator handle. */
 int pm_comm_invalid(MPI_Comm comm, const char *fname);
+/* Raise the failure `rc` of a constructor (agreement, exchange) on comm,
+ * saying what it means. */
+int pm_comm_fail(MPI_Comm comm, int rc, const char *fname);
 
 /* ---- Constructors (comm_create.c, intercomm.c) ------------------------------ */
 /* Collective over intracomm c: a communicator over the members of c with

@@ -135,7 +135,7 @@ static int comm_dup(MPI_Comm comm, struct pm_comm *c, bool with_info, MPI_Info i
         }
     }
     if (rc != MPI_SUCCESS)
-        return pm_error(comm, rc, "%s: could not agree on a new context id (error %d)", fn, rc);
+        return pm_comm_fail(comm, rc, fn);
     pm_comm_inherit_errhandler(nc, c);
     if (c->cart && !(nc->cart = pm_cart_copy(c->cart))) {
         pm_comm_discard(nc);
@@ -213,7 +213,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     struct pm_comm *nc;
     int rc = c->is_inter ? pm_intercomm_create_sub(c, g, &nc) : pm_comm_create_impl(c, g, &nc);
     if (rc != MPI_SUCCESS)
-        return pm_error(comm, rc, "%s: failed (error %d)", fn, rc);
+        return pm_comm_fail(comm, rc, fn);
     *newcomm = nc ? nc->handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
@@ -255,7 +255,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     uint16_t ctx;
     int rc = pm_context_agree(&a, 1, &ctx);
     if (rc != MPI_SUCCESS)
-        return pm_error(comm, rc, "%s: could not agree on a context id (error %d)", fn, rc);
+        return pm_comm_fail(comm, rc, fn);
     struct pm_comm *nc = pm_comm_new(g, NULL, ctx);
     if (!nc) {
         pm_context_free(ctx);
@@ -285,7 +285,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     int rc = c->is_inter ? pm_intercomm_split(c, color, key, &nc)
                          : pm_comm_split_impl(c, color, key, &nc);
     if (rc != MPI_SUCCESS)
-        return pm_error(comm, rc, "%s: failed (error %d)", fn, rc);
+        return pm_comm_fail(comm, rc, fn);
     *newcomm = nc ? nc->handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
@@ -333,7 +333,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     if (rc == MPI_SUCCESS)
         rc = pm_comm_split_impl(c, color, key, &nc);
     if (rc != MPI_SUCCESS)
-        return pm_error(comm, rc, "%s: failed (error %d)", fn, rc);
+        return pm_comm_fail(comm, rc, fn);
     *newcomm = nc ? nc->handle : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

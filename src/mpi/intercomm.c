@@ -182,8 +182,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         rc = pm_xg_bcast(&x, rworld, (size_t)h.size * sizeof *rworld, local_leader);
     if (rc) {
         free(rworld);
-        return pm_error(local_comm, rc, "%s: broadcast of the remote group failed (error %d)",
-                        fn, rc);
+        return pm_comm_fail(local_comm, rc, fn);
     }
     /* The groups must be disjoint; both sides see both lists, so they
      * agree on the verdict. */
@@ -226,7 +225,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     rc = pm_context_agree(&a, 2, ids);
     if (rc) {
         pm_group_release(rg);
-        return pm_error(local_comm, rc, "%s: could not agree on context ids (error %d)", fn, rc);
+        return pm_comm_fail(local_comm, rc, fn);
     }
     struct pm_comm *ic = pm_intercomm_new(lc->local, rg, ids);
     pm_group_release(rg);
@@ -267,8 +266,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     if (!rc)
         rc = pm_xg_bcast(&s.local, info, sizeof info, 0);
     if (rc)
-        return pm_error(intercomm, rc, "%s: exchange between the groups failed (error %d)", fn,
-                        rc);
+        return pm_comm_fail(intercomm, rc, fn);
     bool local_first = info[0] != info[1] ? info[0] < info[1] : c->local->world[0] < info[2];
     int n = c->size + c->remote->size;
     int *world = malloc((size_t)n * sizeof *world);
@@ -286,8 +284,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     rc = pm_context_alloc(c, &ctx);
     if (rc) {
         pm_group_release(g);
-        return pm_error(intercomm, rc, "%s: could not agree on a context id (error %d)", fn,
-                        rc);
+        return pm_comm_fail(intercomm, rc, fn);
     }
     struct pm_comm *nc = pm_comm_new(g, NULL, ctx);
     pm_group_release(g);

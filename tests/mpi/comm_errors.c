@@ -23,6 +23,16 @@ static void count_errors(MPI_Comm *comm, int *code, ...)
     handler_code = *code;
 }
 
+static void ring_check(MPI_Comm c)
+{
+    int r, n, in = -1;
+    MPI_CHECK(MPI_Comm_rank(c, &r));
+    MPI_CHECK(MPI_Comm_size(c, &n));
+    MPI_CHECK(MPI_Sendrecv(&r, 1, MPI_INT, (r + 1) % n, 0, &in, 1, MPI_INT, (r + n - 1) % n, 0,
+                           c, MPI_STATUS_IGNORE));
+    CHECK(in == (r + n - 1) % n, "ring: %d", in);
+}
+
 int main(int argc, char **argv)
 {
     MPI_CHECK(MPI_Init(&argc, &argv));
@@ -95,6 +105,23 @@ int main(int argc, char **argv)
     MPI_Comm stale = d;
     MPI_CHECK(MPI_Comm_free(&d));
     EXPECT(MPI_Comm_size(stale, &x), MPI_ERR_COMM);
+
+    /* Running out of context ids is an error, not a crash or a hang, and
+     * freeing gives them back. */
+    enum { MAXC = 40000 };
+    MPI_Comm *many = malloc(MAXC * sizeof *many);
+    int made = 0, rc2 = MPI_SUCCESS, cls2;
+    while (made < MAXC && (rc2 = MPI_Comm_dup(MPI_COMM_SELF, &many[made])) == MPI_SUCCESS)
+        made++;
+    MPI_Error_class(rc2, &cls2);
+    CHECK(made > 30000 && made < MAXC && cls2 == MPI_ERR_OTHER,
+          "context ids ran out after %d communicators, class %d", made, cls2);
+    MPI_CHECK(MPI_Comm_free(&many[made / 2]));
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &many[made / 2]));
+    ring_check(many[made / 2]);
+    for (int i = 0; i < made; i++)
+        MPI_CHECK(MPI_Comm_free(&many[i]));
+    free(many);
 
     MPI_CHECK(MPI_Group_free(&world));
     MPI_CHECK(MPI_Finalize());
