@@ -49,6 +49,10 @@ struct pm_cx_req {
     MPI_Count count;
     const struct pm_datatype *t;
     void *packed;
+    /* a receive not posted yet (direct mode defers the last one) */
+    void *buf;
+    size_t bytes;
+    int world;
 };
 struct pm_cx_mem;
 
@@ -60,7 +64,8 @@ struct pm_cx {
     /* direct mode */
     uint64_t stag, rtag;
     int nreq;
-    struct pm_cx_req req[PM_CX_MAXREQ];
+    bool deferred;                 /* req[nreq] is a receive not posted yet */
+    struct pm_cx_req req[PM_CX_MAXREQ + 1];
     bool arena_held;               /* this cx uses the thread's scratch arena */
     size_t arena_used, arena_want;
     struct pm_cx_mem *mem;         /* scratch that did not fit the arena */

@@ -5,7 +5,8 @@
  *
  * Direct mode keeps latency low: small sends use the engine's blocking send
  * (no request at all on the shared-memory fast path), receives are posted
- * as they are met and waited for at the next fence, and scratch comes from a
+ * before the next step and waited for at the next fence (a lone receive
+ * before a fence is the engine's blocking receive), and scratch comes from a
  * per-thread arena that grows to the largest need seen (up to ARENA_MAX), so
  * a repeated collective allocates nothing.
  */
@@ -55,6 +56,7 @@ void pm_cx_direct(struct pm_cx *cx, struct pm_comm *c)
     cx->stag = c->tag_coll | c->tag_src | (seq & PM_TAG_MASK);
     cx->rtag = c->tag_coll | (seq & PM_TAG_MASK);
     cx->nreq = 0;
+    cx->deferred = false;
     cx->arena_held = false;
     cx->arena_used = cx->arena_want = 0;
     cx->mem = NULL;
@@ -66,6 +68,7 @@ int pm_cx_sched(struct pm_cx *cx, struct pm_comm *c)
     cx->local = false;
     cx->err = MPI_SUCCESS;
     cx->nreq = 0;
+    cx->deferred = false;
     cx->arena_held = false;
     cx->mem = NULL;
     cx->s = pm_sched_create(c);
@@ -88,10 +91,49 @@ static inline int set_err(struct pm_cx *cx, int rc)
     return cx->err;
 }
 
+/* Direct mode defers posting a receive until the next step: if that is a
+ * fence with nothing else outstanding, the engine's blocking receive does
+ * it without a request (the common "receive, then forward" of trees). */
+static void post_deferred(struct pm_cx *cx)
+{
+    if (!cx->deferred)
+        return;
+    cx->deferred = false;
+    struct pm_cx_req *r = &cx->req[cx->nreq];
+    int rc = proust_irecv(pm_session, r->buf, r->bytes, r->world, cx->rtag,
+                          PM_CTX_MASK | PM_TAG_MASK, &r->preq);
+    if (rc == PROUST_OK)
+        cx->nreq++;
+    else
+        set_err(cx, pm_error_from_proust(rc));
+}
+
+static void recv_now(struct pm_cx *cx)
+{
+    cx->deferred = false;
+    struct pm_cx_req *r = &cx->req[cx->nreq];
+    proust_status_t ps;
+    int rc = proust_recv(pm_session, r->buf, r->bytes, r->world, cx->rtag,
+                         PM_CTX_MASK | PM_TAG_MASK, &ps);
+    if (rc == PROUST_OK && r->unpack_to)
+        pm_type_unpack(r->packed, ps.count, r->unpack_to, r->count, r->t, 0);
+    else if (rc != PROUST_OK)
+        set_err(cx, pm_error_from_proust(rc));
+}
+
 /* Complete every outstanding request of the direct mode; once something
  * failed, the receives still posted are cancelled rather than waited for. */
 static void wait_all(struct pm_cx *cx)
 {
+    if (cx->deferred) {
+        if (cx->err)
+            cx->deferred = false;
+        else if (cx->nreq == 0) {
+            recv_now(cx);
+            return;
+        } else
+            post_deferred(cx);
+    }
     bool cancelled = false;
     for (int i = 0; i < cx->nreq; i++) {
         if (cx->err && !cancelled) {
@@ -207,6 +249,9 @@ int pm_cx_send(struct pm_cx *cx, const void *buf, MPI_Count count, MPI_Datatype 
                                      : pm_sched_send(cx->s, buf, count, dt, peer));
     if (peer == MPI_PROC_NULL)
         return MPI_SUCCESS;
+    post_deferred(cx);
+    if (cx->err)
+        return cx->err;
     const struct pm_datatype *t = pm_type_get(dt);
     size_t bytes = (size_t)count * (size_t)t->size;
     const void *p = pm_at(buf, t->true_lb);
@@ -243,6 +288,9 @@ int pm_cx_recv(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, in
                                      : pm_sched_recv(cx->s, buf, count, dt, peer));
     if (peer == MPI_PROC_NULL)
         return MPI_SUCCESS;
+    post_deferred(cx);
+    if (cx->err)
+        return cx->err;
     if (cx->nreq == PM_CX_MAXREQ)
         return set_err(cx, MPI_ERR_INTERN);
     const struct pm_datatype *t = pm_type_get(dt);
@@ -260,11 +308,10 @@ int pm_cx_recv(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, in
         r->t = t;
         r->packed = p;
     }
-    int rc = proust_irecv(pm_session, p, bytes, pm_cx_world(cx, peer), cx->rtag,
-                          PM_CTX_MASK | PM_TAG_MASK, &r->preq);
-    if (rc != PROUST_OK)
-        return set_err(cx, pm_error_from_proust(rc));
-    cx->nreq++;
+    r->buf = p;
+    r->bytes = bytes;
+    r->world = pm_cx_world(cx, peer);
+    cx->deferred = true; /* posted by the next step, or received by the fence */
     return MPI_SUCCESS;
 }
 
