@@ -6,6 +6,8 @@
  * fastest), as the standard requires. `reorder` is accepted and ignored:
  * rank i of the new communicator is rank i of the old one.
  */
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,7 +150,9 @@ static int *divisors(int n, int *k)
 }
 
 /* Depth-first search for the non-increasing factorisation of n into k
- * factors with the smallest spread (largest - smallest). */
+ * factors with the smallest spread (largest - smallest); among equal
+ * spreads, the one whose smallest factors are largest (compared from the
+ * smallest up), which is the choice MPICH makes. */
 struct dsearch {
     const int *div;
     int ndiv, k;
@@ -156,35 +160,131 @@ struct dsearch {
     int best_spread;
 };
 
+static bool better(const struct dsearch *s, int spread)
+{
+    if (spread != s->best_spread)
+        return spread < s->best_spread;
+    for (int i = s->k - 1; i >= 0; i--)
+        if (s->cur[i] != s->best[i])
+            return s->cur[i] > s->best[i];
+    return false;
+}
+
+/* Is b^k <= n? */
+static bool pow_le(long b, int k, long n)
+{
+    long p = 1;
+    for (int i = 0; i < k; i++) {
+        if (p > n / b)
+            return false;
+        p *= b;
+    }
+    return p <= n;
+}
+
+/* floor(n^(1/k)) for n >= 1. */
+static long iroot(long n, int k)
+{
+    if (k == 1)
+        return n;
+    long r = (long)pow((double)n, 1.0 / k);
+    if (r < 1)
+        r = 1;
+    while (pow_le(r + 1, k, n))
+        r++;
+    while (r > 1 && !pow_le(r, k, n))
+        r--;
+    return r;
+}
+
+/* Factors are tried in increasing order from the smallest that can be the
+ * largest of the `left` remaining ones (n^(1/left)); the smallest factor to
+ * come is at most (n/f)^(1/(left-1)), which bounds the spread from below and
+ * ends the loop as soon as it exceeds the best spread found. */
 static void dsearch(struct dsearch *s, int depth, long n, int maxf)
 {
-    if (depth == s->k - 1) {
+    int left = s->k - depth;
+    if (left == 1) {
         if (n > maxf)
             return;
         s->cur[depth] = (int)n;
         int spread = s->cur[0] - (int)n;
-        if (spread < s->best_spread) {
+        if (better(s, spread)) {
             s->best_spread = spread;
             memcpy(s->best, s->cur, (size_t)s->k * sizeof *s->cur);
         }
         return;
     }
-    int left = s->k - depth;
-    for (int i = s->ndiv - 1; i >= 0; i--) {
+    long lo = iroot(n, left); /* then ceil(n^(1/left)) */
+    if (pow_le(lo, left, n - 1))
+        lo++;
+    int i = 0, hi = s->ndiv; /* first divisor >= lo */
+    while (i < hi) {
+        int mid = (i + hi) / 2;
+        if (s->div[mid] < lo)
+            i = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; i < s->ndiv && s->div[i] <= maxf; i++) {
         long f = s->div[i];
-        if (f > maxf || n % f)
+        if (n % f)
             continue;
-        /* f is the largest remaining factor: f^left must reach n. */
-        long p = 1;
-        for (int j = 0; j < left && p < n; j++)
-            p *= f;
-        if (p < n)
+        long top = depth == 0 ? f : s->cur[0];
+        if (top - iroot(n / f, left - 1) > s->best_spread)
             break;
-        if (depth > 0 && s->cur[0] - f >= s->best_spread)
-            break; /* smaller factors only widen the spread */
         s->cur[depth] = (int)f;
         dsearch(s, depth + 1, n / f, (int)f);
     }
+}
+
+/* Split n into k >= 1 non-increasing factors, as balanced as possible.
+ * Primes larger than the square root of what is left cannot be balanced:
+ * they go alone into the first dimensions (keeping at least one for the
+ * rest; never the smallest prime), and the rest is searched. */
+static int balance(int n, int k, int *out)
+{
+    int primes[32], counts[32], np = 0, m = n;
+    for (long p = 2; p * p <= m; p++)
+        if (m % p == 0) {
+            primes[np] = (int)p;
+            counts[np] = 0;
+            while (m % p == 0) {
+                m /= (int)p;
+                counts[np]++;
+            }
+            np++;
+        }
+    if (m > 1) {
+        primes[np] = m;
+        counts[np++] = 1;
+    }
+    int lead = 0, rest = n;
+    for (int j = np - 1; j > 0 && lead < k - 1; j--) {
+        if (counts[j] != 1 || (long)primes[j] * primes[j] <= rest)
+            break;
+        out[lead++] = primes[j];
+        rest /= primes[j];
+    }
+    int kk = k - lead, ndiv;
+    int *div = divisors(rest, &ndiv);
+    int *cur = malloc((size_t)kk * sizeof *cur);
+    if (!div || !cur) {
+        free(div);
+        free(cur);
+        return MPI_ERR_NO_MEM;
+    }
+    int *best = out + lead;
+    struct dsearch s = {div, ndiv, kk, cur, best, rest};
+    /* A factorisation always exists (rest, 1, ..., 1): its spread is rest - 1. */
+    best[0] = rest;
+    for (int i = 1; i < kk; i++)
+        best[i] = 1;
+    s.best_spread = rest - 1;
+    dsearch(&s, 0, rest, rest);
+    free(div);
+    free(cur);
+    return MPI_SUCCESS;
 }
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
@@ -223,27 +323,14 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
                             nnodes);
         return MPI_SUCCESS;
     }
-    int ndiv;
-    int *div = divisors(rest, &ndiv);
-    int *cur = malloc((size_t)nfree * sizeof *cur), *best = malloc((size_t)nfree * sizeof *best);
-    if (!div || !cur || !best) {
-        free(div);
-        free(cur);
+    int *best = malloc((size_t)nfree * sizeof *best);
+    if (!best || balance(rest, nfree, best) != MPI_SUCCESS) {
         free(best);
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
-    struct dsearch s = {div, ndiv, nfree, cur, best, rest};
-    /* A factorisation always exists (rest, 1, ..., 1): its spread is rest - 1. */
-    best[0] = rest;
-    for (int i = 1; i < nfree; i++)
-        best[i] = 1;
-    s.best_spread = rest - 1;
-    dsearch(&s, 0, rest, rest);
     for (int i = 0, j = 0; i < ndims; i++)
         if (dims[i] == 0)
             dims[i] = best[j++];
-    free(div);
-    free(cur);
     free(best);
     return MPI_SUCCESS;
 }

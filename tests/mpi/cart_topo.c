@@ -19,7 +19,7 @@ static int wrank, wsize;
 
 static void dims_case(int nnodes, int ndims, const int *in, const int *want)
 {
-    int d[8];
+    int d[16];
     memcpy(d, in, (size_t)ndims * sizeof *d);
     MPI_CHECK(MPI_Dims_create(nnodes, ndims, d));
     for (int i = 0; i < ndims; i++)
@@ -41,6 +41,20 @@ static void test_dims(void)
     dims_case(8, 2, (int[]){2, 4}, (int[]){2, 4});
     dims_case(100, 2, (int[]){0, 0}, (int[]){10, 10});
     dims_case(360, 4, (int[]){0, 0, 0, 0}, (int[]){6, 5, 4, 3});
+    /* Values MPICH's test suite expects (topo/baddims.h): ties go to the
+     * larger small factors; large primes stand alone. */
+    dims_case(72, 2, (int[]){0, 0}, (int[]){9, 8});
+    dims_case(1323, 2, (int[]){0, 0}, (int[]){49, 27});
+    dims_case(140679, 3, (int[]){0, 0, 0}, (int[]){77, 63, 29});
+    dims_case(140784, 3, (int[]){0, 0, 0}, (int[]){419, 21, 16});
+    dims_case(492408, 4, (int[]){0, 0, 0, 0}, (int[]){977, 9, 8, 7});
+    dims_case(762048, 12, (int[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+              (int[]){7, 7, 4, 3, 3, 3, 3, 3, 2, 2, 2, 2});
+    dims_case(907200, 12, (int[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+              (int[]){7, 5, 5, 4, 3, 3, 3, 3, 2, 2, 2, 2});
+    /* Large inputs stay fast. */
+    dims_case(479001600, 16, (int[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+              (int[]){11, 7, 5, 5, 4, 4, 4, 3, 3, 3, 3, 3, 2, 2, 2, 2});
     /* Properties over a sweep: product, non-increasing free entries,
      * fixed entries untouched. */
     for (int n = 1; n <= 200; n++)

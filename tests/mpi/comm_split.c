@@ -138,6 +138,22 @@ static void test_create(void)
         ring(c, 3);
         MPI_CHECK(MPI_Comm_free(&c));
     }
+    /* MPI-2.2: disjoint groups, each process passing its own. */
+    MPI_Group mine;
+    int first[1][3] = {{wrank % 2, wsize - 1, 2}};
+    first[0][1] = wsize - 1 - ((wsize - 1 - wrank % 2) % 2); /* last rank of my parity */
+    MPI_CHECK(MPI_Group_range_incl(world, 1, first, &mine));
+    MPI_CHECK(MPI_Comm_create(MPI_COMM_WORLD, mine, &c));
+    {
+        int r, n;
+        MPI_CHECK(MPI_Comm_rank(c, &r));
+        MPI_CHECK(MPI_Comm_size(c, &n));
+        CHECK(r == wrank / 2 && n == (wrank % 2 ? wsize / 2 : (wsize + 1) / 2),
+              "Comm_create with disjoint groups: rank %d size %d", r, n);
+        ring(c, 10);
+        MPI_CHECK(MPI_Comm_free(&c));
+    }
+    MPI_CHECK(MPI_Group_free(&mine));
     /* create_group: only the odd ranks call it. */
     if (wsize > 1) {
         MPI_CHECK(MPI_Group_difference(world, even, &odd));
