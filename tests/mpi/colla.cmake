@@ -2,8 +2,7 @@
 # coll_cx.c, coll_check.c, coll_barrier.c, coll_bcast.c, coll_reduce.c,
 # coll_allreduce.c, coll_reduce_scatter.c, coll_scan.c. Tests are named
 # mpi_colla_<program>_<ranks>_<rail>; the argument of the sweep is the
-# largest message in bytes (4 MiB on two ranks, 1 MiB on three or four,
-# 256 KiB beyond).
+# largest message in bytes (4 MiB up to four ranks, 256 KiB beyond).
 
 foreach(prog sweep order ops inflight comms errors threads)
   mpi_test_program(colla_${prog} ${MPI_TEST_DIR}/colla_${prog}.c)
@@ -16,10 +15,8 @@ foreach(rail shm tcp)
     set(rails tcp)
   endif()
   foreach(np 1 2 3 4 5 8)
-    if(np LESS_EQUAL 2)
+    if(np LESS_EQUAL 4)
       set(max 4194304)
-    elseif(np LESS_EQUAL 4)
-      set(max 1048576)
     else()
       set(max 262144)
     endif()
