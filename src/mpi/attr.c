@@ -6,8 +6,10 @@
  * predefined attributes (MPI_TAG_UB & co) and the predefined callbacks.
  *
  * Keyvals are small ints (predefined ones below PROUST_MPI_NUM_PREDEFINED_
- * KEYVALS), never reused. A keyval lives while its handle or an attribute
- * uses it: freeing it only invalidates the number. An object's attributes
+ * KEYVALS), never reused. A keyval lives while its number (until freed) or
+ * an attribute uses it; a freed keyval still in use can no longer set or
+ * get attributes, but freeing it again does nothing (as in MPICH, which
+ * its test suite relies on). An object's attributes
  * are a list, newest first, so deleting from the head deletes in LIFO
  * order (which MPI-2.2 asks for MPI_COMM_SELF at MPI_Finalize).
  * Callbacks may call MPI: no lock is held while they run.
@@ -25,7 +27,8 @@ struct pm_keyval {
     MPI_Type_copy_attr_function *tcopy;
     MPI_Type_delete_attr_function *tdel;
     void *extra;
-    _Atomic int refs; /* the keyval number + attributes using it */
+    int refs;   /* the number (until freed) + attributes using it; kv_lock */
+    bool freed; /* MPI_*_free_keyval was called */
 };
 
 struct pm_attr {
@@ -81,9 +84,23 @@ int MPI_TYPE_DUP_FN(MPI_Datatype type, int keyval, void *extra, void *in, void *
 
 /* ---- Keyvals ---------------------------------------------------------------------- */
 
+/* Reference counts change under kv_lock, so that a lookup never revives a
+ * keyval whose last reference is going. */
+static void kv_retain(struct pm_keyval *kv)
+{
+    pm_lock(&kv_lock);
+    kv->refs++;
+    pm_unlock(&kv_lock);
+}
+
 static void kv_release(struct pm_keyval *kv)
 {
-    if (atomic_fetch_sub_explicit(&kv->refs, 1, memory_order_acq_rel) == 1)
+    pm_lock(&kv_lock);
+    bool last = --kv->refs == 0;
+    if (last && kvs[kv->id] == kv)
+        kvs[kv->id] = NULL;
+    pm_unlock(&kv_lock);
+    if (last)
         free(kv);
 }
 
@@ -92,9 +109,10 @@ static const char *kind_name(int kind)
     return kind == KV_COMM ? "communicator" : "datatype";
 }
 
-/* The keyval `id` of `kind` with a reference taken, or raise on `comm`. */
-static int kv_get(int id, int kind, bool allow_predefined, MPI_Comm comm, const char *fn,
-                  struct pm_keyval **out)
+/* The keyval `id` of `kind` with a reference taken, or raise on `comm`.
+ * A freed keyval is refused unless `allow_freed`. */
+static int kv_lookup(int id, int kind, bool allow_predefined, bool allow_freed, MPI_Comm comm,
+                     const char *fn, struct pm_keyval **out)
 {
     *out = NULL;
     if (id > 0 && id < PROUST_MPI_NUM_PREDEFINED_KEYVALS) {
@@ -104,15 +122,20 @@ static int kv_get(int id, int kind, bool allow_predefined, MPI_Comm comm, const 
                         kind == KV_COMM ? " and cannot be changed" : " (a communicator keyval)");
     }
     struct pm_keyval *kv = NULL;
+    bool freed = false;
     pm_lock(&kv_lock);
     if (id >= PROUST_MPI_NUM_PREDEFINED_KEYVALS && id < kv_next)
         kv = kvs[id];
-    if (kv)
-        atomic_fetch_add_explicit(&kv->refs, 1, memory_order_relaxed);
+    if (kv) {
+        freed = kv->freed;
+        if (!freed || allow_freed)
+            kv->refs++;
+    }
     pm_unlock(&kv_lock);
-    if (!kv)
+    if (!kv || (freed && !allow_freed))
         return pm_error(comm, MPI_ERR_KEYVAL, "%s: invalid keyval %d%s", fn, id,
-                        id == MPI_KEYVAL_INVALID ? " (MPI_KEYVAL_INVALID)" : "");
+                        id == MPI_KEYVAL_INVALID ? " (MPI_KEYVAL_INVALID)"
+                        : kv ? " (it has been freed)" : "");
     if (kv->kind != kind) {
         kv_release(kv);
         return pm_error(comm, MPI_ERR_KEYVAL, "%s: keyval %d is a %s keyval, not a %s keyval", fn,
@@ -120,6 +143,12 @@ static int kv_get(int id, int kind, bool allow_predefined, MPI_Comm comm, const 
     }
     *out = kv;
     return MPI_SUCCESS;
+}
+
+static int kv_get(int id, int kind, bool allow_predefined, MPI_Comm comm, const char *fn,
+                  struct pm_keyval **out)
+{
+    return kv_lookup(id, kind, allow_predefined, false, comm, fn, out);
 }
 
 static int kv_create(struct pm_keyval *proto, int *keyval, const char *fn)
@@ -130,7 +159,8 @@ static int kv_create(struct pm_keyval *proto, int *keyval, const char *fn)
     if (!kv)
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     *kv = *proto;
-    atomic_init(&kv->refs, 1);
+    kv->refs = 1;
+    kv->freed = false;
     pm_lock(&kv_lock);
     if (kv_next >= kv_cap) {
         int cap = kv_cap ? 2 * kv_cap : 64;
@@ -157,18 +187,15 @@ static int kv_free(int *keyval, int kind, const char *fn)
     if (!keyval)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: keyval is NULL", fn);
     struct pm_keyval *kv;
-    int rc = kv_get(*keyval, kind, false, MPI_COMM_NULL, fn, &kv);
+    int rc = kv_lookup(*keyval, kind, false, true, MPI_COMM_NULL, fn, &kv);
     if (rc)
         return rc;
-    bool mine = false;
     pm_lock(&kv_lock);
-    if (kvs[kv->id] == kv) {
-        kvs[kv->id] = NULL;
-        mine = true;
-    }
+    bool first = !kv->freed;
+    kv->freed = true;
     pm_unlock(&kv_lock);
-    kv_release(kv); /* kv_get's reference */
-    if (mine)
+    kv_release(kv); /* kv_lookup's reference */
+    if (first)
         kv_release(kv); /* the number's */
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
@@ -308,7 +335,7 @@ static int attr_set(const struct attr_host *h, struct pm_keyval *kv, void *val)
     struct pm_attr *a = malloc(sizeof *a);
     if (!a)
         return MPI_ERR_NO_MEM;
-    atomic_fetch_add_explicit(&kv->refs, 1, memory_order_relaxed);
+    kv_retain(kv);
     a->kv = kv;
     a->val = val;
     pm_lock(h->lock);
@@ -364,7 +391,7 @@ static int attrs_copy(const struct attr_host *from, const struct attr_host *to)
     size_t i = n;
     for (struct pm_attr *a = *from->list; a; a = a->next) {
         snap[--i] = *a;
-        atomic_fetch_add_explicit(&a->kv->refs, 1, memory_order_relaxed);
+        kv_retain(a->kv);
     }
     pm_unlock(from->lock);
     int rc = MPI_SUCCESS;

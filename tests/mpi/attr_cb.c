@@ -180,8 +180,27 @@ static void test_predefined(void)
     EXPECT(MPI_Comm_free_keyval(&k), MPI_ERR_KEYVAL);
 }
 
+static int free_in_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    return MPI_Keyval_free(&keyval);
+}
+
 static void test_errors_and_deprecated(void)
 {
+    /* Freeing a keyval number again while attributes still use it is
+     * harmless (MPICH's keyval_double_free), also from a delete callback
+     * and, for MPI_COMM_SELF's attribute, at MPI_Finalize. */
+    int kf, kf_copy;
+    MPI_Comm dd;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_SELF, &dd));
+    MPI_CHECK(MPI_Keyval_create(MPI_NULL_COPY_FN, free_in_delete, &kf, NULL));
+    kf_copy = kf;
+    MPI_CHECK(MPI_Attr_put(MPI_COMM_SELF, kf, NULL));
+    MPI_CHECK(MPI_Attr_put(dd, kf, NULL));
+    MPI_CHECK(MPI_Comm_free(&dd));
+    MPI_CHECK(MPI_Keyval_free(&kf));
+    MPI_CHECK(MPI_Keyval_free(&kf_copy));
+
     void *v;
     int flag, kt, kc, kd;
     EXPECT(MPI_Comm_get_attr(MPI_COMM_WORLD, 999999, &v, &flag), MPI_ERR_KEYVAL);
