@@ -154,6 +154,29 @@ static void inter(MPI_Comm ic, int grp, int nb)
     fin(nb, &req);
     for (int i = 0; i < n; i++)
         CHECK(ca_mateq(mr[i], ca_matprod(t + !grp, 0, rsz - 1, i)), "inter allreduce [%d]", i);
+    /* long vectors: the local phases use the large-message algorithms */
+    enum { L = 40000 };
+    int *ls = malloc(sizeof(int) * L), *lr = malloc(sizeof(int) * L);
+    for (int i = 0; i < L; i++)
+        ls[i] = ca_val(t + 4 + grp, me, i);
+    if (nb)
+        MPI_CHECK(MPI_Iallreduce(ls, lr, L, MPI_INT, MPI_SUM, ic, &req));
+    else
+        MPI_CHECK(MPI_Allreduce(ls, lr, L, MPI_INT, MPI_SUM, ic));
+    fin(nb, &req);
+    for (int i = 0; i < L; i++)
+        CHECK(lr[i] == ca_sum(t + 4 + !grp, 0, rsz - 1, i), "inter long allreduce [%d]", i);
+    int lroot = grp == 0 ? (me == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    if (nb)
+        MPI_CHECK(MPI_Ibcast(ls, L, MPI_INT, lroot, ic, &req));
+    else
+        MPI_CHECK(MPI_Bcast(ls, L, MPI_INT, lroot, ic));
+    fin(nb, &req);
+    if (grp == 1)
+        for (int i = 0; i < L; i++)
+            CHECK(ls[i] == ca_val(t + 4, 0, i), "inter long bcast [%d] = %d", i, ls[i]);
+    free(ls);
+    free(lr);
     /* reduce_scatter: T elements in all, split over my group */
     int rc[8], first = 0;
     for (int i = 0; i < lsz; i++) {

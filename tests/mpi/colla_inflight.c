@@ -196,6 +196,26 @@ static void t_vector(int nb)
     free(s);
     free(r);
     free(plain);
+    /* a long vector broadcast (scatter + ring over packed bytes) */
+    enum { L = 60000 };
+    MPI_Datatype lv;
+    MPI_CHECK(MPI_Type_vector(L, 1, 2, MPI_INT, &lv));
+    MPI_CHECK(MPI_Type_commit(&lv));
+    int *v = malloc(sizeof(int) * 2 * L);
+    for (int lr = 0; lr < size; lr += size > 2 ? size - 1 : 1) {
+        for (int i = 0; i < 2 * L; i++)
+            v[i] = i % 2 ? -5 : rank == lr ? ca_val(26, lr, i / 2) : -1;
+        if (nb)
+            MPI_CHECK(MPI_Ibcast(v, 1, lv, lr, MPI_COMM_WORLD, &req));
+        else
+            MPI_CHECK(MPI_Bcast(v, 1, lv, lr, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 2 * L; i++)
+            CHECK(v[i] == (i % 2 ? -5 : ca_val(26, lr, i / 2)),
+                  "long vector bcast root %d nb=%d [%d] = %d", lr, nb, i, v[i]);
+    }
+    MPI_CHECK(MPI_Type_free(&lv));
+    free(v);
 }
 
 static void sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
