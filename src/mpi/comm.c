@@ -79,9 +79,6 @@ void pm_comm_release(struct pm_comm *c)
     if (c->is_inter)
         pm_group_release(c->remote);
     pm_cart_free(c->cart);
-    /* Info objects cannot be freed any more once MPI is finalized. */
-    if (c->info != MPI_INFO_NULL && atomic_load(&pm_state) == PM_STATE_RUNNING)
-        PMPI_Info_free(&c->info);
     pm_errhandler_release(c->errhandler);
     pm_context_free(c->context);
     free(c);
@@ -279,51 +276,23 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 }
 PM_WEAK(Comm_get_name)
 
-static bool info_valid(MPI_Info info)
+bool pm_info_valid(MPI_Info info)
 {
     return info == MPI_INFO_ENV || pm_table_get(&pm_info_table, info) != NULL;
 }
 
-/* Copy every key of `from` into `to` (to's other keys stay). */
-static int info_merge(MPI_Info to, MPI_Info from)
-{
-    int nkeys, rc = PMPI_Info_get_nkeys(from, &nkeys);
-    char key[MPI_MAX_INFO_KEY + 1];
-    char *val = malloc(MPI_MAX_INFO_VAL + 1);
-    if (!val)
-        return MPI_ERR_NO_MEM;
-    for (int i = 0; !rc && i < nkeys; i++) {
-        int flag = 0;
-        rc = PMPI_Info_get_nthkey(from, i, key);
-        if (!rc)
-            rc = PMPI_Info_get(from, key, MPI_MAX_INFO_VAL, val, &flag);
-        if (!rc && flag)
-            rc = PMPI_Info_set(to, key, val);
-    }
-    free(val);
-    return rc;
-}
-
+/* Info hints (MPI-3.1 §6.4.4): MPI_Comm_get_info returns the hints
+ * "actually used"; Proust MPI acts on none of the MPI-3.1 communicator
+ * hints (there are no predefined ones), so hints are checked and ignored
+ * and the info returned is empty, as MPICH does for unknown keys. */
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     PM_CHECK_INIT("MPI_Comm_set_info");
     GET_COMM(c, comm, "MPI_Comm_set_info");
-    if (info == MPI_INFO_NULL)
-        return MPI_SUCCESS; /* no hints: nothing changes */
-    if (!info_valid(info))
+    if (info != MPI_INFO_NULL && !pm_info_valid(info))
         return pm_error(comm, MPI_ERR_INFO, "MPI_Comm_set_info: invalid info handle %#x",
                         (unsigned)info);
-    /* Hints accumulate: keys not in `info` keep their values. No hint
-     * changes the library's behaviour; MPI_Comm_get_info returns them. */
-    int rc;
-    pm_lock(&c->attr_lock);
-    if (c->info == MPI_INFO_NULL)
-        rc = PMPI_Info_dup(info, &c->info);
-    else
-        rc = info_merge(c->info, info);
-    pm_unlock(&c->attr_lock);
-    if (rc != MPI_SUCCESS)
-        return pm_error(comm, rc, "MPI_Comm_set_info: could not store the hints");
+    (void)c;
     return MPI_SUCCESS;
 }
 PM_WEAK(Comm_set_info)
@@ -334,13 +303,8 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     GET_COMM(c, comm, "MPI_Comm_get_info");
     if (!info_used)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_get_info: info_used is NULL");
-    int rc;
-    pm_lock(&c->attr_lock);
-    if (c->info == MPI_INFO_NULL)
-        rc = PMPI_Info_create(info_used);
-    else
-        rc = PMPI_Info_dup(c->info, info_used);
-    pm_unlock(&c->attr_lock);
+    (void)c;
+    int rc = PMPI_Info_create(info_used);
     if (rc != MPI_SUCCESS)
         return pm_error(comm, rc, "MPI_Comm_get_info: could not create the info object");
     return MPI_SUCCESS;

@@ -71,6 +71,8 @@ int pm_context_alloc_n(struct pm_comm *c, int n, uint16_t *ids);
 void pm_comm_inherit_errhandler(struct pm_comm *nc, const struct pm_comm *parent);
 /* Undo pm_comm_new for a communicator never shown to the user. */
 void pm_comm_discard(struct pm_comm *c);
+/* Is info a valid info handle (MPI_INFO_NULL is not)? */
+bool pm_info_valid(MPI_Info info);
 /* Raise an error for an invalid communicator handle. */
 int pm_comm_invalid(MPI_Comm comm, const char *fname);
 /* Raise the failure `rc` of a constructor (agreement, exchange) on comm,

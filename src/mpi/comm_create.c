@@ -116,8 +116,7 @@ static bool group_within(const struct pm_group *g, const struct pm_group *of)
 
 /* ---- Duplication -------------------------------------------------------------- */
 
-static int comm_dup(MPI_Comm comm, struct pm_comm *c, bool with_info, MPI_Info info,
-                    MPI_Comm *newcomm, const char *fn)
+static int comm_dup(MPI_Comm comm, struct pm_comm *c, MPI_Comm *newcomm, const char *fn)
 {
     struct pm_comm *nc = NULL;
     int rc;
@@ -141,20 +140,7 @@ static int comm_dup(MPI_Comm comm, struct pm_comm *c, bool with_info, MPI_Info i
         pm_comm_discard(nc);
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
-    /* Hints: the given ones, else those of the parent. */
-    if (with_info) {
-        if (info != MPI_INFO_NULL)
-            rc = PMPI_Info_dup(info, &nc->info);
-    } else {
-        pm_lock(&c->attr_lock);
-        if (c->info != MPI_INFO_NULL)
-            rc = PMPI_Info_dup(c->info, &nc->info);
-        pm_unlock(&c->attr_lock);
-    }
-    if (rc != MPI_SUCCESS) {
-        pm_comm_discard(nc);
-        return pm_error(comm, rc, "%s: could not copy the info hints", fn);
-    }
+    /* Info hints are checked by the caller and ignored (comm.c). */
     rc = pm_attrs_copy_comm(c, nc);
     if (rc != MPI_SUCCESS) {
         pm_comm_discard(nc);
@@ -172,7 +158,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         *newcomm = MPI_COMM_NULL;
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_dup: newcomm is NULL");
-    return comm_dup(comm, c, false, MPI_INFO_NULL, newcomm, "MPI_Comm_dup");
+    return comm_dup(comm, c, newcomm, "MPI_Comm_dup");
 }
 PM_WEAK(Comm_dup)
 
@@ -182,12 +168,12 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     GET_COMM(c, comm, "MPI_Comm_dup_with_info");
     if (newcomm)
         *newcomm = MPI_COMM_NULL;
-    if (info != MPI_INFO_NULL && info != MPI_INFO_ENV && !pm_table_get(&pm_info_table, info))
+    if (info != MPI_INFO_NULL && !pm_info_valid(info))
         return pm_error(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info: invalid info handle %#x",
                         (unsigned)info);
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_dup_with_info: newcomm is NULL");
-    return comm_dup(comm, c, true, info, newcomm, "MPI_Comm_dup_with_info");
+    return comm_dup(comm, c, newcomm, "MPI_Comm_dup_with_info");
 }
 PM_WEAK(Comm_dup_with_info)
 
@@ -305,7 +291,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
         return pm_error(comm, MPI_ERR_ARG,
                         "%s: unknown split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", fn,
                         split_type);
-    if (info != MPI_INFO_NULL && info != MPI_INFO_ENV && !pm_table_get(&pm_info_table, info))
+    if (info != MPI_INFO_NULL && !pm_info_valid(info))
         return pm_error(comm, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "%s: newcomm is NULL", fn);

@@ -220,27 +220,22 @@ static void test_names_info(void)
     CHECK(!flag, "an intracommunicator says it is an intercommunicator");
     MPI_CHECK(MPI_Comm_free(&d));
 
+    /* Hints: accepted, and since none is acted on, none is reported as
+     * used (MPI-3.1 §6.4.4: get_info returns the hints actually used). */
     MPI_Info info, got;
-    char val[64];
+    int nkeys = -1;
     MPI_CHECK(MPI_Info_create(&info));
     MPI_CHECK(MPI_Info_set(info, "proust_hint", "one"));
     MPI_CHECK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &d));
+    MPI_CHECK(MPI_Comm_set_info(d, info));
+    MPI_CHECK(MPI_Comm_set_info(d, MPI_INFO_NULL));
     MPI_CHECK(MPI_Info_free(&info));
     MPI_CHECK(MPI_Comm_get_info(d, &got));
-    MPI_CHECK(MPI_Info_get(got, "proust_hint", sizeof val - 1, val, &flag));
-    CHECK(flag && !strcmp(val, "one"), "hint after dup_with_info: flag %d '%s'", flag, val);
+    MPI_CHECK(MPI_Info_get_nkeys(got, &nkeys));
+    CHECK(nkeys == 0, "get_info reports %d unused hints", nkeys);
+    MPI_CHECK(MPI_Comm_set_info(d, got)); /* what get_info gives back is valid input */
     MPI_CHECK(MPI_Info_free(&got));
-    MPI_CHECK(MPI_Info_create(&info));
-    MPI_CHECK(MPI_Info_set(info, "other_hint", "two"));
-    MPI_CHECK(MPI_Comm_set_info(d, info));
-    MPI_CHECK(MPI_Info_free(&info));
-    MPI_CHECK(MPI_Comm_dup(d, &d2)); /* hints go with a dup */
-    MPI_CHECK(MPI_Comm_get_info(d2, &got));
-    MPI_CHECK(MPI_Info_get(got, "proust_hint", sizeof val - 1, val, &flag));
-    CHECK(flag && !strcmp(val, "one"), "first hint after set_info and dup: %d '%s'", flag, val);
-    MPI_CHECK(MPI_Info_get(got, "other_hint", sizeof val - 1, val, &flag));
-    CHECK(flag && !strcmp(val, "two"), "second hint after set_info and dup: %d '%s'", flag, val);
-    MPI_CHECK(MPI_Info_free(&got));
+    MPI_CHECK(MPI_Comm_dup(d, &d2));
     ring(d2, 8);
     MPI_CHECK(MPI_Comm_free(&d2));
     MPI_CHECK(MPI_Comm_free(&d));
