@@ -154,10 +154,9 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     PM_CHECK_INIT("MPI_Comm_dup");
     GET_COMM(c, comm, "MPI_Comm_dup");
-    if (newcomm)
-        *newcomm = MPI_COMM_NULL;
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_dup: newcomm is NULL");
+    *newcomm = MPI_COMM_NULL;
     return comm_dup(comm, c, newcomm, "MPI_Comm_dup");
 }
 PM_WEAK(Comm_dup)

@@ -136,19 +136,28 @@ int pm_xg_allreduce_band(const struct pm_xg *x, uint64_t *v, size_t n)
     return rc;
 }
 
-/* Ring: in step i each process passes on the block it received in step i-1. */
+/* Bruck: in step k every process sends the blocks it has (its own and the
+ * next ones, up to 2^k of them) to rank - 2^k and gets as many from
+ * rank + 2^k; ceil(log2 n) steps. Each pair of processes meets once. */
 int pm_xg_allgather(const struct pm_xg *x, const void *mine, void *all, size_t bytes)
 {
     int n = x->size, r = x->rank, rc = MPI_SUCCESS;
-    char *a = all;
-    memcpy(a + (size_t)r * bytes, mine, bytes);
-    int right = (r + 1) % n, left = (r - 1 + n) % n;
-    for (int i = 0; i < n - 1 && !rc; i++) {
-        int sidx = (r - i + n) % n, ridx = (r - i - 1 + n) % n;
-        rc = pm_sendrecv_world(a + (size_t)sidx * bytes, bytes, x->world[right],
-                               x->tag | ((uint64_t)r << PM_TAG_BITS), a + (size_t)ridx * bytes,
-                               bytes, x->world[left], x->tag);
+    char *tmp = malloc((size_t)n * bytes + 1);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    memcpy(tmp, mine, bytes); /* tmp block i: rank (r + i) % n */
+    int have = 1;
+    for (int step = 1; step < n && !rc; step <<= 1) {
+        int m = step < n - step ? step : n - step;
+        rc = pm_sendrecv_world(tmp, (size_t)m * bytes, x->world[(r - step + n) % n],
+                               x->tag | ((uint64_t)r << PM_TAG_BITS),
+                               tmp + (size_t)have * bytes, (size_t)m * bytes,
+                               x->world[(r + step) % n], x->tag);
+        have += m;
     }
+    for (int i = 0; !rc && i < n; i++)
+        memcpy((char *)all + (size_t)((r + i) % n) * bytes, tmp + (size_t)i * bytes, bytes);
+    free(tmp);
     return rc;
 }
 
