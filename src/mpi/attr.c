@@ -1,35 +1,16 @@
 /*
- * attr.c — attribute caching on communicators and datatypes: keyvals
- * (MPI_Comm/Type_create_keyval and _free_keyval, the deprecated
- * MPI_Keyval_create/free), attributes (set/get/delete, the deprecated
- * MPI_Attr_put/get/delete), their copy on dup and deletion on free, the
- * predefined attributes (MPI_TAG_UB & co) and the predefined callbacks.
+ * attr.c — attribute caching on communicators and datatypes: set/get/
+ * delete (and the deprecated MPI_Attr_put/get/delete), the copy on dup and
+ * deletion on free, and the predefined attributes (MPI_TAG_UB & co). Keys
+ * are in attr_keyval.c.
  *
- * Keyvals are small ints (predefined ones below PROUST_MPI_NUM_PREDEFINED_
- * KEYVALS), never reused. A keyval lives while its number (until freed) or
- * an attribute uses it; a freed keyval still in use can no longer set or
- * get attributes, but freeing it again does nothing (as in MPICH, which
- * its test suite relies on). An object's attributes
- * are a list, newest first, so deleting from the head deletes in LIFO
- * order (which MPI-2.2 asks for MPI_COMM_SELF at MPI_Finalize).
- * Callbacks may call MPI: no lock is held while they run.
+ * An object's attributes are a list, newest first, so deleting from the
+ * head deletes in LIFO order (which MPI-2.2 asks for MPI_COMM_SELF at
+ * MPI_Finalize). Callbacks may call MPI: no lock is held while they run.
  */
 #include <stdlib.h>
 
 #include "comm.h"
-
-enum { KV_COMM = 1, KV_TYPE = 2 };
-
-struct pm_keyval {
-    int id, kind;
-    MPI_Comm_copy_attr_function *ccopy;
-    MPI_Comm_delete_attr_function *cdel;
-    MPI_Type_copy_attr_function *tcopy;
-    MPI_Type_delete_attr_function *tdel;
-    void *extra;
-    int refs;   /* the number (until freed) + attributes using it; kv_lock */
-    bool freed; /* MPI_*_free_keyval was called */
-};
 
 struct pm_attr {
     struct pm_keyval *kv;
@@ -37,222 +18,8 @@ struct pm_attr {
     struct pm_attr *next;
 };
 
-static struct pm_keyval **kvs;
-static int kv_cap, kv_next = PROUST_MPI_NUM_PREDEFINED_KEYVALS;
-static atomic_flag kv_lock = ATOMIC_FLAG_INIT;
 /* Datatypes have no lock of their own for their attributes. */
 static atomic_flag type_attr_lock = ATOMIC_FLAG_INIT;
-
-/* ---- Predefined callbacks ------------------------------------------------------- */
-
-int MPI_COMM_NULL_COPY_FN(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
-{
-    *flag = 0;
-    return MPI_SUCCESS;
-}
-
-int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int keyval, void *val, void *extra)
-{
-    return MPI_SUCCESS;
-}
-
-int MPI_COMM_DUP_FN(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
-{
-    *(void **)out = in;
-    *flag = 1;
-    return MPI_SUCCESS;
-}
-
-int MPI_TYPE_NULL_COPY_FN(MPI_Datatype type, int keyval, void *extra, void *in, void *out,
-                          int *flag)
-{
-    *flag = 0;
-    return MPI_SUCCESS;
-}
-
-int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype type, int keyval, void *val, void *extra)
-{
-    return MPI_SUCCESS;
-}
-
-int MPI_TYPE_DUP_FN(MPI_Datatype type, int keyval, void *extra, void *in, void *out, int *flag)
-{
-    *(void **)out = in;
-    *flag = 1;
-    return MPI_SUCCESS;
-}
-
-/* ---- Keyvals ---------------------------------------------------------------------- */
-
-/* Reference counts change under kv_lock, so that a lookup never revives a
- * keyval whose last reference is going. */
-static void kv_retain(struct pm_keyval *kv)
-{
-    pm_lock(&kv_lock);
-    kv->refs++;
-    pm_unlock(&kv_lock);
-}
-
-static void kv_release(struct pm_keyval *kv)
-{
-    pm_lock(&kv_lock);
-    bool last = --kv->refs == 0;
-    if (last && kvs[kv->id] == kv)
-        kvs[kv->id] = NULL;
-    pm_unlock(&kv_lock);
-    if (last)
-        free(kv);
-}
-
-static const char *kind_name(int kind)
-{
-    return kind == KV_COMM ? "communicator" : "datatype";
-}
-
-/* The keyval `id` of `kind` with a reference taken, or raise on `comm`.
- * A freed keyval is refused unless `allow_freed`. */
-static int kv_lookup(int id, int kind, bool allow_predefined, bool allow_freed, MPI_Comm comm,
-                     const char *fn, struct pm_keyval **out)
-{
-    *out = NULL;
-    if (id > 0 && id < PROUST_MPI_NUM_PREDEFINED_KEYVALS) {
-        if (kind == KV_COMM && allow_predefined)
-            return MPI_SUCCESS; /* *out NULL: predefined */
-        return pm_error(comm, MPI_ERR_KEYVAL, "%s: keyval %d is predefined%s", fn, id,
-                        kind == KV_COMM ? " and cannot be changed" : " (a communicator keyval)");
-    }
-    struct pm_keyval *kv = NULL;
-    bool freed = false;
-    pm_lock(&kv_lock);
-    if (id >= PROUST_MPI_NUM_PREDEFINED_KEYVALS && id < kv_next)
-        kv = kvs[id];
-    if (kv) {
-        freed = kv->freed;
-        if (!freed || allow_freed)
-            kv->refs++;
-    }
-    pm_unlock(&kv_lock);
-    if (!kv || (freed && !allow_freed))
-        return pm_error(comm, MPI_ERR_KEYVAL, "%s: invalid keyval %d%s", fn, id,
-                        id == MPI_KEYVAL_INVALID ? " (MPI_KEYVAL_INVALID)"
-                        : kv ? " (it has been freed)" : "");
-    if (kv->kind != kind) {
-        kv_release(kv);
-        return pm_error(comm, MPI_ERR_KEYVAL, "%s: keyval %d is a %s keyval, not a %s keyval", fn,
-                        id, kind_name(kv->kind), kind_name(kind));
-    }
-    *out = kv;
-    return MPI_SUCCESS;
-}
-
-static int kv_get(int id, int kind, bool allow_predefined, MPI_Comm comm, const char *fn,
-                  struct pm_keyval **out)
-{
-    return kv_lookup(id, kind, allow_predefined, false, comm, fn, out);
-}
-
-static int kv_create(struct pm_keyval *proto, int *keyval, const char *fn)
-{
-    if (!keyval)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: keyval is NULL", fn);
-    struct pm_keyval *kv = malloc(sizeof *kv);
-    if (!kv)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-    *kv = *proto;
-    kv->refs = 1;
-    kv->freed = false;
-    pm_lock(&kv_lock);
-    if (kv_next >= kv_cap) {
-        int cap = kv_cap ? 2 * kv_cap : 64;
-        struct pm_keyval **n = realloc(kvs, (size_t)cap * sizeof *n);
-        if (!n) {
-            pm_unlock(&kv_lock);
-            free(kv);
-            return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of keyvals", fn);
-        }
-        for (int i = kv_cap; i < cap; i++)
-            n[i] = NULL;
-        kvs = n;
-        kv_cap = cap;
-    }
-    kv->id = kv_next++;
-    kvs[kv->id] = kv;
-    pm_unlock(&kv_lock);
-    *keyval = kv->id;
-    return MPI_SUCCESS;
-}
-
-static int kv_free(int *keyval, int kind, const char *fn)
-{
-    if (!keyval)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: keyval is NULL", fn);
-    struct pm_keyval *kv;
-    int rc = kv_lookup(*keyval, kind, false, true, MPI_COMM_NULL, fn, &kv);
-    if (rc)
-        return rc;
-    pm_lock(&kv_lock);
-    bool first = !kv->freed;
-    kv->freed = true;
-    pm_unlock(&kv_lock);
-    kv_release(kv); /* kv_lookup's reference */
-    if (first)
-        kv_release(kv); /* the number's */
-    *keyval = MPI_KEYVAL_INVALID;
-    return MPI_SUCCESS;
-}
-
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
-                            int *comm_keyval, void *extra_state)
-{
-    PM_CHECK_INIT("MPI_Comm_create_keyval");
-    struct pm_keyval p = {.kind = KV_COMM, .ccopy = comm_copy_attr_fn,
-                          .cdel = comm_delete_attr_fn, .extra = extra_state};
-    return kv_create(&p, comm_keyval, "MPI_Comm_create_keyval");
-}
-PM_WEAK(Comm_create_keyval)
-
-int PMPI_Comm_free_keyval(int *comm_keyval)
-{
-    PM_CHECK_INIT("MPI_Comm_free_keyval");
-    return kv_free(comm_keyval, KV_COMM, "MPI_Comm_free_keyval");
-}
-PM_WEAK(Comm_free_keyval)
-
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
-                            MPI_Type_delete_attr_function *type_delete_attr_fn,
-                            int *type_keyval, void *extra_state)
-{
-    PM_CHECK_INIT("MPI_Type_create_keyval");
-    struct pm_keyval p = {.kind = KV_TYPE, .tcopy = type_copy_attr_fn,
-                          .tdel = type_delete_attr_fn, .extra = extra_state};
-    return kv_create(&p, type_keyval, "MPI_Type_create_keyval");
-}
-PM_WEAK(Type_create_keyval)
-
-int PMPI_Type_free_keyval(int *type_keyval)
-{
-    PM_CHECK_INIT("MPI_Type_free_keyval");
-    return kv_free(type_keyval, KV_TYPE, "MPI_Type_free_keyval");
-}
-PM_WEAK(Type_free_keyval)
-
-int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
-                       void *extra_state)
-{
-    PM_CHECK_INIT("MPI_Keyval_create");
-    struct pm_keyval p = {.kind = KV_COMM, .ccopy = copy_fn, .cdel = delete_fn,
-                          .extra = extra_state};
-    return kv_create(&p, keyval, "MPI_Keyval_create");
-}
-PM_WEAK(Keyval_create)
-
-int PMPI_Keyval_free(int *keyval)
-{
-    PM_CHECK_INIT("MPI_Keyval_free");
-    return kv_free(keyval, KV_COMM, "MPI_Keyval_free");
-}
-PM_WEAK(Keyval_free)
 
 /* ---- Attribute lists -------------------------------------------------------------- */
 
@@ -266,17 +33,17 @@ struct attr_host {
 
 static struct attr_host host_comm(struct pm_comm *c)
 {
-    return (struct attr_host){&c->attrs, &c->attr_lock, KV_COMM, c->handle};
+    return (struct attr_host){&c->attrs, &c->attr_lock, PM_KV_COMM, c->handle};
 }
 
 static struct attr_host host_type(struct pm_datatype *t)
 {
-    return (struct attr_host){&t->attrs, &type_attr_lock, KV_TYPE, t->handle};
+    return (struct attr_host){&t->attrs, &type_attr_lock, PM_KV_TYPE, t->handle};
 }
 
 static int call_delete(const struct attr_host *h, struct pm_keyval *kv, void *val)
 {
-    if (h->kind == KV_COMM)
+    if (h->kind == PM_KV_COMM)
         return kv->cdel ? kv->cdel(h->handle, kv->id, val, kv->extra) : MPI_SUCCESS;
     return kv->tdel ? kv->tdel(h->handle, kv->id, val, kv->extra) : MPI_SUCCESS;
 }
@@ -320,7 +87,7 @@ static int attr_delete(const struct attr_host *h, struct pm_keyval *kv)
     struct pm_attr *a = unlink_attr(h->list, kv);
     pm_unlock(h->lock);
     if (a) {
-        kv_release(a->kv);
+        pm_kv_release(a->kv);
         free(a);
     }
     return MPI_SUCCESS;
@@ -335,7 +102,7 @@ static int attr_set(const struct attr_host *h, struct pm_keyval *kv, void *val)
     struct pm_attr *a = malloc(sizeof *a);
     if (!a)
         return MPI_ERR_NO_MEM;
-    kv_retain(kv);
+    pm_kv_retain(kv);
     a->kv = kv;
     a->val = val;
     pm_lock(h->lock);
@@ -344,7 +111,7 @@ static int attr_set(const struct attr_host *h, struct pm_keyval *kv, void *val)
     *h->list = a;
     pm_unlock(h->lock);
     if (old) {
-        kv_release(old->kv);
+        pm_kv_release(old->kv);
         free(old);
     }
     return MPI_SUCCESS;
@@ -370,7 +137,7 @@ static int attrs_delete_all(const struct attr_host *h)
             pm_unlock(h->lock);
             return rc;
         }
-        kv_release(a->kv);
+        pm_kv_release(a->kv);
         free(a);
     }
 }
@@ -391,7 +158,7 @@ static int attrs_copy(const struct attr_host *from, const struct attr_host *to)
     size_t i = n;
     for (struct pm_attr *a = *from->list; a; a = a->next) {
         snap[--i] = *a;
-        kv_retain(a->kv);
+        pm_kv_retain(a->kv);
     }
     pm_unlock(from->lock);
     int rc = MPI_SUCCESS;
@@ -400,9 +167,9 @@ static int attrs_copy(const struct attr_host *from, const struct attr_host *to)
         void *out = NULL;
         int flag = 0;
         if (!rc) {
-            if (from->kind == KV_COMM && kv->ccopy)
+            if (from->kind == PM_KV_COMM && kv->ccopy)
                 rc = kv->ccopy(from->handle, kv->id, kv->extra, snap[i].val, &out, &flag);
-            else if (from->kind == KV_TYPE && kv->tcopy)
+            else if (from->kind == PM_KV_TYPE && kv->tcopy)
                 rc = kv->tcopy(from->handle, kv->id, kv->extra, snap[i].val, &out, &flag);
         }
         if (!rc && flag) {
@@ -418,7 +185,7 @@ static int attrs_copy(const struct attr_host *from, const struct attr_host *to)
             }
             rc = MPI_ERR_NO_MEM;
         }
-        kv_release(kv);
+        pm_kv_release(kv);
     }
     free(snap);
     return rc;
@@ -483,12 +250,12 @@ static int comm_set_attr(MPI_Comm comm, int keyval, void *val, const char *fn)
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm, fn);
     struct pm_keyval *kv;
-    int rc = kv_get(keyval, KV_COMM, false, comm, fn, &kv);
+    int rc = pm_kv_get(keyval, PM_KV_COMM, false, comm, fn, &kv);
     if (rc)
         return rc;
     struct attr_host h = host_comm(c);
     rc = attr_set(&h, kv, val);
-    kv_release(kv);
+    pm_kv_release(kv);
     if (rc)
         return pm_error(comm, rc, "%s: the delete callback of the old value failed (error %d)",
                         fn, rc);
@@ -500,12 +267,12 @@ static int comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag, const 
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm, fn);
     struct pm_keyval *kv;
-    int rc = kv_get(keyval, KV_COMM, true, comm, fn, &kv);
+    int rc = pm_kv_get(keyval, PM_KV_COMM, true, comm, fn, &kv);
     if (rc)
         return rc;
     if (!val || !flag) {
         if (kv)
-            kv_release(kv);
+            pm_kv_release(kv);
         return pm_error(comm, MPI_ERR_ARG, "%s: attribute_val or flag is NULL", fn);
     }
     if (!kv) {
@@ -519,7 +286,7 @@ static int comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag, const 
     pm_unlock(&c->attr_lock);
     if (*flag)
         *(void **)val = v;
-    kv_release(kv);
+    pm_kv_release(kv);
     return MPI_SUCCESS;
 }
 
@@ -528,12 +295,12 @@ static int comm_delete_attr(MPI_Comm comm, int keyval, const char *fn)
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm, fn);
     struct pm_keyval *kv;
-    int rc = kv_get(keyval, KV_COMM, false, comm, fn, &kv);
+    int rc = pm_kv_get(keyval, PM_KV_COMM, false, comm, fn, &kv);
     if (rc)
         return rc;
     struct attr_host h = host_comm(c);
     rc = attr_delete(&h, kv);
-    kv_release(kv);
+    pm_kv_release(kv);
     if (rc)
         return pm_error(comm, rc, "%s: the delete callback failed (error %d)", fn, rc);
     return MPI_SUCCESS;
@@ -589,13 +356,13 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
     PM_CHECK_INIT(fn);
     GET_TYPE(t, datatype, fn);
     struct pm_keyval *kv;
-    int rc = kv_get(type_keyval, KV_TYPE, false, MPI_COMM_NULL, fn, &kv);
+    int rc = pm_kv_get(type_keyval, PM_KV_TYPE, false, MPI_COMM_NULL, fn, &kv);
     if (rc)
         return rc;
     struct attr_host h = host_type(t);
     h.handle = datatype;
     rc = attr_set(&h, kv, attribute_val);
-    kv_release(kv);
+    pm_kv_release(kv);
     if (rc)
         return pm_error(MPI_COMM_NULL, rc,
                         "%s: the delete callback of the old value failed (error %d)", fn, rc);
@@ -609,11 +376,11 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
     PM_CHECK_INIT(fn);
     GET_TYPE(t, datatype, fn);
     struct pm_keyval *kv;
-    int rc = kv_get(type_keyval, KV_TYPE, false, MPI_COMM_NULL, fn, &kv);
+    int rc = pm_kv_get(type_keyval, PM_KV_TYPE, false, MPI_COMM_NULL, fn, &kv);
     if (rc)
         return rc;
     if (!attribute_val || !flag) {
-        kv_release(kv);
+        pm_kv_release(kv);
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: attribute_val or flag is NULL", fn);
     }
     void *v = NULL;
@@ -622,7 +389,7 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
     pm_unlock(&type_attr_lock);
     if (*flag)
         *(void **)attribute_val = v;
-    kv_release(kv);
+    pm_kv_release(kv);
     return MPI_SUCCESS;
 }
 PM_WEAK(Type_get_attr)
@@ -633,13 +400,13 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
     PM_CHECK_INIT(fn);
     GET_TYPE(t, datatype, fn);
     struct pm_keyval *kv;
-    int rc = kv_get(type_keyval, KV_TYPE, false, MPI_COMM_NULL, fn, &kv);
+    int rc = pm_kv_get(type_keyval, PM_KV_TYPE, false, MPI_COMM_NULL, fn, &kv);
     if (rc)
         return rc;
     struct attr_host h = host_type(t);
     h.handle = datatype;
     rc = attr_delete(&h, kv);
-    kv_release(kv);
+    pm_kv_release(kv);
     if (rc)
         return pm_error(MPI_COMM_NULL, rc, "%s: the delete callback failed (error %d)", fn, rc);
     return MPI_SUCCESS;

@@ -95,6 +95,26 @@ int pm_intercomm_create_sub(struct pm_comm *c, struct pm_group *g, struct pm_com
 struct pm_comm *pm_intercomm_new(struct pm_group *local, struct pm_group *remote,
                                  const uint16_t ids[2]);
 
+/* ---- Attribute keys (attr_keyval.c, used by attr.c) -------------------------- */
+enum { PM_KV_COMM = 1, PM_KV_TYPE = 2 };
+struct pm_keyval {
+    int id, kind; /* PM_KV_* */
+    MPI_Comm_copy_attr_function *ccopy;
+    MPI_Comm_delete_attr_function *cdel;
+    MPI_Type_copy_attr_function *tcopy;
+    MPI_Type_delete_attr_function *tdel;
+    void *extra;
+    int refs;   /* the number (until freed) + attributes using it (keyval lock) */
+    bool freed; /* MPI_*_free_keyval was called */
+};
+void pm_kv_retain(struct pm_keyval *kv);
+void pm_kv_release(struct pm_keyval *kv);
+/* The keyval `id` of `kind` with a reference taken, or raise on `comm`
+ * (MPI_ERR_KEYVAL). Predefined keyvals give MPI_SUCCESS and *out NULL when
+ * allow_predefined (communicator keyvals only). */
+int pm_kv_get(int id, int kind, bool allow_predefined, MPI_Comm comm, const char *fn,
+              struct pm_keyval **out);
+
 /* ---- Topologies (cart.c) ------------------------------------------------------ */
 struct pm_cart *pm_cart_new(int ndims, const int *dims, const int *periods, int rank);
 struct pm_cart *pm_cart_copy(const struct pm_cart *t);
