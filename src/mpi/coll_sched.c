@@ -358,30 +358,31 @@ static void sched_finish(struct pm_sched *s, int err)
     }
 }
 
-/* Record the first error; return the receives of the round to cancel. */
-static int set_error(struct pm_sched *s, int err, struct pm_step *self,
-                     proust_request_t **cancel, int max)
-{
-    int n = 0;
-    pm_lock(&s->lock);
-    int none = 0;
-    if (atomic_compare_exchange_strong(&s->err, &none, err)) {
-        for (int i = s->round_begin; i < s->round_end && i < s->nsteps; i++) {
-            struct pm_step *st = &s->steps[i];
-            if (st != self && st->kind == ST_RECV && st->preq && !st->done && n < max)
-                cancel[n++] = st->preq;
-        }
-    }
-    pm_unlock(&s->lock);
-    return n;
-}
-
+/* The first error ends the collective: record it, cancel the receives of
+ * the round still posted (in batches, outside the lock: cancelling runs
+ * callbacks), and complete the request. The round cannot end meanwhile:
+ * the caller is a callback that has not counted itself down yet, or the
+ * thread starting the round, which holds the guard. */
 static void fail(struct pm_sched *s, int err, struct pm_step *self)
 {
-    proust_request_t *cancel[64];
-    int n = set_error(s, err, self, cancel, 64);
-    for (int i = 0; i < n; i++)
-        proust_cancel(cancel[i]);
+    int none = 0;
+    pm_lock(&s->lock);
+    bool first = atomic_compare_exchange_strong(&s->err, &none, err);
+    int begin = s->round_begin, end = s->round_end < s->nsteps ? s->round_end : s->nsteps;
+    pm_unlock(&s->lock);
+    for (int i = begin; first && i < end; i += 64) {
+        proust_request_t *cancel[64];
+        int n = 0;
+        pm_lock(&s->lock);
+        for (int j = i; j < end && j < i + 64; j++) {
+            struct pm_step *st = &s->steps[j];
+            if (st != self && st->kind == ST_RECV && st->preq && !st->done)
+                cancel[n++] = st->preq;
+        }
+        pm_unlock(&s->lock);
+        for (int k = 0; k < n; k++)
+            proust_cancel(cancel[k]);
+    }
     sched_finish(s, err);
 }
 
