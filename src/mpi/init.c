@@ -15,6 +15,7 @@ _Atomic int pm_state = PM_STATE_NONE;
 proust_session_t *pm_session;
 int pm_world_rank, pm_world_size = 1;
 int pm_thread_level = MPI_THREAD_SINGLE;
+int64_t pm_type_contig_size[PM_TYPE_FIRST_USER];
 static pthread_t main_thread;
 static pthread_mutex_t init_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -53,6 +54,11 @@ static int init_common(int required, int *provided, const char *fname)
     pm_tables_init();
     pm_errhandler_init();
     pm_datatypes_init();
+    for (int i = 0; i < PM_TYPE_FIRST_USER; i++) {
+        const struct pm_datatype *t = pm_type_get(PROUST_MPI_TYPE(i));
+        pm_type_contig_size[i] =
+            t && t->committed && t->contiguous && t->true_lb == 0 ? (int64_t)t->size : -1;
+    }
     pm_ops_init();
     pm_groups_init();
     pm_comms_init();

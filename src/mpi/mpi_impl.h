@@ -26,8 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The public functions keep default visibility; everything else in libmpi
+ * is compiled with -fvisibility=hidden, so internal globals and calls need
+ * no GOT or PLT indirection on the fast paths. */
+#pragma GCC visibility push(default)
 #include "mpi.h"
 #include "proust.h"
+#pragma GCC visibility pop
 
 /* Define MPI_name as a weak alias of PMPI_name (the profiling interface). */
 #define PM_PRAGMA(x) _Pragma(#x)
@@ -157,6 +162,15 @@ static inline struct pm_datatype *pm_type_get(MPI_Datatype h)
     if (idx < PM_TYPE_FIRST_USER)
         return NULL;
     return (struct pm_datatype *)pm_table_get(&pm_type_table, h);
+}
+/* Bytes of one element of each predefined type whose instances are
+ * contiguous (size == extent), else -1: the point-to-point fast paths need
+ * one load to accept a predefined type (filled at init from pm_type_predef). */
+extern int64_t pm_type_contig_size[PM_TYPE_FIRST_USER];
+static inline int64_t pm_type_fast_size(MPI_Datatype dt)
+{
+    unsigned idx = (unsigned)dt - (unsigned)PROUST_MPI_KIND_DATATYPE;
+    return PM_LIKELY(idx < PM_TYPE_FIRST_USER) ? pm_type_contig_size[idx] : -1;
 }
 /* MPI_SUCCESS, or the error class for using `dt` in communication: invalid
  * handle or not committed (MPI_ERR_TYPE). */

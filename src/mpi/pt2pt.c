@@ -100,6 +100,26 @@ static int recv_error(const char *fname, MPI_Comm comm, int rc, const proust_sta
     return pm_error(comm, pm_error_from_proust(rc), "%s: %s", fname, proust_strerror(rc));
 }
 
+/* Status and result of a finished blocking receive. */
+static __attribute__((noinline)) int recv_done(int rc, const proust_status_t *ps, MPI_Comm comm,
+                                               MPI_Status *status)
+{
+    if (rc == PROUST_OK) {
+        if (status) {
+            status->MPI_SOURCE = pm_tag_source(ps->tag);
+            status->MPI_TAG = pm_tag_tag(ps->tag);
+            status->proust_bytes = (MPI_Count)ps->count;
+            status->proust_cancelled = 0;
+        }
+        return MPI_SUCCESS;
+    }
+    if (status) {
+        pm_status_from_proust(status, ps);
+        status->MPI_ERROR = pm_error_from_proust(rc);
+    }
+    return recv_error("MPI_Recv", comm, rc, ps);
+}
+
 /* ---- Sends ----------------------------------------------------------------- */
 /* A packed copy of a noncontiguous buffer (NULL when out of memory). */
 static void *pack_copy(const void *buf, int count, const struct pm_datatype *t, size_t *bytes)
@@ -111,40 +131,67 @@ static void *pack_copy(const void *buf, int count, const struct pm_datatype *t, 
     return tmp;
 }
 
-static int send_blocking(const char *fname, const void *buf, int count, MPI_Datatype dt,
-                         int dest, int tag, MPI_Comm comm, bool sync)
+/* The communicator of a handle; MPI_COMM_WORLD without a table lookup. */
+static inline struct pm_comm *comm_of(MPI_Comm comm)
+{
+    return PM_LIKELY(comm == MPI_COMM_WORLD) ? pm_comm_world : pm_comm_get(comm);
+}
+
+/* Everything but the fast path of a blocking send: argument errors,
+ * MPI_PROC_NULL, noncontiguous types (packed first), engine errors. */
+static __attribute__((noinline, cold)) int send_error(const char *fname, MPI_Comm comm,
+                                                      int dest, int rc)
+{
+    return pm_error(comm, pm_error_from_proust(rc), "%s to rank %d: %s", fname, dest,
+                    proust_strerror(rc));
+}
+
+static __attribute__((noinline)) int send_slow(const char *fname, const void *buf, int count,
+                                               MPI_Datatype dt, int dest, int tag,
+                                               MPI_Comm comm, bool sync)
 {
     struct pm_comm *c = pm_comm_get(comm);
-    struct pm_datatype *t = pm_type_get(dt);
-    int rc;
-    /* Fast path: valid arguments and a contiguous type. */
-    if (PM_LIKELY(c && t && t->contiguous && t->committed && count >= 0 &&
-                  (unsigned)tag <= PM_TAG_UB && (unsigned)dest < (unsigned)c->remote->size)) {
-        const char *p = (const char *)buf + t->true_lb;
-        size_t len = (size_t)count * (size_t)t->size;
-        proust_tag_t ptag = c->tag_pt2pt | c->tag_src | (proust_tag_t)tag;
-        rc = sync ? proust_ssend(pm_session, p, len, pm_comm_peer(c, dest), ptag)
-                  : proust_send(pm_session, p, len, pm_comm_peer(c, dest), ptag);
-        if (PM_LIKELY(rc == PROUST_OK))
-            return MPI_SUCCESS;
-        return pm_error(comm, pm_error_from_proust(rc), "%s to rank %d: %s", fname, dest,
-                        proust_strerror(rc));
-    }
-    rc = pm_check_send(fname, comm, c, count, dt, dest, tag, &t);
+    struct pm_datatype *t;
+    int rc = pm_check_send(fname, comm, c, count, dt, dest, tag, &t);
     if (rc != MPI_SUCCESS || dest == MPI_PROC_NULL)
         return rc;
-    size_t len;
-    void *tmp = pack_copy(buf, count, t, &len);
-    if (!tmp)
-        return pm_error(comm, MPI_ERR_NO_MEM, "%s: no memory to pack %zu bytes", fname, len);
+    size_t len = (size_t)count * (size_t)t->size;
+    void *tmp = NULL;
+    const void *p = (const char *)buf + t->true_lb;
+    if (!t->contiguous) {
+        tmp = pack_copy(buf, count, t, &len);
+        if (!tmp)
+            return pm_error(comm, MPI_ERR_NO_MEM, "%s: no memory to pack %zu bytes", fname, len);
+        p = tmp;
+    }
     proust_tag_t ptag = c->tag_pt2pt | c->tag_src | (proust_tag_t)tag;
-    rc = sync ? proust_ssend(pm_session, tmp, len, pm_comm_peer(c, dest), ptag)
-              : proust_send(pm_session, tmp, len, pm_comm_peer(c, dest), ptag);
+    rc = sync ? proust_ssend(pm_session, p, len, pm_comm_peer(c, dest), ptag)
+              : proust_send(pm_session, p, len, pm_comm_peer(c, dest), ptag);
     free(tmp);
-    if (rc != PROUST_OK)
-        return pm_error(comm, pm_error_from_proust(rc), "%s to rank %d: %s", fname, dest,
-                        proust_strerror(rc));
-    return MPI_SUCCESS;
+    return rc == PROUST_OK ? MPI_SUCCESS : send_error(fname, comm, dest, rc);
+}
+
+/* Fast path: a predefined contiguous type and valid arguments go straight
+ * to the engine; anything else, including an engine error, takes send_slow
+ * (which re-checks and reports). */
+static inline __attribute__((always_inline)) int
+send_blocking(const char *fname, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+              MPI_Comm comm, bool sync)
+{
+    struct pm_comm *c = comm_of(comm);
+    int64_t esize = pm_type_fast_size(dt);
+    if (PM_LIKELY(c && esize >= 0 && count >= 0 && (unsigned)tag <= PM_TAG_UB &&
+                  (unsigned)dest < (unsigned)c->remote->size)) {
+        size_t len = (size_t)count * (size_t)esize;
+        proust_tag_t ptag = c->tag_pt2pt | c->tag_src | (proust_tag_t)tag;
+        int peer = pm_comm_peer(c, dest);
+        int rc = sync ? proust_ssend(pm_session, buf, len, peer, ptag)
+                      : proust_send(pm_session, buf, len, peer, ptag);
+        if (PM_LIKELY(rc == PROUST_OK))
+            return MPI_SUCCESS;
+        return send_error(fname, comm, dest, rc);
+    }
+    return send_slow(fname, buf, count, dt, dest, tag, comm, sync);
 }
 
 int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
@@ -252,34 +299,29 @@ int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, 
 PM_WEAK(Issend)
 
 /* ---- Receives -------------------------------------------------------------- */
-int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-              MPI_Status *status)
+/* Everything but the fast path of a blocking receive. */
+static __attribute__((noinline)) int recv_slow(void *buf, int count, MPI_Datatype dt,
+                                                     int source, int tag, MPI_Comm comm,
+                                                     MPI_Status *status)
 {
-    PM_CHECK_INIT("MPI_Recv");
     struct pm_comm *c = pm_comm_get(comm);
-    struct pm_datatype *t = pm_type_get(dt);
-    int rc;
-    if (PM_UNLIKELY(!c || !t || !t->contiguous || !t->committed || count < 0 ||
-                    (tag != MPI_ANY_TAG && (unsigned)tag > PM_TAG_UB) ||
-                    (source != MPI_ANY_SOURCE && (unsigned)source >= (unsigned)c->remote->size))) {
-        rc = pm_check_recv("MPI_Recv", comm, c, count, dt, source, tag, &t);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (source == MPI_PROC_NULL) {
-            status_proc_null(status);
-            return MPI_SUCCESS;
-        }
+    struct pm_datatype *t;
+    int rc = pm_check_recv("MPI_Recv", comm, c, count, dt, source, tag, &t);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (source == MPI_PROC_NULL) {
+        status_proc_null(status);
+        return MPI_SUCCESS;
     }
     int psrc;
     proust_tag_t ptag, pmask;
     recv_match(c, source, tag, &psrc, &ptag, &pmask);
     size_t len = (size_t)count * (size_t)t->size;
     proust_status_t ps;
-    void *tmp = NULL;
-    if (PM_LIKELY(t->contiguous)) {
+    if (t->contiguous) {
         rc = proust_recv(pm_session, (char *)buf + t->true_lb, len, psrc, ptag, pmask, &ps);
     } else {
-        tmp = malloc(len ? len : 1);
+        void *tmp = malloc(len ? len : 1);
         if (!tmp)
             return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Recv: no memory for %zu bytes", len);
         rc = proust_recv(pm_session, tmp, len, psrc, ptag, pmask, &ps);
@@ -287,6 +329,24 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
             pm_type_unpack(tmp, ps.count, buf, count, t, 0);
         free(tmp);
     }
+    return recv_done(rc, &ps, comm, status);
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Recv");
+    struct pm_comm *c = comm_of(comm);
+    int64_t esize = pm_type_fast_size(dt);
+    if (PM_UNLIKELY(!c || esize < 0 || count < 0 ||
+                    (tag != MPI_ANY_TAG && (unsigned)tag > PM_TAG_UB) ||
+                    (source != MPI_ANY_SOURCE && (unsigned)source >= (unsigned)c->remote->size)))
+        return recv_slow(buf, count, dt, source, tag, comm, status);
+    int psrc;
+    proust_tag_t ptag, pmask;
+    recv_match(c, source, tag, &psrc, &ptag, &pmask);
+    proust_status_t ps;
+    int rc = proust_recv(pm_session, buf, (size_t)count * (size_t)esize, psrc, ptag, pmask, &ps);
     if (PM_LIKELY(rc == PROUST_OK)) {
         if (status) {
             status->MPI_SOURCE = pm_tag_source(ps.tag);
@@ -296,11 +356,7 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
         }
         return MPI_SUCCESS;
     }
-    if (status && (rc == PROUST_ERR_TRUNCATE || ps.error != PROUST_OK)) {
-        pm_status_from_proust(status, &ps);
-        status->MPI_ERROR = pm_error_from_proust(rc);
-    }
-    return recv_error("MPI_Recv", comm, rc, &ps);
+    return recv_done(rc, &ps, comm, status);
 }
 PM_WEAK(Recv)
 
