@@ -114,7 +114,9 @@ static int cl_parse(int argc, char **argv, struct cl_opts *o)
 
 static long cl_iters(size_t size, double scale)
 {
-    double base = size <= 1024 ? 1000.0 : (double)(1u << 20) / (double)size;
+    /* Loops of a few ms at least: shorter ones measure the machine's
+     * hiccups more than the collective. */
+    double base = size <= 1024 ? 20000.0 : (double)(1u << 24) / (double)size;
     if (base < 10.0)
         base = 10.0;
     double v = base * scale;

@@ -18,8 +18,9 @@
     X(RDV_THRESHOLD, "PROUST_RDV_THRESHOLD", "0",                                               \
       "message size (bytes, K/M suffixes) from which rendezvous is used; 0 = each rail's own")  \
     X(LOG_LEVEL, "PROUST_LOG_LEVEL", "warn", "error, warn, info, debug or trace")               \
-    X(SHM_RING_SIZE, "PROUST_SHM_RING_SIZE", "256K",                                            \
-      "bytes of each shared-memory receive ring (one per sending peer); a power of two")                       \
+    X(SHM_RING_SIZE, "PROUST_SHM_RING_SIZE", "0",                                               \
+      "bytes of each shared-memory receive ring (one per sending peer); a power of two; "      \
+      "0 = by processes on the node: 1M up to 8, 512K up to 32, else 256K")                    \
     X(SHM_GET_THRESHOLD, "PROUST_SHM_GET_THRESHOLD", "0",                                       \
       "shm rendezvous size from which the receiver copies straight from the sender "           \
       "(process_vm_readv); smaller ones stream through the ring; 0 = every rendezvous")        \

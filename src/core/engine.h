@@ -143,8 +143,15 @@ struct proust__inmsg {
     size_t size;            /* whole message size */
     uint64_t arrival;       /* arrival order, for any-source fairness */
     struct proust_request *req; /* NULL while unexpected */
+    uint32_t inline_cap;    /* bytes of eager data that fit after seg[] */
+    bool cached;            /* a PROUST__INMSG_BLOCK block: back to the cache */
     struct proust__inseg seg[];
 };
+/* Unexpected small messages are the common case of a receiver that runs
+ * behind (a broadcast root, a burst of sends): their descriptor and bytes
+ * share one block of this size, recycled through a per-session cache. */
+#define PROUST__INMSG_BLOCK 512
+#define PROUST__INMSG_CACHE_MAX 64
 
 /* Chunks that arrived ahead of their turn (seq > expected). */
 struct proust__stashed {
@@ -222,6 +229,8 @@ struct proust_session {
     uint64_t post_counter;
     uint64_t arrival_counter;
     unsigned unexpected_count;
+    struct proust__inmsg *inmsg_cache; /* free blocks, under match_lock */
+    unsigned inmsg_cached;
     struct proust__token_table *tokens;
     pthread_mutex_t monitor_lock;
     proust_event_cb_t event_cb;

@@ -105,17 +105,59 @@ static void deliver_segment(struct proust__gate *g, struct proust_request *req, 
         memcpy(a->key, key, a->key_len);
 }
 
-static struct proust__inmsg *inmsg_new(int source, const struct proust__chunk_hdr *h)
+/* Where the inline bytes of `m` start. */
+static inline uint8_t *inmsg_inline(struct proust__inmsg *m)
 {
-    struct proust__inmsg *m = calloc(1, sizeof *m + h->nseg * sizeof(struct proust__inseg));
-    if (!m)
-        return NULL;
+    return (uint8_t *)&m->seg[m->nseg];
+}
+
+/* A descriptor for a message of h->nseg segments (match lock held). */
+static struct proust__inmsg *inmsg_new(struct proust_session *s, int source,
+                                       const struct proust__chunk_hdr *h)
+{
+    size_t head = sizeof(struct proust__inmsg) + h->nseg * sizeof(struct proust__inseg);
+    struct proust__inmsg *m;
+    bool cached = head <= PROUST__INMSG_BLOCK;
+    if (cached && s->inmsg_cache) {
+        m = s->inmsg_cache;
+        s->inmsg_cache = m->next;
+        s->inmsg_cached--;
+    } else {
+        m = malloc(cached ? PROUST__INMSG_BLOCK : head);
+        if (!m)
+            return NULL;
+    }
+    memset(m, 0, head);
+    m->cached = cached;
+    m->inline_cap = cached ? (uint32_t)(PROUST__INMSG_BLOCK - head) : 0;
     m->source = source;
     m->seq = h->seq;
     m->nseg = h->nseg;
     m->tag = h->tag;
     m->size = h->total;
     return m;
+}
+
+/* Free a segment's private bytes unless they live in the block. */
+static inline void inseg_release(struct proust__inmsg *m, struct proust__inseg *sg)
+{
+    if (sg->data && (uint8_t *)sg->data != inmsg_inline(m))
+        free(sg->data);
+    sg->data = NULL;
+}
+
+/* Release a descriptor whose segments were all delivered (match lock held). */
+static void inmsg_release(struct proust_session *s, struct proust__inmsg *m)
+{
+    for (uint16_t i = 0; i < m->nseg; i++)
+        inseg_release(m, &m->seg[i]);
+    if (m->cached && s->inmsg_cached < PROUST__INMSG_CACHE_MAX) {
+        m->next = s->inmsg_cache;
+        s->inmsg_cache = m;
+        s->inmsg_cached++;
+    } else {
+        free(m);
+    }
 }
 
 /* Keep a segment of an unexpected message (match lock held). */
@@ -134,7 +176,11 @@ static int inmsg_store(struct proust__inmsg *m, const struct proust__chunk_hdr *
             m->sync_token = t.sender_token;
         }
         sg->len = h->len - skip;
-        sg->data = malloc(sg->len ? sg->len : 1);
+        /* one segment's bytes fit in the descriptor's own block */
+        if (m->nseg == 1 && sg->len <= m->inline_cap)
+            sg->data = inmsg_inline(m);
+        else
+            sg->data = malloc(sg->len ? sg->len : 1);
         if (!sg->data)
             return PROUST_ERR_NOMEM;
         memcpy(sg->data, body + skip, sg->len);
@@ -162,8 +208,7 @@ static void inmsg_replay(struct proust__gate *g, struct proust__inmsg *m, uint16
     uint8_t flags = seg == 0 ? m->flags : 0; /* only segment 0 asks for the ACK */
     if (sg->state == PROUST__SEG_EAGER) {
         deliver_segment(g, m->req, seg, sg->data, sg->len, flags, m->sync_token, NULL, NULL, acts);
-        free(sg->data);
-        sg->data = NULL;
+        inseg_release(m, sg);
     } else {
         struct proust__rts_body rb = {.sender_token = sg->sender_token,
                                       .seg_size = sg->len,
@@ -220,7 +265,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
                             body + sizeof rb, acts);
             return PROUST_OK;
         }
-        m = inmsg_new(g->peer, h);
+        m = inmsg_new(s, g->peer, h);
         if (!m) {
             if (req) /* put it back: it stays posted */
                 proust__posted_append(s, req);
@@ -261,7 +306,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
     if (m->nseg_seen == m->nseg) {
         if (m->nseg > 1)
             gate_active_remove(g, m);
-        free(m);
+        inmsg_release(s, m);
     }
     return PROUST_OK;
 }
@@ -494,7 +539,7 @@ static int recv_take(struct proust_session *s, struct proust_request *req,
         m->next = g->active;
         g->active = m;
     } else {
-        free(m);
+        inmsg_release(s, m);
     }
     proust__unlock(&s->match_lock);
     if (acts.n)
@@ -512,7 +557,7 @@ int proust__recv_post_message(struct proust_session *s, struct proust_request *r
 void proust__inmsg_free(struct proust__inmsg *m)
 {
     for (uint16_t i = 0; i < m->nseg; i++)
-        free(m->seg[i].data);
+        inseg_release(m, &m->seg[i]);
     free(m);
 }
 
@@ -536,4 +581,10 @@ void proust__recv_cleanup(struct proust_session *s)
             proust__inmsg_free(m);
         }
     }
+    while (s->inmsg_cache) {
+        struct proust__inmsg *m = s->inmsg_cache;
+        s->inmsg_cache = m->next;
+        free(m);
+    }
+    s->inmsg_cached = 0;
 }

@@ -80,7 +80,11 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
         w->idle_polls = 0;
         return;
     }
-    if (++w->idle_polls < SPIN_POLLS || (w->idle_polls & 31u))
+    /* More processes than cores: whoever we wait for may need this core,
+     * so give it up after a few empty polls rather than a whole spin. */
+    if (++w->idle_polls, s->oversubscribed && !(w->idle_polls & 7u))
+        sched_yield();
+    if (w->idle_polls < SPIN_POLLS || (w->idle_polls & 31u))
         return; /* the clock costs more than a poll: read it every 32 */
     uint64_t now = proust__now_ns();
     if (w->idle_polls == SPIN_POLLS) {
@@ -95,8 +99,7 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
     if (idle > NAP_AFTER_NS) {
         struct timespec nap = {0, 50000};
         nanosleep(&nap, NULL);
-    } else if (s->oversubscribed || idle > SPIN_NS) {
-        /* more processes than cores: whoever we wait for needs this one */
+    } else if (!s->oversubscribed && idle > SPIN_NS) {
         sched_yield();
     }
 }

@@ -117,6 +117,12 @@ static int shm_open_rail(proust__rail_t *rail)
     st->size = rail->boot->size;
     if (proust__config_size(PROUST_CFG_SHM_RING_SIZE, &st->ring_size) != PROUST_OK)
         return PROUST_ERR_INVALID;
+    if (st->ring_size == 0) {
+        /* A sender that fills a ring waits for its receiver to be scheduled,
+         * which costs most on a crowded node: few peers get deep rings. */
+        int local = rail->boot->local_size;
+        st->ring_size = local <= 8 ? (1u << 20) : local <= 32 ? (512u << 10) : (256u << 10);
+    }
     if (st->ring_size < 16384 || (st->ring_size & (st->ring_size - 1))) {
         PROUST_ERROR("PROUST_SHM_RING_SIZE must be a power of two, at least 16K");
         return PROUST_ERR_INVALID;

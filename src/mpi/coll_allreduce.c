@@ -16,6 +16,8 @@
  * Intercommunicator: each group reduces to its rank 0, the leaders swap
  * their results, and each broadcasts the other group's in its group.
  */
+#include <string.h>
+
 #include "coll_algo.h"
 
 static int allreduce_doubling(struct pm_cx *cx, void *rbuf, void *tmp, MPI_Count count,
@@ -120,10 +122,51 @@ static int allreduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, c
     return pm_coll_check_reduce_bufs(fn, c, sbuf, count, rbuf, count, dt, !c->is_inter, true);
 }
 
+/* Latency path: a few hundred bytes of a predefined contiguous type, a
+ * predefined commutative operation, a power-of-two intracommunicator.
+ * Recursive doubling straight on the engine: no cx state, the partner's
+ * vector lands on the stack. Returns -1 when the call does not qualify (the
+ * general path then checks the arguments and runs), else an MPI code. */
+#define ALLREDUCE_SMALL_MAX 512
+static int allreduce_small(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, MPI_Comm comm)
+{
+    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    int64_t esize = pm_type_fast_size(dt);
+    unsigned opi = (unsigned)op - (unsigned)PROUST_MPI_KIND_OP;
+    if (!c || c->is_inter || esize <= 0 || count <= 0 || opi - 1 > 11u /* MAX..MAXLOC */ ||
+        (c->size & (c->size - 1)) || (size_t)count * (size_t)esize > ALLREDUCE_SMALL_MAX ||
+        sendbuf == recvbuf || !recvbuf || !pm_op_predef_applies(op, dt))
+        return -1;
+    size_t bytes = (size_t)count * (size_t)esize;
+    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
+    proust_tag_t stag = c->tag_coll | c->tag_src | seq, rtag = c->tag_coll | seq;
+    if (sendbuf != MPI_IN_PLACE)
+        memcpy(recvbuf, sendbuf, bytes);
+    _Alignas(64) unsigned char tmp[ALLREDUCE_SMALL_MAX];
+    for (int m = 1; m < c->size; m <<= 1) {
+        int peer = pm_comm_peer(c, c->rank ^ m);
+        /* Eager sizes: the send completes at once (or, if the peer's ring is
+         * full, while progressing everything), so send then receive. */
+        int rc = proust_send(pm_session, recvbuf, bytes, peer, stag);
+        if (rc == PROUST_OK)
+            rc = proust_recv(pm_session, tmp, bytes, peer, rtag, PM_CTX_MASK | PM_TAG_MASK, NULL);
+        if (rc != PROUST_OK)
+            return pm_error_from_proust(rc);
+        pm_op_apply(op, tmp, recvbuf, count, dt); /* commutative: same bits everywhere */
+    }
+    return MPI_SUCCESS;
+}
+
 int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm)
 {
     PM_CHECK_INIT("MPI_Allreduce");
+    int fast = allreduce_small(sendbuf, recvbuf, count, datatype, op, comm);
+    if (PM_LIKELY(fast == MPI_SUCCESS))
+        return MPI_SUCCESS;
+    if (fast > 0)
+        return pm_error(comm, fast, "MPI_Allreduce: failed (count %d)", count);
     struct pm_comm *c;
     int rc = allreduce_check("MPI_Allreduce", comm, &c, sendbuf, recvbuf, count, datatype, op);
     if (rc)

@@ -148,9 +148,47 @@ static int bcast_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, void 
     return MPI_SUCCESS;
 }
 
+/* Latency path: up to PM_CX_BLOCKING_SEND bytes of a predefined contiguous
+ * type on an intracommunicator: the binomial tree of bcast_binomial (same
+ * peers, same order, same tag) straight on the engine's blocking calls.
+ * Returns -1 when the call does not qualify, else an MPI code. */
+static int bcast_small(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    int64_t esize = pm_type_fast_size(dt);
+    if (!c || c->is_inter || esize <= 0 || count <= 0 || (unsigned)root >= (unsigned)c->size ||
+        c->size == 1 || (size_t)count * (size_t)esize > PM_CX_BLOCKING_SEND || !buf)
+        return -1;
+    size_t bytes = (size_t)count * (size_t)esize;
+    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
+    int rank = c->rank, size = c->size;
+    int vr = (rank - root + size) % size, mask = 1, rc = PROUST_OK;
+    for (; mask < size; mask <<= 1) {
+        if (vr & mask) {
+            proust_status_t ps;
+            rc = proust_recv(pm_session, buf, bytes, pm_comm_peer(c, (rank - mask + size) % size),
+                             c->tag_coll | seq, PM_CTX_MASK | PM_TAG_MASK, &ps);
+            if (rc != PROUST_OK)
+                return pm_error_from_proust(rc);
+            break;
+        }
+    }
+    for (mask >>= 1; mask > 0 && rc == PROUST_OK; mask >>= 1)
+        if (vr + mask < size)
+            rc = proust_send(pm_session, buf, bytes, pm_comm_peer(c, (rank + mask) % size),
+                             c->tag_coll | c->tag_src | seq);
+    return pm_error_from_proust(rc);
+}
+
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     PM_CHECK_INIT("MPI_Bcast");
+    int fast = bcast_small(buffer, count, datatype, root, comm);
+    if (PM_LIKELY(fast == MPI_SUCCESS))
+        return MPI_SUCCESS;
+    if (fast > 0)
+        return pm_error(comm, fast, "MPI_Bcast: communication failed (root %d, count %d)", root,
+                        count);
     struct pm_comm *c;
     size_t bytes;
     int rc = bcast_check("MPI_Bcast", comm, &c, buffer, count, datatype, root, &bytes);

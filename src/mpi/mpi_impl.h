@@ -202,6 +202,9 @@ int pm_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *fname);
 /* inout[i] = in[i] op inout[i] for `count` instances of `dt`. */
 int pm_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_Datatype dt);
 bool pm_op_commutative(MPI_Op op);
+/* Is `op` a predefined operation defined on predefined type `dt`? (No error
+ * raised: a predicate for fast paths.) */
+bool pm_op_predef_applies(MPI_Op op, MPI_Datatype dt);
 void pm_op_retain(MPI_Op op);
 void pm_op_release(MPI_Op op);
 void pm_ops_init(void);

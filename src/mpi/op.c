@@ -131,6 +131,15 @@ void pm_op_release(MPI_Op op)
 
 /* ---- Checks -------------------------------------------------------------- */
 
+bool pm_op_predef_applies(MPI_Op op, MPI_Datatype dt)
+{
+    unsigned oi = (unsigned)op - (unsigned)PROUST_MPI_KIND_OP;
+    if (oi - 1 >= PROUST_MPI_NUM_PREDEFINED_OPS - 1)
+        return false;
+    int ti = predef_type_index(dt);
+    return ti && (pm_op_types[ti].cls & op_classes[oi]);
+}
+
 int pm_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *fname)
 {
     struct pm_op *o = pm_op_get(op);
