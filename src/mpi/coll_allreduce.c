@@ -136,7 +136,7 @@ static int allreduce_small(const void *sendbuf, void *recvbuf, int count, MPI_Da
     unsigned opi = (unsigned)op - (unsigned)PROUST_MPI_KIND_OP;
     if (!c || c->is_inter || esize <= 0 || count <= 0 || opi - 1 > 11u /* MAX..MAXLOC */ ||
         (c->size & (c->size - 1)) || (size_t)count * (size_t)esize > ALLREDUCE_SMALL_MAX ||
-        sendbuf == recvbuf || !recvbuf || !pm_op_predef_applies(op, dt))
+        sendbuf == recvbuf || !recvbuf || recvbuf == MPI_IN_PLACE || !pm_op_predef_applies(op, dt))
         return -1;
     size_t bytes = (size_t)count * (size_t)esize;
     uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;

@@ -157,7 +157,8 @@ static int bcast_small(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm
     struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
     int64_t esize = pm_type_fast_size(dt);
     if (!c || c->is_inter || esize <= 0 || count <= 0 || (unsigned)root >= (unsigned)c->size ||
-        c->size == 1 || (size_t)count * (size_t)esize > PM_CX_BLOCKING_SEND || !buf)
+        c->size == 1 || (size_t)count * (size_t)esize > PM_CX_BLOCKING_SEND || !buf ||
+        buf == MPI_IN_PLACE)
         return -1;
     size_t bytes = (size_t)count * (size_t)esize;
     uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
