@@ -302,6 +302,7 @@ enum pm_req_kind {
     PM_REQ_COLL,      /* nonblocking collective (coll_sched.c) */
     PM_REQ_GREQ,      /* generalized request */
     PM_REQ_DONE,      /* completed at creation (MPI_PROC_NULL, Ibsend...) */
+    PM_REQ_FREE,      /* released, kept in a thread's cache with its handle */
 };
 struct pm_request {
     int handle;
@@ -326,13 +327,15 @@ struct pm_request {
     MPI_Grequest_free_function *gf;
     MPI_Grequest_cancel_function *gc;
     void *gextra;
+    struct pm_request *cache_next; /* PM_REQ_FREE: next in the thread's cache */
 };
 /* A new request of `kind` on `c` (reference taken) with its handle; NULL when
  * out of memory. */
 struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c);
 static inline struct pm_request *pm_request_get(MPI_Request h)
 {
-    return (struct pm_request *)pm_table_get(&pm_request_table, h);
+    struct pm_request *r = (struct pm_request *)pm_table_get(&pm_request_table, h);
+    return r && r->kind != PM_REQ_FREE ? r : NULL;
 }
 /* COLL/GREQ/DONE: mark complete with MPI error `err` (status already set). */
 void pm_request_set_done(struct pm_request *r, int err);

@@ -259,7 +259,27 @@ int pm_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int ta
 static int isend_api(const char *fname, const void *buf, int count, MPI_Datatype dt, int dest,
                      int tag, MPI_Comm comm, int mode, MPI_Request *request)
 {
-    struct pm_comm *c = pm_comm_get(comm);
+    struct pm_comm *c = comm_of(comm);
+    int64_t esize = pm_type_fast_size(dt);
+    /* Fast path: what MPI_Send's takes, with a request. */
+    if (PM_LIKELY(c && esize >= 0 && count >= 0 && (unsigned)tag <= PM_TAG_UB &&
+                  (unsigned)dest < (unsigned)c->remote->size && request && mode != 'S')) {
+        struct pm_request *r = pm_request_new(PM_REQ_SEND, c);
+        if (PM_LIKELY(r != NULL)) {
+            int rc = proust_isend(pm_session, buf, (size_t)count * (size_t)esize,
+                                  pm_comm_peer(c, dest),
+                                  c->tag_pt2pt | c->tag_src | (proust_tag_t)tag, &r->preq);
+            if (PM_LIKELY(rc == PROUST_OK)) {
+                r->status.MPI_SOURCE = dest;
+                r->status.MPI_TAG = tag;
+                *request = r->handle;
+                return MPI_SUCCESS;
+            }
+            pm_request_free(r);
+            return send_error(fname, comm, dest, rc);
+        }
+    }
+    c = pm_comm_get(comm);
     struct pm_datatype *t;
     int rc = pm_check_send(fname, comm, c, count, dt, dest, tag, &t);
     if (rc != MPI_SUCCESS)
@@ -406,7 +426,28 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_C
                MPI_Request *request)
 {
     PM_CHECK_INIT("MPI_Irecv");
-    struct pm_comm *c = pm_comm_get(comm);
+    struct pm_comm *c = comm_of(comm);
+    int64_t esize = pm_type_fast_size(dt);
+    if (PM_LIKELY(c && esize >= 0 && count >= 0 && request &&
+                  (tag == MPI_ANY_TAG || (unsigned)tag <= PM_TAG_UB) &&
+                  (source == MPI_ANY_SOURCE || (unsigned)source < (unsigned)c->remote->size))) {
+        struct pm_request *r = pm_request_new(PM_REQ_RECV, c);
+        if (PM_LIKELY(r != NULL)) {
+            int psrc;
+            proust_tag_t ptag, pmask;
+            recv_match(c, source, tag, &psrc, &ptag, &pmask);
+            int rc = proust_irecv(pm_session, buf, (size_t)count * (size_t)esize, psrc, ptag,
+                                  pmask, &r->preq);
+            if (PM_LIKELY(rc == PROUST_OK)) {
+                *request = r->handle;
+                return MPI_SUCCESS;
+            }
+            pm_request_free(r);
+            return pm_error(comm, pm_error_from_proust(rc), "MPI_Irecv from rank %d: %s", source,
+                            proust_strerror(rc));
+        }
+    }
+    c = pm_comm_get(comm);
     struct pm_datatype *t;
     int rc = pm_check_recv("MPI_Irecv", comm, c, count, dt, source, tag, &t);
     if (rc != MPI_SUCCESS)

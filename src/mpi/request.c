@@ -14,17 +14,32 @@
 
 #include "mpi_impl.h"
 #include "p2p.h"
+#include "request.h"
+
+/* Released requests stay with the thread that released them, handle and
+ * all, so that a nonblocking call costs no malloc and no table update
+ * (MPI_Isend/MPI_Wait windows of osu_bw-like loops). */
+#define PM_REQ_CACHE_MAX 128
+static _Thread_local struct pm_request *req_cache;
+static _Thread_local int req_cached;
 
 struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c)
 {
-    struct pm_request *r = calloc(1, sizeof *r);
-    if (!r)
+    struct pm_request *r = req_cache;
+    int handle = 0;
+    if (r) {
+        req_cache = r->cache_next;
+        req_cached--;
+        handle = r->handle;
+    } else if (!(r = malloc(sizeof *r))) {
         return NULL;
-    r->kind = kind;
-    r->comm = c;
+    }
+    /* Every field, without clearing the whole object byte by byte. */
+    *r = (struct pm_request){.kind = kind, .comm = c};
     pm_status_empty(&r->status);
-    r->handle = pm_table_add(&pm_request_table, r);
-    if (!r->handle) {
+    if (handle) {
+        r->handle = handle; /* still mapped to r in the table */
+    } else if (!(r->handle = pm_table_add(&pm_request_table, r))) {
         free(r);
         return NULL;
     }
@@ -35,7 +50,6 @@ struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c)
 
 void pm_request_free(struct pm_request *r)
 {
-    pm_table_remove(&pm_request_table, r->handle);
     if (r->preq)
         proust_request_free(&r->preq);
     free(r->tmp);
@@ -45,6 +59,16 @@ void pm_request_free(struct pm_request *r)
         r->coll_free(r->coll);
     if (r->comm)
         pm_comm_release(r->comm);
+    if (r->handle && req_cached < PM_REQ_CACHE_MAX) {
+        /* The handle stays mapped; lookups refuse PM_REQ_FREE. */
+        __atomic_store_n(&r->kind, PM_REQ_FREE, __ATOMIC_RELEASE);
+        r->cache_next = req_cache;
+        req_cache = r;
+        req_cached++;
+        return;
+    }
+    if (r->handle)
+        pm_table_remove(&pm_request_table, r->handle);
     free(r);
 }
 
@@ -72,7 +96,7 @@ void pm_wait_flag(_Atomic int *done)
 }
 
 /* An engine request completed with proust status `ps`: record it. */
-static void finish_engine(struct pm_request *r, int rc, const proust_status_t *ps)
+void pm_req_finish_engine(struct pm_request *r, int rc, const proust_status_t *ps)
 {
     if (r->kind == PM_REQ_RECV) {
         pm_status_from_proust(&r->status, ps);
@@ -112,11 +136,14 @@ int pm_request_poll(struct pm_request *r, int *flag, MPI_Status *st, bool progre
                 *flag = 0;
                 return MPI_SUCCESS;
             }
-            finish_engine(r, rc, &ps);
+            pm_req_finish_engine(r, rc, &ps);
         }
         break;
     case PM_REQ_PERSISTENT:
         return pm_persistent_poll(r, flag, st, progress);
+    case PM_REQ_FREE: /* lookups refuse released requests */
+        *flag = 1;
+        return MPI_ERR_REQUEST;
     case PM_REQ_COLL:
     case PM_REQ_GREQ:
     case PM_REQ_DONE:
@@ -139,12 +166,12 @@ int pm_request_poll(struct pm_request *r, int *flag, MPI_Status *st, bool progre
 }
 
 /* Block until `r` completes. */
-static void wait_one(struct pm_request *r)
+void pm_req_wait_one(struct pm_request *r)
 {
     if ((r->kind == PM_REQ_SEND || r->kind == PM_REQ_RECV) && r->preq) {
         proust_status_t ps;
         int rc = proust_wait(&r->preq, &ps);
-        finish_engine(r, rc, &ps);
+        pm_req_finish_engine(r, rc, &ps);
         return;
     }
     if (r->kind == PM_REQ_PERSISTENT) {
@@ -160,7 +187,7 @@ static void wait_one(struct pm_request *r)
 
 /* A completed request leaves: persistent ones become inactive, the others
  * are freed and the handle set to MPI_REQUEST_NULL. */
-static void retire(struct pm_request *r, MPI_Request *handle)
+void pm_req_retire(struct pm_request *r, MPI_Request *handle)
 {
     if (r->kind == PM_REQ_PERSISTENT) {
         pm_persistent_complete(r);
@@ -174,7 +201,7 @@ static void retire(struct pm_request *r, MPI_Request *handle)
     *handle = MPI_REQUEST_NULL;
 }
 
-static inline void copy_status(MPI_Status *dst, const struct pm_request *r, bool with_error)
+void pm_req_copy_status(MPI_Status *dst, const struct pm_request *r, bool with_error)
 {
     if (!dst)
         return;
@@ -191,7 +218,7 @@ static int raise_request_error(const char *fname, struct pm_request *r, int err)
     return pm_error(comm, err, "%s: request failed", fname);
 }
 
-static struct pm_request *lookup(const char *fname, MPI_Request h, int *rc)
+struct pm_request *pm_req_lookup(const char *fname, MPI_Request h, int *rc)
 {
     struct pm_request *r = pm_request_get(h);
     if (!r)
@@ -210,7 +237,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         return MPI_SUCCESS;
     }
     int rc = MPI_SUCCESS;
-    struct pm_request *r = lookup("MPI_Wait", *request, &rc);
+    struct pm_request *r = pm_req_lookup("MPI_Wait", *request, &rc);
     if (!r)
         return rc;
     /* Fast path: a plain contiguous send or receive. */
@@ -234,16 +261,16 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
             *request = MPI_REQUEST_NULL;
             return MPI_SUCCESS;
         }
-        finish_engine(r, prc, &ps);
+        pm_req_finish_engine(r, prc, &ps);
     } else {
-        wait_one(r);
+        pm_req_wait_one(r);
     }
     int flag;
     rc = pm_request_poll(r, &flag, NULL, false);
-    copy_status(status, r, rc != MPI_SUCCESS);
+    pm_req_copy_status(status, r, rc != MPI_SUCCESS);
     if (rc != MPI_SUCCESS)
         rc = raise_request_error("MPI_Wait", r, rc);
-    retire(r, request);
+    pm_req_retire(r, request);
     return rc;
 }
 PM_WEAK(Wait)
@@ -259,295 +286,20 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     int rc = MPI_SUCCESS;
-    struct pm_request *r = lookup("MPI_Test", *request, &rc);
+    struct pm_request *r = pm_req_lookup("MPI_Test", *request, &rc);
     if (!r)
         return rc;
     rc = pm_request_poll(r, flag, NULL, true);
     if (!*flag)
         return MPI_SUCCESS;
-    copy_status(status, r, rc != MPI_SUCCESS);
+    pm_req_copy_status(status, r, rc != MPI_SUCCESS);
     if (rc != MPI_SUCCESS)
         rc = raise_request_error("MPI_Test", r, rc);
-    retire(r, request);
+    pm_req_retire(r, request);
     return rc;
 }
 PM_WEAK(Test)
 
-/* Is this entry something to wait for (not null, not an inactive persistent
- * request)? */
-static struct pm_request *active_entry(MPI_Request h, int *rc, const char *fname)
-{
-    if (h == MPI_REQUEST_NULL)
-        return NULL;
-    struct pm_request *r = lookup(fname, h, rc);
-    if (r && r->kind == PM_REQ_PERSISTENT && !pm_persistent_active(r))
-        return NULL;
-    return r;
-}
-
-static int check_array(const char *fname, int count, const MPI_Request *reqs)
-{
-    if (count < 0)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "%s: negative count %d", fname, count);
-    if (count > 0 && !reqs)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: request array is NULL", fname);
-    for (int i = 0; i < count; i++)
-        if (reqs[i] != MPI_REQUEST_NULL && !pm_request_get(reqs[i]))
-            return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: invalid request handle %#x at %d",
-                            fname, (unsigned)reqs[i], i);
-    return MPI_SUCCESS;
-}
-
-int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
-{
-    PM_CHECK_INIT("MPI_Waitall");
-    int rc = check_array("MPI_Waitall", count, reqs);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    /* Everything is posted already, so waiting in order costs nothing: the
-     * engine progresses all of them while we wait for the first. */
-    bool failed = false;
-    struct pm_comm *failed_comm = NULL;
-    for (int i = 0; i < count; i++) {
-        MPI_Status *st = statuses ? &statuses[i] : NULL;
-        struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Waitall");
-        if (!r) {
-            pm_status_empty(st);
-            continue;
-        }
-        wait_one(r);
-        int flag;
-        int err = pm_request_poll(r, &flag, NULL, false);
-        if (st) {
-            *st = r->status;
-            st->MPI_ERROR = err;
-        }
-        if (err != MPI_SUCCESS && !failed) {
-            failed = true;
-            failed_comm = r->comm ? r->comm : pm_comm_world;
-            pm_comm_retain(failed_comm); /* outlives the request */
-        }
-        retire(r, &reqs[i]);
-    }
-    if (failed) {
-        rc = pm_error(failed_comm->handle, MPI_ERR_IN_STATUS, "MPI_Waitall: a request failed");
-        pm_comm_release(failed_comm);
-        return rc;
-    }
-    return MPI_SUCCESS;
-}
-PM_WEAK(Waitall)
-
-int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
-{
-    PM_CHECK_INIT("MPI_Testall");
-    int rc = check_array("MPI_Testall", count, reqs);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!flag)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall: flag is NULL");
-    proust_progress(pm_session);
-    for (int i = 0; i < count; i++) {
-        struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Testall");
-        int f = 1;
-        if (r)
-            pm_request_poll(r, &f, NULL, false);
-        if (!f) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
-    }
-    /* All complete: finish them (MPI: only when all are). */
-    *flag = 1;
-    bool failed = false;
-    MPI_Comm fcomm = MPI_COMM_WORLD;
-    for (int i = 0; i < count; i++) {
-        MPI_Status *st = statuses ? &statuses[i] : NULL;
-        struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Testall");
-        if (!r) {
-            pm_status_empty(st);
-            continue;
-        }
-        int f;
-        int err = pm_request_poll(r, &f, NULL, false);
-        if (st) {
-            *st = r->status;
-            st->MPI_ERROR = err;
-        }
-        if (err != MPI_SUCCESS && !failed) {
-            failed = true;
-            fcomm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
-        }
-        retire(r, &reqs[i]);
-    }
-    if (failed)
-        return pm_error(fcomm, MPI_ERR_IN_STATUS, "MPI_Testall: a request failed");
-    return MPI_SUCCESS;
-}
-PM_WEAK(Testall)
-
-/* One sweep of Testany: the index of a completed active request, -1 if none
- * is complete, MPI_UNDEFINED if none is active. */
-static int sweep_any(int count, MPI_Request reqs[], const char *fname)
-{
-    int rc, active = 0;
-    for (int i = 0; i < count; i++) {
-        struct pm_request *r = active_entry(reqs[i], &rc, fname);
-        if (!r)
-            continue;
-        active++;
-        int f;
-        pm_request_poll(r, &f, NULL, false);
-        if (f)
-            return i;
-    }
-    return active ? -1 : MPI_UNDEFINED;
-}
-
-static int finish_index(int i, MPI_Request reqs[], MPI_Status *status, const char *fname)
-{
-    int rc;
-    struct pm_request *r = active_entry(reqs[i], &rc, fname);
-    int f;
-    int err = pm_request_poll(r, &f, NULL, false);
-    copy_status(status, r, err != MPI_SUCCESS);
-    MPI_Comm comm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
-    retire(r, &reqs[i]);
-    if (err != MPI_SUCCESS)
-        return pm_error(comm, err, "%s: request %d failed", fname, i);
-    return MPI_SUCCESS;
-}
-
-int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
-{
-    PM_CHECK_INIT("MPI_Waitany");
-    int rc = check_array("MPI_Waitany", count, reqs);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!index)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitany: index is NULL");
-    unsigned idle = 0;
-    for (;;) {
-        int i = sweep_any(count, reqs, "MPI_Waitany");
-        if (i == MPI_UNDEFINED) {
-            *index = MPI_UNDEFINED;
-            pm_status_empty(status);
-            return MPI_SUCCESS;
-        }
-        if (i >= 0) {
-            *index = i;
-            return finish_index(i, reqs, status, "MPI_Waitany");
-        }
-        proust_progress(pm_session);
-        if (++idle > 256)
-            sched_yield();
-    }
-}
-PM_WEAK(Waitany)
-
-int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
-{
-    PM_CHECK_INIT("MPI_Testany");
-    int rc = check_array("MPI_Testany", count, reqs);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!index || !flag)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testany: NULL argument");
-    proust_progress(pm_session);
-    int i = sweep_any(count, reqs, "MPI_Testany");
-    if (i == MPI_UNDEFINED) {
-        *flag = 1;
-        *index = MPI_UNDEFINED;
-        pm_status_empty(status);
-        return MPI_SUCCESS;
-    }
-    if (i < 0) {
-        *flag = 0;
-        *index = MPI_UNDEFINED;
-        return MPI_SUCCESS;
-    }
-    *flag = 1;
-    *index = i;
-    return finish_index(i, reqs, status, "MPI_Testany");
-}
-PM_WEAK(Testany)
-
-/* Complete every finished active request: their count (MPI_UNDEFINED when
- * none is active), -1 when none finished. */
-static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
-                MPI_Status statuses[], const char *fname, int *rc_out)
-{
-    int rc, active = 0, n = 0;
-    bool failed = false;
-    MPI_Comm fcomm = MPI_COMM_WORLD;
-    for (int i = 0; i < count; i++) {
-        struct pm_request *r = active_entry(reqs[i], &rc, fname);
-        if (!r)
-            continue;
-        active++;
-        int f;
-        int err = pm_request_poll(r, &f, NULL, false);
-        if (!f)
-            continue;
-        if (indices)
-            indices[n] = i;
-        if (statuses) {
-            statuses[n] = r->status;
-            statuses[n].MPI_ERROR = err;
-        }
-        if (err != MPI_SUCCESS && !failed) {
-            failed = true;
-            fcomm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
-        }
-        n++;
-        retire(r, &reqs[i]);
-    }
-    *rc_out = MPI_SUCCESS;
-    if (!active) {
-        *outcount = MPI_UNDEFINED;
-        return MPI_UNDEFINED;
-    }
-    *outcount = n;
-    if (failed)
-        *rc_out = pm_error(fcomm, MPI_ERR_IN_STATUS, "%s: a request failed", fname);
-    return n;
-}
-
-int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                  MPI_Status statuses[])
-{
-    PM_CHECK_INIT("MPI_Waitsome");
-    int rc = check_array("MPI_Waitsome", incount, reqs);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!outcount)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitsome: outcount is NULL");
-    unsigned idle = 0;
-    for (;;) {
-        int n = some(incount, reqs, outcount, indices, statuses, "MPI_Waitsome", &rc);
-        if (n != 0)
-            return rc;
-        proust_progress(pm_session);
-        if (++idle > 256)
-            sched_yield();
-    }
-}
-PM_WEAK(Waitsome)
-
-int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                  MPI_Status statuses[])
-{
-    PM_CHECK_INIT("MPI_Testsome");
-    int rc = check_array("MPI_Testsome", incount, reqs);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!outcount)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testsome: outcount is NULL");
-    proust_progress(pm_session);
-    some(incount, reqs, outcount, indices, statuses, "MPI_Testsome", &rc);
-    return rc;
-}
-PM_WEAK(Testsome)
 
 /* Freed while in flight: the engine finishes it; a temporary buffer goes
  * (and a receive is unpacked) when it completes. */
@@ -567,7 +319,7 @@ int PMPI_Request_free(MPI_Request *request)
     if (!request || *request == MPI_REQUEST_NULL)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free: null request");
     int rc = MPI_SUCCESS;
-    struct pm_request *r = lookup("MPI_Request_free", *request, &rc);
+    struct pm_request *r = pm_req_lookup("MPI_Request_free", *request, &rc);
     if (!r)
         return rc;
     switch (r->kind) {
@@ -582,6 +334,7 @@ int PMPI_Request_free(MPI_Request *request)
     case PM_REQ_RECV:
         if (r->preq) {
             pm_table_remove(&pm_request_table, r->handle);
+            r->handle = 0; /* invalid from now on; the object goes when done */
             proust_request_t *preq = r->preq;
             proust_request_monitor(preq, release_when_done, r);
             proust_request_free(&preq);
@@ -595,10 +348,12 @@ int PMPI_Request_free(MPI_Request *request)
         if (!(atomic_fetch_or(&r->done, 2) & 1))
             break;
         greq_query(r);
-        retire(r, request);
+        pm_req_retire(r, request);
         break;
     case PM_REQ_DONE:
         pm_request_free(r);
+        break;
+    case PM_REQ_FREE: /* lookups refuse released requests */
         break;
     }
     *request = MPI_REQUEST_NULL;
@@ -617,12 +372,12 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     int rc = MPI_SUCCESS;
-    struct pm_request *r = lookup("MPI_Request_get_status", request, &rc);
+    struct pm_request *r = pm_req_lookup("MPI_Request_get_status", request, &rc);
     if (!r)
         return rc;
     rc = pm_request_poll(r, flag, NULL, true);
     if (*flag)
-        copy_status(status, r, rc != MPI_SUCCESS);
+        pm_req_copy_status(status, r, rc != MPI_SUCCESS);
     return MPI_SUCCESS;
 }
 PM_WEAK(Request_get_status)
@@ -633,7 +388,7 @@ int PMPI_Cancel(MPI_Request *request)
     if (!request || *request == MPI_REQUEST_NULL)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel: null request");
     int rc = MPI_SUCCESS;
-    struct pm_request *r = lookup("MPI_Cancel", *request, &rc);
+    struct pm_request *r = pm_req_lookup("MPI_Cancel", *request, &rc);
     if (!r)
         return rc;
     switch (r->kind) {
@@ -700,7 +455,7 @@ int PMPI_Grequest_complete(MPI_Request request)
     if (atomic_fetch_or_explicit(&r->done, 1, memory_order_acq_rel) & 2) {
         greq_query(r); /* freed already: nobody will wait for it */
         MPI_Request h = request;
-        retire(r, &h);
+        pm_req_retire(r, &h);
     }
     return MPI_SUCCESS;
 }

@@ -1,0 +1,307 @@
+/*
+ * request_multi.c — completion of several requests at once: Waitall,
+ * Testall, Waitany, Testany, Waitsome, Testsome.
+ *
+ * Null entries and inactive persistent requests are skipped ("not
+ * active"); a failed request makes the call return MPI_ERR_IN_STATUS with
+ * each status' MPI_ERROR set, raised on the failed request's communicator.
+ */
+#include <sched.h>
+
+#include "mpi_impl.h"
+#include "request.h"
+
+/* Is this entry something to wait for (not null, not an inactive persistent
+ * request)? */
+static struct pm_request *active_entry(MPI_Request h, int *rc, const char *fname)
+{
+    if (h == MPI_REQUEST_NULL)
+        return NULL;
+    struct pm_request *r = pm_req_lookup(fname, h, rc);
+    if (r && r->kind == PM_REQ_PERSISTENT && !pm_persistent_active(r))
+        return NULL;
+    return r;
+}
+
+static int check_array(const char *fname, int count, const MPI_Request *reqs)
+{
+    if (count < 0)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "%s: negative count %d", fname, count);
+    if (count > 0 && !reqs)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: request array is NULL", fname);
+    for (int i = 0; i < count; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && !pm_request_get(reqs[i]))
+            return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: invalid request handle %#x at %d",
+                            fname, (unsigned)reqs[i], i);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    PM_CHECK_INIT("MPI_Waitall");
+    int rc = check_array("MPI_Waitall", count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Everything is posted already, so waiting in order costs nothing: the
+     * engine progresses all of them while we wait for the first. */
+    bool failed = false;
+    struct pm_comm *failed_comm = NULL;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses ? &statuses[i] : NULL;
+        struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Waitall");
+        if (!r) {
+            pm_status_empty(st);
+            continue;
+        }
+        /* Plain contiguous send or receive: one engine wait, then gone. */
+        if (PM_LIKELY(r->kind <= PM_REQ_RECV && r->preq && !r->tmp)) {
+            proust_status_t ps;
+            int prc = proust_wait(&r->preq, &ps);
+            if (PM_LIKELY(prc == PROUST_OK)) {
+                if (st) {
+                    bool recv = r->kind == PM_REQ_RECV;
+                    st->MPI_SOURCE = recv ? pm_tag_source(ps.tag) : r->status.MPI_SOURCE;
+                    st->MPI_TAG = recv ? pm_tag_tag(ps.tag) : r->status.MPI_TAG;
+                    st->MPI_ERROR = MPI_SUCCESS;
+                    st->proust_bytes = (MPI_Count)(recv ? ps.count : ps.size);
+                    st->proust_cancelled = 0;
+                }
+                pm_request_free(r);
+                reqs[i] = MPI_REQUEST_NULL;
+                continue;
+            }
+            pm_req_finish_engine(r, prc, &ps); /* failed or cancelled: below */
+        }
+        pm_req_wait_one(r);
+        int flag;
+        int err = pm_request_poll(r, &flag, NULL, false);
+        if (st) {
+            *st = r->status;
+            st->MPI_ERROR = err;
+        }
+        if (err != MPI_SUCCESS && !failed) {
+            failed = true;
+            failed_comm = r->comm ? r->comm : pm_comm_world;
+            pm_comm_retain(failed_comm); /* outlives the request */
+        }
+        pm_req_retire(r, &reqs[i]);
+    }
+    if (failed) {
+        rc = pm_error(failed_comm->handle, MPI_ERR_IN_STATUS, "MPI_Waitall: a request failed");
+        pm_comm_release(failed_comm);
+        return rc;
+    }
+    return MPI_SUCCESS;
+}
+PM_WEAK(Waitall)
+
+int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    PM_CHECK_INIT("MPI_Testall");
+    int rc = check_array("MPI_Testall", count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!flag)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall: flag is NULL");
+    proust_progress(pm_session);
+    for (int i = 0; i < count; i++) {
+        struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Testall");
+        int f = 1;
+        if (r)
+            pm_request_poll(r, &f, NULL, false);
+        if (!f) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    /* All complete: finish them (MPI: only when all are). */
+    *flag = 1;
+    bool failed = false;
+    MPI_Comm fcomm = MPI_COMM_WORLD;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses ? &statuses[i] : NULL;
+        struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Testall");
+        if (!r) {
+            pm_status_empty(st);
+            continue;
+        }
+        int f;
+        int err = pm_request_poll(r, &f, NULL, false);
+        if (st) {
+            *st = r->status;
+            st->MPI_ERROR = err;
+        }
+        if (err != MPI_SUCCESS && !failed) {
+            failed = true;
+            fcomm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
+        }
+        pm_req_retire(r, &reqs[i]);
+    }
+    if (failed)
+        return pm_error(fcomm, MPI_ERR_IN_STATUS, "MPI_Testall: a request failed");
+    return MPI_SUCCESS;
+}
+PM_WEAK(Testall)
+
+/* One sweep of Testany: the index of a completed active request, -1 if none
+ * is complete, MPI_UNDEFINED if none is active. */
+static int sweep_any(int count, MPI_Request reqs[], const char *fname)
+{
+    int rc, active = 0;
+    for (int i = 0; i < count; i++) {
+        struct pm_request *r = active_entry(reqs[i], &rc, fname);
+        if (!r)
+            continue;
+        active++;
+        int f;
+        pm_request_poll(r, &f, NULL, false);
+        if (f)
+            return i;
+    }
+    return active ? -1 : MPI_UNDEFINED;
+}
+
+static int finish_index(int i, MPI_Request reqs[], MPI_Status *status, const char *fname)
+{
+    int rc;
+    struct pm_request *r = active_entry(reqs[i], &rc, fname);
+    int f;
+    int err = pm_request_poll(r, &f, NULL, false);
+    pm_req_copy_status(status, r, err != MPI_SUCCESS);
+    MPI_Comm comm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
+    pm_req_retire(r, &reqs[i]);
+    if (err != MPI_SUCCESS)
+        return pm_error(comm, err, "%s: request %d failed", fname, i);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Waitany");
+    int rc = check_array("MPI_Waitany", count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!index)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitany: index is NULL");
+    unsigned idle = 0;
+    for (;;) {
+        int i = sweep_any(count, reqs, "MPI_Waitany");
+        if (i == MPI_UNDEFINED) {
+            *index = MPI_UNDEFINED;
+            pm_status_empty(status);
+            return MPI_SUCCESS;
+        }
+        if (i >= 0) {
+            *index = i;
+            return finish_index(i, reqs, status, "MPI_Waitany");
+        }
+        proust_progress(pm_session);
+        if (++idle > 256)
+            sched_yield();
+    }
+}
+PM_WEAK(Waitany)
+
+int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Testany");
+    int rc = check_array("MPI_Testany", count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!index || !flag)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testany: NULL argument");
+    proust_progress(pm_session);
+    int i = sweep_any(count, reqs, "MPI_Testany");
+    if (i == MPI_UNDEFINED) {
+        *flag = 1;
+        *index = MPI_UNDEFINED;
+        pm_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (i < 0) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    *index = i;
+    return finish_index(i, reqs, status, "MPI_Testany");
+}
+PM_WEAK(Testany)
+
+/* Complete every finished active request: their count (MPI_UNDEFINED when
+ * none is active), -1 when none finished. */
+static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
+                MPI_Status statuses[], const char *fname, int *rc_out)
+{
+    int rc, active = 0, n = 0;
+    bool failed = false;
+    MPI_Comm fcomm = MPI_COMM_WORLD;
+    for (int i = 0; i < count; i++) {
+        struct pm_request *r = active_entry(reqs[i], &rc, fname);
+        if (!r)
+            continue;
+        active++;
+        int f;
+        int err = pm_request_poll(r, &f, NULL, false);
+        if (!f)
+            continue;
+        if (indices)
+            indices[n] = i;
+        if (statuses) {
+            statuses[n] = r->status;
+            statuses[n].MPI_ERROR = err;
+        }
+        if (err != MPI_SUCCESS && !failed) {
+            failed = true;
+            fcomm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
+        }
+        n++;
+        pm_req_retire(r, &reqs[i]);
+    }
+    *rc_out = MPI_SUCCESS;
+    if (!active) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_UNDEFINED;
+    }
+    *outcount = n;
+    if (failed)
+        *rc_out = pm_error(fcomm, MPI_ERR_IN_STATUS, "%s: a request failed", fname);
+    return n;
+}
+
+int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                  MPI_Status statuses[])
+{
+    PM_CHECK_INIT("MPI_Waitsome");
+    int rc = check_array("MPI_Waitsome", incount, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!outcount)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitsome: outcount is NULL");
+    unsigned idle = 0;
+    for (;;) {
+        int n = some(incount, reqs, outcount, indices, statuses, "MPI_Waitsome", &rc);
+        if (n != 0)
+            return rc;
+        proust_progress(pm_session);
+        if (++idle > 256)
+            sched_yield();
+    }
+}
+PM_WEAK(Waitsome)
+
+int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                  MPI_Status statuses[])
+{
+    PM_CHECK_INIT("MPI_Testsome");
+    int rc = check_array("MPI_Testsome", incount, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!outcount)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testsome: outcount is NULL");
+    proust_progress(pm_session);
+    some(incount, reqs, outcount, indices, statuses, "MPI_Testsome", &rc);
+    return rc;
+}
+PM_WEAK(Testsome)
