@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "coll.h"
 
 #define A2A_BRUCK_MAX_BLOCK 256
@@ -399,10 +401,61 @@ static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
 
 /* ---- Entry points ---------------------------------------------------------- */
 
+/* Latency path: below the Bruck range (fewer than A2A_BRUCK_MIN_RANKS), up
+ * to 4 KiB blocks of predefined contiguous types, not in place: the
+ * pairwise exchange's messages (one each way per pair, same tags) straight
+ * on the engine, no schedule. Returns -1 when the call does not qualify,
+ * else an MPI code. */
+#define A2A_SMALL_MAX_BLOCK 4096
+static int a2a_small(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                     MPI_Datatype rtype, MPI_Comm comm)
+{
+    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    int64_t ss = pm_type_fast_size(stype), rs = pm_type_fast_size(rtype);
+    if (!c || c->is_inter || ss <= 0 || rs <= 0 || scount <= 0 || rcount <= 0 ||
+        c->size < 2 || c->size >= A2A_BRUCK_MIN_RANKS || !sbuf || !rbuf ||
+        sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE || sbuf == rbuf)
+        return -1;
+    size_t bs = (size_t)scount * (size_t)ss;
+    if (bs != (size_t)rcount * (size_t)rs || bs > A2A_SMALL_MAX_BLOCK)
+        return -1;
+    int n = c->size, me = c->rank;
+    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
+    proust_request_t *reqs[A2A_BRUCK_MIN_RANKS] = {NULL};
+    const char *in = sbuf;
+    char *out = rbuf;
+    int rc = PROUST_OK;
+    for (int k = 1; k < n && rc == PROUST_OK; k++) {
+        int p = (me - k + n) % n;
+        rc = proust_irecv(pm_session, out + (size_t)p * bs, bs, pm_comm_peer(c, p),
+                          c->tag_coll | seq, PM_CTX_MASK | PM_TAG_MASK, &reqs[k]);
+    }
+    memcpy(out + (size_t)me * bs, in + (size_t)me * bs, bs);
+    for (int k = 1; k < n && rc == PROUST_OK; k++) {
+        int p = (me + k) % n;
+        rc = proust_send(pm_session, in + (size_t)p * bs, bs, pm_comm_peer(c, p),
+                         c->tag_coll | c->tag_src | seq);
+    }
+    if (rc != PROUST_OK)
+        for (int k = 1; k < n; k++)
+            if (reqs[k])
+                proust_cancel(reqs[k]);
+    int wrc = proust_waitall((size_t)(n - 1), reqs + 1, NULL);
+    if (rc == PROUST_OK)
+        rc = wrc;
+    return pm_error_from_proust(rc);
+}
+
 int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     PM_CHECK_INIT("MPI_Alltoall");
+    int fast = a2a_small(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (PM_LIKELY(fast == MPI_SUCCESS))
+        return MPI_SUCCESS;
+    if (fast > 0)
+        return pm_error(comm, fast, "MPI_Alltoall: communication failed (%d elements a block)",
+                        sendcount);
     struct a2a a = {.fname = "MPI_Alltoall", .comm = comm, .kind = A2A, .sbuf = sendbuf,
                     .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
                     .rcount = recvcount, .rtype = recvtype};
