@@ -335,7 +335,7 @@ struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c);
 static inline struct pm_request *pm_request_get(MPI_Request h)
 {
     struct pm_request *r = (struct pm_request *)pm_table_get(&pm_request_table, h);
-    return r && r->kind != PM_REQ_FREE ? r : NULL;
+    return r && __atomic_load_n(&r->kind, __ATOMIC_ACQUIRE) != PM_REQ_FREE ? r : NULL;
 }
 /* COLL/GREQ/DONE: mark complete with MPI error `err` (status already set). */
 void pm_request_set_done(struct pm_request *r, int err);

@@ -7,6 +7,7 @@
  * already-complete requests) through their `done` flag, which whoever drives
  * the engine sets. Persistent requests are handled by persistent.c.
  */
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,25 @@
 #define PM_REQ_CACHE_MAX 128
 static _Thread_local struct pm_request *req_cache;
 static _Thread_local int req_cached;
+static pthread_key_t req_cache_key;
+static pthread_once_t req_cache_once = PTHREAD_ONCE_INIT;
+
+/* A thread that ends gives its cached requests back (handles included). */
+static void req_cache_drain(void *unused)
+{
+    while (req_cache) {
+        struct pm_request *r = req_cache;
+        req_cache = r->cache_next;
+        pm_table_remove(&pm_request_table, r->handle);
+        free(r);
+    }
+    req_cached = 0;
+}
+
+static void req_cache_key_init(void)
+{
+    pthread_key_create(&req_cache_key, req_cache_drain);
+}
 
 struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c)
 {
@@ -34,8 +54,9 @@ struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c)
     } else if (!(r = malloc(sizeof *r))) {
         return NULL;
     }
-    /* Every field, without clearing the whole object byte by byte. */
-    *r = (struct pm_request){.kind = kind, .comm = c};
+    /* Every field, without clearing the whole object byte by byte; the kind
+     * last (release), as a lookup of a recycled handle reads it. */
+    *r = (struct pm_request){.kind = PM_REQ_FREE, .comm = c};
     pm_status_empty(&r->status);
     if (handle) {
         r->handle = handle; /* still mapped to r in the table */
@@ -45,6 +66,7 @@ struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c)
     }
     if (c)
         pm_comm_retain(c);
+    __atomic_store_n(&r->kind, kind, __ATOMIC_RELEASE);
     return r;
 }
 
@@ -60,6 +82,10 @@ void pm_request_free(struct pm_request *r)
     if (r->comm)
         pm_comm_release(r->comm);
     if (r->handle && req_cached < PM_REQ_CACHE_MAX) {
+        if (!req_cache) { /* arm the thread-exit drain once per thread */
+            pthread_once(&req_cache_once, req_cache_key_init);
+            pthread_setspecific(req_cache_key, (void *)1);
+        }
         /* The handle stays mapped; lookups refuse PM_REQ_FREE. */
         __atomic_store_n(&r->kind, PM_REQ_FREE, __ATOMIC_RELEASE);
         r->cache_next = req_cache;
@@ -376,8 +402,11 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     if (!r)
         return rc;
     rc = pm_request_poll(r, flag, NULL, true);
-    if (*flag)
+    if (*flag) {
         pm_req_copy_status(status, r, rc != MPI_SUCCESS);
+        if (rc != MPI_SUCCESS)
+            return raise_request_error("MPI_Request_get_status", r, rc);
+    }
     return MPI_SUCCESS;
 }
 PM_WEAK(Request_get_status)

@@ -11,6 +11,23 @@
 #include "mpi_impl.h"
 #include "request.h"
 
+/* The communicator to raise a request's error on, kept alive past the
+ * request (the application may have freed its handle already). */
+static struct pm_comm *hold_comm(const struct pm_request *r)
+{
+    struct pm_comm *c = r->comm ? r->comm : pm_comm_world;
+    pm_comm_retain(c);
+    return c;
+}
+
+/* Raise `code` on a held communicator and let it go. */
+static int raise_held(struct pm_comm *c, int code, const char *fname, const char *what)
+{
+    int rc = pm_error(c->handle, code, "%s: %s", fname, what);
+    pm_comm_release(c);
+    return rc;
+}
+
 /* Is this entry something to wait for (not null, not an inactive persistent
  * request)? */
 static struct pm_request *active_entry(MPI_Request h, int *rc, const char *fname)
@@ -81,16 +98,12 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
         }
         if (err != MPI_SUCCESS && !failed) {
             failed = true;
-            failed_comm = r->comm ? r->comm : pm_comm_world;
-            pm_comm_retain(failed_comm); /* outlives the request */
+            failed_comm = hold_comm(r);
         }
         pm_req_retire(r, &reqs[i]);
     }
-    if (failed) {
-        rc = pm_error(failed_comm->handle, MPI_ERR_IN_STATUS, "MPI_Waitall: a request failed");
-        pm_comm_release(failed_comm);
-        return rc;
-    }
+    if (failed)
+        return raise_held(failed_comm, MPI_ERR_IN_STATUS, "MPI_Waitall", "a request failed");
     return MPI_SUCCESS;
 }
 PM_WEAK(Waitall)
@@ -117,7 +130,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     /* All complete: finish them (MPI: only when all are). */
     *flag = 1;
     bool failed = false;
-    MPI_Comm fcomm = MPI_COMM_WORLD;
+    struct pm_comm *fcomm = NULL;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses ? &statuses[i] : NULL;
         struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Testall");
@@ -133,12 +146,12 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
         }
         if (err != MPI_SUCCESS && !failed) {
             failed = true;
-            fcomm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
+            fcomm = hold_comm(r);
         }
         pm_req_retire(r, &reqs[i]);
     }
     if (failed)
-        return pm_error(fcomm, MPI_ERR_IN_STATUS, "MPI_Testall: a request failed");
+        return raise_held(fcomm, MPI_ERR_IN_STATUS, "MPI_Testall", "a request failed");
     return MPI_SUCCESS;
 }
 PM_WEAK(Testall)
@@ -168,11 +181,13 @@ static int finish_index(int i, MPI_Request reqs[], MPI_Status *status, const cha
     int f;
     int err = pm_request_poll(r, &f, NULL, false);
     pm_req_copy_status(status, r, err != MPI_SUCCESS);
-    MPI_Comm comm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
+    if (err == MPI_SUCCESS) {
+        pm_req_retire(r, &reqs[i]);
+        return MPI_SUCCESS;
+    }
+    struct pm_comm *c = hold_comm(r);
     pm_req_retire(r, &reqs[i]);
-    if (err != MPI_SUCCESS)
-        return pm_error(comm, err, "%s: request %d failed", fname, i);
-    return MPI_SUCCESS;
+    return raise_held(c, err, fname, "a request failed");
 }
 
 int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
@@ -236,7 +251,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
 {
     int rc, active = 0, n = 0;
     bool failed = false;
-    MPI_Comm fcomm = MPI_COMM_WORLD;
+    struct pm_comm *fcomm = NULL;
     for (int i = 0; i < count; i++) {
         struct pm_request *r = active_entry(reqs[i], &rc, fname);
         if (!r)
@@ -254,7 +269,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
         }
         if (err != MPI_SUCCESS && !failed) {
             failed = true;
-            fcomm = r->comm ? r->comm->handle : MPI_COMM_WORLD;
+            fcomm = hold_comm(r);
         }
         n++;
         pm_req_retire(r, &reqs[i]);
@@ -266,7 +281,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
     }
     *outcount = n;
     if (failed)
-        *rc_out = pm_error(fcomm, MPI_ERR_IN_STATUS, "%s: a request failed", fname);
+        *rc_out = raise_held(fcomm, MPI_ERR_IN_STATUS, fname, "a request failed");
     return n;
 }
 
