@@ -30,3 +30,8 @@ foreach(rail shm tcp)
     endforeach()
   endforeach()
 endforeach()
+
+# Bruck's alltoall takes over from 16 ranks with small blocks: 16 processes
+# on shm, blocks up to 1 KiB (past the Bruck range too).
+mpi_job(NAME collb_alltoall_16_shm NPROCS 16 RAILS self,shm PROGRAM collb_alltoall ARGS 1024
+        TIMEOUT 300)
