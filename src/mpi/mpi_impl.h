@@ -347,6 +347,17 @@ int pm_request_poll(struct pm_request *r, int *flag, MPI_Status *st, bool progre
 void pm_request_free(struct pm_request *r);
 /* Fill an MPI status from a proust receive status on `c`. */
 void pm_status_from_proust(MPI_Status *st, const proust_status_t *ps);
+/* Status of a request that completed without error: a receive reads the
+ * sender and tag from the engine's tag; a send keeps the destination and
+ * tag recorded in `r` (may be NULL for receives). MPI_ERROR is untouched. */
+static inline void pm_status_ok(MPI_Status *st, const struct pm_request *r, bool recv,
+                                const proust_status_t *ps)
+{
+    st->MPI_SOURCE = recv ? pm_tag_source(ps->tag) : r->status.MPI_SOURCE;
+    st->MPI_TAG = recv ? pm_tag_tag(ps->tag) : r->status.MPI_TAG;
+    st->proust_bytes = (MPI_Count)(recv ? ps->count : ps->size);
+    st->proust_cancelled = 0;
+}
 static inline void pm_status_empty(MPI_Status *st)
 {
     if (st) {

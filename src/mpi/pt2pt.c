@@ -105,12 +105,8 @@ static __attribute__((noinline)) int recv_done(int rc, const proust_status_t *ps
                                                MPI_Status *status)
 {
     if (rc == PROUST_OK) {
-        if (status) {
-            status->MPI_SOURCE = pm_tag_source(ps->tag);
-            status->MPI_TAG = pm_tag_tag(ps->tag);
-            status->proust_bytes = (MPI_Count)ps->count;
-            status->proust_cancelled = 0;
-        }
+        if (status)
+            pm_status_ok(status, NULL, true, ps);
         return MPI_SUCCESS;
     }
     if (status) {
@@ -368,12 +364,8 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     proust_status_t ps;
     int rc = proust_recv(pm_session, buf, (size_t)count * (size_t)esize, psrc, ptag, pmask, &ps);
     if (PM_LIKELY(rc == PROUST_OK)) {
-        if (status) {
-            status->MPI_SOURCE = pm_tag_source(ps.tag);
-            status->MPI_TAG = pm_tag_tag(ps.tag);
-            status->proust_bytes = (MPI_Count)ps.count;
-            status->proust_cancelled = 0;
-        }
+        if (status)
+            pm_status_ok(status, NULL, true, &ps);
         return MPI_SUCCESS;
     }
     return recv_done(rc, &ps, comm, status);

@@ -271,18 +271,8 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         proust_status_t ps;
         int prc = proust_wait(&r->preq, &ps);
         if (PM_LIKELY(prc == PROUST_OK)) {
-            if (status) {
-                if (r->kind == PM_REQ_RECV) {
-                    status->MPI_SOURCE = pm_tag_source(ps.tag);
-                    status->MPI_TAG = pm_tag_tag(ps.tag);
-                    status->proust_bytes = (MPI_Count)ps.count;
-                } else {
-                    status->MPI_SOURCE = r->status.MPI_SOURCE;
-                    status->MPI_TAG = r->status.MPI_TAG;
-                    status->proust_bytes = (MPI_Count)ps.size;
-                }
-                status->proust_cancelled = 0;
-            }
+            if (status)
+                pm_status_ok(status, r, r->kind == PM_REQ_RECV, &ps);
             pm_request_free(r);
             *request = MPI_REQUEST_NULL;
             return MPI_SUCCESS;

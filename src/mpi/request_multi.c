@@ -76,12 +76,8 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
             int prc = proust_wait(&r->preq, &ps);
             if (PM_LIKELY(prc == PROUST_OK)) {
                 if (st) {
-                    bool recv = r->kind == PM_REQ_RECV;
-                    st->MPI_SOURCE = recv ? pm_tag_source(ps.tag) : r->status.MPI_SOURCE;
-                    st->MPI_TAG = recv ? pm_tag_tag(ps.tag) : r->status.MPI_TAG;
+                    pm_status_ok(st, r, r->kind == PM_REQ_RECV, &ps);
                     st->MPI_ERROR = MPI_SUCCESS;
-                    st->proust_bytes = (MPI_Count)(recv ? ps.count : ps.size);
-                    st->proust_cancelled = 0;
                 }
                 pm_request_free(r);
                 reqs[i] = MPI_REQUEST_NULL;
