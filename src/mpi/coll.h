@@ -52,6 +52,19 @@ int pm_sched_run(struct pm_sched *s);
 /* Drop a schedule that was built but will not run. */
 void pm_sched_discard(struct pm_sched *s);
 
+/* `off` bytes past `base`, in integer arithmetic: base may be MPI_BOTTOM
+ * (NULL) with absolute displacements. */
+static inline void *pm_at(const void *base, MPI_Aint off)
+{
+    return (void *)((uintptr_t)base + (uintptr_t)off);
+}
+
+/* Scratch of `bytes`, at least one (so NULL only means out of memory). */
+static inline void *pm_sched_scratch_any(struct pm_sched *s, size_t bytes)
+{
+    return pm_sched_scratch(s, bytes ? bytes : 1);
+}
+
 /* Argument checks shared by the collectives (MPI_SUCCESS or raised error). */
 int pm_coll_check_comm(const char *fname, MPI_Comm comm, struct pm_comm **c);
 int pm_coll_check_root(const char *fname, struct pm_comm *c, int root);

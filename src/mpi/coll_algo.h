@@ -100,11 +100,6 @@ void *pm_cx_scratch(struct pm_cx *cx, size_t bytes);
 void *pm_cx_tmp(struct pm_cx *cx, MPI_Count count, MPI_Datatype dt);
 
 /* ---- Shared helpers (coll_sched.c) -------------------------------------- */
-/* buf + off without pointer arithmetic on a possibly null base (MPI_BOTTOM). */
-static inline void *pm_at(const void *base, MPI_Aint off)
-{
-    return (void *)((uintptr_t)base + (uintptr_t)off);
-}
 /* Typed local copy between buffers (signatures must match in bytes):
  * MPI_SUCCESS or MPI_ERR_TRUNCATE. */
 int pm_coll_copy(const void *src, MPI_Count scount, const struct pm_datatype *st, void *dst,

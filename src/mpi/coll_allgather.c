@@ -26,23 +26,6 @@
 #define ALLGATHER_BRUCK_MAX (80 * 1024)
 #define ALLGATHER_INTER_BATCH 32
 
-static inline void *at(const void *base, MPI_Aint off)
-{
-    /* Integer arithmetic: base may be MPI_BOTTOM (NULL). */
-    return (void *)((uintptr_t)base + (uintptr_t)off);
-}
-
-static inline MPI_Count size_of(MPI_Datatype dt)
-{
-    return pm_type_get(dt)->size;
-}
-
-/* pm_sched_scratch never asked for zero bytes (NULL means out of memory). */
-static void *scratch(struct pm_sched *s, size_t bytes)
-{
-    return pm_sched_scratch(s, bytes ? bytes : 1);
-}
-
 struct allgather {
     const char *fname;
     MPI_Comm comm;
@@ -94,9 +77,9 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
     if (rc)
         return rc;
     g->rext = pm_type_get(g->rtype)->extent;
-    g->rsize = size_of(g->rtype);
+    g->rsize = pm_type_get(g->rtype)->size;
     if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
-        MPI_Count have = (MPI_Count)g->scount * size_of(g->stype);
+        MPI_Count have = (MPI_Count)g->scount * pm_type_get(g->stype)->size;
         MPI_Count room = (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * g->rsize;
         if (g->sbuf == g->rbuf && g->sbuf && have > 0)
             return pm_error(g->comm, MPI_ERR_BUFFER,
@@ -120,8 +103,8 @@ static int count_of(const struct allgather *g, int i)
 static void *block_of(const struct allgather *g, int i)
 {
     if (g->v)
-        return at(g->rbuf, (MPI_Aint)g->displs[i] * g->rext);
-    return at(g->rbuf, (MPI_Aint)i * g->rcount * g->rext);
+        return pm_at(g->rbuf, (MPI_Aint)g->displs[i] * g->rext);
+    return pm_at(g->rbuf, (MPI_Aint)i * g->rcount * g->rext);
 }
 
 static int own_copy(struct pm_sched *s, const struct allgather *g)
@@ -185,7 +168,7 @@ static int allgather_bruck(struct pm_sched *s, const struct allgather *g)
     for (int j = 0; j < n; j++)
         off[j + 1] = off[j] + (size_t)((MPI_Count)count_of(g, (me + j) % n) * g->rsize);
     int rc = MPI_SUCCESS;
-    char *tmp = scratch(s, off[n]);
+    char *tmp = pm_sched_scratch_any(s, off[n]);
     if (!tmp)
         rc = MPI_ERR_NO_MEM;
     if (!rc && g->sbuf == MPI_IN_PLACE)

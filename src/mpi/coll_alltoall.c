@@ -30,23 +30,6 @@
 
 enum { A2A, A2AV, A2AW };
 
-static inline void *at(const void *base, MPI_Aint off)
-{
-    /* Integer arithmetic: base may be MPI_BOTTOM (NULL). */
-    return (void *)((uintptr_t)base + (uintptr_t)off);
-}
-
-static inline MPI_Count size_of(MPI_Datatype dt)
-{
-    return pm_type_get(dt)->size;
-}
-
-/* pm_sched_scratch never asked for zero bytes (NULL means out of memory). */
-static void *scratch(struct pm_sched *s, size_t bytes)
-{
-    return pm_sched_scratch(s, bytes ? bytes : 1);
-}
-
 struct a2a {
     const char *fname;
     MPI_Comm comm;
@@ -76,17 +59,17 @@ static struct blk side_blk(int kind, const void *buf, int count, const int *coun
     struct blk b;
     switch (kind) {
     case A2A:
-        b.buf = at(buf, (MPI_Aint)i * count * pm_type_get(type)->extent);
+        b.buf = pm_at(buf, (MPI_Aint)i * count * pm_type_get(type)->extent);
         b.count = count;
         b.type = type;
         break;
     case A2AV:
-        b.buf = at(buf, (MPI_Aint)displs[i] * pm_type_get(type)->extent);
+        b.buf = pm_at(buf, (MPI_Aint)displs[i] * pm_type_get(type)->extent);
         b.count = counts[i];
         b.type = type;
         break;
     default: /* byte displacements; the type of an empty block is not looked at */
-        b.buf = at(buf, displs[i]);
+        b.buf = pm_at(buf, displs[i]);
         b.count = counts[i];
         b.type = counts[i] ? types[i] : MPI_BYTE;
         break;
@@ -109,7 +92,7 @@ static struct blk send_blk(const struct a2a *a, int i)
 
 static size_t blk_bytes(struct blk b)
 {
-    return (size_t)(b.count * size_of(b.type));
+    return (size_t)(b.count * pm_type_get(b.type)->size);
 }
 
 /* One side's counts and types (the standard's order: send side, then
@@ -239,7 +222,7 @@ static int a2a_pairwise(struct pm_sched *s, const struct a2a *a)
             }
             most = sum > most ? sum : most;
         }
-        aside = scratch(s, most);
+        aside = pm_sched_scratch_any(s, most);
         if (!aside)
             return MPI_ERR_NO_MEM;
     }
@@ -305,9 +288,9 @@ static int a2a_bruck(struct pm_sched *s, const struct a2a *a, size_t bs)
 {
     struct pm_comm *c = a->c;
     int n = c->size, me = c->rank;
-    char *tmp = scratch(s, (size_t)n * bs);
-    char *out = scratch(s, (size_t)(n / 2 + 1) * bs);
-    char *in = scratch(s, (size_t)(n / 2 + 1) * bs);
+    char *tmp = pm_sched_scratch_any(s, (size_t)n * bs);
+    char *out = pm_sched_scratch_any(s, (size_t)(n / 2 + 1) * bs);
+    char *in = pm_sched_scratch_any(s, (size_t)(n / 2 + 1) * bs);
     if (!tmp || !out || !in)
         return MPI_ERR_NO_MEM;
     struct blk first = send_blk(a, me), zero = send_blk(a, 0);
@@ -372,7 +355,7 @@ static int a2a_build(struct pm_sched *s, const struct a2a *a)
     if (c->size == 1)
         return own_copy(s, a);
     if (a->kind == A2A && c->size >= A2A_BRUCK_MIN_RANKS) {
-        size_t bs = (size_t)((MPI_Count)a->rcount * size_of(a->rtype));
+        size_t bs = (size_t)((MPI_Count)a->rcount * pm_type_get(a->rtype)->size);
         if (bs <= A2A_BRUCK_MAX_BLOCK)
             return a2a_bruck(s, a, bs);
     }

@@ -19,28 +19,6 @@
  * buffer at most (ranks / 2) blocks. */
 #define GATHER_TREE_MAX_BLOCK 8192
 
-static inline void *at(const void *base, MPI_Aint off)
-{
-    /* Integer arithmetic: base may be MPI_BOTTOM (NULL). */
-    return (void *)((uintptr_t)base + (uintptr_t)off);
-}
-
-static inline MPI_Aint extent_of(MPI_Datatype dt)
-{
-    return pm_type_get(dt)->extent;
-}
-
-static inline MPI_Count size_of(MPI_Datatype dt)
-{
-    return pm_type_get(dt)->size;
-}
-
-/* pm_sched_scratch never asked for zero bytes (NULL means out of memory). */
-static void *scratch(struct pm_sched *s, size_t bytes)
-{
-    return pm_sched_scratch(s, bytes ? bytes : 1);
-}
-
 struct gather {
     const char *fname;
     MPI_Comm comm;
@@ -106,13 +84,13 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
             return rc;
         /* The root's own block is a local copy: check its size here. */
         if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
-            MPI_Count have = (MPI_Count)g->scount * size_of(g->stype);
+            MPI_Count have = (MPI_Count)g->scount * pm_type_get(g->stype)->size;
             if (g->sbuf == g->rbuf && g->sbuf && have > 0)
                 return pm_error(g->comm, MPI_ERR_BUFFER,
                                 "%s: sendbuf and recvbuf are the same buffer at the root (use "
                                 "MPI_IN_PLACE)", fn);
             MPI_Count room =
-                (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * size_of(g->rtype);
+                (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * pm_type_get(g->rtype)->size;
             if (have > room)
                 return pm_error(g->comm, MPI_ERR_TRUNCATE,
                                 "%s: the root sends itself %lld bytes into a block of %lld bytes",
@@ -127,10 +105,10 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
 /* Root: block of rank i of the receive buffer. */
 static void *gather_block(const struct gather *g, int i)
 {
-    MPI_Aint ext = extent_of(g->rtype);
+    MPI_Aint ext = pm_type_get(g->rtype)->extent;
     if (g->v)
-        return at(g->rbuf, (MPI_Aint)g->displs[i] * ext);
-    return at(g->rbuf, (MPI_Aint)i * g->rcount * ext);
+        return pm_at(g->rbuf, (MPI_Aint)g->displs[i] * ext);
+    return pm_at(g->rbuf, (MPI_Aint)i * g->rcount * ext);
 }
 
 static int gather_root_own(struct pm_sched *s, const struct gather *g)
@@ -186,7 +164,7 @@ static int gather_tree(struct pm_sched *s, const struct gather *g, size_t block)
                 rc = pm_sched_recv(s, gather_block(g, first), (MPI_Count)k * g->rcount, g->rtype,
                                    first);
             } else {
-                void *tmp = scratch(s, (size_t)k * block);
+                void *tmp = pm_sched_scratch_any(s, (size_t)k * block);
                 if (!tmp)
                     return MPI_ERR_NO_MEM;
                 if (nwrap == 1)
@@ -207,7 +185,7 @@ static int gather_tree(struct pm_sched *s, const struct gather *g, size_t block)
                                gather_block(g, wrap[w].first), (MPI_Count)tail * g->rcount,
                                g->rtype);
             if (!rc)
-                rc = pm_sched_copy(s, at(wrap[w].tmp, (MPI_Aint)tail * (MPI_Aint)block),
+                rc = pm_sched_copy(s, pm_at(wrap[w].tmp, (MPI_Aint)tail * (MPI_Aint)block),
                                    (MPI_Count)(wrap[w].k - tail) * (MPI_Count)block, MPI_BYTE,
                                    gather_block(g, 0), (MPI_Count)(wrap[w].k - tail) * g->rcount,
                                    g->rtype);
@@ -219,7 +197,7 @@ static int gather_tree(struct pm_sched *s, const struct gather *g, size_t block)
     int k = low < n - vr ? low : n - vr; /* ranks in my subtree */
     if (k == 1) /* leaf */
         return pm_sched_send(s, g->sbuf, g->scount, g->stype, parent);
-    char *tmp = scratch(s, (size_t)k * block);
+    char *tmp = pm_sched_scratch_any(s, (size_t)k * block);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     rc = pm_sched_copy(s, g->sbuf, g->scount, g->stype, tmp, (MPI_Count)block, MPI_BYTE);
@@ -244,8 +222,8 @@ static int gather_build(struct pm_sched *s, const struct gather *g)
     if (c->size == 1)
         return gather_root_own(s, g);
     bool at_root = g->root == c->rank;
-    MPI_Count block = at_root ? (MPI_Count)g->rcount * size_of(g->rtype)
-                              : (MPI_Count)g->scount * size_of(g->stype);
+    MPI_Count block = at_root ? (MPI_Count)g->rcount * pm_type_get(g->rtype)->size
+                              : (MPI_Count)g->scount * pm_type_get(g->stype)->size;
     if (block <= GATHER_TREE_MAX_BLOCK)
         return gather_tree(s, g, (size_t)block);
     return gather_linear(s, g);

@@ -17,28 +17,6 @@
 /* Binomial tree while a block is at most this many bytes. */
 #define SCATTER_TREE_MAX_BLOCK 8192
 
-static inline void *at(const void *base, MPI_Aint off)
-{
-    /* Integer arithmetic: base may be MPI_BOTTOM (NULL). */
-    return (void *)((uintptr_t)base + (uintptr_t)off);
-}
-
-static inline MPI_Aint extent_of(MPI_Datatype dt)
-{
-    return pm_type_get(dt)->extent;
-}
-
-static inline MPI_Count size_of(MPI_Datatype dt)
-{
-    return pm_type_get(dt)->size;
-}
-
-/* pm_sched_scratch never asked for zero bytes (NULL means out of memory). */
-static void *scratch(struct pm_sched *s, size_t bytes)
-{
-    return pm_sched_scratch(s, bytes ? bytes : 1);
-}
-
 struct scatter {
     const char *fname;
     MPI_Comm comm;
@@ -105,8 +83,8 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
     }
     /* The root's own block is a local copy: check its size here. */
     if (at_root && !c->is_inter && g->rbuf != MPI_IN_PLACE) {
-        MPI_Count have = (MPI_Count)(g->v ? g->scounts[c->rank] : g->scount) * size_of(g->stype);
-        MPI_Count room = (MPI_Count)g->rcount * size_of(g->rtype);
+        MPI_Count have = (MPI_Count)(g->v ? g->scounts[c->rank] : g->scount) * pm_type_get(g->stype)->size;
+        MPI_Count room = (MPI_Count)g->rcount * pm_type_get(g->rtype)->size;
         if (g->sbuf == g->rbuf && g->sbuf && room > 0)
             return pm_error(g->comm, MPI_ERR_BUFFER,
                             "%s: sendbuf and recvbuf are the same buffer at the root (use "
@@ -124,10 +102,10 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
 /* Root: block for rank i in the send buffer. */
 static const void *scatter_block(const struct scatter *g, int i)
 {
-    MPI_Aint ext = extent_of(g->stype);
+    MPI_Aint ext = pm_type_get(g->stype)->extent;
     if (g->v)
-        return at(g->sbuf, (MPI_Aint)g->displs[i] * ext);
-    return at(g->sbuf, (MPI_Aint)i * g->scount * ext);
+        return pm_at(g->sbuf, (MPI_Aint)g->displs[i] * ext);
+    return pm_at(g->sbuf, (MPI_Aint)i * g->scount * ext);
 }
 
 static int scatter_root_own(struct pm_sched *s, const struct scatter *g)
@@ -179,7 +157,7 @@ static int scatter_tree(struct pm_sched *s, const struct scatter *g, size_t bloc
             int first = (mask + root) % n;
             if (first + k <= n)
                 continue;
-            tmp = scratch(s, (size_t)k * block);
+            tmp = pm_sched_scratch_any(s, (size_t)k * block);
             if (!tmp)
                 return MPI_ERR_NO_MEM;
             wrap_mask = mask;
@@ -214,7 +192,7 @@ static int scatter_tree(struct pm_sched *s, const struct scatter *g, size_t bloc
     int k = low < n - vr ? low : n - vr; /* ranks in my subtree */
     if (k == 1) /* leaf */
         return pm_sched_recv(s, g->rbuf, g->rcount, g->rtype, parent);
-    char *tmp = scratch(s, (size_t)k * block);
+    char *tmp = pm_sched_scratch_any(s, (size_t)k * block);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     rc = pm_sched_recv(s, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, parent);
@@ -241,8 +219,8 @@ static int scatter_build(struct pm_sched *s, const struct scatter *g)
     if (c->size == 1)
         return scatter_root_own(s, g);
     bool at_root = g->root == c->rank;
-    MPI_Count block = at_root ? (MPI_Count)g->scount * size_of(g->stype)
-                              : (MPI_Count)g->rcount * size_of(g->rtype);
+    MPI_Count block = at_root ? (MPI_Count)g->scount * pm_type_get(g->stype)->size
+                              : (MPI_Count)g->rcount * pm_type_get(g->rtype)->size;
     if (block <= SCATTER_TREE_MAX_BLOCK)
         return scatter_tree(s, g, (size_t)block);
     return scatter_linear(s, g);
