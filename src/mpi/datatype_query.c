@@ -46,30 +46,32 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 }
 PM_WEAK(Type_size_x)
 
-/* Bounds of `datatype` (true ones when `true_bounds`), or a raised error. */
-static int bounds(const char *fn, MPI_Datatype datatype, const void *a, const void *b,
-                  bool true_bounds, MPI_Aint *lb, MPI_Aint *extent)
+/* The type whose bounds an extent query reads, once its output pointers
+ * `a` and `b` are checked; NULL with *rc the raised error. */
+static const struct pm_datatype *bounds_of(const char *fn, MPI_Datatype datatype, const void *a,
+                                           const void *b, bool true_bounds, int *rc)
 {
     struct pm_datatype *t = pm_type_arg(fn, datatype, "datatype");
+    *rc = MPI_ERR_TYPE;
     if (!t)
-        return MPI_ERR_TYPE;
-    if (!a)
-        return null_arg(fn, true_bounds ? "true_lb" : "lb");
-    if (!b)
-        return null_arg(fn, true_bounds ? "true_extent" : "extent");
-    *lb = true_bounds ? t->true_lb : t->lb;
-    *extent = true_bounds ? t->true_extent : t->extent;
-    return MPI_SUCCESS;
+        return NULL;
+    if (!a || !b) {
+        *rc = null_arg(fn, !a ? (true_bounds ? "true_lb" : "lb")
+                              : (true_bounds ? "true_extent" : "extent"));
+        return NULL;
+    }
+    *rc = MPI_SUCCESS;
+    return t;
 }
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     PM_CHECK_INIT("MPI_Type_get_extent");
-    MPI_Aint l = 0, e = 0;
-    int rc = bounds("MPI_Type_get_extent", datatype, lb, extent, false, &l, &e);
-    if (rc == MPI_SUCCESS) {
-        *lb = l;
-        *extent = e;
+    int rc;
+    const struct pm_datatype *t = bounds_of("MPI_Type_get_extent", datatype, lb, extent, false, &rc);
+    if (t) {
+        *lb = t->lb;
+        *extent = t->extent;
     }
     return rc;
 }
@@ -78,11 +80,12 @@ PM_WEAK(Type_get_extent)
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     PM_CHECK_INIT("MPI_Type_get_extent_x");
-    MPI_Aint l = 0, e = 0;
-    int rc = bounds("MPI_Type_get_extent_x", datatype, lb, extent, false, &l, &e);
-    if (rc == MPI_SUCCESS) {
-        *lb = l;
-        *extent = e;
+    int rc;
+    const struct pm_datatype *t =
+        bounds_of("MPI_Type_get_extent_x", datatype, lb, extent, false, &rc);
+    if (t) {
+        *lb = t->lb;
+        *extent = t->extent;
     }
     return rc;
 }
@@ -91,11 +94,12 @@ PM_WEAK(Type_get_extent_x)
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     PM_CHECK_INIT("MPI_Type_get_true_extent");
-    MPI_Aint l = 0, e = 0;
-    int rc = bounds("MPI_Type_get_true_extent", datatype, true_lb, true_extent, true, &l, &e);
-    if (rc == MPI_SUCCESS) {
-        *true_lb = l;
-        *true_extent = e;
+    int rc;
+    const struct pm_datatype *t =
+        bounds_of("MPI_Type_get_true_extent", datatype, true_lb, true_extent, true, &rc);
+    if (t) {
+        *true_lb = t->true_lb;
+        *true_extent = t->true_extent;
     }
     return rc;
 }
@@ -104,11 +108,12 @@ PM_WEAK(Type_get_true_extent)
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
     PM_CHECK_INIT("MPI_Type_get_true_extent_x");
-    MPI_Aint l = 0, e = 0;
-    int rc = bounds("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true, &l, &e);
-    if (rc == MPI_SUCCESS) {
-        *true_lb = l;
-        *true_extent = e;
+    int rc;
+    const struct pm_datatype *t =
+        bounds_of("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true, &rc);
+    if (t) {
+        *true_lb = t->true_lb;
+        *true_extent = t->true_extent;
     }
     return rc;
 }
