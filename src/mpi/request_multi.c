@@ -20,6 +20,23 @@ static struct pm_comm *hold_comm(const struct pm_request *r)
     return c;
 }
 
+/* A completed request of a multi-request call leaves: its status (unless
+ * NULL) with MPI_ERROR set, the first failure's communicator held in
+ * *failed, the handle retired. */
+static void collect(struct pm_request *r, MPI_Request *handle, MPI_Status *st,
+                    struct pm_comm **failed)
+{
+    int flag;
+    int err = pm_request_poll(r, &flag, NULL, false);
+    if (st) {
+        *st = r->status;
+        st->MPI_ERROR = err;
+    }
+    if (err != MPI_SUCCESS && !*failed)
+        *failed = hold_comm(r);
+    pm_req_retire(r, handle);
+}
+
 /* Raise `code` on a held communicator and let it go. */
 static int raise_held(struct pm_comm *c, int code, const char *fname, const char *what)
 {
@@ -61,7 +78,6 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
         return rc;
     /* Everything is posted already, so waiting in order costs nothing: the
      * engine progresses all of them while we wait for the first. */
-    bool failed = false;
     struct pm_comm *failed_comm = NULL;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses ? &statuses[i] : NULL;
@@ -86,19 +102,9 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
             pm_req_finish_engine(r, prc, &ps); /* failed or cancelled: below */
         }
         pm_req_wait_one(r);
-        int flag;
-        int err = pm_request_poll(r, &flag, NULL, false);
-        if (st) {
-            *st = r->status;
-            st->MPI_ERROR = err;
-        }
-        if (err != MPI_SUCCESS && !failed) {
-            failed = true;
-            failed_comm = hold_comm(r);
-        }
-        pm_req_retire(r, &reqs[i]);
+        collect(r, &reqs[i], st, &failed_comm);
     }
-    if (failed)
+    if (failed_comm)
         return raise_held(failed_comm, MPI_ERR_IN_STATUS, "MPI_Waitall", "a request failed");
     return MPI_SUCCESS;
 }
@@ -125,7 +131,6 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     }
     /* All complete: finish them (MPI: only when all are). */
     *flag = 1;
-    bool failed = false;
     struct pm_comm *fcomm = NULL;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses ? &statuses[i] : NULL;
@@ -134,19 +139,9 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
             pm_status_empty(st);
             continue;
         }
-        int f;
-        int err = pm_request_poll(r, &f, NULL, false);
-        if (st) {
-            *st = r->status;
-            st->MPI_ERROR = err;
-        }
-        if (err != MPI_SUCCESS && !failed) {
-            failed = true;
-            fcomm = hold_comm(r);
-        }
-        pm_req_retire(r, &reqs[i]);
+        collect(r, &reqs[i], st, &fcomm);
     }
-    if (failed)
+    if (fcomm)
         return raise_held(fcomm, MPI_ERR_IN_STATUS, "MPI_Testall", "a request failed");
     return MPI_SUCCESS;
 }
@@ -246,7 +241,6 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
                 MPI_Status statuses[], const char *fname, int *rc_out)
 {
     int rc, active = 0, n = 0;
-    bool failed = false;
     struct pm_comm *fcomm = NULL;
     for (int i = 0; i < count; i++) {
         struct pm_request *r = active_entry(reqs[i], &rc, fname);
@@ -254,21 +248,13 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
             continue;
         active++;
         int f;
-        int err = pm_request_poll(r, &f, NULL, false);
+        pm_request_poll(r, &f, NULL, false);
         if (!f)
             continue;
         if (indices)
             indices[n] = i;
-        if (statuses) {
-            statuses[n] = r->status;
-            statuses[n].MPI_ERROR = err;
-        }
-        if (err != MPI_SUCCESS && !failed) {
-            failed = true;
-            fcomm = hold_comm(r);
-        }
+        collect(r, &reqs[i], statuses ? &statuses[n] : NULL, &fcomm);
         n++;
-        pm_req_retire(r, &reqs[i]);
     }
     *rc_out = MPI_SUCCESS;
     if (!active) {
@@ -276,7 +262,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
         return MPI_UNDEFINED;
     }
     *outcount = n;
-    if (failed)
+    if (fcomm)
         *rc_out = raise_held(fcomm, MPI_ERR_IN_STATUS, fname, "a request failed");
     return n;
 }
