@@ -225,6 +225,75 @@ int proust_unpack_end(proust_pack_t *pack, proust_request_t **req);
 /* Drop a pack or unpack that was begun but will not be ended. */
 int proust_pack_abort(proust_pack_t *pack);
 
+/* ---- Progress engine: event sources and the uniform wait ----------------- */
+/*
+ * The engine detects events for its own rails and for sources that
+ * applications and runtimes register (a socket, a device queue, another
+ * library's requests). A source is a *polling task*: a poll callback, an
+ * optional group callback that tests every pending request of the source in
+ * one call, an optional blocking call or file descriptor, and a target
+ * polling frequency. Requests made with proust_request_create() on a source
+ * are waited for with proust_wait / proust_test / proust_waitall... like any
+ * other request: whichever thread waits, one poller at a time serves the
+ * source (waiting threads that are not polling sleep), and the background
+ * progress thread polls it too.
+ *
+ * Callbacks run on any thread that makes progress, one at a time per source
+ * (never concurrently with themselves), with no library lock held; they may
+ * call proust_request_complete() and post communication. They return the
+ * number of events seen (>= 0) or a PROUST_ERR_* code (logged, the source
+ * stays registered).
+ */
+typedef struct proust_ptask proust_ptask_t;
+/* Test one pending request of the source (poll), or every one (group). */
+typedef int (*proust_ptask_poll_cb_t)(proust_ptask_t *task, proust_request_t *req, void *arg);
+typedef int (*proust_ptask_group_cb_t)(proust_ptask_t *task, void *arg);
+/* Sleep until the source may have an event or timeout_us elapsed. */
+typedef int (*proust_ptask_block_cb_t)(proust_ptask_t *task, void *arg, long timeout_us);
+
+/* Poll the source even when none of its requests is pending (a source that
+ * delivers unsolicited events, like a rail receiving messages). */
+#define PROUST_PTASK_ALWAYS 0x1u
+
+struct proust_ptask_desc {
+    const char *name;                 /* for proust-info and logs (copied) */
+    proust_ptask_poll_cb_t poll;      /* per request; may be NULL if group is set */
+    proust_ptask_group_cb_t group;    /* all pending requests at once; preferred */
+    proust_ptask_block_cb_t block;    /* optional blocking call */
+    int fd;                           /* -1, or readable when the source has events */
+    double frequency_hz;              /* poll at least this often while requests are
+                                         pending and threads sleep (0: 1 kHz) */
+    unsigned flags;                   /* PROUST_PTASK_* */
+    void *arg;                        /* passed to every callback */
+};
+/* Register a source. At most 60 sources per session. */
+int proust_ptask_register(proust_session_t *s, const struct proust_ptask_desc *desc,
+                          proust_ptask_t **task);
+/* Remove a source; PROUST_ERR_BUSY while requests made on it are pending.
+ * Returns once no thread is running its callbacks. */
+int proust_ptask_unregister(proust_ptask_t **task);
+
+/* A request completed by its source: created pending on `task` (or on no
+ * source, task NULL: then only proust_request_complete completes it). */
+int proust_request_create(proust_session_t *s, proust_ptask_t *task, void *user_data,
+                          proust_request_t **req);
+void *proust_request_user_data(const proust_request_t *req);
+/* Complete a request made by proust_request_create with `status`
+ * (PROUST_OK or an error); any thread, once. PROUST_ERR_STATE if it was
+ * completed already, PROUST_ERR_INVALID for a communication request. */
+int proust_request_complete(proust_request_t *req, int status);
+
+/* What the progress engine chose (proust-info prints it with the reasons). */
+typedef struct {
+    const char *mode;      /* "thread", "block" or "poll" (PROUST_PROGRESS) */
+    const char *locking;   /* "fine" or "coarse" (PROUST_LOCKING) */
+    int threads;           /* background progress threads running */
+    double spin_us;        /* how long a waiter polls before it sleeps */
+    double wake_us;        /* measured cost of a blocking wake-up */
+    const char *spin_reason;
+} proust_progress_info_t;
+int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,7 +30,20 @@
     X(TCP_CONNECT_TIMEOUT, "PROUST_TCP_CONNECT_TIMEOUT", "20",                                  \
       "seconds the tcp rail waits for all its connections at init")                            \
     X(PEER_CHECK_MS, "PROUST_PEER_CHECK_MS", "200",                                             \
-      "a wait that sees no progress for this long checks that its peers are alive")
+      "a wait that sees no progress for this long checks that its peers are alive")            \
+    X(PROGRESS, "PROUST_PROGRESS", "thread",                                                    \
+      "event detection: thread (background progress threads; waiters poll, then sleep), "      \
+      "block (no thread; a waiter polls, then blocks in the kernel) or poll (waiters never "    \
+      "block: lowest latency on dedicated cores)")                                              \
+    X(PROGRESS_THREADS, "PROUST_PROGRESS_THREADS", "0",                                         \
+      "background progress threads with PROUST_PROGRESS=thread; 0 = one per NUMA node the "    \
+      "process may run on")                                                                     \
+    X(SPIN_US, "PROUST_SPIN_US", "auto",                                                        \
+      "microseconds a waiter polls before it sleeps; auto = the blocking wake-up cost "         \
+      "measured at init (spin as long as a sleep would cost), 0 when the machine is loaded")    \
+    X(LOCKING, "PROUST_LOCKING", "fine",                                                        \
+      "fine (per gate, per rail, per queue locks) or coarse (one session lock around every "    \
+      "post and progress pass, for comparison)")
 
 typedef enum {
 #define PROUST_CONFIG_ENUM(id, name, def, doc) PROUST_CFG_##id,

@@ -17,6 +17,16 @@ typedef struct {
 
 void proust__lock_slow(proust__lock_t *l);
 
+/* A pause in a spin loop (lets the sibling hyperthread run). */
+static inline void proust__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static inline void proust__lock_init(proust__lock_t *l)
 {
     atomic_init(&l->held, 0);

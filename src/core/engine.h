@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "core/wire.h"
 #include "drivers/driver.h"
+#include "progress/progress.h"
 #include "proust.h"
 #include "strategy/strategy.h"
 
@@ -31,7 +32,7 @@ struct proust__gate;
 struct proust__pending_get;
 
 /* ---- requests ------------------------------------------------------------ */
-enum proust__req_kind { PROUST__REQ_SEND = 1, PROUST__REQ_RECV = 2 };
+enum proust__req_kind { PROUST__REQ_SEND = 1, PROUST__REQ_RECV = 2, PROUST__REQ_USER = 3 };
 
 /* request->where */
 enum { PROUST__IN_NONE = 0, PROUST__IN_POSTED, PROUST__IN_WAITING, PROUST__IN_RECEIVING };
@@ -81,6 +82,9 @@ struct proust_request {
     proust_request_cb_t cb;
     void *cb_arg;
     struct proust_request *deferred_next;
+    /* user requests (proust_request_create): their source and data */
+    struct proust_ptask *ptask;
+    void *user_data;
 };
 
 /* Doubly-linked request lists (posted queues, waiting sends, receiving). */
@@ -198,20 +202,20 @@ struct proust__gate {
 /* ---- the session ---------------------------------------------------------- */
 struct proust__rail_slot {
     proust__rail_t rail;
-    /* one poller at a time: a flag, not a mutex, because pollers never
-     * wait for each other (a thread that finds it taken moves on) */
-    _Alignas(64) _Atomic int polling;
+    struct proust_ptask task; /* the rail as a polling task (its poll flag) */
 };
 
-static inline bool proust__poll_trylock(struct proust__rail_slot *rs)
+/* One poller per task at a time: a flag, not a mutex, because pollers never
+ * wait for each other (a thread that finds it taken moves on). */
+static inline bool proust__poll_trylock(_Atomic int *polling)
 {
-    return !atomic_load_explicit(&rs->polling, memory_order_relaxed) &&
-           !atomic_exchange_explicit(&rs->polling, 1, memory_order_acquire);
+    return !atomic_load_explicit(polling, memory_order_relaxed) &&
+           !atomic_exchange_explicit(polling, 1, memory_order_acquire);
 }
 
-static inline void proust__poll_unlock(struct proust__rail_slot *rs)
+static inline void proust__poll_unlock(_Atomic int *polling)
 {
-    atomic_store_explicit(&rs->polling, 0, memory_order_release);
+    atomic_store_explicit(polling, 0, memory_order_release);
 }
 
 struct proust__token_table; /* token.c */
@@ -251,7 +255,17 @@ struct proust_session {
     struct proust__req_block *req_blocks;
     struct proust_request *req_free;
     uint64_t gen; /* tells thread caches of different sessions apart */
+    struct proust__progress prog; /* progress engine (progress/) */
 };
+
+/* Threads may sleep waiting for what just happened (a completion, an
+ * arrival): wake them. One load when nobody sleeps. */
+static inline void proust__wake_check(struct proust_session *s)
+{
+    unsigned w = atomic_load_explicit(&s->prog.waiting, memory_order_seq_cst);
+    if (__builtin_expect(w != 0, 0))
+        proust__wake_slow(s, w);
+}
 
 /* ---- request life cycle (request.c) --------------------------------------- */
 /* Field by field, and only what the callers (pt2pt.c, pack.c) do not set
@@ -403,13 +417,29 @@ void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
 void proust__wait_request(struct proust_request *req);
 /* One pass over rails and pending gates; returns events seen. */
 int proust__progress(struct proust_session *s);
-/* Wait helper: spin, then yield; checks peers when nothing moves. */
+/* Wait helper: spin for the spin window, then sleep (proust__block) if the
+ * waiter has a condition (done), else nap; checks peers when nothing moves.
+ * A waiter counts as an application poller (the progress thread stays out
+ * of its way) from its first empty poll until proust__waiter_end. */
 struct proust__waiter {
     unsigned idle_polls;
+    bool polling; /* counted in prog.app_polling */
+    bool slept;   /* has slept once: no longer an application poller */
     uint64_t idle_since_ns;
     uint64_t last_check_ns;
+    proust__done_fn done;
+    void *ctx;
 };
 void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int events);
+static inline void proust__waiter_end(struct proust_session *s, struct proust__waiter *w)
+{
+    if (w->polling) {
+        atomic_fetch_sub_explicit(&s->prog.app_polling, 1, memory_order_relaxed);
+        w->polling = false;
+    }
+}
+/* Ask the launcher and the rails whether peers died. */
+void proust__check_peers(struct proust_session *s);
 
 uint64_t proust__now_ns(void);
 

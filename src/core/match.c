@@ -113,4 +113,5 @@ void proust__unexpected_append(struct proust_session *s, struct proust__inmsg *m
         g->unexp_head = m;
     g->unexp_tail = m;
     s->unexpected_count++;
+    proust__wake_check(s); /* a thread may sleep in proust_probe */
 }

@@ -159,6 +159,7 @@ int proust_cancel(proust_request_t *req)
     struct proust_session *s = req->session;
     if (req->kind != PROUST__REQ_RECV)
         return PROUST_ERR_BUSY;
+    PROUST__COARSE_ENTER(&s->prog);
     proust__lock(&s->match_lock);
     bool posted = req->where == PROUST__IN_POSTED;
     if (posted) {
@@ -170,6 +171,7 @@ int proust_cancel(proust_request_t *req)
         proust__request_complete(req);
     }
     proust__unlock(&s->match_lock);
+    PROUST__COARSE_LEAVE(&s->prog);
     proust__run_deferred();
     return posted ? PROUST_OK : PROUST_ERR_BUSY;
 }

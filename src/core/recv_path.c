@@ -495,7 +495,7 @@ void proust__on_peer_failed(void *engine, int peer, int status, const char *why)
 static int recv_take(struct proust_session *s, struct proust_request *req,
                      struct proust__inmsg *m);
 
-int proust__recv_post(struct proust_session *s, struct proust_request *req)
+static int recv_post(struct proust_session *s, struct proust_request *req)
 {
     proust__lock(&s->match_lock);
     /* a message that arrived before its sender failed is still delivered */
@@ -547,11 +547,24 @@ static int recv_take(struct proust_session *s, struct proust_request *req,
     return PROUST_OK;
 }
 
+int proust__recv_post(struct proust_session *s, struct proust_request *req)
+{
+    PROUST__COARSE_ENTER(&s->prog);
+    int rc = recv_post(s, req);
+    PROUST__COARSE_LEAVE(&s->prog);
+    if (req->total >= PROUST__KICK_BYTES) /* see proust__send_post */
+        proust__threads_kick(s);
+    return rc;
+}
+
 int proust__recv_post_message(struct proust_session *s, struct proust_request *req,
                               struct proust__inmsg *m)
 {
+    PROUST__COARSE_ENTER(&s->prog);
     proust__lock(&s->match_lock);
-    return recv_take(s, req, m);
+    int rc = recv_take(s, req, m);
+    PROUST__COARSE_LEAVE(&s->prog);
+    return rc;
 }
 
 void proust__inmsg_free(struct proust__inmsg *m)

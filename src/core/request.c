@@ -200,16 +200,20 @@ void proust__request_set_error(struct proust_request *req, int err)
 
 void proust__request_complete(struct proust_request *req)
 {
+    /* read before DONE: a waiter may return and drop a request on its
+     * stack as soon as it sees the flag */
+    struct proust_session *s = req->session;
     int err = atomic_load_explicit(&req->error, memory_order_relaxed);
     if (err != PROUST_OK && req->status.error == PROUST_OK)
         req->status.error = err;
-    unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_DONE, memory_order_acq_rel);
+    unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_DONE, memory_order_seq_cst);
     if (prev & PROUST__RF_DONE)
         return; /* completed already (a failure forced it): never twice */
     if (prev & (PROUST__RF_CB | PROUST__RF_FREED)) {
         req->deferred_next = proust__deferred_head;
         proust__deferred_head = req;
     }
+    proust__wake_check(s);
 }
 
 void proust__request_fail(struct proust_request *req, int status)
@@ -238,9 +242,11 @@ void proust__run_deferred_slow(void)
         proust__deferred_head = req->deferred_next;
         unsigned flags = atomic_load_explicit(&req->flags, memory_order_acquire);
         if (flags & PROUST__RF_CB) {
+            struct proust_session *s = req->session;
             req->cb(req, &req->status, req->cb_arg);
             flags = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB_DONE,
-                                             memory_order_acq_rel);
+                                             memory_order_seq_cst);
+            proust__wake_check(s); /* finished only now */
         }
         /* whoever sets the last of FREED / finished releases it */
         if (flags & PROUST__RF_FREED)

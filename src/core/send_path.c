@@ -84,8 +84,8 @@ static int build_segment(struct proust_session *s, struct proust__gate *g,
     return 2; /* RTS sent + data transferred */
 }
 
-int proust__send_post(struct proust_session *s, struct proust_request *req, bool sync,
-                      const unsigned *hints)
+static int send_post(struct proust_session *s, struct proust_request *req, bool sync,
+                     const unsigned *hints)
 {
     struct proust__gate *g = &s->gates[req->peer];
     int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
@@ -197,17 +197,33 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
     return PROUST_OK;
 }
 
+int proust__send_post(struct proust_session *s, struct proust_request *req, bool sync,
+                      const unsigned *hints)
+{
+    PROUST__COARSE_ENTER(&s->prog);
+    int rc = send_post(s, req, sync, hints);
+    PROUST__COARSE_LEAVE(&s->prog);
+    /* a rendezvous needs the peer's answer while we may be computing: the
+     * progress thread must not nap through it */
+    if (req->total >= PROUST__KICK_BYTES)
+        proust__threads_kick(s);
+    return rc;
+}
+
 int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, const void *buf,
                            size_t len, proust_tag_t tag)
 {
+    PROUST__COARSE_ENTER(&s->prog);
     proust__lock(&g->lock);
     int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
     if (failed) {
         proust__unlock(&g->lock);
+        PROUST__COARSE_LEAVE(&s->prog);
         return failed;
     }
     if (g->win.head || g->slots[0].busy || g->slots[1].busy) {
         proust__unlock(&g->lock);
+        PROUST__COARSE_LEAVE(&s->prog);
         return PROUST_ERR_BUSY; /* keep the order: queued chunks go first */
     }
     struct {
@@ -225,6 +241,7 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
     if (rc == PROUST_OK)
         g->send_seq++; /* the number is spent only if the packet left */
     proust__unlock(&g->lock);
+    PROUST__COARSE_LEAVE(&s->prog);
     return rc;
 }
 

@@ -141,6 +141,8 @@ int proust_init(proust_session_t **out)
     proust__lock_init(&s->gets_lock);
     pthread_mutex_init(&s->monitor_lock, NULL);
     if ((rc = read_config(s)) != PROUST_OK)
+        goto err_progress;
+    if ((rc = proust__progress_init(s)) != PROUST_OK)
         goto err_free;
     if ((rc = proust__boot_open(&s->boot)) != PROUST_OK) {
         PROUST_ERROR("cannot reach the launcher: %s", proust_strerror(rc));
@@ -171,6 +173,11 @@ int proust_init(proust_session_t **out)
     if ((rc = s->boot.ops->fence(&s->boot)) != PROUST_OK)
         goto err_rails;
     atomic_store(&s->active, 1);
+    if ((rc = proust__progress_start(s)) != PROUST_OK) {
+        atomic_store(&s->active, 0);
+        proust__progress_stop(s);
+        goto err_rails;
+    }
     *out = s;
     return PROUST_OK;
 
@@ -184,6 +191,8 @@ err_boot:
      * from the launcher that this process left */
     proust__boot_close(&s->boot);
 err_free:
+    proust__progress_destroy(s);
+err_progress:
     pthread_mutex_destroy(&s->monitor_lock);
     proust__requests_destroy(s);
     free(s);
@@ -207,6 +216,7 @@ static void drain_sends(struct proust_session *s)
         proust__run_deferred();
         proust__waiter_idle(s, &w, ev);
     }
+    proust__waiter_end(s, &w);
     if (atomic_load(&s->sends_waiting) > 0)
         PROUST_WARN("finalize: %d send(s) never matched by their receiver",
                     atomic_load(&s->sends_waiting));
@@ -219,6 +229,7 @@ int proust_finalize(proust_session_t *s)
     drain_sends(s);
     /* Peers may still be receiving what we sent: leave together. */
     int rc = s->boot.ops->fence(&s->boot);
+    proust__progress_stop(s); /* nobody polls the rails from here on */
     atomic_store(&s->active, 0);
     close_rails(s);
     /* Incoming messages nobody received are dropped; the memory of every
@@ -229,6 +240,7 @@ int proust_finalize(proust_session_t *s)
     proust__gates_destroy(s);
     proust__tokens_destroy(s);
     proust__boot_close(&s->boot);
+    proust__progress_destroy(s);
     pthread_mutex_destroy(&s->monitor_lock);
     proust__run_deferred(); /* before the requests' memory goes */
     proust__requests_destroy(s);

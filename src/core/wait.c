@@ -1,10 +1,12 @@
 /*
  * wait.c — progress, and the wait / test family.
  *
- * Any thread may make progress: it polls each rail whose poll lock it can
- * take (others are being polled already) and schedules gates with work
- * queued. A waiting thread spins while messages flow, yields the core when
- * nothing moves (so 8 processes on 2 cores still make progress), and checks
+ * Any thread may make progress: it polls each rail and each registered
+ * source whose poll flag it can take (others are being polled already) and
+ * schedules gates with work queued. A waiting thread polls for the spin
+ * window, then sleeps (progress/block.c) until a completion or an event
+ * wakes it; with PROUST_PROGRESS=poll it never sleeps but yields the core
+ * (so 8 processes on 2 cores still make progress). Either way it checks
  * that its peers are alive when nothing has moved for PROUST_PEER_CHECK_MS.
  */
 #include <sched.h>
@@ -25,15 +27,17 @@ uint64_t proust__now_ns(void)
 int proust__progress(struct proust_session *s)
 {
     int events = 0;
+    PROUST__COARSE_ENTER(&s->prog);
     for (int i = 0; i < s->nrails; i++) {
         struct proust__rail_slot *rs = &s->rails[i];
-        if (proust__poll_trylock(rs)) {
+        if (proust__poll_trylock(&rs->task.polling)) {
             int n = rs->rail.ops->poll(&rs->rail);
-            proust__poll_unlock(rs);
+            proust__poll_unlock(&rs->task.polling);
             if (n > 0)
                 events += n;
         }
     }
+
     if (s->gets_head) /* racy peek; gets_run takes the lock */
         proust__gets_run(s);
     if (atomic_load_explicit(&s->gates_pending, memory_order_acquire) > 0) {
@@ -48,6 +52,10 @@ int proust__progress(struct proust_session *s)
             }
         }
     }
+    PROUST__COARSE_LEAVE(&s->prog);
+    /* user sources after the coarse section: their callbacks may post */
+    if (atomic_load_explicit(&s->prog.ntasks, memory_order_relaxed) > s->nrails)
+        events += proust__ptasks_poll_user(s);
     return events;
 }
 
@@ -60,11 +68,11 @@ int proust_progress(proust_session_t *s)
     return PROUST_OK;
 }
 
-#define SPIN_POLLS 256            /* polls before looking at the clock */
-#define SPIN_NS 50000ull          /* then spin up to 50 us before yielding */
-#define NAP_AFTER_NS 5000000ull   /* 5 ms without progress: nap between polls */
+#define SPIN_POLLS 64             /* polls before looking at the clock */
+#define YIELD_NS 50000ull         /* poll mode: spin up to 50 us before yielding */
+#define NAP_AFTER_NS 5000000ull   /* poll mode: 5 ms without progress, nap */
 
-static void check_peers(struct proust_session *s)
+void proust__check_peers(struct proust_session *s)
 {
     int dead;
     while ((dead = proust__boot_poll_failed_rank(&s->boot)) >= 0) {
@@ -74,34 +82,68 @@ static void check_peers(struct proust_session *s)
     }
 }
 
+/* The first empty poll of a wait: count the waiter as an application
+ * poller, and get the progress thread out of the wait set (its doorbells
+ * would make every peer's send pay a system call while we poll anyway). */
+static void waiter_start_polling(struct proust_session *s, struct proust__waiter *w)
+{
+    struct proust__progress *p = &s->prog;
+    w->polling = true;
+    atomic_fetch_add_explicit(&p->app_polling, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->app_entries, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&p->pt_blocking, memory_order_relaxed))
+        proust__kick(s);
+}
+
 void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int events)
 {
     if (events > 0) {
         w->idle_polls = 0;
+        w->idle_since_ns = 0;
         return;
     }
+    if (!w->polling && !w->slept)
+        waiter_start_polling(s, w);
     /* More processes than cores: whoever we wait for may need this core,
      * so give it up after a few empty polls rather than a whole spin. */
     if (++w->idle_polls, s->oversubscribed && !(w->idle_polls & 7u))
         sched_yield();
-    if (w->idle_polls < SPIN_POLLS || (w->idle_polls & 31u))
-        return; /* the clock costs more than a poll: read it every 32 */
+    if (w->idle_polls < SPIN_POLLS || (w->idle_polls & 15u))
+        return; /* the clock costs more than a poll: read it every 16 */
     uint64_t now = proust__now_ns();
-    if (w->idle_polls == SPIN_POLLS) {
+    if (!w->idle_since_ns) {
         w->idle_since_ns = now;
-        w->last_check_ns = now;
+        if (!w->last_check_ns)
+            w->last_check_ns = now;
     }
     if (now - w->last_check_ns >= (uint64_t)s->peer_check_ms * 1000000ull) {
         w->last_check_ns = now;
-        check_peers(s);
+        proust__check_peers(s);
     }
     uint64_t idle = now - w->idle_since_ns;
-    if (idle > NAP_AFTER_NS) {
+    struct proust__progress *p = &s->prog;
+    if (p->mode == PROUST__PROGRESS_POLL) {
+        if (idle > NAP_AFTER_NS) {
+            struct timespec nap = {0, 50000};
+            nanosleep(&nap, NULL);
+        } else if (!s->oversubscribed && idle > YIELD_NS) {
+            sched_yield();
+        }
+        return;
+    }
+    bool loaded = s->oversubscribed || proust__machine_loaded(s, now);
+    if (idle < p->spin_ns && !loaded)
+        return;
+    /* spun as long as sleeping costs: sleep */
+    proust__waiter_end(s, w);
+    w->slept = true;
+    if (w->done) {
+        proust__block(s, w->done, w->ctx, (uint64_t)s->peer_check_ms * 1000000ull);
+    } else {
         struct timespec nap = {0, 50000};
         nanosleep(&nap, NULL);
-    } else if (!s->oversubscribed && idle > SPIN_NS) {
-        sched_yield();
     }
+    w->idle_polls = SPIN_POLLS - 1; /* back here after one more poll */
 }
 
 /* Copy out the status, release the request, return its error. */
@@ -122,16 +164,22 @@ static inline bool is_finished(const struct proust_request *req)
         atomic_load_explicit(&((struct proust_request *)req)->flags, memory_order_acquire));
 }
 
+static bool request_done(void *ctx)
+{
+    return is_finished(ctx);
+}
+
 void proust__wait_request(struct proust_request *req)
 {
     struct proust_session *s = req->session;
-    struct proust__waiter w = {0};
+    struct proust__waiter w = {.done = request_done, .ctx = req};
     while (!is_finished(req)) {
         int ev = proust__progress(s);
         proust__run_deferred();
         if (!is_finished(req))
             proust__waiter_idle(s, &w, ev);
     }
+    proust__waiter_end(s, &w);
 }
 
 int proust_wait(proust_request_t **reqp, proust_status_t *status)
@@ -174,6 +222,31 @@ static struct proust_session *first_session(size_t count, proust_request_t **req
     return NULL;
 }
 
+struct any_ctx {
+    size_t count;
+    proust_request_t **reqs;
+};
+
+static bool any_done(void *p)
+{
+    struct any_ctx *c = p;
+    for (size_t i = 0; i < c->count; i++)
+        if (c->reqs[i] && is_finished(c->reqs[i]))
+            return true;
+    return false;
+}
+
+/* waitall: done when the first unfinished request is finished (the loop
+ * then moves on to the next one) */
+static bool all_done(void *p)
+{
+    struct any_ctx *c = p;
+    for (size_t i = 0; i < c->count; i++)
+        if (c->reqs[i] && !is_finished(c->reqs[i]))
+            return false;
+    return true;
+}
+
 int proust_waitany(size_t count, proust_request_t **reqs, size_t *index, proust_status_t *status)
 {
     if ((count && !reqs) || !index)
@@ -181,11 +254,13 @@ int proust_waitany(size_t count, proust_request_t **reqs, size_t *index, proust_
     struct proust_session *s = first_session(count, reqs);
     if (!s)
         return PROUST_ERR_INVALID;
-    struct proust__waiter w = {0};
+    struct any_ctx ctx = {count, reqs};
+    struct proust__waiter w = {.done = any_done, .ctx = &ctx};
     for (;;) {
         for (size_t i = 0; i < count; i++) {
             if (reqs[i] && is_finished(reqs[i])) {
                 *index = i;
+                proust__waiter_end(s, &w);
                 return finish(&reqs[i], status);
             }
         }
@@ -201,7 +276,8 @@ int proust_waitall(size_t count, proust_request_t **reqs, proust_status_t *statu
         return PROUST_ERR_INVALID;
     struct proust_session *s = first_session(count, reqs);
     int first_err = PROUST_OK;
-    struct proust__waiter w = {0};
+    struct any_ctx ctx = {count, reqs};
+    struct proust__waiter w = {.done = all_done, .ctx = &ctx};
     size_t next = 0; /* requests before `next` are done */
     while (next < count) {
         size_t i = next;
@@ -227,6 +303,8 @@ int proust_waitall(size_t count, proust_request_t **reqs, proust_status_t *statu
         proust__run_deferred();
         proust__waiter_idle(s, &w, ev);
     }
+    if (s)
+        proust__waiter_end(s, &w);
     return first_err;
 }
 
@@ -267,6 +345,7 @@ int proust_iprobe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_
         return PROUST_ERR_RANK;
     proust__progress(s);
     proust__run_deferred();
+    PROUST__COARSE_ENTER(&s->prog);
     proust__lock(&s->match_lock);
     struct proust__inmsg *m = proust__unexpected_find(s, source, tag, mask, false);
     proust_status_t st = {0};
@@ -277,6 +356,7 @@ int proust_iprobe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_
         st.count = m->size;
     }
     proust__unlock(&s->match_lock);
+    PROUST__COARSE_LEAVE(&s->prog);
     *flag = m != NULL;
     if (m && status)
         *status = st;
@@ -294,6 +374,7 @@ int proust_improbe(proust_session_t *s, int source, proust_tag_t tag, proust_tag
         return PROUST_ERR_RANK;
     proust__progress(s);
     proust__run_deferred();
+    PROUST__COARSE_ENTER(&s->prog);
     proust__lock(&s->match_lock);
     struct proust__inmsg *m = proust__unexpected_find(s, source, tag, mask, false);
     /* A multi-segment message still arriving stays until it is whole: its
@@ -310,6 +391,7 @@ int proust_improbe(proust_session_t *s, int source, proust_tag_t tag, proust_tag
         st.count = m->size;
     }
     proust__unlock(&s->match_lock);
+    PROUST__COARSE_LEAVE(&s->prog);
     *flag = m != NULL;
     if (m) {
         *msg = (proust_message_t *)m;
@@ -319,19 +401,42 @@ int proust_improbe(proust_session_t *s, int source, proust_tag_t tag, proust_tag
     return PROUST_OK;
 }
 
+struct probe_ctx {
+    struct proust_session *s;
+    int source;
+    proust_tag_t tag, mask;
+};
+
+static bool probe_done(void *p)
+{
+    struct probe_ctx *c = p;
+    if (c->source != PROUST_ANY_SOURCE && atomic_load(&c->s->gates[c->source].failed))
+        return true;
+    proust__lock(&c->s->match_lock);
+    bool found = proust__unexpected_find(c->s, c->source, c->tag, c->mask, false) != NULL;
+    proust__unlock(&c->s->match_lock);
+    return found;
+}
+
 int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t mask,
                  proust_status_t *status)
 {
-    struct proust__waiter w = {0};
+    struct probe_ctx ctx = {s, source, tag, mask};
+    struct proust__waiter w = {.done = probe_done, .ctx = &ctx};
     for (;;) {
         int flag = 0;
         int rc = proust_iprobe(s, source, tag, mask, &flag, status);
-        if (rc != PROUST_OK || flag)
+        if (rc != PROUST_OK || flag) {
+            if (rc == PROUST_OK)
+                proust__waiter_end(s, &w);
             return rc;
+        }
         if (source != PROUST_ANY_SOURCE) {
             int failed = atomic_load(&s->gates[source].failed);
-            if (failed)
+            if (failed) {
+                proust__waiter_end(s, &w);
                 return failed;
+            }
         }
         proust__waiter_idle(s, &w, 0);
     }

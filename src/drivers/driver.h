@@ -126,6 +126,12 @@ struct proust__rail_ops {
     /* Optional: a file descriptor that becomes readable when poll has work
      * (for blocking waits), or -1. */
     int (*fd)(proust__rail_t *rail);
+    /* Optional: a thread is about to block on fd() (on = 1) or is back
+     * (on = 0). While armed, whoever sends to this process must make fd()
+     * readable (a doorbell); unarmed, nobody pays for it. Arming is
+     * sequentially consistent with the sender's check, so a message written
+     * before the arm is seen by the poll that follows it. */
+    void (*arm)(proust__rail_t *rail, int on);
     /* Optional: the engine learned (from the launcher, or a protocol error)
      * that `peer` is gone: stop talking to it and complete its queued sends
      * and puts with send_done(ctx, status). Called with the gate lock held. */

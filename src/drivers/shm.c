@@ -9,6 +9,15 @@
  * refuses that call (ptrace restrictions, seccomp) the engine falls back to
  * puts through the ring. Peers on this machine are those whose published
  * host identity (boot id + host name) equals ours.
+ *
+ * Doorbells: each process has a datagram socket bound next to its segment
+ * (a file, so network namespaces do not matter; a datagram, so a dead
+ * reader means an error, not SIGPIPE). While one of its threads blocks
+ * (arm), the `sleeping` word of its segment header is set, and a peer that
+ * writes into one of its rings sends it one byte, which wakes the blocked
+ * thread's epoll. A sender whose ring is full asks
+ * for space (want_space in the ring's control line); the receiver rings it
+ * when it frees some while the sender sleeps.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -40,6 +51,8 @@ struct seg_header {
     uint32_t pad;
     uint64_t ring_size;
     int32_t owner_pid;
+    /* a thread of the owner blocks: ring its doorbell after writing */
+    _Alignas(64) _Atomic uint32_t sleeping;
 };
 
 /* An operation waiting for room in a peer's ring. */
@@ -63,6 +76,7 @@ struct shm_peer {
     struct proust__shm_consumer in;  /* the peer's ring in my segment */
     struct queued_op *q_head, *q_tail;
     _Atomic int dead;
+    int bell_fd; /* write end of the peer's doorbell, or -1 */
 };
 
 struct shm_state {
@@ -78,7 +92,55 @@ struct shm_state {
     uint64_t last_check_ns;
     long check_ms;
     int get_refused;
+    int bell_fd;          /* my doorbell (bound datagram socket), or -1 */
+    char bell_path[128];  /* until every peer opened it */
 };
+
+static void bell_path(char *out, size_t len, const char *jobid, int rank)
+{
+    snprintf(out, len, "/dev/shm/proust-%s-%d.bell", jobid, rank);
+}
+
+static inline void ring_bell(int fd)
+{
+    char b = 1;
+    /* EAGAIN: rung already, bytes are pending; ECONNREFUSED: it died */
+    (void)!send(fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* A datagram socket bound to (listen) or connected to `path`, or -1. */
+static int bell_socket(const char *path, bool listen)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(a.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int rc = listen ? bind(fd, (struct sockaddr *)&a, sizeof a)
+                    : connect(fd, (struct sockaddr *)&a, sizeof a);
+    if (rc != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* After writing into p's ring: wake p if one of its threads sleeps. The
+ * fence orders our record before the check (Dekker with arm). */
+static inline void wake_peer(struct shm_peer *p)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    const struct seg_header *h = p->map;
+    if (__builtin_expect(atomic_load_explicit(&h->sleeping, memory_order_relaxed) != 0, 0) &&
+        p->bell_fd >= 0)
+        ring_bell(p->bell_fd);
+}
 
 static size_t seg_bytes(int nrings, size_t ring_size)
 {
@@ -113,6 +175,7 @@ static int shm_open_rail(proust__rail_t *rail)
     if (!st)
         return PROUST_ERR_NOMEM;
     rail->priv = st;
+    st->bell_fd = -1;
     st->rank = rail->boot->rank;
     st->size = rail->boot->size;
     if (proust__config_size(PROUST_CFG_SHM_RING_SIZE, &st->ring_size) != PROUST_OK)
@@ -190,6 +253,12 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
     p->map = map;
     p->map_len = len;
     p->pid = h->owner_pid;
+    char bell[128];
+    bell_path(bell, sizeof bell, jobid, rank);
+    p->bell_fd = bell_socket(bell, false);
+    if (p->bell_fd < 0)
+        PROUST_INFO("shm: no doorbell to rank %d (%s): its sleeping threads wake by timeout",
+                    rank, strerror(errno));
     p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
     uint8_t *rb = ring_base(map, my_index, st->ring_size);
     p->out.ctl = (struct proust__shm_ring_ctl *)rb;
@@ -214,6 +283,7 @@ static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
         size_t len = sizeof theirs;
         st->peers[r].local_index = -1;
         st->peers[r].pidfd = -1;
+        st->peers[r].bell_fd = -1;
         int rc = rail->boot->ops->get(rail->boot, r, "shm.host", theirs, &len);
         if (rc != PROUST_OK)
             continue; /* that rank has no shm rail */
@@ -259,6 +329,13 @@ static int shm_connect(proust__rail_t *rail)
     h->owner_pid = getpid();
     atomic_thread_fence(memory_order_release);
     h->magic = SEG_MAGIC;
+    bell_path(st->bell_path, sizeof st->bell_path, rail->boot->jobid, st->rank);
+    unlink(st->bell_path); /* left by a crashed job with our id */
+    st->bell_fd = bell_socket(st->bell_path, true);
+    if (st->bell_fd < 0) {
+        PROUST_INFO("shm: no doorbell (%s): blocked threads poll shm every ms", strerror(errno));
+        st->bell_path[0] = '\0';
+    }
 
     /* everyone's segment exists after this fence */
     rc = rail->boot->ops->fence(rail->boot);
@@ -270,6 +347,10 @@ static int shm_connect(proust__rail_t *rail)
     int rc2 = rail->boot->ops->fence(rail->boot);
     shm_unlink(st->seg_name);
     st->seg_name[0] = '\0';
+    if (st->bell_path[0]) {
+        unlink(st->bell_path);
+        st->bell_path[0] = '\0';
+    }
     return rc != PROUST_OK ? rc : rc2;
 }
 
@@ -300,6 +381,8 @@ static int queue_op(struct shm_peer *p, uint16_t kind, uint64_t token, uint64_t 
     else
         p->q_head = op;
     p->q_tail = op;
+    /* the receiver rings us when it frees room while we sleep */
+    atomic_store_explicit(&p->out.ctl->want_space, 1, memory_order_seq_cst);
     return PROUST__INPROGRESS;
 }
 
@@ -317,6 +400,8 @@ static inline int write_or_queue(proust__rail_t *rail, int peer, uint16_t kind, 
         return PROUST_ERR_INVALID;
     if (!p->q_head) {
         int rc = proust__shm_ring_write(&p->out, kind, token, offset, iov, iovcnt, len);
+        if (rc == PROUST_OK)
+            wake_peer(p);
         if (rc != PROUST_ERR_BUSY)
             return rc;
     }
@@ -341,7 +426,10 @@ static int shm_try_send(proust__rail_t *rail, int peer, const struct iovec *iov,
         len += iov[i].iov_len;
     if (len > proust__shm_max_payload(st->ring_size))
         return PROUST_ERR_BUSY;
-    return proust__shm_ring_write(&p->out, SHM_REC_PACKET, 0, 0, iov, iovcnt, len);
+    int rc = proust__shm_ring_write(&p->out, SHM_REC_PACKET, 0, 0, iov, iovcnt, len);
+    if (rc == PROUST_OK)
+        wake_peer(p);
+    return rc;
 }
 
 static int shm_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset,
@@ -355,20 +443,27 @@ static int shm_flush(proust__rail_t *rail, int peer)
 {
     struct shm_state *st = rail->priv;
     struct shm_peer *p = &st->peers[peer];
+    bool wrote = false;
     while (p->q_head) {
         struct queued_op *op = p->q_head;
         int rc = atomic_load(&p->dead) ? PROUST_ERR_PEER_FAILED
                                        : proust__shm_ring_write(&p->out, op->kind, op->token,
                                                                 op->offset, op->iov, op->iovcnt,
                                                                 op->len);
-        if (rc == PROUST_ERR_BUSY)
+        if (rc == PROUST_ERR_BUSY) {
+            if (wrote)
+                wake_peer(p);
             return PROUST_OK;
+        }
+        wrote |= rc == PROUST_OK;
         p->q_head = op->next;
         if (!p->q_head)
             p->q_tail = NULL;
         rail->up.send_done(rail->up.engine, op->ctx, rc);
         free(op);
     }
+    if (wrote)
+        wake_peer(p);
     return PROUST_OK;
 }
 
@@ -538,6 +633,11 @@ static int shm_poll(proust__rail_t *rail)
         if (batch) {
             proust__shm_ring_publish(&p->in);
             events += batch;
+            /* a sender waiting for room that sleeps: ring it */
+            atomic_thread_fence(memory_order_seq_cst);
+            if (atomic_load_explicit(&p->in.ctl->want_space, memory_order_relaxed) &&
+                atomic_exchange(&p->in.ctl->want_space, 0) && r != st->rank)
+                wake_peer(p);
         }
         if (err && !atomic_exchange(&p->dead, 1))
             rail->up.peer_failed(rail->up.engine, r, PROUST_ERR_PROTO, err);
@@ -549,8 +649,22 @@ static int shm_poll(proust__rail_t *rail)
 
 static int shm_fd(proust__rail_t *rail)
 {
-    (void)rail;
-    return -1;
+    struct shm_state *st = rail->priv;
+    return st ? st->bell_fd : -1;
+}
+
+static void shm_arm(proust__rail_t *rail, int on)
+{
+    struct shm_state *st = rail->priv;
+    if (!st || !st->seg)
+        return;
+    struct seg_header *h = st->seg;
+    atomic_store_explicit(&h->sleeping, on ? 1u : 0u, memory_order_seq_cst);
+    if (!on && st->bell_fd >= 0) {
+        char b;
+        while (recv(st->bell_fd, &b, 1, MSG_DONTWAIT) > 0)
+            ;
+    }
 }
 
 static void shm_close(proust__rail_t *rail)
@@ -571,10 +685,16 @@ static void shm_close(proust__rail_t *rail)
                 munmap(p->map, p->map_len);
             if (p->pidfd >= 0)
                 close(p->pidfd);
+            if (p->bell_fd >= 0)
+                close(p->bell_fd);
         }
     }
     if (st->seg_name[0])
         shm_unlink(st->seg_name);
+    if (st->bell_path[0])
+        unlink(st->bell_path);
+    if (st->bell_fd >= 0)
+        close(st->bell_fd);
     if (st->seg)
         munmap(st->seg, st->seg_len);
     free(st->peers);
@@ -600,6 +720,7 @@ const struct proust__rail_ops proust__rail_shm = {
     .flush = shm_flush,
     .poll = shm_poll,
     .fd = shm_fd,
+    .arm = shm_arm,
     .disconnect = shm_disconnect,
     .close = shm_close,
 };

@@ -41,7 +41,8 @@ struct proust__shm_rec {
 /* Shared part: the consumer's published tail on its own line. */
 struct proust__shm_ring_ctl {
     _Alignas(64) _Atomic uint64_t tail;
-    char pad[56];
+    _Atomic uint32_t want_space; /* the producer queued data: ring it on room */
+    char pad[52];
 };
 
 /* Producer's private view. */

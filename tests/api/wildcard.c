@@ -21,6 +21,7 @@
 #define M 40
 #define TAG_A 0x100
 #define TAG_GO 0x0600D00000000000ull
+#define TAG_DONE 0x0D0E000000000000ull
 #define TAG_C 0x0C00000000000001ull
 
 struct hdr {
@@ -90,8 +91,9 @@ static void phase_a(proust_session_t *s)
         for (int k = 0; k < total; k++) {
             struct hdr h;
             EXPECT(st[k].error == PROUST_OK && st[k].size >= sizeof h,
-                   "receive %d: error %s size %zu", k, proust_error_name(st[k].error),
-                   st[k].size);
+                   "receive %d: error %s size %zu from rank %d tag %#llx", k,
+                   proust_error_name(st[k].error), st[k].size, st[k].source,
+                   (unsigned long long)st[k].tag);
             memcpy(&h, rbuf[k], sizeof h);
             EXPECT(h.sender >= 1 && h.sender < tu_size && h.index >= 0 && h.index < M,
                    "receive %d: garbage header (sender %d index %d)", k, h.sender, h.index);
@@ -117,6 +119,11 @@ static void phase_a(proust_session_t *s)
         }
         for (int r = 1; r < tu_size; r++)
             EXPECT(next[r] == M, "got %d messages from rank %d, expected %d", next[r], r, M);
+        /* only now may the senders go on to the barrier: with background
+         * progress a fast sender's barrier token would otherwise reach our
+         * any-tag receives before a slow sender's last messages */
+        for (int r = 1; r < tu_size; r++)
+            CHECK(proust_send(s, NULL, 0, r, TAG_DONE));
         for (int k = 0; k < total; k++)
             free(rbuf[k]);
         free(rbuf);
@@ -140,6 +147,7 @@ static void phase_a(proust_session_t *s)
         CHECK(proust_waitall(M, sreq, NULL));
         for (int i = 0; i < M; i++)
             free(sbuf[i]);
+        CHECK(proust_recv(s, NULL, 0, 0, TAG_DONE, PROUST_TAG_MASK_FULL, NULL));
     }
 }
 

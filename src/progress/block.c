@@ -1,0 +1,128 @@
+/*
+ * block.c — how a thread with nothing to do goes to sleep, and how it is
+ * woken.
+ *
+ * One sleeping thread, the blocker, holds the wait set: it arms the rails'
+ * doorbells (a shm peer then signals our fd when it writes to us), checks
+ * once more that nothing arrived, and blocks in epoll on every rail's and
+ * source's fd plus the kick eventfd. The others sleep on a futex word
+ * (wake_seq). Waking is Dekker-style: a sleeper announces itself in
+ * `waiting` (seq_cst) before checking its condition; a completer sets DONE
+ * (seq_cst) before reading `waiting`; one of the two always sees the other.
+ * When the blocker leaves it wakes the sleepers, so one of them can take
+ * its place.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/engine.h"
+
+static _Atomic uint64_t thread_ids;
+static _Thread_local uint64_t my_thread_id;
+
+uint64_t proust__thread_id(void)
+{
+    if (!my_thread_id)
+        my_thread_id = atomic_fetch_add(&thread_ids, 1) + 1;
+    return my_thread_id;
+}
+
+static void futex_wait(_Atomic unsigned *word, unsigned expected, uint64_t timeout_ns)
+{
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    (void)syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_PRIVATE, expected,
+                  timeout_ns ? &ts : NULL, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic unsigned *word)
+{
+    (void)syscall(SYS_futex, (unsigned *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void proust__kick(struct proust_session *s)
+{
+    uint64_t one = 1;
+    if (s->prog.kick_fd >= 0)
+        (void)!write(s->prog.kick_fd, &one, sizeof one);
+}
+
+void proust__wake_slow(struct proust_session *s, unsigned waiting)
+{
+    struct proust__progress *p = &s->prog;
+    if (waiting & PROUST__WAIT_SLEEPERS) {
+        atomic_fetch_add_explicit(&p->wake_seq, 1, memory_order_seq_cst);
+        futex_wake_all(&p->wake_seq);
+    }
+    if ((waiting & PROUST__WAIT_BLOCKER) &&
+        atomic_load_explicit(&p->blocker_id, memory_order_relaxed) != proust__thread_id())
+        proust__kick(s);
+}
+
+static void arm_rails(struct proust_session *s, bool on)
+{
+    for (int i = 0; i < s->nrails; i++) {
+        proust__rail_t *r = &s->rails[i].rail;
+        if (r->ops->arm)
+            r->ops->arm(r, on);
+    }
+}
+
+static void drain_kicks(struct proust__progress *p)
+{
+    uint64_t v;
+    (void)!read(p->kick_fd, &v, sizeof v);
+}
+
+/* Hold the wait set: block in epoll until an fd fires or timeout. */
+static void block_in_waitset(struct proust_session *s, proust__done_fn done, void *ctx,
+                             uint64_t timeout_ns)
+{
+    struct proust__progress *p = &s->prog;
+    atomic_store_explicit(&p->blocker_id, proust__thread_id(), memory_order_relaxed);
+    arm_rails(s, true); /* seq_cst inside: doorbells ring from now on */
+    /* what arrived before the doorbells were armed: the last look */
+    int ev = proust__progress(s);
+    proust__run_deferred();
+    if (ev == 0 && !(done && done(ctx))) {
+        uint64_t period = proust__ptasks_period(s);
+        if (period && (!timeout_ns || period < timeout_ns))
+            timeout_ns = period;
+        int ms = timeout_ns ? (int)((timeout_ns + 999999u) / 1000000u) : -1;
+        struct epoll_event evs[8];
+        int n = epoll_wait(p->epfd, evs, 8, ms);
+        for (int i = 0; i < n; i++)
+            if (evs[i].data.ptr == NULL)
+                drain_kicks(p);
+    }
+    arm_rails(s, false);
+}
+
+void proust__block(struct proust_session *s, proust__done_fn done, void *ctx, uint64_t timeout_ns)
+{
+    struct proust__progress *p = &s->prog;
+    if (p->epfd >= 0 &&
+        !(atomic_fetch_or_explicit(&p->waiting, PROUST__WAIT_BLOCKER, memory_order_seq_cst) &
+          PROUST__WAIT_BLOCKER)) {
+        block_in_waitset(s, done, ctx, timeout_ns);
+        unsigned w = atomic_fetch_and_explicit(&p->waiting, ~PROUST__WAIT_BLOCKER,
+                                               memory_order_seq_cst);
+        if (w & PROUST__WAIT_SLEEPERS)
+            proust__wake_slow(s, w & PROUST__WAIT_SLEEPERS); /* one of them takes over */
+        return;
+    }
+    /* Someone else holds the wait set (or there is none): sleep until a
+     * completion, a hand-over, or the timeout. */
+    atomic_fetch_add_explicit(&p->waiting, 1, memory_order_seq_cst);
+    unsigned seq = atomic_load_explicit(&p->wake_seq, memory_order_seq_cst);
+    unsigned w = atomic_load_explicit(&p->waiting, memory_order_seq_cst);
+    bool holder = (w & PROUST__WAIT_BLOCKER) || p->epfd < 0;
+    if (holder && !atomic_load(&p->stop) && !(done && done(ctx)))
+        futex_wait(&p->wake_seq, seq, timeout_ns);
+    atomic_fetch_sub_explicit(&p->waiting, 1, memory_order_seq_cst);
+}

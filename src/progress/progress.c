@@ -1,0 +1,147 @@
+/*
+ * progress.c — set up the progress engine from PROUST_PROGRESS,
+ * PROUST_LOCKING and PROUST_SPIN_US; start and stop it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "core/engine.h"
+
+static int read_mode(struct proust__progress *p)
+{
+    const char *m = proust__config_str(PROUST_CFG_PROGRESS);
+    if (strcmp(m, "thread") == 0)
+        p->mode = PROUST__PROGRESS_THREAD;
+    else if (strcmp(m, "block") == 0)
+        p->mode = PROUST__PROGRESS_BLOCK;
+    else if (strcmp(m, "poll") == 0)
+        p->mode = PROUST__PROGRESS_POLL;
+    else {
+        PROUST_ERROR("PROUST_PROGRESS=%s: expected thread, block or poll", m);
+        return PROUST_ERR_INVALID;
+    }
+    const char *l = proust__config_str(PROUST_CFG_LOCKING);
+    if (strcmp(l, "fine") == 0)
+        p->coarse = false;
+    else if (strcmp(l, "coarse") == 0)
+        p->coarse = true;
+    else {
+        PROUST_ERROR("PROUST_LOCKING=%s: expected fine or coarse", l);
+        return PROUST_ERR_INVALID;
+    }
+    return PROUST_OK;
+}
+
+/* The spin window: PROUST_SPIN_US, or the measured wake-up cost. */
+static int choose_spin(struct proust__progress *p)
+{
+    const char *v = proust__config_str(PROUST_CFG_SPIN_US);
+    if (p->mode == PROUST__PROGRESS_POLL) {
+        p->spin_ns = UINT64_MAX;
+        p->spin_reason = "PROUST_PROGRESS=poll: waiters never sleep";
+        return PROUST_OK;
+    }
+    if (strcmp(v, "auto") != 0) {
+        char *end;
+        errno = 0;
+        double us = strtod(v, &end);
+        if (errno || end == v || *end || us < 0 || us > 1e7) {
+            PROUST_ERROR("PROUST_SPIN_US=%s: expected microseconds (0 to 1e7) or auto", v);
+            return PROUST_ERR_INVALID;
+        }
+        p->spin_ns = (uint64_t)(us * 1000.0);
+        p->spin_reason = "set by PROUST_SPIN_US";
+        return PROUST_OK;
+    }
+    p->wake_us = proust__measure_wake_us();
+    double us = p->wake_us;
+    if (us < 5.0)
+        us = 5.0;
+    if (us > 200.0)
+        us = 200.0;
+    p->spin_ns = (uint64_t)(us * 1000.0);
+    p->spin_reason = "the measured wake-up cost (spin as long as sleeping would cost; "
+                     "0 while the machine is loaded)";
+    return PROUST_OK;
+}
+
+int proust__progress_init(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    p->epfd = p->kick_fd = -1;
+    pthread_mutex_init(&p->reg_lock, NULL);
+    proust__lock_init(&p->big_lock);
+    p->peer_check_ns = (uint64_t)s->peer_check_ms * 1000000ull;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    p->ncpus = n > 0 ? (int)n : 1;
+    int rc = read_mode(p);
+    if (rc != PROUST_OK)
+        return rc;
+    if ((rc = choose_spin(p)) != PROUST_OK)
+        return rc;
+    if (p->mode != PROUST__PROGRESS_POLL) {
+        p->epfd = epoll_create1(EPOLL_CLOEXEC);
+        p->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+        if (p->epfd < 0 || p->kick_fd < 0 ||
+            epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->kick_fd, &ev) != 0) {
+            PROUST_WARN("progress: no wait set (%s): waiters will nap instead of blocking",
+                        strerror(errno));
+            if (p->epfd >= 0)
+                close(p->epfd);
+            p->epfd = -1;
+        }
+    }
+    return PROUST_OK;
+}
+
+int proust__progress_start(struct proust_session *s)
+{
+    for (int i = 0; i < s->nrails; i++) {
+        int rc = proust__ptask_add_rail(s, &s->rails[i].rail);
+        if (rc != PROUST_OK)
+            return rc;
+    }
+    if (s->prog.mode == PROUST__PROGRESS_THREAD)
+        return proust__threads_start(s);
+    return PROUST_OK;
+}
+
+void proust__progress_stop(struct proust_session *s)
+{
+    proust__threads_stop(s);
+}
+
+void proust__progress_destroy(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    proust__ptasks_destroy(s);
+    if (p->epfd >= 0)
+        close(p->epfd);
+    if (p->kick_fd >= 0)
+        close(p->kick_fd);
+    p->epfd = p->kick_fd = -1;
+    pthread_mutex_destroy(&p->reg_lock);
+}
+
+int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info)
+{
+    if (!s)
+        return PROUST_ERR_STATE;
+    if (!info)
+        return PROUST_ERR_INVALID;
+    const struct proust__progress *p = &s->prog;
+    static const char *const modes[] = {"thread", "block", "poll"};
+    info->mode = modes[p->mode];
+    info->locking = p->coarse ? "coarse" : "fine";
+    info->threads = p->nthreads;
+    info->spin_us = p->spin_ns == UINT64_MAX ? -1.0 : (double)p->spin_ns / 1000.0;
+    info->wake_us = p->wake_us;
+    info->spin_reason = p->spin_reason;
+    return PROUST_OK;
+}

@@ -1,0 +1,168 @@
+/*
+ * progress.h — the progress engine: event sources (polling tasks), the wait
+ * set threads block in, waiters that spin then sleep, and background
+ * progress threads.
+ *
+ * Who detects events (docs/ARCHITECTURE.md, "Progress"):
+ *   - a thread waiting on a request polls every source for a bounded time
+ *     (the spin window, sized at init from the measured cost of a blocking
+ *     wake-up; zero when the machine is loaded);
+ *   - then it sleeps. One sleeping thread at a time (the *blocker*) holds
+ *     the wait set: it arms the rails' doorbells and blocks in epoll on the
+ *     rails' and sources' file descriptors; every other one sleeps on a
+ *     futex and is woken when a request completes or the blocker leaves;
+ *   - the background progress thread polls while work flows, keeps out of
+ *     the way (a timed nap, no doorbells) while application threads poll,
+ *     and otherwise blocks like any waiter, so that nothing spins on a core
+ *     the application needs.
+ */
+#ifndef PROUST_PROGRESS_H
+#define PROUST_PROGRESS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/lock.h"
+#include "proust.h"
+
+struct proust_session;
+struct proust_request;
+struct proust__rail;
+struct proust__pt_arg;
+
+#define PROUST__MAX_PTASKS 64
+/* Posting a message at least this large kicks napping progress threads:
+ * its rendezvous must advance while the application computes. */
+#define PROUST__KICK_BYTES (32u << 10)
+#define PROUST__MAX_PROGRESS_THREADS 16
+
+enum proust__progress_mode {
+    PROUST__PROGRESS_THREAD = 0, /* background threads; waiters spin then sleep */
+    PROUST__PROGRESS_BLOCK,      /* no thread; waiters spin then block */
+    PROUST__PROGRESS_POLL,       /* no thread; waiters never block */
+};
+
+/* A polling task: an engine rail or a source registered by the user. */
+struct proust_ptask {
+    _Alignas(64) _Atomic int polling; /* one poller at a time (a flag, never waited on) */
+    _Atomic int dead;                 /* unregistered: skipped, memory kept until finalize */
+    _Atomic int npending;             /* user requests pending on this source */
+    struct proust_session *s;
+    struct proust__rail *rail;        /* an engine rail, or NULL */
+    char name[32];
+    proust_ptask_poll_cb_t poll;
+    proust_ptask_group_cb_t group;
+    proust_ptask_block_cb_t block;
+    int fd;
+    unsigned flags;
+    void *arg;
+    uint64_t period_ns; /* longest sleep while requests are pending and no fd */
+    proust__lock_t lock; /* the pending list */
+    struct proust_request *pend_head, *pend_tail;
+    struct proust_request *iter_next; /* per-request polling in progress */
+};
+
+/* s->prog.waiting: sleepers on the futex in the low bits, the blocker bit. */
+#define PROUST__WAIT_BLOCKER (1u << 24)
+#define PROUST__WAIT_SLEEPERS 0xffffffu
+
+struct proust__progress {
+    enum proust__progress_mode mode;
+    bool coarse;              /* PROUST_LOCKING=coarse */
+    proust__lock_t big_lock;  /* coarse mode: around posts and progress passes */
+    /* sources: [0, nrails) are the rails, then user tasks; read lock-free */
+    struct proust_ptask *_Atomic tasks[PROUST__MAX_PTASKS];
+    _Atomic int ntasks;
+    _Atomic int user_pending; /* sum of npending over user tasks */
+    pthread_mutex_t reg_lock; /* registration */
+    /* blocking */
+    int epfd;                 /* rails' and sources' fds + kick_fd */
+    int kick_fd;              /* eventfd: wakes the blocker */
+    _Atomic unsigned waiting; /* sleepers + PROUST__WAIT_BLOCKER */
+    _Atomic unsigned wake_seq; /* futex word of the sleepers */
+    _Atomic uint64_t blocker_id; /* thread id of the blocker */
+    _Atomic int pt_blocking;     /* the blocker is a progress thread */
+    /* application threads polling in a wait: the progress thread stays out
+     * of their way while there are some (entries changes at every wait) */
+    _Atomic int app_polling;
+    _Atomic uint64_t app_entries;
+    /* spin window */
+    uint64_t spin_ns;         /* when the machine is not loaded */
+    double wake_us;           /* measured wake-up cost */
+    const char *spin_reason;
+    _Atomic int loaded;       /* more runnable threads than cores */
+    _Atomic uint64_t load_checked_ns;
+    int ncpus;
+    /* background threads */
+    int nthreads;
+    pthread_t threads[PROUST__MAX_PROGRESS_THREADS];
+    struct proust__pt_arg *thread_args;
+    _Atomic int stop;
+    _Atomic unsigned kick_seq; /* futex word of napping progress threads */
+    _Atomic int napping;
+    uint64_t peer_check_ns;
+};
+
+/* ---- life cycle (progress.c) ------------------------------------------------ */
+/* Read PROUST_PROGRESS/LOCKING/SPIN_US, register the rails as tasks, build
+ * the wait set, measure the wake-up cost. Before threads start. */
+int proust__progress_init(struct proust_session *s);
+/* Start the background threads (PROUST_PROGRESS=thread), after the rails
+ * are connected. */
+int proust__progress_start(struct proust_session *s);
+/* Stop the threads and wake every sleeper (finalize). */
+void proust__progress_stop(struct proust_session *s);
+void proust__progress_destroy(struct proust_session *s);
+
+/* ---- tasks (ptask.c) ---------------------------------------------------------- */
+int proust__ptask_add_rail(struct proust_session *s, struct proust__rail *rail);
+/* Poll the user sources with pending requests (or ALWAYS); events seen. */
+int proust__ptasks_poll_user(struct proust_session *s);
+/* Shortest period among sources without fd that need polling, or 0. */
+uint64_t proust__ptasks_period(struct proust_session *s);
+void proust__ptasks_destroy(struct proust_session *s);
+
+/* ---- sleeping and waking (block.c) ------------------------------------------- */
+/* A waiter's condition: true when it may stop waiting. */
+typedef bool (*proust__done_fn)(void *ctx);
+/* Sleep until something happens (a completion, an event on a source, a
+ * hand-over) or timeout_ns: as the blocker in the wait set, or on the futex
+ * if another thread holds it. done() is checked once armed, so a completion
+ * racing with falling asleep is never missed. */
+void proust__block(struct proust_session *s, proust__done_fn done, void *ctx,
+                   uint64_t timeout_ns);
+/* A request completed or a message arrived while threads may be sleeping:
+ * wake them (cheap when nobody sleeps; inline in proust__wake_check). */
+void proust__wake_slow(struct proust_session *s, unsigned waiting);
+/* Wake the blocker out of epoll (a new application poller, a kick). */
+void proust__kick(struct proust_session *s);
+uint64_t proust__thread_id(void);
+
+/* ---- spin window and load (calibrate.c) --------------------------------------- */
+/* Measure the cost of waking a sleeping thread (futex round trip / 2). */
+double proust__measure_wake_us(void);
+/* Is the machine loaded (more runnable threads than cores)? Sampled from
+ * /proc/loadavg at most every 10 ms. */
+bool proust__machine_loaded(struct proust_session *s, uint64_t now_ns);
+
+/* ---- background threads (thread.c) -------------------------------------------- */
+int proust__threads_start(struct proust_session *s);
+void proust__threads_stop(struct proust_session *s);
+/* Bring napping progress threads back at once (new background work). */
+void proust__threads_kick(struct proust_session *s);
+
+/* ---- coarse locking ------------------------------------------------------------- */
+#define PROUST__COARSE_ENTER(p)                                                             \
+    do {                                                                                    \
+        if (__builtin_expect((p)->coarse, 0))                                               \
+            proust__lock(&(p)->big_lock);                                                   \
+    } while (0)
+#define PROUST__COARSE_LEAVE(p)                                                             \
+    do {                                                                                    \
+        if (__builtin_expect((p)->coarse, 0))                                               \
+            proust__unlock(&(p)->big_lock);                                                 \
+    } while (0)
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * ptask.c — polling tasks: the rails and the sources users register, and
+ * the requests those sources complete.
+ *
+ * The task table is read without a lock by every poller: slots are
+ * published with a release store and never reused, and a task's memory
+ * stays until finalize (a poller may still hold its pointer after
+ * unregister). Each task has one poller at a time (its `polling` flag); a
+ * thread that finds the flag taken moves on, because someone is polling it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "core/engine.h"
+
+/* The task the calling thread is polling request by request: completing a
+ * request of that task from its poll callback needs no lock (held). */
+static _Thread_local struct proust_ptask *polling_task;
+
+static int add_task(struct proust_session *s, struct proust_ptask *t)
+{
+    struct proust__progress *p = &s->prog;
+    pthread_mutex_lock(&p->reg_lock);
+    int n = atomic_load(&p->ntasks);
+    if (n == PROUST__MAX_PTASKS) {
+        pthread_mutex_unlock(&p->reg_lock);
+        return PROUST_ERR_BUSY;
+    }
+    if (t->fd >= 0 && p->epfd >= 0) {
+        /* rails drain what they report (level-triggered); a user source
+         * reports edges, so an fd nobody reads cannot keep waking us */
+        struct epoll_event ev = {.events = EPOLLIN | (t->rail ? 0u : (unsigned)EPOLLET),
+                                 .data.ptr = t};
+        if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, t->fd, &ev) != 0) {
+            PROUST_WARN("progress: cannot watch the fd of source '%s': %s", t->name,
+                        strerror(errno));
+            t->fd = -1; /* polled at its frequency instead */
+        }
+    }
+    atomic_store_explicit(&p->tasks[n], t, memory_order_release);
+    atomic_store_explicit(&p->ntasks, n + 1, memory_order_release);
+    pthread_mutex_unlock(&p->reg_lock);
+    return PROUST_OK;
+}
+
+int proust__ptask_add_rail(struct proust_session *s, struct proust__rail *rail)
+{
+    struct proust_ptask *t = &s->rails[rail->index].task;
+    t->s = s;
+    t->rail = rail;
+    snprintf(t->name, sizeof t->name, "rail %s", rail->ops->name);
+    t->fd = rail->ops->fd ? rail->ops->fd(rail) : -1;
+    t->flags = PROUST_PTASK_ALWAYS;
+    t->period_ns = 1000000; /* a rail without fd is polled every ms by a blocker */
+    return add_task(s, t);
+}
+
+int proust_ptask_register(proust_session_t *s, const struct proust_ptask_desc *d,
+                          proust_ptask_t **out)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    if (!d || !out || (!d->poll && !d->group) || d->frequency_hz < 0 ||
+        (d->flags & ~PROUST_PTASK_ALWAYS))
+        return PROUST_ERR_INVALID;
+    struct proust_ptask *t = calloc(1, sizeof *t);
+    if (!t)
+        return PROUST_ERR_NOMEM;
+    t->s = s;
+    snprintf(t->name, sizeof t->name, "%s", d->name ? d->name : "user source");
+    t->poll = d->poll;
+    t->group = d->group;
+    t->block = d->block;
+    t->fd = d->fd >= 0 ? d->fd : -1;
+    t->flags = d->flags;
+    t->arg = d->arg;
+    double hz = d->frequency_hz > 0 ? d->frequency_hz : 1000.0;
+    t->period_ns = hz >= 1e9 ? 1 : (uint64_t)(1e9 / hz);
+    proust__lock_init(&t->lock);
+    int rc = add_task(s, t);
+    if (rc != PROUST_OK) {
+        free(t);
+        return rc;
+    }
+    *out = t;
+    return PROUST_OK;
+}
+
+int proust_ptask_unregister(proust_ptask_t **tp)
+{
+    if (!tp || !*tp || (*tp)->rail)
+        return PROUST_ERR_INVALID;
+    struct proust_ptask *t = *tp;
+    struct proust__progress *p = &t->s->prog;
+    if (atomic_load(&t->npending) > 0)
+        return PROUST_ERR_BUSY;
+    if (atomic_exchange(&t->dead, 1))
+        return PROUST_ERR_INVALID;
+    /* wait out a poller running its callbacks (we may be that poller) */
+    if (polling_task != t)
+        while (!proust__poll_trylock(&t->polling))
+            proust__cpu_relax();
+    if (t->fd >= 0 && p->epfd >= 0)
+        (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, t->fd, NULL);
+    *tp = NULL;
+    return PROUST_OK;
+}
+
+/* ---- requests made by a source ---------------------------------------------- */
+int proust_request_create(proust_session_t *s, proust_ptask_t *t, void *user,
+                          proust_request_t **out)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    if (!out || (t && (t->s != s || t->rail || atomic_load(&t->dead))))
+        return PROUST_ERR_INVALID;
+    struct proust_request *req = proust__request_alloc(s, PROUST__REQ_USER);
+    if (!req)
+        return PROUST_ERR_NOMEM;
+    req->user_data = user;
+    req->ptask = t;
+    req->segs = &req->seg0;
+    req->seg0.iov_base = NULL;
+    req->seg0.iov_len = 0;
+    req->nseg = 0;
+    req->total = 0;
+    req->peer = PROUST_ANY_SOURCE;
+    atomic_store_explicit(&req->pending, 1, memory_order_relaxed);
+    if (t) {
+        proust__lock(&t->lock);
+        proust__dlist_append(&t->pend_head, &t->pend_tail, req);
+        req->where = PROUST__IN_POSTED;
+        proust__unlock(&t->lock);
+        atomic_fetch_add(&t->npending, 1);
+        atomic_fetch_add(&s->prog.user_pending, 1);
+        proust__threads_kick(s); /* a new source of events for the background */
+    }
+    *out = req;
+    return PROUST_OK;
+}
+
+void *proust_request_user_data(const proust_request_t *req)
+{
+    return req && req->kind == PROUST__REQ_USER ? req->user_data : NULL;
+}
+
+int proust_request_complete(proust_request_t *req, int status)
+{
+    if (!req)
+        return PROUST_ERR_INVALID;
+    if (req->kind != PROUST__REQ_USER)
+        return PROUST_ERR_INVALID;
+    if (atomic_exchange(&req->pending, 0) == 0)
+        return PROUST_ERR_STATE; /* completed already */
+    struct proust_ptask *t = req->ptask;
+    if (t) {
+        bool mine = polling_task == t; /* from t's poll callback: lock held */
+        if (!mine)
+            proust__lock(&t->lock);
+        if (t->iter_next == req)
+            t->iter_next = req->next;
+        proust__dlist_remove(&t->pend_head, &t->pend_tail, req);
+        req->where = PROUST__IN_NONE;
+        if (!mine)
+            proust__unlock(&t->lock);
+        atomic_fetch_sub(&t->npending, 1);
+        atomic_fetch_sub(&req->session->prog.user_pending, 1);
+    }
+    req->status.source = req->session->rank;
+    req->status.error = status;
+    proust__request_complete(req);
+    if (!polling_task)
+        proust__run_deferred(); /* not inside a progress pass: callbacks now */
+    return PROUST_OK;
+}
+
+/* ---- polling ----------------------------------------------------------------- */
+static int poll_one_by_one(struct proust_ptask *t)
+{
+    int events = 0;
+    proust__lock(&t->lock);
+    polling_task = t;
+    for (struct proust_request *r = t->pend_head; r; r = t->iter_next) {
+        t->iter_next = r->next;
+        int n = t->poll(t, r, t->arg);
+        if (n > 0)
+            events += n;
+    }
+    t->iter_next = NULL;
+    polling_task = NULL;
+    proust__unlock(&t->lock);
+    return events;
+}
+
+static int poll_task(struct proust_ptask *t)
+{
+    int n;
+    if (t->group) {
+        n = t->group(t, t->arg);
+    } else if (t->pend_head) {
+        n = poll_one_by_one(t);
+    } else {
+        n = 0;
+    }
+    if (n < 0) {
+        PROUST_WARN("progress: source '%s' poll failed: %s", t->name, proust_strerror(n));
+        return 0;
+    }
+    return n;
+}
+
+int proust__ptasks_poll_user(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    int n = atomic_load_explicit(&p->ntasks, memory_order_acquire);
+    int events = 0;
+    for (int i = s->nrails; i < n; i++) {
+        struct proust_ptask *t = atomic_load_explicit(&p->tasks[i], memory_order_acquire);
+        if (atomic_load_explicit(&t->dead, memory_order_relaxed) ||
+            (!(t->flags & PROUST_PTASK_ALWAYS) &&
+             !atomic_load_explicit(&t->npending, memory_order_relaxed)))
+            continue;
+        if (!proust__poll_trylock(&t->polling))
+            continue;
+        if (!atomic_load_explicit(&t->dead, memory_order_acquire))
+            events += poll_task(t);
+        proust__poll_unlock(&t->polling);
+    }
+    return events;
+}
+
+uint64_t proust__ptasks_period(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    int n = atomic_load_explicit(&p->ntasks, memory_order_acquire);
+    uint64_t period = 0;
+    for (int i = 0; i < n; i++) {
+        struct proust_ptask *t = atomic_load_explicit(&p->tasks[i], memory_order_acquire);
+        if (t->fd >= 0 || atomic_load_explicit(&t->dead, memory_order_relaxed) ||
+            (!(t->flags & PROUST_PTASK_ALWAYS) && !atomic_load(&t->npending)))
+            continue;
+        if (t->rail && t->rail->ops == &proust__rail_self)
+            continue; /* local sends kick the blocker themselves */
+        if (!period || t->period_ns < period)
+            period = t->period_ns;
+    }
+    return period;
+}
+
+void proust__ptasks_destroy(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    int n = atomic_load(&p->ntasks);
+    for (int i = 0; i < n; i++) {
+        struct proust_ptask *t = atomic_load(&p->tasks[i]);
+        if (!t->rail) /* rails' tasks live in their slots */
+            free(t);
+    }
+    atomic_store(&p->ntasks, 0);
+}

@@ -1,0 +1,200 @@
+/*
+ * thread.c — background progress threads.
+ *
+ * A progress thread runs passes over every source while events flow. When
+ * application threads are polling themselves (a wait in progress, or one
+ * recently), it naps on a futex with a short timeout instead: it would only
+ * compete with them for the poll flags and the core, and its doorbells
+ * would make every peer's send pay a system call. Otherwise, after the spin
+ * window (none on a loaded machine), it sleeps like any waiter — holding
+ * the wait set, so a message for a computing application wakes it. Work
+ * that must start at once (a rendezvous posted, a user source created)
+ * kicks it out of its nap.
+ *
+ * Placement: one thread per NUMA node the process may run on (or
+ * PROUST_PROGRESS_THREADS), each bound to that node's cores, so it runs
+ * near the memory it copies; the topology layer will refine this with the
+ * NIC's locality.
+ */
+#include <errno.h>
+#include <hwloc.h>
+#include <hwloc/glibc-sched.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/config.h"
+#include "core/engine.h"
+
+#define NAP_MIN_NS 50000ull    /* first nap while the application polls */
+#define NAP_MAX_NS 1000000ull  /* naps double up to this */
+
+struct proust__pt_arg {
+    struct proust_session *s;
+    bool bind;
+    cpu_set_t cpus;
+};
+
+static void nap(struct proust__progress *p, uint64_t ns)
+{
+    unsigned seq = atomic_load(&p->kick_seq);
+    atomic_fetch_add(&p->napping, 1);
+    struct timespec ts = {0, (long)ns};
+    if (!atomic_load(&p->stop))
+        (void)syscall(SYS_futex, (unsigned *)&p->kick_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL,
+                      0);
+    atomic_fetch_sub(&p->napping, 1);
+}
+
+void proust__threads_kick(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    if (atomic_load_explicit(&p->napping, memory_order_relaxed) > 0) {
+        atomic_fetch_add(&p->kick_seq, 1);
+        (void)syscall(SYS_futex, (unsigned *)&p->kick_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+                      NULL, 0);
+    }
+}
+
+static bool stopping(void *ctx)
+{
+    struct proust__progress *p = ctx;
+    return atomic_load(&p->stop) != 0;
+}
+
+static void *progress_main(void *argp)
+{
+    struct proust__pt_arg *a = argp;
+    struct proust_session *s = a->s;
+    struct proust__progress *p = &s->prog;
+    if (a->bind)
+        (void)sched_setaffinity(0, sizeof a->cpus, &a->cpus);
+    uint64_t seen_entries = atomic_load(&p->app_entries);
+    uint64_t nap_ns = NAP_MIN_NS;
+    uint64_t idle_since = 0;
+    while (!atomic_load_explicit(&p->stop, memory_order_acquire)) {
+        int ev = proust__progress(s);
+        proust__run_deferred();
+        if (ev > 0) {
+            idle_since = 0;
+            nap_ns = NAP_MIN_NS;
+            continue;
+        }
+        uint64_t entries = atomic_load_explicit(&p->app_entries, memory_order_relaxed);
+        if (entries != seen_entries ||
+            atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 0) {
+            /* the application polls: stay out of its way, look again soon */
+            if (entries != seen_entries)
+                nap_ns = NAP_MIN_NS;
+            seen_entries = entries;
+            nap(p, nap_ns);
+            if (nap_ns < NAP_MAX_NS)
+                nap_ns *= 2;
+            idle_since = 0;
+            continue;
+        }
+        uint64_t now = proust__now_ns();
+        if (!idle_since)
+            idle_since = now;
+        if (now - idle_since < p->spin_ns && !proust__machine_loaded(s, now)) {
+            proust__cpu_relax();
+            continue;
+        }
+        proust__block(s, stopping, p, p->peer_check_ns);
+        idle_since = 0;
+        if (proust__now_ns() - now >= p->peer_check_ns)
+            proust__check_peers(s);
+    }
+    return NULL;
+}
+
+/* How many threads, bound where: one per NUMA node of our cpuset. */
+static int plan_threads(struct proust_session *s, hwloc_topology_t topo, hwloc_cpuset_t *sets,
+                        int max)
+{
+    long want = 0;
+    proust__config_long(PROUST_CFG_PROGRESS_THREADS, &want);
+    if (want < 0 || want > max)
+        want = max;
+    hwloc_cpuset_t mine = hwloc_bitmap_alloc();
+    if (!topo || !mine || hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) != 0) {
+        hwloc_bitmap_free(mine);
+        return want ? (int)want : 1;
+    }
+    int n = 0;
+    int nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    for (int i = 0; i < nodes && n < max; i++) {
+        hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
+        if (!node->cpuset || !hwloc_bitmap_intersects(node->cpuset, mine))
+            continue;
+        sets[n] = hwloc_bitmap_alloc();
+        hwloc_bitmap_and(sets[n], node->cpuset, mine);
+        n++;
+    }
+    hwloc_bitmap_free(mine);
+    if (want == 0)
+        return n ? n : 1;
+    return (int)want;
+}
+
+int proust__threads_start(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    hwloc_topology_t topo = NULL;
+    if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
+        if (topo)
+            hwloc_topology_destroy(topo);
+        topo = NULL;
+    }
+    hwloc_cpuset_t sets[PROUST__MAX_PROGRESS_THREADS] = {0};
+    int n = plan_threads(s, topo, sets, PROUST__MAX_PROGRESS_THREADS);
+    int nsets = 0;
+    while (nsets < PROUST__MAX_PROGRESS_THREADS && sets[nsets])
+        nsets++;
+    struct proust__pt_arg *args = calloc((size_t)n, sizeof *args);
+    p->thread_args = args;
+    int rc = args ? PROUST_OK : PROUST_ERR_NOMEM;
+    for (int i = 0; rc == PROUST_OK && i < n; i++) {
+        /* one node's cores each (more threads than nodes wrap around); the
+         * thread of a single-node process floats over the process's cores */
+        args[i].s = s;
+        if (nsets > 1)
+            args[i].bind = hwloc_cpuset_to_glibc_sched_affinity(topo, sets[i % nsets],
+                                                                &args[i].cpus,
+                                                                sizeof args[i].cpus) == 0;
+        if (pthread_create(&p->threads[i], NULL, progress_main, &args[i]) != 0) {
+            PROUST_ERROR("progress: cannot start a progress thread: %s", strerror(errno));
+            rc = PROUST_ERR_SYS;
+            break;
+        }
+        p->nthreads++;
+    }
+    for (int i = 0; i < nsets; i++)
+        hwloc_bitmap_free(sets[i]);
+    if (topo)
+        hwloc_topology_destroy(topo);
+    return rc;
+}
+
+void proust__threads_stop(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    atomic_store(&p->stop, 1);
+    for (int i = 0; i < p->nthreads; i++) {
+        /* it may nap, sleep on the futex or hold the wait set */
+        atomic_fetch_add(&p->kick_seq, 1);
+        (void)syscall(SYS_futex, (unsigned *)&p->kick_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+                      NULL, 0);
+        proust__wake_slow(s, PROUST__WAIT_SLEEPERS | PROUST__WAIT_BLOCKER);
+        proust__kick(s);
+    }
+    for (int i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i], NULL);
+    p->nthreads = 0;
+    free(p->thread_args);
+    p->thread_args = NULL;
+}
