@@ -66,3 +66,45 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
                          FIXTURES_REQUIRED bench_mpi ENVIRONMENT "PROUST_RAILS=${rails}")
   endforeach()
 endif()
+
+# The progress-engine benchmarks (bench/progress/*.c, MPI only, issue 4)
+# against Proust MPI, for smoke tests only (measurements: bench/progress/
+# run.sh, with each MPI's mpicc). Built by a test with the build tree's
+# mpicc, as bench_mpi_build does; each program then runs with 2 ranks and
+# tiny parameters (well under a second) in the default progress mode, with
+# PROUST_PROGRESS=poll, and threads also with PROUST_LOCKING=coarse. A
+# program that cannot get MPI_THREAD_MULTIPLE prints "# SKIPPED" and exits
+# 0: Proust MPI provides it, so here that output fails the test.
+if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wrapper.in)
+  set(pbin ${CMAKE_CURRENT_BINARY_DIR}/progress)
+  set(psrc ${CMAKE_CURRENT_SOURCE_DIR}/progress)
+  add_test(NAME bench_progress_build
+           COMMAND sh -c "mkdir -p '${pbin}' && for b in overlap reactivity waiters threads; do \
+'${BENCH_MPICC}' -std=c11 -O2 -g -Wall -Wextra -Wshadow -Werror -pthread -o '${pbin}'/$b \
+'${psrc}'/$b.c || exit 1; done")
+  set_tests_properties(bench_progress_build PROPERTIES TIMEOUT 120 LABELS bench
+                       FIXTURES_SETUP bench_progress)
+  set(progress_args_overlap -m 64K -M 64K -F 0,1 -C 64K -A 16 -i 2)
+  set(progress_args_reactivity -K 0,1 -T 0.02 -n 200)
+  set(progress_args_waiters -N 0,2 -w 2 -s 1 -r 2)
+  set(progress_args_threads -N 1,2 -T 0.02 -n 200)
+  set(smoke)
+  foreach(b overlap reactivity waiters threads)
+    foreach(mode default poll)
+      add_test(NAME bench_progress_${b}_smoke_${mode}
+               COMMAND $<TARGET_FILE:proustrun> -n 2 ${pbin}/${b} ${progress_args_${b}})
+      list(APPEND smoke bench_progress_${b}_smoke_${mode})
+      if(mode STREQUAL "poll")
+        set_tests_properties(bench_progress_${b}_smoke_${mode} PROPERTIES
+                             ENVIRONMENT "PROUST_PROGRESS=poll")
+      endif()
+    endforeach()
+  endforeach()
+  add_test(NAME bench_progress_threads_smoke_coarse
+           COMMAND $<TARGET_FILE:proustrun> -n 2 ${pbin}/threads ${progress_args_threads})
+  set_tests_properties(bench_progress_threads_smoke_coarse PROPERTIES
+                       ENVIRONMENT "PROUST_LOCKING=coarse")
+  list(APPEND smoke bench_progress_threads_smoke_coarse)
+  set_tests_properties(${smoke} PROPERTIES TIMEOUT 60 LABELS bench
+                       FIXTURES_REQUIRED bench_progress FAIL_REGULAR_EXPRESSION "# SKIPPED")
+endif()
