@@ -203,6 +203,7 @@ struct proust__gate {
 struct proust__rail_slot {
     proust__rail_t rail;
     struct proust_ptask task; /* the rail as a polling task (its poll flag) */
+    int ngates; /* peers it carries; a rail that carries none is not polled */
 };
 
 /* One poller per task at a time: a flag, not a mutex, because pollers never

@@ -93,6 +93,7 @@ static int assign_gates(struct proust_session *s)
                          proust__config_str(PROUST_CFG_RAILS), peer);
             return PROUST_ERR_NO_RAIL;
         }
+        s->rails[g->rail->index].ngates++;
     }
     return PROUST_OK;
 }

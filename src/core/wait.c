@@ -30,7 +30,7 @@ int proust__progress(struct proust_session *s)
     PROUST__COARSE_ENTER(&s->prog);
     for (int i = 0; i < s->nrails; i++) {
         struct proust__rail_slot *rs = &s->rails[i];
-        if (proust__poll_trylock(&rs->task.polling)) {
+        if (rs->ngates && proust__poll_trylock(&rs->task.polling)) {
             int n = rs->rail.ops->poll(&rs->rail);
             proust__poll_unlock(&rs->task.polling);
             if (n > 0)
@@ -89,9 +89,9 @@ static void waiter_start_polling(struct proust_session *s, struct proust__waiter
 {
     struct proust__progress *p = &s->prog;
     w->polling = true;
-    atomic_fetch_add_explicit(&p->app_polling, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->app_polling, 1, memory_order_seq_cst);
     atomic_fetch_add_explicit(&p->app_entries, 1, memory_order_relaxed);
-    if (atomic_load_explicit(&p->pt_blocking, memory_order_relaxed))
+    if (atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst))
         proust__kick(s);
 }
 

@@ -24,6 +24,7 @@
 #include "core/engine.h"
 
 static _Atomic uint64_t thread_ids;
+_Thread_local bool proust__in_progress_thread;
 static _Thread_local uint64_t my_thread_id;
 
 uint64_t proust__thread_id(void)
@@ -85,11 +86,17 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
 {
     struct proust__progress *p = &s->prog;
     atomic_store_explicit(&p->blocker_id, proust__thread_id(), memory_order_relaxed);
+    /* application threads that start polling get a progress thread out of
+     * here (they poll themselves; our doorbells would only cost them) */
+    if (proust__in_progress_thread)
+        atomic_store_explicit(&p->pt_blocking, 1, memory_order_seq_cst);
     arm_rails(s, true); /* seq_cst inside: doorbells ring from now on */
     /* what arrived before the doorbells were armed: the last look */
     int ev = proust__progress(s);
     proust__run_deferred();
-    if (ev == 0 && !(done && done(ctx))) {
+    bool app_polls = proust__in_progress_thread &&
+                     atomic_load_explicit(&p->app_polling, memory_order_seq_cst) > 0;
+    if (ev == 0 && !app_polls && !(done && done(ctx))) {
         uint64_t period = proust__ptasks_period(s);
         if (period && (!timeout_ns || period < timeout_ns))
             timeout_ns = period;
@@ -101,6 +108,8 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
                 drain_kicks(p);
     }
     arm_rails(s, false);
+    if (proust__in_progress_thread)
+        atomic_store_explicit(&p->pt_blocking, 0, memory_order_relaxed);
 }
 
 void proust__block(struct proust_session *s, proust__done_fn done, void *ctx, uint64_t timeout_ns)

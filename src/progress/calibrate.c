@@ -82,16 +82,18 @@ bool proust__machine_loaded(struct proust_session *s, uint64_t now)
     if (now - last < 10000000ull ||
         !atomic_compare_exchange_strong(&p->load_checked_ns, &last, now))
         return atomic_load_explicit(&p->loaded, memory_order_relaxed);
-    /* the 4th field of /proc/loadavg: runnable entities now / all */
-    FILE *f = fopen("/proc/loadavg", "r");
+    /* the 4th field of /proc/loadavg: runnable entities now / all (read
+     * through a descriptor kept open: a pread costs a few µs) */
     int running = 0;
-    if (f) {
+    char buf[128];
+    ssize_t n = p->loadavg_fd >= 0 ? pread(p->loadavg_fd, buf, sizeof buf - 1, 0) : -1;
+    if (n > 0) {
+        buf[n] = '\0';
         double a, b, c;
-        if (fscanf(f, "%lf %lf %lf %d/", &a, &b, &c, &running) != 4)
+        if (sscanf(buf, "%lf %lf %lf %d/", &a, &b, &c, &running) != 4)
             running = 0;
-        fclose(f);
     }
-    /* the reader itself is one of them */
+    /* the reader, a waiter about to spin, is one of them */
     bool loaded = running > p->ncpus;
     atomic_store_explicit(&p->loaded, loaded, memory_order_relaxed);
     return loaded;

@@ -3,6 +3,7 @@
  * PROUST_LOCKING and PROUST_SPIN_US; start and stop it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -74,6 +75,7 @@ int proust__progress_init(struct proust_session *s)
 {
     struct proust__progress *p = &s->prog;
     p->epfd = p->kick_fd = -1;
+    p->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     pthread_mutex_init(&p->reg_lock, NULL);
     proust__lock_init(&p->big_lock);
     p->peer_check_ns = (uint64_t)s->peer_check_ms * 1000000ull;
@@ -125,7 +127,10 @@ void proust__progress_destroy(struct proust_session *s)
         close(p->epfd);
     if (p->kick_fd >= 0)
         close(p->kick_fd);
-    p->epfd = p->kick_fd = -1;
+    if (p->loadavg_fd >= 0)
+        close(p->loadavg_fd);
+    p->epfd = p->kick_fd = p->loadavg_fd = -1;
+    p->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     pthread_mutex_destroy(&p->reg_lock);
 }
 

@@ -95,6 +95,7 @@ struct proust__progress {
     _Atomic int loaded;       /* more runnable threads than cores */
     _Atomic uint64_t load_checked_ns;
     int ncpus;
+    int loadavg_fd;
     /* background threads */
     int nthreads;
     pthread_t threads[PROUST__MAX_PROGRESS_THREADS];
@@ -139,6 +140,8 @@ void proust__wake_slow(struct proust_session *s, unsigned waiting);
 /* Wake the blocker out of epoll (a new application poller, a kick). */
 void proust__kick(struct proust_session *s);
 uint64_t proust__thread_id(void);
+/* Set in background progress threads. */
+extern _Thread_local bool proust__in_progress_thread;
 
 /* ---- spin window and load (calibrate.c) --------------------------------------- */
 /* Measure the cost of waking a sleeping thread (futex round trip / 2). */

@@ -52,8 +52,11 @@ int proust__ptask_add_rail(struct proust_session *s, struct proust__rail *rail)
     t->s = s;
     t->rail = rail;
     snprintf(t->name, sizeof t->name, "rail %s", rail->ops->name);
-    t->fd = rail->ops->fd ? rail->ops->fd(rail) : -1;
-    t->flags = PROUST_PTASK_ALWAYS;
+    /* a rail that carries no peer is never polled: its fd stays out of the
+     * wait set too (an end of stream there would wake us forever) */
+    bool used = s->rails[rail->index].ngates > 0;
+    t->fd = used && rail->ops->fd ? rail->ops->fd(rail) : -1;
+    t->flags = used ? PROUST_PTASK_ALWAYS : 0;
     t->period_ns = 1000000; /* a rail without fd is polled every ms by a blocker */
     return add_task(s, t);
 }

@@ -3,11 +3,11 @@
  *
  * A progress thread runs passes over every source while events flow. When
  * application threads are polling themselves (a wait in progress, or one
- * recently), it naps on a futex with a short timeout instead: it would only
- * compete with them for the poll flags and the core, and its doorbells
- * would make every peer's send pay a system call. Otherwise, after the spin
- * window (none on a loaded machine), it sleeps like any waiter — holding
- * the wait set, so a message for a computing application wakes it. Work
+ * recently), it naps on a futex with a growing timeout instead: it would
+ * only compete with them for the poll flags and the core, and its
+ * doorbells would make every peer's send pay a system call. Otherwise,
+ * after a few empty passes, it sleeps like any waiter — holding the wait
+ * set, so a message for a computing application wakes it. Work
  * that must start at once (a rendezvous posted, a user source created)
  * kicks it out of its nap.
  *
@@ -32,6 +32,7 @@
 
 #define NAP_MIN_NS 50000ull    /* first nap while the application polls */
 #define NAP_MAX_NS 1000000ull  /* naps double up to this */
+#define IDLE_PASSES 64         /* empty passes before sleeping */
 
 struct proust__pt_arg {
     struct proust_session *s;
@@ -73,40 +74,42 @@ static void *progress_main(void *argp)
     struct proust__progress *p = &s->prog;
     if (a->bind)
         (void)sched_setaffinity(0, sizeof a->cpus, &a->cpus);
+    proust__in_progress_thread = true;
     uint64_t seen_entries = atomic_load(&p->app_entries);
     uint64_t nap_ns = NAP_MIN_NS;
-    uint64_t idle_since = 0;
+    unsigned idle_passes = 0;
     while (!atomic_load_explicit(&p->stop, memory_order_acquire)) {
         int ev = proust__progress(s);
         proust__run_deferred();
         if (ev > 0) {
-            idle_since = 0;
+            idle_passes = 0;
             nap_ns = NAP_MIN_NS;
             continue;
         }
         uint64_t entries = atomic_load_explicit(&p->app_entries, memory_order_relaxed);
         if (entries != seen_entries ||
             atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 0) {
-            /* the application polls: stay out of its way, look again soon */
-            if (entries != seen_entries)
-                nap_ns = NAP_MIN_NS;
+            /* the application polls: stay out of its way, look again
+             * later, and later still while it keeps polling */
             seen_entries = entries;
             nap(p, nap_ns);
             if (nap_ns < NAP_MAX_NS)
                 nap_ns *= 2;
-            idle_since = 0;
+            idle_passes = 0;
             continue;
         }
-        uint64_t now = proust__now_ns();
-        if (!idle_since)
-            idle_since = now;
-        if (now - idle_since < p->spin_ns && !proust__machine_loaded(s, now)) {
+        /* Nothing moves and nobody polls: a few more passes (a reply often
+         * follows what we just did), then sleep. Spinning longer would
+         * take a core from the application; waiters spin for themselves. */
+        if (++idle_passes < IDLE_PASSES) {
             proust__cpu_relax();
             continue;
         }
+        uint64_t t0 = proust__now_ns();
         proust__block(s, stopping, p, p->peer_check_ns);
-        idle_since = 0;
-        if (proust__now_ns() - now >= p->peer_check_ns)
+        idle_passes = 0;
+        nap_ns = NAP_MIN_NS;
+        if (proust__now_ns() - t0 >= p->peer_check_ns)
             proust__check_peers(s);
     }
     return NULL;
