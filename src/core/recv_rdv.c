@@ -75,7 +75,7 @@ void proust__do_get(struct proust_session *s, int peer, struct proust_request *r
 }
 
 /* Ask the sender to write the segment into our buffer itself (it copies
- * while we copy another one). */
+ * while we copy another one, or while we compute). */
 static void do_push(struct proust_session *s, int peer, struct proust__pending_get *pg)
 {
     proust__rail_t *rail = s->gates[peer].rail;
@@ -118,7 +118,11 @@ void proust__gets_run(struct proust_session *s)
         const proust__rail_t *rail = s->gates[pg->peer].rail;
         bool can_push = rail->ops->write && rail->caps.write_threshold &&
                         pg->accepted >= rail->caps.write_threshold;
-        if (can_push && total >= 2 && (before & 1u)) {
+        /* A background progress thread runs while the application computes:
+         * the copy is better done by the sender, which waits for it. */
+        bool background = proust__in_progress_thread && rail->ops->write &&
+                          pg->accepted >= PROUST__PUSH_FROM_BACKGROUND;
+        if (background || (can_push && total >= 2 && (before & 1u))) {
             do_push(s, pg->peer, pg);
             pg->accepted = 0; /* handled */
             pg->req = NULL;

@@ -65,6 +65,7 @@ struct pm_sched {
     atomic_flag lock;
     struct pm_request *req;        /* nonblocking: completes with the schedule */
     _Atomic int done;              /* blocking: set when finished */
+    pm_sleeper_t sleeper;          /* the blocking caller sleeping on done */
     int result;
 };
 
@@ -354,7 +355,7 @@ static void sched_finish(struct pm_sched *s, int err)
         pm_request_set_done(r, err);
     } else {
         s->result = err;
-        atomic_store_explicit(&s->done, 1, memory_order_release);
+        pm_flag_set(&s->done, &s->sleeper, 1);
     }
 }
 
@@ -530,7 +531,7 @@ int pm_sched_run(struct pm_sched *s)
     atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
     sched_advance(s);
     sched_release(s);
-    pm_wait_flag(&s->done);
+    pm_wait_flag(&s->done, &s->sleeper);
     int err = s->result;
     sched_release(s);
     return err;

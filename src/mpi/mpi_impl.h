@@ -304,12 +304,15 @@ enum pm_req_kind {
     PM_REQ_DONE,      /* completed at creation (MPI_PROC_NULL, Ibsend...) */
     PM_REQ_FREE,      /* released, kept in a thread's cache with its handle */
 };
+typedef proust_request_t *_Atomic pm_sleeper_t;
+
 struct pm_request {
     int handle;
     enum pm_req_kind kind;
     struct pm_comm *comm;        /* reference held while the request lives */
     proust_request_t *preq;      /* engine request while in flight */
     _Atomic int done;            /* COLL/GREQ/DONE: completed */
+    pm_sleeper_t sleeper;        /* a thread waiting for `done` sleeps on it */
     MPI_Status status;           /* filled at completion */
     /* Receive into a noncontiguous type: data lands in `tmp`, unpacked into
      * (user_buf, count, type) at completion. Sends: `tmp` is freed. */
@@ -369,7 +372,15 @@ static inline void pm_status_empty(MPI_Status *st)
     }
 }
 /* Wait until `*done` becomes nonzero, driving the engine (spin, then yield). */
-void pm_wait_flag(_Atomic int *done);
+/* A completion flag set by another thread (schedules, generalized
+ * requests): the waiter polls the engine for a while, then parks an engine
+ * user request in `sleeper` and sleeps in proust_wait like any engine
+ * waiter; pm_flag_set completes it. The setter touches the object holding
+ * the flag only before setting it (its owner may free it right after). */
+void pm_wait_flag(_Atomic int *done, pm_sleeper_t *sleeper);
+/* Set `done` to `value` (atomic OR: the generalized request keeps a bit of
+ * its own); returns the previous value. */
+int pm_flag_set(_Atomic int *done, pm_sleeper_t *sleeper, int value);
 
 /* persistent.c: PM_REQ_PERSISTENT requests. Poll the active operation (an
  * inactive one is complete with an empty status); complete = become

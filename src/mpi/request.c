@@ -102,22 +102,51 @@ void pm_request_set_done(struct pm_request *r, int err)
 {
     if (err != MPI_SUCCESS)
         r->status.MPI_ERROR = err;
-    atomic_store_explicit(&r->done, 1, memory_order_release);
+    pm_flag_set(&r->done, &r->sleeper, 1);
 }
 
-void pm_wait_flag(_Atomic int *done)
+#define SLEEPER_SETTING ((proust_request_t *)(uintptr_t)1)
+
+int pm_flag_set(_Atomic int *done, pm_sleeper_t *sleeper, int value)
+{
+    /* take the parked request first: after `done` is set the object
+     * holding both may be gone */
+    proust_request_t *u = atomic_exchange(sleeper, SLEEPER_SETTING);
+    int prev = atomic_fetch_or(done, value);
+    if (u && u != SLEEPER_SETTING)
+        proust_request_complete(u, PROUST_OK);
+    return prev;
+}
+
+#define WAIT_POLLS 256 /* engine passes before parking (the engine's spin
+                          window then applies inside proust_wait) */
+
+void pm_wait_flag(_Atomic int *done, pm_sleeper_t *sleeper)
 {
     unsigned idle = 0;
     while (!atomic_load_explicit(done, memory_order_acquire)) {
         proust_progress(pm_session);
-        if (++idle > 256) {
-            /* Let the peers of an oversubscribed machine run. */
+        if (++idle < WAIT_POLLS)
+            continue;
+        idle = 0;
+        proust_request_t *u = NULL;
+        proust_request_t *expected = NULL;
+        if (proust_request_create(pm_session, NULL, NULL, &u) != PROUST_OK) {
             sched_yield();
-            if (idle > 100000) {
-                struct timespec ts = {0, 50000};
-                nanosleep(&ts, NULL);
-            }
+            continue;
         }
+        if (!atomic_compare_exchange_strong(sleeper, &expected, u)) {
+            /* being set right now */
+            proust_request_complete(u, PROUST_OK);
+            proust_wait(&u, NULL);
+            continue;
+        }
+        expected = u;
+        if (atomic_load(done) && atomic_compare_exchange_strong(sleeper, &expected, NULL)) {
+            proust_request_complete(u, PROUST_OK); /* took it back */
+        }
+        /* else the setter completes it (or has) */
+        proust_wait(&u, NULL);
     }
 }
 
@@ -208,7 +237,7 @@ void pm_req_wait_one(struct pm_request *r)
                 sched_yield();
         return;
     }
-    pm_wait_flag(&r->done);
+    pm_wait_flag(&r->done, &r->sleeper);
 }
 
 /* A completed request leaves: persistent ones become inactive, the others
@@ -471,7 +500,7 @@ int PMPI_Grequest_complete(MPI_Request request)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST,
                         "MPI_Grequest_complete: %#x is not a generalized request",
                         (unsigned)request);
-    if (atomic_fetch_or_explicit(&r->done, 1, memory_order_acq_rel) & 2) {
+    if (pm_flag_set(&r->done, &r->sleeper, 1) & 2) {
         greq_query(r); /* freed already: nobody will wait for it */
         MPI_Request h = request;
         pm_req_retire(r, &h);

@@ -36,6 +36,9 @@ struct proust__pt_arg;
 /* Posting a message at least this large kicks napping progress threads:
  * its rendezvous must advance while the application computes. */
 #define PROUST__KICK_BYTES (32u << 10)
+/* A rendezvous a progress thread answers (the application computes) is
+ * written by the sender from this size up, if the rail can (shm). */
+#define PROUST__PUSH_FROM_BACKGROUND (128u << 10)
 #define PROUST__MAX_PROGRESS_THREADS 16
 
 enum proust__progress_mode {
