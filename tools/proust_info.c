@@ -39,6 +39,31 @@ static void print_rail(const struct proust__rail_ops *ops, int in_use)
     boot.ops->finalize(&boot);
 }
 
+/* The progress engine as a one-process session sets it up here. */
+static void print_progress(void)
+{
+    printf("\nProgress engine (PROUST_PROGRESS=%s, PROUST_LOCKING=%s):\n",
+           proust__config_str(PROUST_CFG_PROGRESS), proust__config_str(PROUST_CFG_LOCKING));
+    proust_session_t *s;
+    int rc = proust_init(&s);
+    if (rc != PROUST_OK) {
+        printf("  proust_init fails here: %s\n", proust_strerror(rc));
+        return;
+    }
+    proust_progress_info_t pi;
+    if (proust_progress_info(s, &pi) == PROUST_OK) {
+        printf("  mode %s, %s locking, %d background progress thread(s)\n", pi.mode,
+               pi.locking, pi.threads);
+        if (pi.spin_us < 0)
+            printf("  waiters poll and never sleep: %s\n", pi.spin_reason);
+        else
+            printf("  waiters poll for %.1f us, then sleep: %s\n", pi.spin_us, pi.spin_reason);
+        if (pi.wake_us > 0)
+            printf("  measured wake-up of a sleeping thread: %.1f us\n", pi.wake_us);
+    }
+    proust_finalize(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -78,6 +103,8 @@ int main(int argc, char **argv)
         printf("\nRendezvous threshold: %zu B on every rail (PROUST_RDV_THRESHOLD)\n", rdv);
     else
         printf("\nRendezvous threshold: each rail's own (above)\n");
+
+    print_progress();
 
     printf("\nVariables:\n");
     for (int i = 0; i < PROUST_CFG_COUNT; i++) {

@@ -39,8 +39,8 @@
       "background progress threads with PROUST_PROGRESS=thread; 0 = one per NUMA node the "    \
       "process may run on")                                                                     \
     X(SPIN_US, "PROUST_SPIN_US", "auto",                                                        \
-      "microseconds a waiter polls before it sleeps; auto = the blocking wake-up cost "         \
-      "measured at init (spin as long as a sleep would cost), 0 when the machine is loaded")    \
+      "microseconds a waiter polls before it sleeps; auto = the round trip of a blocking "        \
+      "wake-up measured at init (10 to 200), 0 when the machine is loaded")                     \
     X(LOCKING, "PROUST_LOCKING", "fine",                                                        \
       "fine (per gate, per rail, per queue locks) or coarse (one session lock around every "    \
       "post and progress pass, for comparison)")

@@ -5,8 +5,9 @@
  * Spinning then blocking is 2-competitive when the spin lasts as long as a
  * sleep and wake-up cost: a wait shorter than that never pays for the
  * kernel, a longer one pays at most twice. So init measures a wake-up: two
- * threads hand a futex back and forth, and the median half round trip is
- * the spin window (bounded to [5, 200] µs). When more threads are runnable
+ * threads hand a futex back and forth; the median round trip (a wake-up
+ * and the woken thread's answer) is the spin window, bounded to [10, 200]
+ * µs. When more threads are runnable
  * than there are cores, spinning only delays whoever we wait for: the
  * window drops to zero.
  */

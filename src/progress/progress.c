@@ -60,9 +60,11 @@ static int choose_spin(struct proust__progress *p)
         return PROUST_OK;
     }
     p->wake_us = proust__measure_wake_us();
-    double us = p->wake_us;
-    if (us < 5.0)
-        us = 5.0;
+    /* a sleep costs the waker's call and the sleeper's return: the round
+     * trip, not half of it */
+    double us = 2.0 * p->wake_us;
+    if (us < 10.0)
+        us = 10.0;
     if (us > 200.0)
         us = 200.0;
     p->spin_ns = (uint64_t)(us * 1000.0);
