@@ -241,3 +241,99 @@ if(EXISTS ${API_DIR}/stash.c)
   api_job(NAME stash_shm_aggreg NPROCS 2 RAILS self,shm PROGRAM stash ENV PROUST_STRATEGY=aggreg)
   api_job(NAME stash_tcp_aggreg NPROCS 2 RAILS tcp PROGRAM stash ENV PROUST_STRATEGY=aggreg)
 endif()
+
+# ---- progress engine: background progress, many waiters, shutdown ------------
+# (PROUST_PEER_CHECK_MS is raised so that the periodic liveness check, which
+# wakes every sleeper, cannot hide a lost wake-up)
+if(EXISTS ${API_DIR}/progress.c)
+  proust_add_api_program(api_progress ${API_DIR}/progress.c)
+  target_include_directories(api_progress PRIVATE ${API_DIR})
+  foreach(rails self,shm tcp)
+    string(REPLACE "self,shm" "shm" rname ${rails})
+    # a rendezvous advances while the application computes (thread); data only (poll, block)
+    foreach(mode thread block poll)
+      api_job(NAME progress_overlap_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
+              ARGS --test=overlap ENV PROUST_PROGRESS=${mode} TIMEOUT 60)
+    endforeach()
+    # 8 threads blocked on one source, each gets its own message
+    foreach(mode thread block poll)
+      api_job(NAME progress_waiters_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
+              ARGS --test=waiters ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+              TIMEOUT 90)
+    endforeach()
+    api_job(NAME progress_waiters_${rname}_coarse NPROCS 2 RAILS ${rails} PROGRAM progress
+            ARGS --test=waiters ENV PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
+    api_job(NAME progress_waiters_${rname}_block_coarse NPROCS 2 RAILS ${rails} PROGRAM progress
+            ARGS --test=waiters ENV PROUST_PROGRESS=block PROUST_LOCKING=coarse
+            PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
+    # finalize with waiters just woken and freed rendezvous sends in flight
+    foreach(mode thread block poll)
+      api_job(NAME progress_shutdown_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
+              ARGS --test=shutdown ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+              TIMEOUT 60)
+    endforeach()
+  endforeach()
+endif()
+
+# ---- polling tasks: user event sources and the uniform wait ---------------------
+# (PROUST_PEER_CHECK_MS is raised: the periodic liveness check wakes every
+# sleeper, which would hide a missed fd or completion wake-up)
+if(EXISTS ${API_DIR}/ptask.c)
+  proust_add_api_program(api_ptask ${API_DIR}/ptask.c)
+  target_include_directories(api_ptask PRIVATE ${API_DIR})
+  foreach(mode thread block poll)
+    api_job(NAME ptask_self_${mode} NPROCS 1 RAILS self PROGRAM ptask
+            ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+    api_job(NAME ptask_shm_${mode} NPROCS 2 RAILS self,shm PROGRAM ptask
+            ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+    api_job(NAME ptask_tcp_${mode} NPROCS 2 RAILS tcp PROGRAM ptask
+            ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  endforeach()
+  api_job(NAME ptask_shm_coarse NPROCS 2 RAILS self,shm PROGRAM ptask
+          ENV PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  api_job(NAME ptask_tcp_block_coarse NPROCS 2 RAILS tcp PROGRAM ptask
+          ENV PROUST_PROGRESS=block PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  # the source table: full, and used one source at a time
+  api_job(NAME ptask_self_many NPROCS 1 RAILS self PROGRAM ptask ARGS --test=many TIMEOUT 60)
+  api_job(NAME ptask_shm_many NPROCS 2 RAILS self,shm PROGRAM ptask ARGS --test=many TIMEOUT 60)
+  api_job(NAME ptask_self_reregister NPROCS 1 RAILS self PROGRAM ptask ARGS --test=reregister
+          TIMEOUT 60)
+  api_job(NAME ptask_self_threads2 NPROCS 1 RAILS self PROGRAM ptask
+          ENV PROUST_PROGRESS_THREADS=2 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  api_job(NAME ptask_shm_spin0 NPROCS 2 RAILS self,shm PROGRAM ptask
+          ENV PROUST_SPIN_US=0 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  api_job(NAME ptask_self_block_spin1000 NPROCS 1 RAILS self PROGRAM ptask
+          ENV PROUST_PROGRESS=block PROUST_SPIN_US=1000 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  # bad settings: proust_init returns PROUST_ERR_INVALID (then works without them)
+  set(_bad_settings
+      "progress_word\;PROUST_PROGRESS=threads"
+      "progress_empty\;PROUST_PROGRESS="
+      "locking_word\;PROUST_LOCKING=medium"
+      "spin_text\;PROUST_SPIN_US=abc"
+      "spin_suffix\;PROUST_SPIN_US=10us"
+      "spin_negative\;PROUST_SPIN_US=-1"
+      "spin_huge\;PROUST_SPIN_US=1e8")
+  foreach(entry ${_bad_settings})
+    list(GET entry 0 bname)
+    list(GET entry 1 benv)
+    api_job(NAME ptask_init_bad_${bname} NPROCS 1 RAILS self PROGRAM ptask
+            ARGS --expect-init-fail ENV ${benv} TIMEOUT 60)
+  endforeach()
+  add_test(NAME api_ptask_init_bad_progress_singleton COMMAND api_ptask --expect-init-fail)
+  set_tests_properties(api_ptask_init_bad_progress_singleton PROPERTIES TIMEOUT 60
+                       ENVIRONMENT "PROUST_PROGRESS=bogus")
+endif()
+
+# ---- threads and sync under the other progress modes and coarse locking --------
+foreach(variant block coarse)
+  if(variant STREQUAL "block")
+    set(venv PROUST_PROGRESS=block)
+  else()
+    set(venv PROUST_LOCKING=coarse)
+  endif()
+  api_job(NAME threads_shm_${variant} NPROCS 2 RAILS self,shm PROGRAM threads ENV ${venv})
+  api_job(NAME threads_tcp_${variant} NPROCS 2 RAILS tcp PROGRAM threads ENV ${venv})
+  api_job(NAME threads_self_${variant} NPROCS 1 RAILS self PROGRAM threads ENV ${venv})
+  api_job(NAME sync_shm_${variant} NPROCS 2 RAILS self,shm PROGRAM sync ENV ${venv})
+  api_job(NAME sync_tcp_${variant} NPROCS 2 RAILS tcp PROGRAM sync ENV ${venv})
+endforeach()

@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -161,6 +162,11 @@ int proust__threads_start(struct proust_session *s)
     struct proust__pt_arg *args = calloc((size_t)n, sizeof *args);
     p->thread_args = args;
     int rc = args ? PROUST_OK : PROUST_ERR_NOMEM;
+    /* signals stay with the application's threads: ours start with every
+     * signal blocked (the mask is inherited) */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     for (int i = 0; rc == PROUST_OK && i < n; i++) {
         /* one node's cores each (more threads than nodes wrap around); the
          * thread of a single-node process floats over the process's cores */
@@ -176,6 +182,7 @@ int proust__threads_start(struct proust_session *s)
         }
         p->nthreads++;
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     for (int i = 0; i < nsets; i++)
         hwloc_bitmap_free(sets[i]);
     if (topo)
