@@ -41,6 +41,10 @@
     X(SPIN_US, "PROUST_SPIN_US", "auto",                                                        \
       "microseconds a waiter polls before it sleeps; auto = the round trip of a blocking "        \
       "wake-up measured at init (10 to 200), 0 when the machine is loaded")                     \
+    X(OFFLOAD_BYTES, "PROUST_OFFLOAD_BYTES", "1M",                                             \
+      "a rendezvous copy of at least twice this size is cut into pieces of this size that "    \
+      "idle threads (progress threads, waiting threads) copy in parallel; 0 = never "           \
+      "(only with PROUST_PROGRESS=thread on 2+ cores)")                                         \
     X(LOCKING, "PROUST_LOCKING", "fine",                                                        \
       "fine (per gate, per rail, per queue locks) or coarse (one session lock around every "    \
       "post and progress pass, for comparison)")

@@ -51,10 +51,97 @@ void proust__send_cts(struct proust_session *s, int peer, struct proust_request 
     proust__send_control(s, peer, PROUST__CH_CTS, 0, &cts, sizeof cts);
 }
 
+/* A large get cut into pieces that idle threads copy in parallel; the
+ * thread that copies the last piece finishes the segment. */
+struct split_get {
+    struct proust_session *s;
+    int peer;
+    struct proust_request *req;
+    uint8_t *dst;
+    uint64_t sender_token;
+    size_t piece, len;
+    uint32_t key_len;
+    uint8_t key[PROUST__MAX_KEY];
+    _Atomic int left;  /* pieces not yet copied */
+    _Atomic int error; /* first failure */
+    struct split_piece {
+        struct proust__job job;
+        struct split_get *whole;
+        uint64_t offset;
+    } pieces[];
+};
+
+static void split_finish(struct split_get *sg)
+{
+    int err = atomic_load(&sg->error);
+    if (err != PROUST_OK)
+        proust__request_set_error(sg->req, err == PROUST_ERR_PEER_FAILED ? err : PROUST_ERR_CONN);
+    proust__send_control(sg->s, sg->peer, PROUST__CH_FIN, sg->sender_token, NULL, 0);
+    proust__segment_landed(sg->s, sg->peer, sg->req);
+    free(sg);
+}
+
+static void split_piece_run(struct proust__job *job)
+{
+    struct split_piece *pc = (struct split_piece *)job;
+    struct split_get *sg = pc->whole;
+    proust__rail_t *rail = sg->s->gates[sg->peer].rail;
+    size_t n = sg->len - pc->offset < sg->piece ? sg->len - pc->offset : sg->piece;
+    int rc = rail->ops->get(rail, sg->peer, sg->key, sg->key_len, pc->offset, sg->dst + pc->offset,
+                            n);
+    if (rc != PROUST_OK) {
+        int expected = PROUST_OK;
+        atomic_compare_exchange_strong(&sg->error, &expected, rc);
+    }
+    if (atomic_fetch_sub_explicit(&sg->left, 1, memory_order_acq_rel) == 1)
+        split_finish(sg);
+}
+
+/* Cut the get in pieces if it is large and helpers exist; false: do it
+ * whole. The first piece is copied here, before anything is queued, so a
+ * refused get still falls back to puts. */
+static bool split_get(struct proust_session *s, int peer, struct proust_request *req,
+                      uint16_t seg, uint64_t sender_token, size_t accepted, const uint8_t *key,
+                      uint32_t key_len)
+{
+    size_t piece = s->prog.offload_piece;
+    if (!s->prog.nqueues || accepted < 2 * piece)
+        return false;
+    size_t n = (accepted + piece - 1) / piece;
+    struct split_get *sg = malloc(sizeof *sg + n * sizeof sg->pieces[0]);
+    if (!sg)
+        return false;
+    proust__rail_t *rail = s->gates[peer].rail;
+    uint8_t *dst = req->segs[seg].iov_base;
+    if (rail->ops->get(rail, peer, key, key_len, 0, dst, piece) != PROUST_OK) {
+        free(sg); /* refused or failed: the whole path says what to do */
+        return false;
+    }
+    *sg = (struct split_get){.s = s, .peer = peer, .req = req, .dst = dst,
+                             .sender_token = sender_token, .piece = piece, .len = accepted,
+                             .key_len = key_len};
+    memcpy(sg->key, key, key_len);
+    atomic_init(&sg->left, (int)(n - 1));
+    atomic_init(&sg->error, PROUST_OK);
+    for (size_t i = 1; i < n; i++) {
+        sg->pieces[i].job = (struct proust__job){.run = split_piece_run,
+                                                 .next = i + 1 < n ? &sg->pieces[i + 1].job
+                                                                   : NULL};
+        sg->pieces[i].whole = sg;
+        sg->pieces[i].offset = (uint64_t)i * piece;
+    }
+    proust__offload_submit(s, &sg->pieces[1].job, &sg->pieces[n - 1].job, (int)(n - 1));
+    /* and copy too: the queue gives us what the helpers have not taken */
+    proust__offload_run(s);
+    return true;
+}
+
 /* Pull the segment from the sender's memory, or ask for puts if refused. */
 void proust__do_get(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
                    uint64_t sender_token, size_t accepted, const uint8_t *key, uint32_t key_len)
 {
+    if (split_get(s, peer, req, seg, sender_token, accepted, key, key_len))
+        return;
     proust__rail_t *rail = s->gates[peer].rail;
     int rc = rail->ops->get(rail, peer, key, key_len, 0, req->segs[seg].iov_base, accepted);
     if (rc == PROUST_OK) {

@@ -88,6 +88,8 @@ int proust__progress_init(struct proust_session *s)
         return rc;
     if ((rc = choose_spin(p)) != PROUST_OK)
         return rc;
+    if ((rc = proust__offload_init(s)) != PROUST_OK)
+        return rc;
     if (p->mode != PROUST__PROGRESS_POLL) {
         p->epfd = epoll_create1(EPOLL_CLOEXEC);
         p->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -125,6 +127,7 @@ void proust__progress_destroy(struct proust_session *s)
 {
     struct proust__progress *p = &s->prog;
     proust__ptasks_destroy(s);
+    proust__offload_destroy(s);
     if (p->epfd >= 0)
         close(p->epfd);
     if (p->kick_fd >= 0)

@@ -67,6 +67,13 @@ struct proust_ptask {
     struct proust_request *iter_next; /* per-request polling in progress */
 };
 
+/* A piece of communication work an idle thread may run (offload.c). */
+struct proust__job {
+    void (*run)(struct proust__job *job);
+    struct proust__job *next;
+};
+struct proust__jobq;
+
 /* s->prog.waiting: sleepers on the futex in the low bits, the blocker bit. */
 #define PROUST__WAIT_BLOCKER (1u << 24)
 #define PROUST__WAIT_SLEEPERS 0xffffffu
@@ -107,6 +114,12 @@ struct proust__progress {
     _Atomic unsigned kick_seq; /* futex word of napping progress threads */
     _Atomic int napping;
     uint64_t peer_check_ns;
+    /* offload: job queues, one per NUMA node (none: offload off) */
+    struct proust__jobq *queues;
+    int nqueues;
+    int *cpu_queue;          /* cpu -> queue */
+    size_t offload_piece;    /* bytes per piece of a split copy */
+    _Atomic int jobs_queued;
 };
 
 /* ---- life cycle (progress.c) ------------------------------------------------ */
@@ -158,6 +171,17 @@ int proust__threads_start(struct proust_session *s);
 void proust__threads_stop(struct proust_session *s);
 /* Bring napping progress threads back at once (new background work). */
 void proust__threads_kick(struct proust_session *s);
+
+/* ---- offload (offload.c) ----------------------------------------------------------- */
+/* Queues per NUMA node when PROUST_PROGRESS=thread, 2+ cores and
+ * PROUST_OFFLOAD_BYTES > 0; otherwise offload is off (nqueues 0). */
+int proust__offload_init(struct proust_session *s);
+void proust__offload_destroy(struct proust_session *s);
+/* Queue jobs first..last (n of them) on the caller's node; wakes helpers. */
+void proust__offload_submit(struct proust_session *s, struct proust__job *first,
+                            struct proust__job *last, int n);
+/* Run queued jobs (own node first, then the others); how many ran. */
+int proust__offload_run(struct proust_session *s);
 
 /* ---- coarse locking ------------------------------------------------------------- */
 #define PROUST__COARSE_ENTER(p)                                                             \
