@@ -248,7 +248,10 @@ typedef struct proust_ptask proust_ptask_t;
 /* Test one pending request of the source (poll), or every one (group). */
 typedef int (*proust_ptask_poll_cb_t)(proust_ptask_t *task, proust_request_t *req, void *arg);
 typedef int (*proust_ptask_group_cb_t)(proust_ptask_t *task, void *arg);
-/* Sleep until the source may have an event or timeout_us elapsed. */
+/* Sleep until the source may have an event or timeout_us elapsed. A source
+ * with a blocking call and no fd gets a thread of its own that sits in the
+ * call while requests are pending on the source (or always, with
+ * PROUST_PTASK_ALWAYS) and polls the source each time it returns. */
 typedef int (*proust_ptask_block_cb_t)(proust_ptask_t *task, void *arg, long timeout_us);
 
 /* Poll the source even when none of its requests is pending (a source that
@@ -266,11 +269,13 @@ struct proust_ptask_desc {
     unsigned flags;                   /* PROUST_PTASK_* */
     void *arg;                        /* passed to every callback */
 };
-/* Register a source. At most 60 sources per session. */
+/* Register a source. At most 60 sources registered at once per session
+ * (PROUST_ERR_BUSY beyond). */
 int proust_ptask_register(proust_session_t *s, const struct proust_ptask_desc *desc,
                           proust_ptask_t **task);
 /* Remove a source; PROUST_ERR_BUSY while requests made on it are pending.
- * Returns once no thread is running its callbacks. */
+ * Returns once no other thread runs its callbacks (it may be called from
+ * the source's own callbacks). */
 int proust_ptask_unregister(proust_ptask_t **task);
 
 /* A request completed by its source: created pending on `task` (or on no

@@ -298,6 +298,40 @@ if(EXISTS ${API_DIR}/ptask.c)
   api_job(NAME ptask_shm_many NPROCS 2 RAILS self,shm PROGRAM ptask ARGS --test=many TIMEOUT 60)
   api_job(NAME ptask_self_reregister NPROCS 1 RAILS self PROGRAM ptask ARGS --test=reregister
           TIMEOUT 60)
+  # sources polled at their frequency while threads sleep (5 kHz: above the
+  # millisecond resolution of the wait set's timeout)
+  foreach(mode thread block poll)
+    api_job(NAME ptask_self_frequency_${mode} NPROCS 1 RAILS self PROGRAM ptask
+            ARGS --test=frequency ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+            TIMEOUT 60)
+  endforeach()
+  api_job(NAME ptask_self_frequency_high_block NPROCS 1 RAILS self PROGRAM ptask
+          ARGS --test=frequency-high ENV PROUST_PROGRESS=block PROUST_PEER_CHECK_MS=5000
+          TIMEOUT 60)
+  # the progress thread polls a source that became pending while it slept
+  api_job(NAME ptask_self_background_thread NPROCS 1 RAILS self PROGRAM ptask
+          ARGS --test=background ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  api_job(NAME ptask_shm_background_thread NPROCS 2 RAILS self,shm PROGRAM ptask
+          ARGS --test=background ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  # ... and so does a thread holding the wait set for another wait
+  foreach(mode thread block poll)
+    api_job(NAME ptask_self_stale_timeout_${mode} NPROCS 1 RAILS self PROGRAM ptask
+            ARGS --test=stale-timeout ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+            TIMEOUT 60)
+  endforeach()
+  # a source with a block callback and no fd wakes its waiter
+  foreach(mode thread block)
+    api_job(NAME ptask_self_block_callback_${mode} NPROCS 1 RAILS self PROGRAM ptask
+            ARGS --test=block-callback ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+            TIMEOUT 60)
+  endforeach()
+  # a callback that completes its source's last request unregisters the source
+  foreach(mode thread block)
+    api_job(NAME ptask_self_unregister_in_poll_${mode} NPROCS 1 RAILS self PROGRAM ptask
+            ARGS --test=unregister-in-poll ENV PROUST_PROGRESS=${mode} TIMEOUT 60)
+    api_job(NAME ptask_self_unregister_in_group_${mode} NPROCS 1 RAILS self PROGRAM ptask
+            ARGS --test=unregister-in-group ENV PROUST_PROGRESS=${mode} TIMEOUT 60)
+  endforeach()
   api_job(NAME ptask_self_threads2 NPROCS 1 RAILS self PROGRAM ptask
           ENV PROUST_PROGRESS_THREADS=2 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   api_job(NAME ptask_shm_spin0 NPROCS 2 RAILS self,shm PROGRAM ptask

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
@@ -100,12 +101,18 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
         uint64_t period = proust__ptasks_period(s);
         if (period && (!timeout_ns || period < timeout_ns))
             timeout_ns = period;
-        int ms = timeout_ns ? (int)((timeout_ns + 999999u) / 1000000u) : -1;
-        struct epoll_event evs[8];
-        int n = epoll_wait(p->epfd, evs, 8, ms);
-        for (int i = 0; i < n; i++)
-            if (evs[i].data.ptr == NULL)
-                drain_kicks(p);
+        /* ppoll on the epoll set: a timeout finer than epoll_wait's ms
+         * (sources may ask for more than 1 kHz) */
+        struct timespec ts = {(time_t)(timeout_ns / 1000000000u),
+                              (long)(timeout_ns % 1000000000u)};
+        struct pollfd pfd = {.fd = p->epfd, .events = POLLIN};
+        if (ppoll(&pfd, 1, timeout_ns ? &ts : NULL, NULL) > 0) {
+            struct epoll_event evs[8];
+            int n = epoll_wait(p->epfd, evs, 8, 0);
+            for (int i = 0; i < n; i++)
+                if (evs[i].data.ptr == NULL)
+                    drain_kicks(p);
+        }
     }
     arm_rails(s, false);
     if (proust__in_progress_thread)

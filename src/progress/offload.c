@@ -86,7 +86,7 @@ void proust__offload_submit(struct proust_session *s, struct proust__job *first,
     if (q->tail)
         q->tail->next = first;
     else
-        q->head = first;
+        __atomic_store_n(&q->head, first, __ATOMIC_RELAXED); /* peeked without the lock */
     q->tail = last;
     proust__unlock(&q->lock);
     atomic_fetch_add_explicit(&p->jobs_queued, n, memory_order_seq_cst);
@@ -103,8 +103,8 @@ static struct proust__job *take(struct proust__jobq *q)
     proust__lock(&q->lock);
     struct proust__job *j = q->head;
     if (j) {
-        q->head = j->next;
-        if (!q->head)
+        __atomic_store_n(&q->head, j->next, __ATOMIC_RELAXED);
+        if (!j->next)
             q->tail = NULL;
     }
     proust__unlock(&q->lock);

@@ -26,6 +26,14 @@ static int read_mode(struct proust__progress *p)
         PROUST_ERROR("PROUST_PROGRESS=%s: expected thread, block or poll", m);
         return PROUST_ERR_INVALID;
     }
+    long nthreads = 0;
+    if (proust__config_long(PROUST_CFG_PROGRESS_THREADS, &nthreads) != PROUST_OK ||
+        nthreads < 0 || nthreads > PROUST__MAX_PROGRESS_THREADS) {
+        PROUST_ERROR("PROUST_PROGRESS_THREADS=%s: expected 0 (one per NUMA node) to %d",
+                     proust__config_str(PROUST_CFG_PROGRESS_THREADS),
+                     PROUST__MAX_PROGRESS_THREADS);
+        return PROUST_ERR_INVALID;
+    }
     const char *l = proust__config_str(PROUST_CFG_LOCKING);
     if (strcmp(l, "fine") == 0)
         p->coarse = false;

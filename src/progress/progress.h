@@ -65,6 +65,8 @@ struct proust_ptask {
     proust__lock_t lock; /* the pending list */
     struct proust_request *pend_head, *pend_tail;
     struct proust_request *iter_next; /* per-request polling in progress */
+    _Atomic int blocker_running;      /* its blocking-call thread runs */
+    struct proust_ptask *retired_next; /* unregistered, slot reused */
 };
 
 /* A piece of communication work an idle thread may run (offload.c). */
@@ -87,6 +89,7 @@ struct proust__progress {
     _Atomic int ntasks;
     _Atomic int user_pending; /* sum of npending over user tasks */
     pthread_mutex_t reg_lock; /* registration */
+    struct proust_ptask *retired; /* unregistered tasks whose slot was reused */
     /* blocking */
     int epfd;                 /* rails' and sources' fds + kick_fd */
     int kick_fd;              /* eventfd: wakes the blocker */

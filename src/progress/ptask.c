@@ -3,29 +3,50 @@
  * the requests those sources complete.
  *
  * The task table is read without a lock by every poller: slots are
- * published with a release store and never reused, and a task's memory
- * stays until finalize (a poller may still hold its pointer after
- * unregister). Each task has one poller at a time (its `polling` flag); a
- * thread that finds the flag taken moves on, because someone is polling it.
+ * published with a release store; the slot of an unregistered task may be
+ * given to a new one, but the old task's memory stays until finalize (a
+ * poller may still hold its pointer: it sees `dead` and skips it). Each
+ * task has one poller at a time (its `polling` flag); a thread that finds
+ * the flag taken moves on, because someone is polling it.
+ *
+ * A source with a blocking call and no fd gets its own thread (as in
+ * PIOMan): while requests are pending on the source it sits in the
+ * blocking call and polls the source when the call returns, so waiters
+ * elsewhere sleep in the wait set undisturbed.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 
 #include "core/engine.h"
 
 /* The task the calling thread is polling request by request: completing a
  * request of that task from its poll callback needs no lock (held). */
 static _Thread_local struct proust_ptask *polling_task;
+/* The task whose callback (poll or group) the calling thread runs: it
+ * holds that task's poll flag. */
+static _Thread_local struct proust_ptask *in_callback;
 
 static int add_task(struct proust_session *s, struct proust_ptask *t)
 {
     struct proust__progress *p = &s->prog;
     pthread_mutex_lock(&p->reg_lock);
-    int n = atomic_load(&p->ntasks);
-    if (n == PROUST__MAX_PTASKS) {
+    int n = atomic_load(&p->ntasks), slot = n;
+    for (int i = s->nrails; i < n && slot == n; i++) {
+        struct proust_ptask *old = atomic_load(&p->tasks[i]);
+        if (atomic_load(&old->dead)) {
+            slot = i; /* reused: the old one is kept until finalize */
+            old->retired_next = p->retired;
+            p->retired = old;
+        }
+    }
+    if (slot == PROUST__MAX_PTASKS) {
         pthread_mutex_unlock(&p->reg_lock);
         return PROUST_ERR_BUSY;
     }
@@ -40,10 +61,82 @@ static int add_task(struct proust_session *s, struct proust_ptask *t)
             t->fd = -1; /* polled at its frequency instead */
         }
     }
-    atomic_store_explicit(&p->tasks[n], t, memory_order_release);
-    atomic_store_explicit(&p->ntasks, n + 1, memory_order_release);
+    atomic_store_explicit(&p->tasks[slot], t, memory_order_release);
+    if (slot == n)
+        atomic_store_explicit(&p->ntasks, n + 1, memory_order_release);
     pthread_mutex_unlock(&p->reg_lock);
     return PROUST_OK;
+}
+
+static int poll_task(struct proust_ptask *t);
+
+static void futex_wake_all(_Atomic int *word)
+{
+    (void)syscall(SYS_futex, (int *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* The thread of a source with a blocking call: block while requests are
+ * pending, then poll. */
+static void *blocking_main(void *arg)
+{
+    struct proust_ptask *t = arg;
+    struct proust__progress *p = &t->s->prog;
+    long period_us = (long)(t->period_ns / 1000u);
+    if (period_us < 1)
+        period_us = 1;
+    while (!atomic_load(&t->dead) && !atomic_load(&p->stop)) {
+        int pending = atomic_load(&t->npending);
+        if (!pending && !(t->flags & PROUST_PTASK_ALWAYS)) {
+            struct timespec ts = {0, 100000000}; /* re-check stop and dead */
+            (void)syscall(SYS_futex, (int *)&t->npending, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+            continue;
+        }
+        int rc = t->block(t, t->arg, period_us);
+        if (rc < 0)
+            PROUST_WARN("progress: source '%s' blocking call failed: %s", t->name,
+                        proust_strerror(rc));
+        if (proust__poll_trylock(&t->polling)) {
+            if (!atomic_load(&t->dead))
+                poll_task(t);
+            proust__poll_unlock(&t->polling);
+            proust__run_deferred();
+        }
+    }
+    atomic_store(&t->blocker_running, 0);
+    futex_wake_all(&t->blocker_running);
+    return NULL;
+}
+
+static int start_blocking_thread(struct proust_ptask *t)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store(&t->blocker_running, 1);
+    pthread_t th;
+    int rc = pthread_create(&th, &attr, blocking_main, t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        atomic_store(&t->blocker_running, 0);
+        return PROUST_ERR_SYS;
+    }
+    return PROUST_OK;
+}
+
+/* Wait until the source's blocking thread has left (unless we are it). */
+static void join_blocking_thread(struct proust_ptask *t)
+{
+    futex_wake_all(&t->npending);
+    int running;
+    while ((running = atomic_load(&t->blocker_running)) != 0 && in_callback != t) {
+        struct timespec ts = {0, 10000000};
+        (void)syscall(SYS_futex, (int *)&t->blocker_running, FUTEX_WAIT_PRIVATE, running, &ts,
+                      NULL, 0);
+    }
 }
 
 int proust__ptask_add_rail(struct proust_session *s, struct proust__rail *rail)
@@ -88,6 +181,10 @@ int proust_ptask_register(proust_session_t *s, const struct proust_ptask_desc *d
         free(t);
         return rc;
     }
+    if (t->block && t->fd < 0 && (rc = start_blocking_thread(t)) != PROUST_OK) {
+        atomic_store(&t->dead, 1);
+        return rc;
+    }
     *out = t;
     return PROUST_OK;
 }
@@ -103,11 +200,14 @@ int proust_ptask_unregister(proust_ptask_t **tp)
     if (atomic_exchange(&t->dead, 1))
         return PROUST_ERR_INVALID;
     /* wait out a poller running its callbacks (we may be that poller) */
-    if (polling_task != t)
+    if (in_callback != t) {
         while (!proust__poll_trylock(&t->polling))
             proust__cpu_relax();
+        proust__poll_unlock(&t->polling); /* dead: nobody takes it again */
+    }
     if (t->fd >= 0 && p->epfd >= 0)
         (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, t->fd, NULL);
+    join_blocking_thread(t);
     *tp = NULL;
     return PROUST_OK;
 }
@@ -139,7 +239,14 @@ int proust_request_create(proust_session_t *s, proust_ptask_t *t, void *user,
         proust__unlock(&t->lock);
         atomic_fetch_add(&t->npending, 1);
         atomic_fetch_add(&s->prog.user_pending, 1);
-        proust__threads_kick(s); /* a new source of events for the background */
+        if (t->block && t->fd < 0)
+            futex_wake_all(&t->npending); /* its blocking thread */
+        /* a source to poll now: napping progress threads, and a sleeping
+         * blocker whose timeout was chosen when nothing was pending */
+        proust__threads_kick(s);
+        unsigned w = atomic_load_explicit(&s->prog.waiting, memory_order_seq_cst);
+        if (w & PROUST__WAIT_BLOCKER)
+            proust__wake_slow(s, PROUST__WAIT_BLOCKER);
     }
     *out = req;
     return PROUST_OK;
@@ -200,14 +307,14 @@ static int poll_one_by_one(struct proust_ptask *t)
 
 static int poll_task(struct proust_ptask *t)
 {
-    int n;
-    if (t->group) {
+    int n = 0;
+    struct proust_ptask *outer = in_callback;
+    in_callback = t;
+    if (t->group)
         n = t->group(t, t->arg);
-    } else if (t->pend_head) {
+    else if (atomic_load_explicit(&t->npending, memory_order_acquire))
         n = poll_one_by_one(t);
-    } else {
-        n = 0;
-    }
+    in_callback = outer;
     if (n < 0) {
         PROUST_WARN("progress: source '%s' poll failed: %s", t->name, proust_strerror(n));
         return 0;
@@ -242,7 +349,8 @@ uint64_t proust__ptasks_period(struct proust_session *s)
     uint64_t period = 0;
     for (int i = 0; i < n; i++) {
         struct proust_ptask *t = atomic_load_explicit(&p->tasks[i], memory_order_acquire);
-        if (t->fd >= 0 || atomic_load_explicit(&t->dead, memory_order_relaxed) ||
+        if (t->fd >= 0 || (t->block && !t->rail) ||
+            atomic_load_explicit(&t->dead, memory_order_relaxed) ||
             (!(t->flags & PROUST_PTASK_ALWAYS) && !atomic_load(&t->npending)))
             continue;
         if (t->rail && t->rail->ops == &proust__rail_self)
@@ -259,8 +367,16 @@ void proust__ptasks_destroy(struct proust_session *s)
     int n = atomic_load(&p->ntasks);
     for (int i = 0; i < n; i++) {
         struct proust_ptask *t = atomic_load(&p->tasks[i]);
-        if (!t->rail) /* rails' tasks live in their slots */
-            free(t);
+        if (t->rail) /* rails' tasks live in their slots */
+            continue;
+        atomic_store(&t->dead, 1);
+        join_blocking_thread(t);
+        free(t);
+    }
+    while (p->retired) {
+        struct proust_ptask *t = p->retired;
+        p->retired = t->retired_next;
+        free(t);
     }
     atomic_store(&p->ntasks, 0);
 }

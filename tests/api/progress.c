@@ -1,0 +1,434 @@
+/*
+ * progress — behaviour of the progress engine seen from the public API
+ * (2 processes; PROUST_PROGRESS decides what may be claimed).
+ *
+ *  --test=overlap   rendezvous advancing while the application computes
+ *                   without calling the library:
+ *                   a. rank 0 isends 4 MiB, then computes 1.5 s with no
+ *                      library call; rank 1 receives it (blocking). With
+ *                      PROUST_PROGRESS=thread, the send must have completed
+ *                      during the computation (a request callback records
+ *                      when; one proust_test afterwards finds it complete)
+ *                      and rank 1's receive must have completed before rank
+ *                      0's computation ended (both ranks are on this host:
+ *                      CLOCK_MONOTONIC times compare).
+ *                   b. the mirror: rank 1 irecvs 4 MiB then computes 1.5 s;
+ *                      rank 0's blocking proust_send must return before that
+ *                      computation ends (thread mode).
+ *                   Other modes: data integrity only.
+ *  --test=waiters   N threads of rank 1 blocked on the same source, each on
+ *                   its own tag; rank 0 sends the tags in a shuffled order
+ *                   with distinct payloads (some rendezvous); every thread
+ *                   must get its own message. 200 rounds; a round slower than
+ *                   1 s means a lost wake-up (run with PROUST_PEER_CHECK_MS
+ *                   large so that the periodic liveness check hides none).
+ *  --test=shutdown  threads blocked in proust_wait on user requests that a
+ *                   third thread completes just before finalize; rendezvous
+ *                   isends freed with proust_request_free, still in flight
+ *                   when finalize is called: finalize returns PROUST_OK on
+ *                   both ranks and the receiver gets the data intact.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "test_util.h"
+
+static proust_session_t *S;
+static int thread_mode; /* PROUST_PROGRESS=thread: background claims hold */
+
+#define BIG (4u << 20)
+#define COMPUTE_S 1.5
+
+#define TAG_A 0x100
+#define TAG_A_TIME 0x101
+#define TAG_B 0x200
+#define TAG_B_TIME 0x201
+#define TAG_W 0x1000000ull
+#define TAG_W_GO 0x2000000ull
+#define TAG_SD 0x300
+
+/* Busy computation without any library call, until `seconds` have passed. */
+static double compute(double seconds)
+{
+    volatile uint64_t acc = 1;
+    double end = tu_now() + seconds;
+    for (;;) {
+        for (int i = 0; i < 20000; i++)
+            acc = tu_mix(acc + (uint64_t)i);
+        double now = tu_now();
+        if (now >= end)
+            return now;
+    }
+}
+
+struct done_rec {
+    _Atomic int calls;
+    _Atomic double when;
+    int error;
+};
+
+static void on_done(proust_request_t *req, const proust_status_t *st, void *arg)
+{
+    (void)req;
+    struct done_rec *d = arg;
+    d->error = st->error;
+    atomic_store(&d->when, tu_now());
+    atomic_fetch_add(&d->calls, 1);
+}
+
+/* ------------------------------------------------------------------ overlap */
+static void test_overlap_send(void)
+{
+    TU_PHASE("overlap: isend then compute");
+    uint8_t *buf = malloc(BIG);
+    EXPECT(buf, "out of memory");
+    tu_barrier(S);
+    if (tu_rank == 0) {
+        tu_fill(buf, BIG, TAG_A);
+        struct done_rec d = {0};
+        proust_request_t *r;
+        double posted = tu_now();
+        CHECK(proust_isend(S, buf, BIG, 1, TAG_A, &r));
+        CHECK(proust_request_monitor(r, on_done, &d));
+        double t0 = tu_now();
+        double end = compute(COMPUTE_S); /* no library call in here */
+        int calls = atomic_load(&d.calls);
+        double when = atomic_load(&d.when);
+        int flag = 0;
+        proust_status_t st;
+        if (thread_mode) {
+            EXPECT(calls == 1,
+                   "with PROUST_PROGRESS=thread the 4 MiB isend did not complete while the "
+                   "sender computed %.2f s without calling the library (callback ran %d times)",
+                   end - t0, calls);
+            EXPECT(when <= end, "callback time %.6f after the end of the computation %.6f", when,
+                   end);
+            CHECK(proust_test(&r, &flag, &st)); /* one call */
+            EXPECT(flag == 1, "proust_test after the computation: flag %d, expected the "
+                              "isend to be complete already", flag);
+            printf("overlap: isend completed %.3f s into the computation\n", when - t0);
+        } else {
+            CHECK(proust_wait(&r, &st));
+        }
+        EXPECT(r == NULL, "completed request handle not cleared");
+        EXPECT(st.error == PROUST_OK, "isend status %s", proust_error_name(st.error));
+        double recv_done = 0;
+        CHECK(proust_recv(S, &recv_done, sizeof recv_done, 1, TAG_A_TIME, PROUST_TAG_MASK_FULL,
+                          NULL));
+        if (thread_mode) {
+            EXPECT(recv_done > posted, "rank 1's receive completed at %+.6f s, before the "
+                   "isend was posted (clocks?)", recv_done - posted);
+            EXPECT(recv_done < end,
+                   "rank 1's receive completed at %+.3f s, after rank 0's computation ended "
+                   "(%+.3f s): the rendezvous waited for the sender to call the library",
+                   recv_done - t0, end - t0);
+            printf("overlap: rank 1's recv completed %.3f s into rank 0's computation\n",
+                   recv_done - t0);
+        }
+    } else {
+        memset(buf, 0, BIG);
+        proust_status_t st;
+        CHECK(proust_recv(S, buf, BIG, 0, TAG_A, PROUST_TAG_MASK_FULL, &st));
+        double done = tu_now();
+        EXPECT_STATUS(st, 0, TAG_A, BIG, BIG, PROUST_OK);
+        EXPECT_PATTERN(buf, BIG, TAG_A, "4 MiB sent by a computing rank");
+        CHECK(proust_send(S, &done, sizeof done, 0, TAG_A_TIME));
+    }
+    free(buf);
+}
+
+static void test_overlap_recv(void)
+{
+    TU_PHASE("overlap: irecv then compute");
+    uint8_t *buf = malloc(BIG);
+    EXPECT(buf, "out of memory");
+    if (tu_rank == 1) {
+        memset(buf, 0, BIG);
+        struct done_rec d = {0};
+        proust_request_t *r;
+        CHECK(proust_irecv(S, buf, BIG, 0, TAG_B, PROUST_TAG_MASK_FULL, &r));
+        CHECK(proust_request_monitor(r, on_done, &d));
+        double posted = tu_now();
+        tu_barrier(S); /* the receive is posted: rank 0 sends now */
+        double t0 = tu_now();
+        double end = compute(COMPUTE_S);
+        int calls = atomic_load(&d.calls);
+        double when = atomic_load(&d.when);
+        proust_status_t st;
+        if (thread_mode) {
+            EXPECT(calls == 1,
+                   "with PROUST_PROGRESS=thread the posted 4 MiB irecv did not complete while "
+                   "the receiver computed %.2f s without calling the library", end - t0);
+            EXPECT(when <= end, "callback time after the end of the computation");
+            int flag = 0;
+            CHECK(proust_test(&r, &flag, &st));
+            EXPECT(flag == 1, "proust_test after the computation: flag %d", flag);
+        } else {
+            CHECK(proust_wait(&r, &st));
+        }
+        EXPECT_STATUS(st, 0, TAG_B, BIG, BIG, PROUST_OK);
+        EXPECT_PATTERN(buf, BIG, TAG_B, "4 MiB received by a computing rank");
+        double send_returned = 0;
+        CHECK(proust_recv(S, &send_returned, sizeof send_returned, 0, TAG_B_TIME,
+                          PROUST_TAG_MASK_FULL, NULL));
+        if (thread_mode) {
+            EXPECT(send_returned > posted, "rank 0's send returned before the receive was "
+                   "posted (clocks?)");
+            EXPECT(send_returned < end,
+                   "rank 0's blocking send returned at %+.3f s, after rank 1's computation "
+                   "ended (%+.3f s)", send_returned - t0, end - t0);
+            printf("overlap: rank 0's send returned %.3f s into rank 1's computation\n",
+                   send_returned - t0);
+        }
+    } else {
+        tu_fill(buf, BIG, TAG_B);
+        tu_barrier(S);
+        CHECK(proust_send(S, buf, BIG, 1, TAG_B));
+        double t = tu_now();
+        CHECK(proust_send(S, &t, sizeof t, 1, TAG_B_TIME));
+    }
+    free(buf);
+}
+
+/* ------------------------------------------------------------------ waiters */
+#define NW 8
+#define ROUNDS 200
+
+static pthread_barrier_t round_start, round_end;
+static _Atomic int waiter_failures;
+
+static size_t w_size(int round, int i)
+{
+    if (round % 10 == 3 && i % 3 == 0)
+        return 70000 + (size_t)i * 1111; /* rendezvous on every rail */
+    return 8 + (size_t)((round * 37 + i * 101) % 3000);
+}
+
+static uint64_t w_seed(int round, int i)
+{
+    return ((uint64_t)round << 16) ^ (uint64_t)(i + 1) * 0x9e37ull;
+}
+
+static void *waiter_main(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    uint8_t *buf = malloc(80000);
+    for (int round = 0; round < ROUNDS; round++) {
+        pthread_barrier_wait(&round_start);
+        proust_tag_t tag = TAG_W | ((proust_tag_t)round << 8) | (proust_tag_t)i;
+        proust_status_t st;
+        memset(buf, 0, 80000);
+        int rc = proust_recv(S, buf, 80000, 0, tag, PROUST_TAG_MASK_FULL, &st);
+        size_t n = w_size(round, i);
+        if (rc != PROUST_OK || st.tag != tag || st.size != n || st.count != n ||
+            tu_first_diff(buf, n, w_seed(round, i)) >= 0) {
+            fprintf(stderr,
+                    "[rank 1] FAIL waiter %d round %d: rc %s tag 0x%" PRIx64 " (want 0x%" PRIx64
+                    ") size %zu (want %zu) data %s\n",
+                    i, round, proust_error_name(rc), (uint64_t)st.tag, (uint64_t)tag, st.size,
+                    n, tu_first_diff(buf, n, w_seed(round, i)) >= 0 ? "WRONG" : "ok");
+            atomic_fetch_add(&waiter_failures, 1);
+        }
+        pthread_barrier_wait(&round_end);
+    }
+    free(buf);
+    return NULL;
+}
+
+static void test_waiters(void)
+{
+    TU_PHASE("waiters");
+    tu_barrier(S);
+    double worst = 0;
+    if (tu_rank == 1) {
+        pthread_t th[NW];
+        pthread_barrier_init(&round_start, NULL, NW + 1);
+        pthread_barrier_init(&round_end, NULL, NW + 1);
+        for (int i = 0; i < NW; i++)
+            EXPECT(pthread_create(&th[i], NULL, waiter_main, (void *)(intptr_t)i) == 0,
+                   "pthread_create");
+        for (int round = 0; round < ROUNDS; round++) {
+            pthread_barrier_wait(&round_start);
+            double t0 = tu_now();
+            int r = round;
+            CHECK(proust_send(S, &r, sizeof r, 0, TAG_W_GO)); /* threads are receiving */
+            pthread_barrier_wait(&round_end);
+            double dt = tu_now() - t0;
+            if (dt > worst)
+                worst = dt;
+            EXPECT(atomic_load(&waiter_failures) == 0, "round %d: %d thread(s) got a wrong "
+                   "message", round, atomic_load(&waiter_failures));
+            EXPECT(dt < 1.0, "round %d took %.3f s: a waiter was not woken by its completion",
+                   round, dt);
+        }
+        for (int i = 0; i < NW; i++)
+            pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&round_start);
+        pthread_barrier_destroy(&round_end);
+        printf("waiters: %d rounds of %d threads on one source, slowest round %.1f ms\n", ROUNDS,
+               NW, worst * 1e3);
+    } else {
+        uint8_t *bufs[NW];
+        for (int i = 0; i < NW; i++)
+            bufs[i] = malloc(80000);
+        uint64_t rng = 12345;
+        for (int round = 0; round < ROUNDS; round++) {
+            int r = -1;
+            CHECK(proust_recv(S, &r, sizeof r, 1, TAG_W_GO, PROUST_TAG_MASK_FULL, NULL));
+            EXPECT(r == round, "go for round %d, expected %d", r, round);
+            if (round & 1)
+                tu_sleep_ms(1); /* the receivers are asleep, past their spin */
+            int order[NW];
+            for (int i = 0; i < NW; i++)
+                order[i] = i;
+            for (int i = NW - 1; i > 0; i--) { /* Fisher-Yates */
+                rng = tu_mix(rng);
+                int j = (int)(rng % (uint64_t)(i + 1));
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            proust_request_t *reqs[NW];
+            for (int k = 0; k < NW; k++) {
+                int i = order[k];
+                size_t n = w_size(round, i);
+                tu_fill(bufs[i], n, w_seed(round, i));
+                proust_tag_t tag = TAG_W | ((proust_tag_t)round << 8) | (proust_tag_t)i;
+                CHECK(proust_isend(S, bufs[i], n, 1, tag, &reqs[k]));
+            }
+            CHECK(proust_waitall(NW, reqs, NULL));
+        }
+        for (int i = 0; i < NW; i++)
+            free(bufs[i]);
+    }
+    tu_barrier(S);
+}
+
+/* ------------------------------------------------------------------ shutdown */
+#define NU 4
+static proust_request_t *ureq[NU];
+static _Atomic int uwait_rc[NU];
+static _Atomic int uwait_returned;
+
+static void *uwaiter_main(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    proust_status_t st;
+    memset(&st, 0, sizeof st);
+    int rc = proust_wait(&ureq[i], &st);
+    atomic_store(&uwait_rc[i], rc == st.error ? rc : 99);
+    atomic_fetch_add(&uwait_returned, 1);
+    return NULL;
+}
+
+static proust_request_t *creq[NU];
+static void *completer_main(void *arg)
+{
+    (void)arg;
+    tu_sleep_ms(200); /* the waiters are asleep by now */
+    for (int i = 0; i < NU; i++) {
+        int rc = proust_request_complete(creq[i], i == 2 ? PROUST_ERR_CANCELED : PROUST_OK);
+        if (rc != PROUST_OK)
+            TU_FAIL("proust_request_complete returned %s", proust_error_name(rc));
+    }
+    return NULL;
+}
+
+static void test_shutdown(void)
+{
+    TU_PHASE("shutdown");
+    tu_barrier(S);
+    /* rank 0: rendezvous isends freed at once */
+    enum { NS = 3 };
+    uint8_t *sbuf[NS] = {0};
+    size_t slen[NS] = {BIG, 300000, 100};
+    if (tu_rank == 0) {
+        for (int k = 0; k < NS; k++) {
+            sbuf[k] = malloc(slen[k]);
+            tu_fill(sbuf[k], slen[k], TAG_SD + (uint64_t)k);
+            proust_request_t *r;
+            CHECK(proust_isend(S, sbuf[k], slen[k], 1, TAG_SD + (proust_tag_t)k, &r));
+            CHECK(proust_request_free(&r));
+            EXPECT(r == NULL, "request_free left the handle");
+        }
+    }
+    /* every rank: waiters on user requests, completed by another thread */
+    pthread_t w[NU], c;
+    for (int i = 0; i < NU; i++) {
+        CHECK(proust_request_create(S, NULL, &ureq[i], &ureq[i]));
+        creq[i] = ureq[i];
+        atomic_store(&uwait_rc[i], 77);
+    }
+    for (int i = 0; i < NU; i++)
+        EXPECT(pthread_create(&w[i], NULL, uwaiter_main, (void *)(intptr_t)i) == 0, "create");
+    EXPECT(pthread_create(&c, NULL, completer_main, NULL) == 0, "create");
+    if (tu_rank == 1) {
+        /* receive late: rank 0 is in finalize with its sends in flight */
+        tu_sleep_ms(300);
+        uint8_t *rbuf = malloc(BIG);
+        for (int k = 0; k < NS; k++) {
+            proust_status_t st;
+            memset(rbuf, 0, slen[k]);
+            CHECK(proust_recv(S, rbuf, BIG, 0, TAG_SD + (proust_tag_t)k, PROUST_TAG_MASK_FULL,
+                              &st));
+            EXPECT_STATUS(st, 0, TAG_SD + k, slen[k], slen[k], PROUST_OK);
+            EXPECT_PATTERN(rbuf, slen[k], TAG_SD + (uint64_t)k,
+                           "freed isend %d received after the sender entered finalize", k);
+        }
+        free(rbuf);
+    }
+    pthread_join(c, NULL);
+    for (int i = 0; i < NU; i++)
+        pthread_join(w[i], NULL);
+    EXPECT(atomic_load(&uwait_returned) == NU, "%d waiters returned", atomic_load(&uwait_returned));
+    for (int i = 0; i < NU; i++) {
+        int want = i == 2 ? PROUST_ERR_CANCELED : PROUST_OK;
+        EXPECT(atomic_load(&uwait_rc[i]) == want,
+               "waiter %d: proust_wait returned %d (%s), status.error must match; want %s", i,
+               atomic_load(&uwait_rc[i]), proust_error_name(atomic_load(&uwait_rc[i])),
+               proust_error_name(want));
+        EXPECT(ureq[i] == NULL, "waiter %d: handle not cleared", i);
+    }
+    TU_PHASE("proust_finalize with freed sends in flight");
+    double t0 = tu_now();
+    int rc = proust_finalize(S);
+    double dt = tu_now() - t0;
+    EXPECT(rc == PROUST_OK, "proust_finalize returned %s", proust_error_name(rc));
+    EXPECT(dt < 9.0, "proust_finalize took %.1f s", dt);
+    alarm(0);
+    for (int k = 0; k < NS; k++)
+        free(sbuf[k]);
+    printf("shutdown: rank %d finalize ok in %.3f s\n", tu_rank, dt);
+}
+
+int main(int argc, char **argv)
+{
+    S = tu_init(60);
+    EXPECT(tu_size == 2, "run with 2 processes, got %d", tu_size);
+    proust_progress_info_t info;
+    CHECK(proust_progress_info(S, &info));
+    thread_mode = strcmp(info.mode, "thread") == 0;
+    if (tu_has_arg(argc, argv, "--claim-background")) /* to see the checks fail */
+        thread_mode = 1;
+    const char *which = tu_arg(argc, argv, "--test", "all");
+    int all = strcmp(which, "all") == 0;
+    if (tu_rank == 0)
+        printf("progress: mode %s, locking %s, %d thread(s), spin %.1f us\n", info.mode,
+               info.locking, info.threads, info.spin_us);
+    if (all || strcmp(which, "overlap") == 0) {
+        test_overlap_send();
+        test_overlap_recv();
+        if (tu_rank == 0)
+            printf("overlap: ok (%s)\n", thread_mode ? "background progress checked"
+                                                     : "data only");
+    }
+    if (all || strcmp(which, "waiters") == 0)
+        test_waiters();
+    if (all || strcmp(which, "shutdown") == 0) {
+        test_shutdown(); /* finalizes */
+        return 0;
+    }
+    tu_barrier(S);
+    tu_finalize(S);
+    return 0;
+}
