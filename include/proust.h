@@ -291,6 +291,7 @@ int proust_request_complete(proust_request_t *req, int status);
 /* What the progress engine chose (proust-info prints it with the reasons). */
 typedef struct {
     const char *mode;      /* "thread", "block" or "poll" (PROUST_PROGRESS) */
+    const char *mode_reason;
     const char *locking;   /* "fine" or "coarse" (PROUST_LOCKING) */
     int threads;           /* background progress threads running */
     double spin_us;        /* how long a waiter polls before it sleeps */

@@ -52,8 +52,8 @@ static void print_progress(void)
     }
     proust_progress_info_t pi;
     if (proust_progress_info(s, &pi) == PROUST_OK) {
-        printf("  mode %s, %s locking, %d background progress thread(s)\n", pi.mode,
-               pi.locking, pi.threads);
+        printf("  mode %s (%s), %s locking, %d background progress thread(s)\n", pi.mode,
+               pi.mode_reason, pi.locking, pi.threads);
         if (pi.spin_us < 0)
             printf("  waiters poll and never sleep: %s\n", pi.spin_reason);
         else

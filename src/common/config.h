@@ -31,16 +31,17 @@
       "seconds the tcp rail waits for all its connections at init")                            \
     X(PEER_CHECK_MS, "PROUST_PEER_CHECK_MS", "200",                                             \
       "a wait that sees no progress for this long checks that its peers are alive")            \
-    X(PROGRESS, "PROUST_PROGRESS", "thread",                                                    \
-      "event detection: thread (background progress threads; waiters poll, then sleep), "      \
+    X(PROGRESS, "PROUST_PROGRESS", "auto",                                                      \
+      "event detection: auto (thread where the node has more cores than ranks, else block), "  \
+      "thread (background progress threads; waiters poll, then sleep), "                        \
       "block (no thread; a waiter polls, then blocks in the kernel) or poll (waiters never "    \
       "block: lowest latency on dedicated cores)")                                              \
     X(PROGRESS_THREADS, "PROUST_PROGRESS_THREADS", "0",                                         \
       "background progress threads with PROUST_PROGRESS=thread; 0 = one per NUMA node the "    \
       "process may run on")                                                                     \
     X(SPIN_US, "PROUST_SPIN_US", "auto",                                                        \
-      "microseconds a waiter polls before it sleeps; auto = the round trip of a blocking "        \
-      "wake-up measured at init (10 to 200), 0 when the machine is loaded")                     \
+      "microseconds a waiter polls before it sleeps; auto = the cost of a blocking wake-up "       \
+      "measured at init (20 to 200), 0 when the machine is loaded")                             \
     X(OFFLOAD_BYTES, "PROUST_OFFLOAD_BYTES", "1M",                                             \
       "a rendezvous copy of at least twice this size is cut into pieces of this size that "    \
       "idle threads (progress threads, waiting threads) copy in parallel; 0 = never "           \

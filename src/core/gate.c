@@ -114,6 +114,8 @@ static struct proust__packet_slot *free_slot(struct proust__gate *g)
     return NULL;
 }
 
+_Thread_local int proust__packet_urgent;
+
 int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot *slot,
                              struct proust__chunk *first, unsigned n)
 {
@@ -134,7 +136,13 @@ int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot 
     slot->iov[0].iov_len = sizeof slot->hdr;
     slot->chunks = first;
     slot->busy = true;
+    int urgent = 0;
+    for (struct proust__chunk *c = first; c; c = c->next)
+        urgent |= c->hdr.type == PROUST__CH_RTS || c->hdr.type == PROUST__CH_CTS ||
+                  c->hdr.type == PROUST__CH_PUSH;
+    proust__packet_urgent = urgent;
     int rc = g->rail->ops->send(g->rail, g->peer, slot->iov, iovcnt, slot);
+    proust__packet_urgent = 0;
     if (rc != PROUST__INPROGRESS) {
         slot->busy = false;
         slot->chunks = NULL;

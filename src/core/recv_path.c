@@ -552,7 +552,7 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
     PROUST__COARSE_ENTER(&s->prog);
     int rc = recv_post(s, req);
     PROUST__COARSE_LEAVE(&s->prog);
-    if (req->total >= PROUST__KICK_BYTES) /* see proust__send_post */
+    if (req->total >= PROUST__KICK_BYTES) /* its RTS may come while we compute */
         proust__threads_kick(s);
     return rc;
 }

@@ -208,7 +208,8 @@ void proust__gets_run(struct proust_session *s)
         /* A background progress thread runs while the application computes:
          * the copy is better done by the sender, which waits for it. */
         bool background = proust__in_progress_thread && rail->ops->write &&
-                          pg->accepted >= PROUST__PUSH_FROM_BACKGROUND;
+                          pg->accepted >= PROUST__PUSH_FROM_BACKGROUND &&
+                          !atomic_load_explicit(&s->prog.app_polling, memory_order_relaxed);
         if (background || (can_push && total >= 2 && (before & 1u))) {
             do_push(s, pg->peer, pg);
             pg->accepted = 0; /* handled */

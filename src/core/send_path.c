@@ -203,9 +203,12 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
     PROUST__COARSE_ENTER(&s->prog);
     int rc = send_post(s, req, sync, hints);
     PROUST__COARSE_LEAVE(&s->prog);
-    /* a rendezvous needs the peer's answer while we may be computing: the
-     * progress thread must not nap through it */
-    if (req->total >= PROUST__KICK_BYTES)
+    /* A rendezvous on a rail where the sender must push the data (no get:
+     * tcp) needs us to act on the peer's answer while we may be computing:
+     * the progress thread must not nap through it. (On shm the receiver
+     * pulls: waking our thread would only take a core from someone.) */
+    if (req->total >= PROUST__KICK_BYTES &&
+        !(s->gates[req->peer].rail->caps.flags & PROUST__RAIL_CAN_GET))
         proust__threads_kick(s);
     return rc;
 }

@@ -85,16 +85,14 @@ void proust__check_peers(struct proust_session *s)
 }
 
 /* The first empty poll of a wait: count the waiter as an application
- * poller, and get the progress thread out of the wait set (its doorbells
- * would make every peer's send pay a system call while we poll anyway). */
+ * poller (the progress thread stays out of the wait set while there are
+ * some, so that peers do not pay doorbells for messages we poll anyway). */
 static void waiter_start_polling(struct proust_session *s, struct proust__waiter *w)
 {
     struct proust__progress *p = &s->prog;
     w->polling = true;
     atomic_fetch_add_explicit(&p->app_polling, 1, memory_order_seq_cst);
     atomic_fetch_add_explicit(&p->app_entries, 1, memory_order_relaxed);
-    if (atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst))
-        proust__kick(s);
 }
 
 void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int events)

@@ -126,18 +126,28 @@ struct proust__rail_ops {
     /* Optional: a file descriptor that becomes readable when poll has work
      * (for blocking waits), or -1. */
     int (*fd)(proust__rail_t *rail);
-    /* Optional: a thread is about to block on fd() (on = 1) or is back
-     * (on = 0). While armed, whoever sends to this process must make fd()
-     * readable (a doorbell); unarmed, nobody pays for it. Arming is
-     * sequentially consistent with the sender's check, so a message written
-     * before the arm is seen by the poll that follows it. */
-    void (*arm)(proust__rail_t *rail, int on);
+    /* Optional: a thread is about to block on fd() (level > 0) or is back
+     * (0). While armed, whoever sends to this process must make fd()
+     * readable (a doorbell) — for every packet at PROUST__ARM_ALL (an
+     * application thread sleeps), only for packets marked urgent at
+     * PROUST__ARM_URGENT (only a progress thread sleeps: it has nothing to
+     * do for an eager message or a FIN, only for rendezvous handshakes).
+     * Unarmed, nobody pays for it. Arming is sequentially consistent with
+     * the sender's check, so a message written before the arm is seen by
+     * the poll that follows it. */
+    void (*arm)(proust__rail_t *rail, int level);
     /* Optional: the engine learned (from the launcher, or a protocol error)
      * that `peer` is gone: stop talking to it and complete its queued sends
      * and puts with send_done(ctx, status). Called with the gate lock held. */
     void (*disconnect)(proust__rail_t *rail, int peer, int status);
     void (*close)(proust__rail_t *rail);
 };
+
+#define PROUST__ARM_ALL 1
+#define PROUST__ARM_URGENT 2
+/* Set by the engine around send() of a packet that carries rendezvous
+ * control (RTS, CTS, PUSH): it rings a doorbell armed at ARM_URGENT too. */
+extern _Thread_local int proust__packet_urgent;
 
 extern const struct proust__rail_ops proust__rail_self;
 extern const struct proust__rail_ops proust__rail_shm;

@@ -181,11 +181,12 @@ static int self_fd(proust__rail_t *rail)
     return ((struct self_state *)rail->priv)->bell;
 }
 
-static void self_arm(proust__rail_t *rail, int on)
+static void self_arm(proust__rail_t *rail, int level)
 {
     struct self_state *st = rail->priv;
-    atomic_store_explicit(&st->armed, on, memory_order_seq_cst);
-    if (!on && st->bell >= 0) {
+    /* local sends come from our own threads: ring for every one */
+    atomic_store_explicit(&st->armed, level, memory_order_seq_cst);
+    if (!level && st->bell >= 0) {
         uint64_t v;
         (void)!read(st->bell, &v, sizeof v);
     }

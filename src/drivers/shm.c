@@ -59,6 +59,7 @@ struct seg_header {
 struct queued_op {
     struct queued_op *next;
     uint16_t kind;
+    uint16_t urgent; /* proust__packet_urgent when queued */
     uint64_t token, offset;
     size_t len;
     void *ctx;
@@ -133,11 +134,12 @@ static int bell_socket(const char *path, bool listen)
 
 /* After writing into p's ring: wake p if one of its threads sleeps. The
  * fence orders our record before the check (Dekker with arm). */
-static inline void wake_peer(struct shm_peer *p)
+static inline void wake_peer(struct shm_peer *p, int urgent)
 {
     atomic_thread_fence(memory_order_seq_cst);
     const struct seg_header *h = p->map;
-    if (__builtin_expect(atomic_load_explicit(&h->sleeping, memory_order_relaxed) != 0, 0) &&
+    uint32_t level = atomic_load_explicit(&h->sleeping, memory_order_relaxed);
+    if (__builtin_expect(level != 0, 0) && (level == PROUST__ARM_ALL || urgent) &&
         p->bell_fd >= 0)
         ring_bell(p->bell_fd);
 }
@@ -370,6 +372,7 @@ static int queue_op(struct shm_peer *p, uint16_t kind, uint64_t token, uint64_t 
         return PROUST_ERR_NOMEM;
     op->next = NULL;
     op->kind = kind;
+    op->urgent = (uint16_t)proust__packet_urgent;
     op->token = token;
     op->offset = offset;
     op->len = len;
@@ -401,7 +404,7 @@ static inline int write_or_queue(proust__rail_t *rail, int peer, uint16_t kind, 
     if (!p->q_head) {
         int rc = proust__shm_ring_write(&p->out, kind, token, offset, iov, iovcnt, len);
         if (rc == PROUST_OK)
-            wake_peer(p);
+            wake_peer(p, proust__packet_urgent);
         if (rc != PROUST_ERR_BUSY)
             return rc;
     }
@@ -428,7 +431,7 @@ static int shm_try_send(proust__rail_t *rail, int peer, const struct iovec *iov,
         return PROUST_ERR_BUSY;
     int rc = proust__shm_ring_write(&p->out, SHM_REC_PACKET, 0, 0, iov, iovcnt, len);
     if (rc == PROUST_OK)
-        wake_peer(p);
+        wake_peer(p, 0); /* eager data only */
     return rc;
 }
 
@@ -444,6 +447,7 @@ static int shm_flush(proust__rail_t *rail, int peer)
     struct shm_state *st = rail->priv;
     struct shm_peer *p = &st->peers[peer];
     bool wrote = false;
+    int urgent = 0;
     while (p->q_head) {
         struct queued_op *op = p->q_head;
         int rc = atomic_load(&p->dead) ? PROUST_ERR_PEER_FAILED
@@ -452,10 +456,11 @@ static int shm_flush(proust__rail_t *rail, int peer)
                                                                 op->len);
         if (rc == PROUST_ERR_BUSY) {
             if (wrote)
-                wake_peer(p);
+                wake_peer(p, urgent);
             return PROUST_OK;
         }
         wrote |= rc == PROUST_OK;
+        urgent |= op->urgent;
         p->q_head = op->next;
         if (!p->q_head)
             p->q_tail = NULL;
@@ -463,7 +468,7 @@ static int shm_flush(proust__rail_t *rail, int peer)
         free(op);
     }
     if (wrote)
-        wake_peer(p);
+        wake_peer(p, urgent);
     return PROUST_OK;
 }
 
@@ -637,7 +642,7 @@ static int shm_poll(proust__rail_t *rail)
             atomic_thread_fence(memory_order_seq_cst);
             if (atomic_load_explicit(&p->in.ctl->want_space, memory_order_relaxed) &&
                 atomic_exchange(&p->in.ctl->want_space, 0) && r != st->rank)
-                wake_peer(p);
+                wake_peer(p, 1); /* it waits to send: always worth a wake-up */
         }
         if (err && !atomic_exchange(&p->dead, 1))
             rail->up.peer_failed(rail->up.engine, r, PROUST_ERR_PROTO, err);
@@ -653,14 +658,14 @@ static int shm_fd(proust__rail_t *rail)
     return st ? st->bell_fd : -1;
 }
 
-static void shm_arm(proust__rail_t *rail, int on)
+static void shm_arm(proust__rail_t *rail, int level)
 {
     struct shm_state *st = rail->priv;
     if (!st || !st->seg)
         return;
     struct seg_header *h = st->seg;
-    atomic_store_explicit(&h->sleeping, on ? 1u : 0u, memory_order_seq_cst);
-    if (!on && st->bell_fd >= 0) {
+    atomic_store_explicit(&h->sleeping, (uint32_t)level, memory_order_seq_cst);
+    if (!level && st->bell_fd >= 0) {
         char b;
         while (recv(st->bell_fd, &b, 1, MSG_DONTWAIT) > 0)
             ;

@@ -66,12 +66,12 @@ void proust__wake_slow(struct proust_session *s, unsigned waiting)
         proust__kick(s);
 }
 
-static void arm_rails(struct proust_session *s, bool on)
+static void arm_rails(struct proust_session *s, int level)
 {
     for (int i = 0; i < s->nrails; i++) {
         proust__rail_t *r = &s->rails[i].rail;
         if (r->ops->arm)
-            r->ops->arm(r, on);
+            r->ops->arm(r, level);
     }
 }
 
@@ -89,9 +89,16 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
     atomic_store_explicit(&p->blocker_id, proust__thread_id(), memory_order_relaxed);
     /* application threads that start polling get a progress thread out of
      * here (they poll themselves; our doorbells would only cost them) */
-    if (proust__in_progress_thread)
+    /* A progress thread alone needs waking for rendezvous handshakes only;
+     * as soon as an application thread sleeps too, for everything. */
+    int level = PROUST__ARM_ALL;
+    if (proust__in_progress_thread) {
         atomic_store_explicit(&p->pt_blocking, 1, memory_order_seq_cst);
-    arm_rails(s, true); /* seq_cst inside: doorbells ring from now on */
+        arm_rails(s, PROUST__ARM_URGENT);
+        if (atomic_load_explicit(&p->app_sleepers, memory_order_seq_cst) == 0)
+            level = PROUST__ARM_URGENT;
+    }
+    arm_rails(s, level); /* seq_cst inside: doorbells ring from now on */
     /* what arrived before the doorbells were armed: the last look */
     int ev = proust__progress(s);
     proust__run_deferred();
@@ -114,7 +121,7 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
                     drain_kicks(p);
         }
     }
-    arm_rails(s, false);
+    arm_rails(s, 0);
     if (proust__in_progress_thread)
         atomic_store_explicit(&p->pt_blocking, 0, memory_order_relaxed);
 }
@@ -134,11 +141,25 @@ void proust__block(struct proust_session *s, proust__done_fn done, void *ctx, ui
     }
     /* Someone else holds the wait set (or there is none): sleep until a
      * completion, a hand-over, or the timeout. */
+    bool app = !proust__in_progress_thread;
     atomic_fetch_add_explicit(&p->waiting, 1, memory_order_seq_cst);
     unsigned seq = atomic_load_explicit(&p->wake_seq, memory_order_seq_cst);
     unsigned w = atomic_load_explicit(&p->waiting, memory_order_seq_cst);
+    if (app) {
+        /* a progress thread holding the wait set rings for handshakes
+         * only: make every packet ring, then look once more at what came
+         * before */
+        atomic_fetch_add_explicit(&p->app_sleepers, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst)) {
+            arm_rails(s, PROUST__ARM_ALL);
+            proust__progress(s);
+            proust__run_deferred();
+        }
+    }
     bool holder = (w & PROUST__WAIT_BLOCKER) || p->epfd < 0;
     if (holder && !atomic_load(&p->stop) && !(done && done(ctx)))
         futex_wait(&p->wake_seq, seq, timeout_ns);
+    if (app)
+        atomic_fetch_sub_explicit(&p->app_sleepers, 1, memory_order_seq_cst);
     atomic_fetch_sub_explicit(&p->waiting, 1, memory_order_seq_cst);
 }

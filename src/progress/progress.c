@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -16,14 +17,16 @@
 static int read_mode(struct proust__progress *p)
 {
     const char *m = proust__config_str(PROUST_CFG_PROGRESS);
-    if (strcmp(m, "thread") == 0)
+    if (strcmp(m, "auto") == 0)
+        p->mode = PROUST__PROGRESS_AUTO; /* decided at start, once the node's ranks are known */
+    else if (strcmp(m, "thread") == 0)
         p->mode = PROUST__PROGRESS_THREAD;
     else if (strcmp(m, "block") == 0)
         p->mode = PROUST__PROGRESS_BLOCK;
     else if (strcmp(m, "poll") == 0)
         p->mode = PROUST__PROGRESS_POLL;
     else {
-        PROUST_ERROR("PROUST_PROGRESS=%s: expected thread, block or poll", m);
+        PROUST_ERROR("PROUST_PROGRESS=%s: expected auto, thread, block or poll", m);
         return PROUST_ERR_INVALID;
     }
     long nthreads = 0;
@@ -68,11 +71,9 @@ static int choose_spin(struct proust__progress *p)
         return PROUST_OK;
     }
     p->wake_us = proust__measure_wake_us();
-    /* a sleep costs the waker's call and the sleeper's return: the round
-     * trip, not half of it */
-    double us = 2.0 * p->wake_us;
-    if (us < 10.0)
-        us = 10.0;
+    double us = p->wake_us;
+    if (us < 20.0)
+        us = 20.0;
     if (us > 200.0)
         us = 200.0;
     p->spin_ns = (uint64_t)(us * 1000.0);
@@ -91,12 +92,11 @@ int proust__progress_init(struct proust_session *s)
     p->peer_check_ns = (uint64_t)s->peer_check_ms * 1000000ull;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     p->ncpus = n > 0 ? (int)n : 1;
+    p->mode_reason = "set by PROUST_PROGRESS";
     int rc = read_mode(p);
     if (rc != PROUST_OK)
         return rc;
     if ((rc = choose_spin(p)) != PROUST_OK)
-        return rc;
-    if ((rc = proust__offload_init(s)) != PROUST_OK)
         return rc;
     if (p->mode != PROUST__PROGRESS_POLL) {
         p->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -114,13 +114,36 @@ int proust__progress_init(struct proust_session *s)
     return PROUST_OK;
 }
 
+/* PROUST_PROGRESS=auto: a progress thread needs a core the application
+ * does not keep busy; with as many ranks as cores on this node it would
+ * only take turns with them (docs/PERFORMANCE.md). */
+static void choose_auto(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    cpu_set_t set;
+    int usable = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : p->ncpus;
+    int local = s->boot.local_size > 0 ? s->boot.local_size : 1;
+    if (usable > local) {
+        p->mode = PROUST__PROGRESS_THREAD;
+        p->mode_reason = "auto: this node has more usable cores than ranks of the job";
+    } else {
+        p->mode = PROUST__PROGRESS_BLOCK;
+        p->mode_reason = "auto: as many ranks as cores on this node, none free for a "
+                         "progress thread";
+    }
+}
+
 int proust__progress_start(struct proust_session *s)
 {
-    for (int i = 0; i < s->nrails; i++) {
-        int rc = proust__ptask_add_rail(s, &s->rails[i].rail);
-        if (rc != PROUST_OK)
-            return rc;
-    }
+    if (s->prog.mode == PROUST__PROGRESS_AUTO)
+        choose_auto(s);
+    int rc = proust__offload_init(s);
+    if (rc != PROUST_OK)
+        return rc;
+    for (int i = 0; i < s->nrails && rc == PROUST_OK; i++)
+        rc = proust__ptask_add_rail(s, &s->rails[i].rail);
+    if (rc != PROUST_OK)
+        return rc;
     if (s->prog.mode == PROUST__PROGRESS_THREAD)
         return proust__threads_start(s);
     return PROUST_OK;
@@ -154,8 +177,9 @@ int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info
     if (!info)
         return PROUST_ERR_INVALID;
     const struct proust__progress *p = &s->prog;
-    static const char *const modes[] = {"thread", "block", "poll"};
+    static const char *const modes[] = {"thread", "block", "poll", "auto"};
     info->mode = modes[p->mode];
+    info->mode_reason = p->mode_reason;
     info->locking = p->coarse ? "coarse" : "fine";
     info->threads = p->nthreads;
     info->spin_us = p->spin_ns == UINT64_MAX ? -1.0 : (double)p->spin_ns / 1000.0;

@@ -35,7 +35,7 @@ struct proust__pt_arg;
 #define PROUST__MAX_PTASKS 64
 /* Posting a message at least this large kicks napping progress threads:
  * its rendezvous must advance while the application computes. */
-#define PROUST__KICK_BYTES (32u << 10)
+#define PROUST__KICK_BYTES (256u << 10)
 /* A rendezvous a progress thread answers (the application computes) is
  * written by the sender from this size up, if the rail can (shm). */
 #define PROUST__PUSH_FROM_BACKGROUND (128u << 10)
@@ -45,6 +45,7 @@ enum proust__progress_mode {
     PROUST__PROGRESS_THREAD = 0, /* background threads; waiters spin then sleep */
     PROUST__PROGRESS_BLOCK,      /* no thread; waiters spin then block */
     PROUST__PROGRESS_POLL,       /* no thread; waiters never block */
+    PROUST__PROGRESS_AUTO,       /* until start: thread or block by free cores */
 };
 
 /* A polling task: an engine rail or a source registered by the user. */
@@ -82,6 +83,7 @@ struct proust__jobq;
 
 struct proust__progress {
     enum proust__progress_mode mode;
+    const char *mode_reason;
     bool coarse;              /* PROUST_LOCKING=coarse */
     proust__lock_t big_lock;  /* coarse mode: around posts and progress passes */
     /* sources: [0, nrails) are the rails, then user tasks; read lock-free */
@@ -97,6 +99,7 @@ struct proust__progress {
     _Atomic unsigned wake_seq; /* futex word of the sleepers */
     _Atomic uint64_t blocker_id; /* thread id of the blocker */
     _Atomic int pt_blocking;     /* the blocker is a progress thread */
+    _Atomic int app_sleepers;    /* application threads asleep on the futex */
     /* application threads polling in a wait: the progress thread stays out
      * of their way while there are some (entries changes at every wait) */
     _Atomic int app_polling;
@@ -106,6 +109,7 @@ struct proust__progress {
     double wake_us;           /* measured wake-up cost */
     const char *spin_reason;
     _Atomic int loaded;       /* more runnable threads than cores */
+    bool over_last;           /* the previous sample saw that too */
     _Atomic uint64_t load_checked_ns;
     int ncpus;
     int loadavg_fd;

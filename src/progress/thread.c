@@ -32,7 +32,7 @@
 #include "core/engine.h"
 
 #define NAP_MIN_NS 50000ull    /* first nap while the application polls */
-#define NAP_MAX_NS 1000000ull  /* naps double up to this */
+#define NAP_MAX_NS 200000ull   /* naps double up to this */
 #define IDLE_PASSES 64         /* empty passes before sleeping */
 
 struct proust__pt_arg {

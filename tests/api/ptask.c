@@ -88,8 +88,18 @@ static void test_info(void)
     const char *locking = getenv("PROUST_LOCKING");
     const char *spin = getenv("PROUST_SPIN_US");
     const char *nthreads = getenv("PROUST_PROGRESS_THREADS");
-    if (!mode)
-        mode = "thread";
+    if (!mode || strcmp(mode, "auto") == 0) {
+        /* auto: a thread only where the node has more usable cores than
+         * ranks of the job */
+        cpu_set_t set;
+        int usable = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+        const char *ls = getenv("PROUST_LOCAL_SIZE");
+        int local = ls ? atoi(ls) : 1;
+        mode = usable > (local > 0 ? local : 1) ? "thread" : "block";
+        EXPECT(info.mode_reason && strncmp(info.mode_reason, "auto", 4) == 0,
+               "mode chosen by auto but the reason says '%s'",
+               info.mode_reason ? info.mode_reason : "(null)");
+    }
     if (!locking)
         locking = "fine";
     EXPECT(info.mode && strcmp(info.mode, mode) == 0, "info.mode %s, PROUST_PROGRESS %s",
