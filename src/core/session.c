@@ -133,7 +133,11 @@ int proust_init(proust_session_t **out)
     proust__log_init();
     proust__config_check_unknown();
 
-    struct proust_session *s = calloc(1, sizeof *s);
+    /* members sit on their own cache lines (poll flags): calloc would not
+     * align them */
+    struct proust_session *s = aligned_alloc(_Alignof(struct proust_session), sizeof *s);
+    if (s)
+        memset(s, 0, sizeof *s);
     int rc = PROUST_ERR_NOMEM;
     if (!s)
         goto err_flag;

@@ -132,8 +132,18 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
         return;
     }
     bool loaded = s->oversubscribed || proust__machine_loaded(s, now);
-    if (idle < p->spin_ns && !loaded)
-        return;
+    if (idle < p->spin_ns) {
+        if (!loaded)
+            return;
+        /* Loaded, and other threads of ours poll too: the core most likely
+         * goes to one of them, which finds its message and answers; a
+         * sleep would cost a ~40 us wake-up for each. Loaded by compute
+         * threads instead: sleep now, the kernel wakes us on the event. */
+        if (atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 1) {
+            sched_yield();
+            return;
+        }
+    }
     /* spun as long as sleeping costs: sleep */
     proust__waiter_end(s, w);
     w->slept = true;

@@ -12,6 +12,7 @@
 #include <hwloc.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/config.h"
 #include "core/engine.h"
@@ -51,9 +52,11 @@ int proust__offload_init(struct proust_session *s)
         }
         hwloc_topology_destroy(topo);
     }
-    p->queues = calloc((size_t)nodes, sizeof *p->queues);
+    /* cache-line aligned (the type says so): calloc would not be */
+    p->queues = aligned_alloc(_Alignof(struct proust__jobq), (size_t)nodes * sizeof *p->queues);
     if (!p->queues)
         return PROUST_ERR_NOMEM;
+    memset(p->queues, 0, (size_t)nodes * sizeof *p->queues);
     for (int i = 0; i < nodes; i++)
         proust__lock_init(&p->queues[i].lock);
     p->nqueues = nodes;

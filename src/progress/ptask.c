@@ -162,9 +162,11 @@ int proust_ptask_register(proust_session_t *s, const struct proust_ptask_desc *d
     if (!d || !out || (!d->poll && !d->group) || d->frequency_hz < 0 ||
         (d->flags & ~PROUST_PTASK_ALWAYS))
         return PROUST_ERR_INVALID;
-    struct proust_ptask *t = calloc(1, sizeof *t);
+    /* its poll flag sits on its own cache line: calloc would not align it */
+    struct proust_ptask *t = aligned_alloc(_Alignof(struct proust_ptask), sizeof *t);
     if (!t)
         return PROUST_ERR_NOMEM;
+    memset(t, 0, sizeof *t);
     t->s = s;
     snprintf(t->name, sizeof t->name, "%s", d->name ? d->name : "user source");
     t->poll = d->poll;
