@@ -91,14 +91,17 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
      * here (they poll themselves; our doorbells would only cost them) */
     /* A progress thread alone needs waking for rendezvous handshakes only;
      * as soon as an application thread sleeps too, for everything. */
-    int level = PROUST__ARM_ALL;
+    /* (Dekker with an application sleeper, which raises the level after
+     * counting itself: arm low first, then look for sleepers; never lower
+     * a level afterwards) */
     if (proust__in_progress_thread) {
         atomic_store_explicit(&p->pt_blocking, 1, memory_order_seq_cst);
         arm_rails(s, PROUST__ARM_URGENT);
-        if (atomic_load_explicit(&p->app_sleepers, memory_order_seq_cst) == 0)
-            level = PROUST__ARM_URGENT;
+        if (atomic_load_explicit(&p->app_sleepers, memory_order_seq_cst) > 0)
+            arm_rails(s, PROUST__ARM_ALL);
+    } else {
+        arm_rails(s, PROUST__ARM_ALL); /* seq_cst inside: doorbells ring from now on */
     }
-    arm_rails(s, level); /* seq_cst inside: doorbells ring from now on */
     /* what arrived before the doorbells were armed: the last look */
     int ev = proust__progress(s);
     proust__run_deferred();
