@@ -99,8 +99,9 @@ bool proust__machine_loaded(struct proust_session *s, uint64_t now)
     /* the reader, a waiter about to spin, is one of them; loaded only when
      * seen twice in a row */
     bool over = running > p->ncpus;
-    bool loaded = over && p->over_last;
-    p->over_last = over;
+    bool loaded = over && atomic_exchange_explicit(&p->over_last, over, memory_order_relaxed);
+    if (!over)
+        atomic_store_explicit(&p->over_last, false, memory_order_relaxed);
     atomic_store_explicit(&p->loaded, loaded, memory_order_relaxed);
     return loaded;
 }

@@ -109,7 +109,7 @@ struct proust__progress {
     double wake_us;           /* measured wake-up cost */
     const char *spin_reason;
     _Atomic int loaded;       /* more runnable threads than cores */
-    bool over_last;           /* the previous sample saw that too */
+    _Atomic bool over_last;   /* the previous sample saw that too */
     _Atomic uint64_t load_checked_ns;
     int ncpus;
     int loadavg_fd;
