@@ -89,7 +89,6 @@ struct proust__progress {
     /* sources: [0, nrails) are the rails, then user tasks; read lock-free */
     struct proust_ptask *_Atomic tasks[PROUST__MAX_PTASKS];
     _Atomic int ntasks;
-    _Atomic int user_pending; /* sum of npending over user tasks */
     pthread_mutex_t reg_lock; /* registration */
     struct proust_ptask *retired; /* unregistered tasks whose slot was reused */
     /* blocking */

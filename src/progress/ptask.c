@@ -240,7 +240,6 @@ int proust_request_create(proust_session_t *s, proust_ptask_t *t, void *user,
         req->where = PROUST__IN_POSTED;
         proust__unlock(&t->lock);
         atomic_fetch_add(&t->npending, 1);
-        atomic_fetch_add(&s->prog.user_pending, 1);
         if (t->block && t->fd < 0)
             futex_wake_all(&t->npending); /* its blocking thread */
         /* a source to poll now: napping progress threads, and a sleeping
@@ -279,7 +278,6 @@ int proust_request_complete(proust_request_t *req, int status)
         if (!mine)
             proust__unlock(&t->lock);
         atomic_fetch_sub(&t->npending, 1);
-        atomic_fetch_sub(&req->session->prog.user_pending, 1);
     }
     req->status.source = req->session->rank;
     req->status.error = status;
