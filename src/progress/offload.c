@@ -22,7 +22,7 @@ struct proust__jobq {
     struct proust__job *head, *tail;
 };
 
-int proust__offload_init(struct proust_session *s)
+int proust__offload_init(struct proust_session *s, struct hwloc_topology *topo)
 {
     struct proust__progress *p = &s->prog;
     size_t piece = 0;
@@ -31,26 +31,22 @@ int proust__offload_init(struct proust_session *s)
     /* someone must be idle to help: a progress thread on a second core */
     if (p->mode != PROUST__PROGRESS_THREAD || p->ncpus < 2 || piece == 0)
         return PROUST_OK;
-    hwloc_topology_t topo;
     int nodes = 1;
-    if (hwloc_topology_init(&topo) == 0) {
-        if (hwloc_topology_load(topo) == 0) {
-            nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-            if (nodes < 1)
-                nodes = 1;
-            p->cpu_queue = calloc((size_t)p->ncpus, sizeof *p->cpu_queue);
-            for (int i = 0; p->cpu_queue && i < nodes; i++) {
-                hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
-                int cpu;
-                hwloc_bitmap_foreach_begin(cpu, node->cpuset)
-                {
-                    if (cpu < p->ncpus)
-                        p->cpu_queue[cpu] = i;
-                }
-                hwloc_bitmap_foreach_end();
+    if (topo) {
+        nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+        if (nodes < 1)
+            nodes = 1;
+        p->cpu_queue = calloc((size_t)p->ncpus, sizeof *p->cpu_queue);
+        for (int i = 0; p->cpu_queue && i < nodes; i++) {
+            hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)i);
+            int cpu;
+            hwloc_bitmap_foreach_begin(cpu, node->cpuset)
+            {
+                if (cpu < p->ncpus)
+                    p->cpu_queue[cpu] = i;
             }
+            hwloc_bitmap_foreach_end();
         }
-        hwloc_topology_destroy(topo);
     }
     /* cache-line aligned (the type says so): calloc would not be */
     p->queues = aligned_alloc(_Alignof(struct proust__jobq), (size_t)nodes * sizeof *p->queues);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <hwloc.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,16 +138,23 @@ int proust__progress_start(struct proust_session *s)
 {
     if (s->prog.mode == PROUST__PROGRESS_AUTO)
         choose_auto(s);
-    int rc = proust__offload_init(s);
-    if (rc != PROUST_OK)
-        return rc;
+    /* the topology, loaded once, for the threads' placement and the
+     * offload queues (both only with background threads) */
+    hwloc_topology_t topo = NULL;
+    if (s->prog.mode == PROUST__PROGRESS_THREAD &&
+        (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0)) {
+        if (topo)
+            hwloc_topology_destroy(topo);
+        topo = NULL;
+    }
+    int rc = proust__offload_init(s, topo);
     for (int i = 0; i < s->nrails && rc == PROUST_OK; i++)
         rc = proust__ptask_add_rail(s, &s->rails[i].rail);
-    if (rc != PROUST_OK)
-        return rc;
-    if (s->prog.mode == PROUST__PROGRESS_THREAD)
-        return proust__threads_start(s);
-    return PROUST_OK;
+    if (rc == PROUST_OK && s->prog.mode == PROUST__PROGRESS_THREAD)
+        rc = proust__threads_start(s, topo);
+    if (topo)
+        hwloc_topology_destroy(topo);
+    return rc;
 }
 
 void proust__progress_stop(struct proust_session *s)

@@ -31,6 +31,7 @@ struct proust_session;
 struct proust_request;
 struct proust__rail;
 struct proust__pt_arg;
+struct hwloc_topology; /* hwloc_topology_t, loaded once at start */
 
 #define PROUST__MAX_PTASKS 64
 /* Posting a message at least this large kicks napping progress threads:
@@ -173,7 +174,8 @@ double proust__measure_wake_us(void);
 bool proust__machine_loaded(struct proust_session *s, uint64_t now_ns);
 
 /* ---- background threads (thread.c) -------------------------------------------- */
-int proust__threads_start(struct proust_session *s);
+/* topo: this machine's topology, or NULL (threads then float). */
+int proust__threads_start(struct proust_session *s, struct hwloc_topology *topo);
 void proust__threads_stop(struct proust_session *s);
 /* Bring napping progress threads back at once (new background work). */
 void proust__threads_kick(struct proust_session *s);
@@ -181,7 +183,7 @@ void proust__threads_kick(struct proust_session *s);
 /* ---- offload (offload.c) ----------------------------------------------------------- */
 /* Queues per NUMA node when PROUST_PROGRESS=thread, 2+ cores and
  * PROUST_OFFLOAD_BYTES > 0; otherwise offload is off (nqueues 0). */
-int proust__offload_init(struct proust_session *s);
+int proust__offload_init(struct proust_session *s, struct hwloc_topology *topo);
 void proust__offload_destroy(struct proust_session *s);
 /* Queue jobs first..last (n of them) on the caller's node; wakes helpers. */
 void proust__offload_submit(struct proust_session *s, struct proust__job *first,

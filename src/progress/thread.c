@@ -145,15 +145,9 @@ static int plan_threads(struct proust_session *s, hwloc_topology_t topo, hwloc_c
     return (int)want;
 }
 
-int proust__threads_start(struct proust_session *s)
+int proust__threads_start(struct proust_session *s, hwloc_topology_t topo)
 {
     struct proust__progress *p = &s->prog;
-    hwloc_topology_t topo = NULL;
-    if (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0) {
-        if (topo)
-            hwloc_topology_destroy(topo);
-        topo = NULL;
-    }
     hwloc_cpuset_t sets[PROUST__MAX_PROGRESS_THREADS] = {0};
     int n = plan_threads(s, topo, sets, PROUST__MAX_PROGRESS_THREADS);
     int nsets = 0;
@@ -185,8 +179,6 @@ int proust__threads_start(struct proust_session *s)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     for (int i = 0; i < nsets; i++)
         hwloc_bitmap_free(sets[i]);
-    if (topo)
-        hwloc_topology_destroy(topo);
     return rc;
 }
 
