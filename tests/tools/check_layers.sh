@@ -17,5 +17,6 @@ check() { # folder, allowed include pattern (extended regex)
 check common 'proust.h|common/[a-z_]+\.h'
 check boot 'proust.h|common/[a-z_]+\.h|boot/[a-z_]+\.h'
 check drivers 'proust.h|common/[a-z_]+\.h|boot/boot.h|drivers/[a-z_]+\.h'
+check topology 'proust.h|common/[a-z_]+\.h|topology/[a-z_]+\.h'
 check strategy 'strategy/strategy.h|core/wire.h'
 exit $fail
