@@ -300,6 +300,24 @@ typedef struct {
 } proust_progress_info_t;
 int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info);
 
+/* ---- Placement (NUIOA) ------------------------------------------------------
+ * At init Proust binds its progress threads and each rail's receive buffers
+ * on the NUMA node(s) nearest the NIC of the rail that matters, and the
+ * process too when the user did not bind it (PROUST_PLACEMENT). */
+
+/* Before proust_init: what placement follows where rails disagree:
+ * "latency" (the fastest rail's NIC), "bandwidth" (the widest rails' NICs)
+ * or "cores" (one progress thread, the process stays where it is).
+ * PROUST_PLACEMENT_HINT, when set, wins (a run is tuned without
+ * rebuilding). Errors: PROUST_ERR_INVALID (unknown hint), PROUST_ERR_STATE
+ * (after proust_init). */
+int proust_placement_hint(const char *hint);
+
+/* What placement decided and why, as text (what `proust-info --placement`
+ * prints), NUL-terminated, truncated to len. Returns the length it needed
+ * (like snprintf) or PROUST_ERR_STATE / PROUST_ERR_INVALID. */
+int proust_placement_describe(const proust_session_t *s, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,8 @@
 
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
-foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize)
+foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize
+             placement)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -371,3 +372,24 @@ foreach(variant block coarse)
   api_job(NAME sync_shm_${variant} NPROCS 2 RAILS self,shm PROGRAM sync ENV ${venv})
   api_job(NAME sync_tcp_${variant} NPROCS 2 RAILS tcp PROGRAM sync ENV ${venv})
 endforeach()
+
+# ---- placement: the API and the init path, on this machine and on XML ---------
+set(TOPO_XML_DIR ${CMAKE_CURRENT_SOURCE_DIR}/topology/xml)
+api_job(NAME placement_shm NPROCS 2 RAILS self,shm PROGRAM placement ARGS bandwidth)
+api_job(NAME placement_tcp_env NPROCS 2 RAILS tcp PROGRAM placement ARGS cores
+        ENV PROUST_PLACEMENT_HINT=cores)
+api_job(NAME placement_off NPROCS 3 RAILS self,shm,tcp PROGRAM placement ARGS bandwidth
+        "PROUST_PLACEMENT=off" ENV PROUST_PLACEMENT=off)
+# Hagrid's topology: decided on (8 nodes), never bound to; thread mode too
+api_job(NAME placement_xml_hagrid NPROCS 2 RAILS tcp PROGRAM placement
+        ARGS bandwidth "8 NUMA node(s)"
+        ENV PROUST_TOPOLOGY=${TOPO_XML_DIR}/hagrid8.xml PROUST_PROGRESS=thread)
+api_job(NAME placement_xml_override NPROCS 2 RAILS self,shm PROGRAM placement
+        ARGS latency "numa4-nic.xml"
+        ENV PROUST_TOPOLOGY=${TOPO_XML_DIR}/numa4-nic.xml PROUST_PLACEMENT=override
+            PROUST_PLACEMENT_HINT=latency)
+# A bad setting fails init with a message, not a hang
+add_test(NAME api_placement_bad_setting
+         COMMAND sh -c "out=$(PROUST_PLACEMENT=sideways \"$1\" -n 1 \"$2\" latency 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'PROUST_PLACEMENT=sideways: expected auto'"
+                 sh ${PROUSTRUN} $<TARGET_FILE:api_placement>)
+set_tests_properties(api_placement_bad_setting PROPERTIES TIMEOUT 30)

@@ -48,7 +48,18 @@
       "(only with PROUST_PROGRESS=thread on 2+ cores)")                                         \
     X(LOCKING, "PROUST_LOCKING", "fine",                                                        \
       "fine (per gate, per rail, per queue locks) or coarse (one session lock around every "    \
-      "post and progress pass, for comparison)")
+      "post and progress pass, for comparison)")                                               \
+    X(PLACEMENT, "PROUST_PLACEMENT", "auto",                                                    \
+      "auto (progress threads and buffers near the NIC of the rail that matters, the process "  \
+      "too unless the user bound it), override (the same, replacing the user's binding) or "    \
+      "off (bind nothing)")                                                                     \
+    X(PLACEMENT_HINT, "PROUST_PLACEMENT_HINT", "latency",                                       \
+      "what placement follows where rails disagree: latency (the fastest rail's NIC), "         \
+      "bandwidth (the NICs of the widest rails) or cores (one progress thread, the process "    \
+      "stays where it is); overrides proust_placement_hint()")                                  \
+    X(TOPOLOGY, "PROUST_TOPOLOGY", "",                                                          \
+      "an hwloc XML file to decide placement on instead of this machine (nothing is then "      \
+      "bound: for proust-info and experiments)")
 
 typedef enum {
 #define PROUST_CONFIG_ENUM(id, name, def, doc) PROUST_CFG_##id,

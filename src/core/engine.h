@@ -25,6 +25,7 @@
 #include "progress/progress.h"
 #include "proust.h"
 #include "strategy/strategy.h"
+#include "topology/placement.h"
 
 #define PROUST__MAX_RAILS 4
 
@@ -257,6 +258,14 @@ struct proust_session {
     struct proust_request *req_free;
     uint64_t gen; /* tells thread caches of different sessions apart */
     struct proust__progress prog; /* progress engine (progress/) */
+    /* placement (core/place.c): the topology (h NULL if not loaded) and
+     * what was decided at init; `placed` once decided */
+    struct proust__topo topo;
+    struct proust__placement place;
+    bool placed;
+    int place_threads; /* progress threads to start (an XML machine's
+                          decision is described, not applied) */
+    double place_ms;   /* what deciding and applying cost init */
 };
 
 /* Threads may sleep waiting for what just happened (a completion, an
@@ -322,6 +331,14 @@ static inline void proust__run_deferred(void)
  * with no lock (nor rail poll flag) held. */
 void proust__defer_event(struct proust_session *s, unsigned event,
                          const proust_status_t *envelope);
+
+/* ---- placement (place.c) --------------------------------------------------- */
+/* Decide and apply (process binding) after the rails opened, before they
+ * connect. PROUST_ERR_INVALID for a bad PROUST_PLACEMENT* setting. */
+int proust__place_init(struct proust_session *s);
+void proust__place_destroy(struct proust_session *s);
+/* The rails' place_memory upcall. */
+void proust__place_memory(void *engine, int rail_index, void *addr, size_t len);
 
 /* ---- matching (match.c), all under session->match_lock -------------------- */
 void proust__posted_append(struct proust_session *s, struct proust_request *req);

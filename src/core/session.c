@@ -57,6 +57,7 @@ static int open_rails(struct proust_session *s)
             .put_done = proust__on_put_done,
             .send_done = proust__on_send_done,
             .peer_failed = proust__on_peer_failed,
+            .place_memory = proust__place_memory,
         };
         int rc = ops->open(rail);
         if (rc != PROUST_OK) {
@@ -163,6 +164,9 @@ int proust_init(proust_session_t **out)
         goto err_tokens;
     if ((rc = open_rails(s)) != PROUST_OK)
         goto err_rails;
+    /* before the rails connect: their receive buffers are made there */
+    if ((rc = proust__place_init(s)) != PROUST_OK)
+        goto err_rails;
     if ((rc = s->boot.ops->fence(&s->boot)) != PROUST_OK)
         goto err_rails;
     for (int i = 0; i < s->nrails; i++) {
@@ -197,6 +201,7 @@ err_boot:
     proust__boot_close(&s->boot);
 err_free:
     proust__progress_destroy(s);
+    proust__place_destroy(s);
 err_progress:
     pthread_mutex_destroy(&s->monitor_lock);
     proust__requests_destroy(s);
@@ -246,6 +251,7 @@ int proust_finalize(proust_session_t *s)
     proust__tokens_destroy(s);
     proust__boot_close(&s->boot);
     proust__progress_destroy(s);
+    proust__place_destroy(s);
     pthread_mutex_destroy(&s->monitor_lock);
     proust__run_deferred(); /* before the requests' memory goes */
     proust__requests_destroy(s);

@@ -71,6 +71,11 @@ struct proust__rail_upcalls {
      * PROUST_ERR_PEER_FAILED, PROUST_ERR_PROTO); why: a readable reason.
      * Operations queued for that peer are completed with that status. */
     void (*peer_failed)(void *engine, int peer, int status, const char *why);
+    /* Bind the pages of [addr, addr+len) where this rail's receive buffers
+     * belong (placement: near its NIC, or the process's node). Call it on
+     * fresh memory before touching it; whole pages only (they must not be
+     * shared with other allocations). A no-op where nothing was decided. */
+    void (*place_memory)(void *engine, int rail_index, void *addr, size_t len);
 };
 
 typedef struct proust__rail {
@@ -88,6 +93,11 @@ struct proust__rail_ops {
     /* Create local resources and publish this process's address with
      * boot->ops->put (the engine fences afterwards). Fill rail->caps. */
     int (*open)(proust__rail_t *rail);
+    /* Optional: the device this rail sends through, known after open: an
+     * OS device name ("eth0", "mlx5_0") or a PCI address
+     * ("pci=0000:81:00.0", from a provider's bus attributes); NULL: none
+     * (shm, self). */
+    const char *(*device)(proust__rail_t *rail);
     /* After the fence: read peers' addresses, connect or map. */
     int (*connect)(proust__rail_t *rail);
     /* Can this rail carry traffic to `peer`? (called after connect) */

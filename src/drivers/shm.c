@@ -325,6 +325,10 @@ static int shm_connect(proust__rail_t *rail)
         shm_unlink(st->seg_name);
         return PROUST_ERR_SYS;
     }
+    /* our segment holds the rings we receive on: their pages go where
+     * placement puts this rail's receive buffers, before the first touch */
+    if (rail->up.place_memory)
+        rail->up.place_memory(rail->up.engine, rail->index, st->seg, st->seg_len);
     struct seg_header *h = st->seg;
     h->nrings = (uint32_t)st->nlocal;
     h->ring_size = st->ring_size;

@@ -561,7 +561,7 @@ static int tcp_connect(proust__rail_t *rail)
     }
     for (int r = 0; r < t->size; r++) {
         struct tcp_conn *c = &t->conns[r];
-        c->rx.buf = malloc(TCP_RX_INITIAL);
+        c->rx.buf = proust__tcp_rx_alloc(rail, TCP_RX_INITIAL);
         if (!c->rx.buf)
             return PROUST_ERR_NOMEM;
         c->rx.cap = TCP_RX_INITIAL;
@@ -577,6 +577,22 @@ static int tcp_connect(proust__rail_t *rail)
     }
     t->connected = 1;
     return PROUST_OK;
+}
+
+char *proust__tcp_rx_alloc(proust__rail_t *rail, size_t cap)
+{
+    const size_t page = 4096;
+    size_t len = (cap + page - 1) & ~(page - 1);
+    char *b = aligned_alloc(page, len);
+    if (b && rail->up.place_memory)
+        rail->up.place_memory(rail->up.engine, rail->index, b, len);
+    return b;
+}
+
+static const char *tcp_device(proust__rail_t *rail)
+{
+    struct tcp_rail *t = rail->priv;
+    return t && t->ifname[0] ? t->ifname : NULL;
 }
 
 static int tcp_reaches(proust__rail_t *rail, int peer)
@@ -738,6 +754,7 @@ const struct proust__rail_ops proust__rail_tcp = {
     .description = "TCP/IPv4 sockets, one connection per peer; puts land in place",
     .open = tcp_open,
     .connect = tcp_connect,
+    .device = tcp_device,
     .reaches = tcp_reaches,
     .send = tcp_send,
     .put = tcp_put,

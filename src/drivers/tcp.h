@@ -140,6 +140,7 @@ struct tcp_rail {
     int listen_fd;
     int epfd;
     char addr[64]; /* what this process published */
+    char ifname[64]; /* the interface that owns it ("" if none found) */
     struct tcp_conn *conns; /* size entries */
     int nlocks;             /* conns whose send_lock was initialised */
     int connected;          /* handshake completed */
@@ -158,6 +159,10 @@ struct tcp_rail {
  * peer_failed(status, why) once. */
 void proust__tcp_conn_fail(proust__rail_t *rail, struct tcp_conn *c, int status, int quiet,
                            const char *why);
+
+/* A receive staging buffer of `cap` bytes (whole pages, placed where the
+ * rail's receive buffers belong); free with free(). NULL: out of memory. */
+char *proust__tcp_rx_alloc(proust__rail_t *rail, size_t cap);
 
 /* tcp_recv.c */
 /* Read what a readable connection has and deliver its complete frames;

@@ -85,6 +85,25 @@ static int pick_addr(struct in_addr *out)
     return PROUST_OK;
 }
 
+/* The interface that owns `a`: the one that carries traffic to peers
+ * reaching us there (placement looks for its NIC). */
+static void iface_of(struct in_addr a, char *name, size_t len)
+{
+    name[0] = '\0';
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) != 0)
+        return;
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        if (((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr == a.s_addr) {
+            snprintf(name, len, "%s", i->ifa_name);
+            break;
+        }
+    }
+    freeifaddrs(ifs);
+}
+
 int proust__tcp_listen(struct tcp_rail *t)
 {
     struct sockaddr_in sa;
@@ -95,6 +114,7 @@ int proust__tcp_listen(struct tcp_rail *t)
         return rc;
     char host[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
+    iface_of(sa.sin_addr, t->ifname, sizeof t->ifname);
 
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {

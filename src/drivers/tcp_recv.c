@@ -149,7 +149,7 @@ static int rx_parse(proust__rail_t *rail, struct tcp_conn *c, int *events)
 
 /* Make room to receive: the next frame must fit whole, and a recv should
  * have a good amount of free space. Returns 0 or -1 (out of memory). */
-static int rx_room(struct tcp_rx *rx)
+static int rx_room(proust__rail_t *rail, struct tcp_rx *rx)
 {
     const size_t o = (size_t)(rx->cons & (TCP_ALIGN - 1));
     const size_t avail = rx->end - rx->start;
@@ -164,9 +164,11 @@ static int rx_room(struct tcp_rx *rx)
             ncap = TCP_RX_LIMIT;
         if (ncap < o + need + 1)
             return -1; /* cannot happen: frames are validated against the limit */
-        char *nb = realloc(rx->buf, ncap);
+        char *nb = proust__tcp_rx_alloc(rail, ncap);
         if (!nb)
             return -1;
+        memcpy(nb, rx->buf, rx->end);
+        free(rx->buf);
         rx->buf = nb;
         rx->cap = ncap;
     }
@@ -210,7 +212,7 @@ int proust__tcp_conn_read(proust__rail_t *rail, struct tcp_conn *c)
                 }
             }
         } else {
-            if (rx_room(rx) < 0) {
+            if (rx_room(rail, rx) < 0) {
                 char why[200];
                 snprintf(why, sizeof why, "connection to rank %d (%s) dropped: out of memory",
                          c->peer, c->addr);

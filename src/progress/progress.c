@@ -138,22 +138,17 @@ int proust__progress_start(struct proust_session *s)
 {
     if (s->prog.mode == PROUST__PROGRESS_AUTO)
         choose_auto(s);
-    /* the topology, loaded once, for the threads' placement and the
-     * offload queues (both only with background threads) */
-    hwloc_topology_t topo = NULL;
-    if (s->prog.mode == PROUST__PROGRESS_THREAD &&
-        (hwloc_topology_init(&topo) != 0 || hwloc_topology_load(topo) != 0)) {
-        if (topo)
-            hwloc_topology_destroy(topo);
-        topo = NULL;
-    }
+    /* the topology (placement may have loaded it already), for the
+     * offload queues per NUMA node: only with background threads */
+    if (s->prog.mode == PROUST__PROGRESS_THREAD && !s->topo.h &&
+        proust__topo_load(&s->topo, NULL, false) != PROUST_OK)
+        PROUST_INFO("progress: no topology; one offload queue");
+    hwloc_topology_t topo = s->prog.mode == PROUST__PROGRESS_THREAD ? s->topo.h : NULL;
     int rc = proust__offload_init(s, topo);
     for (int i = 0; i < s->nrails && rc == PROUST_OK; i++)
         rc = proust__ptask_add_rail(s, &s->rails[i].rail);
     if (rc == PROUST_OK && s->prog.mode == PROUST__PROGRESS_THREAD)
         rc = proust__threads_start(s, topo);
-    if (topo)
-        hwloc_topology_destroy(topo);
     return rc;
 }
 
@@ -174,7 +169,6 @@ void proust__progress_destroy(struct proust_session *s)
     if (p->loadavg_fd >= 0)
         close(p->loadavg_fd);
     p->epfd = p->kick_fd = p->loadavg_fd = -1;
-    p->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     pthread_mutex_destroy(&p->reg_lock);
 }
 

@@ -11,10 +11,9 @@
  * that must start at once (a rendezvous posted, a user source created)
  * kicks it out of its nap.
  *
- * Placement: one thread per NUMA node the process may run on (or
- * PROUST_PROGRESS_THREADS), each bound to that node's cores, so it runs
- * near the memory it copies; the topology layer will refine this with the
- * NIC's locality.
+ * Placement: as many threads, bound where, as the placement decided at
+ * init (core/place.c, topology/placement.c): near the NIC of the rail that
+ * matters, further ones fanned out by distance; unbound on one node.
  */
 #include <errno.h>
 #include <hwloc.h>
@@ -117,42 +116,15 @@ static void *progress_main(void *argp)
 }
 
 /* How many threads, bound where: one per NUMA node of our cpuset. */
-static int plan_threads(struct proust_session *s, hwloc_topology_t topo, hwloc_cpuset_t *sets,
-                        int max)
-{
-    long want = 0;
-    proust__config_long(PROUST_CFG_PROGRESS_THREADS, &want);
-    if (want < 0 || want > max)
-        want = max;
-    hwloc_cpuset_t mine = hwloc_bitmap_alloc();
-    if (!topo || !mine || hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) != 0) {
-        hwloc_bitmap_free(mine);
-        return want ? (int)want : 1;
-    }
-    int n = 0;
-    int nodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-    for (int i = 0; i < nodes && n < max; i++) {
-        hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
-        if (!node->cpuset || !hwloc_bitmap_intersects(node->cpuset, mine))
-            continue;
-        sets[n] = hwloc_bitmap_alloc();
-        hwloc_bitmap_and(sets[n], node->cpuset, mine);
-        n++;
-    }
-    hwloc_bitmap_free(mine);
-    if (want == 0)
-        return n ? n : 1;
-    return (int)want;
-}
-
 int proust__threads_start(struct proust_session *s, hwloc_topology_t topo)
 {
     struct proust__progress *p = &s->prog;
-    hwloc_cpuset_t sets[PROUST__MAX_PROGRESS_THREADS] = {0};
-    int n = plan_threads(s, topo, sets, PROUST__MAX_PROGRESS_THREADS);
-    int nsets = 0;
-    while (nsets < PROUST__MAX_PROGRESS_THREADS && sets[nsets])
-        nsets++;
+    /* how many and where: the placement decided it at init (near the NIC,
+     * fanned out by distance; floating where nothing was decided) */
+    const struct proust__placement *pl = &s->place;
+    int n = s->placed && s->place_threads > 0 ? s->place_threads : 1;
+    if (n > PROUST__MAX_PROGRESS_THREADS)
+        n = PROUST__MAX_PROGRESS_THREADS;
     struct proust__pt_arg *args = calloc((size_t)n, sizeof *args);
     p->thread_args = args;
     int rc = args ? PROUST_OK : PROUST_ERR_NOMEM;
@@ -162,11 +134,10 @@ int proust__threads_start(struct proust_session *s, hwloc_topology_t topo)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     for (int i = 0; rc == PROUST_OK && i < n; i++) {
-        /* one node's cores each (more threads than nodes wrap around); the
-         * thread of a single-node process floats over the process's cores */
         args[i].s = s;
-        if (nsets > 1)
-            args[i].bind = hwloc_cpuset_to_glibc_sched_affinity(topo, sets[i % nsets],
+        if (topo && s->placed && i < PROUST__PLACE_MAX_THREADS && pl->thread[i] &&
+            s->topo.this_system)
+            args[i].bind = hwloc_cpuset_to_glibc_sched_affinity(topo, pl->thread[i],
                                                                 &args[i].cpus,
                                                                 sizeof args[i].cpus) == 0;
         if (pthread_create(&p->threads[i], NULL, progress_main, &args[i]) != 0) {
@@ -177,8 +148,6 @@ int proust__threads_start(struct proust_session *s, hwloc_topology_t topo)
         p->nthreads++;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    for (int i = 0; i < nsets; i++)
-        hwloc_bitmap_free(sets[i]);
     return rc;
 }
 

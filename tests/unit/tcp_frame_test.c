@@ -147,7 +147,7 @@ static void rail_up(void)
     rail.ops = &proust__rail_tcp;
     rail.boot = &boot;
     rail.up = (struct proust__rail_upcalls){NULL, up_packet, up_put_target, up_put_done,
-                                            up_send_done, up_peer_failed};
+                                            up_send_done, up_peer_failed, NULL};
     kv_len = 0;
     failed_status = 0;
     CHECK(rail.ops->open(&rail) == PROUST_OK);
