@@ -2,6 +2,7 @@
  * proust-info — what Proust would use on this machine and why: version,
  * rails and their capabilities, the strategy and thresholds in force, and
  * every PROUST_* variable with its value, default and meaning.
+ * `--placement` prints the placement decision (proust_info_placement.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,9 +12,8 @@
 #include "common/log.h"
 #include "drivers/driver.h"
 #include "proust.h"
+#include "proust_info.h"
 #include "strategy/strategy.h"
-
-const struct proust__rail_ops *proust__rail_find(const char *name);
 
 static void print_rail(const struct proust__rail_ops *ops, int in_use)
 {
@@ -61,14 +61,25 @@ static void print_progress(void)
         if (pi.wake_us > 0)
             printf("  measured wake-up of a sleeping thread: %.1f us\n", pi.wake_us);
     }
+    char place[4096];
+    if (proust_placement_describe(s, place, sizeof place) > 0)
+        printf("\nPlacement of this one-process session (proust-info --placement: a job "
+               "across hosts):\n%s", place);
     proust_finalize(s);
 }
 
 int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--placement") == 0) {
+            proust__log_init();
+            proust__config_check_unknown();
+            return proust_info_placement(argc, argv);
+        }
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-        printf("usage: proust-info\nPrints Proust's version, rails, strategy and every "
-               "PROUST_* variable.\n");
+        printf("usage: proust-info [--placement [options]]\nPrints Proust's version, rails, "
+               "strategy, progress engine, placement and every PROUST_* variable;\n"
+               "--placement (see proust-info --placement --help) explains the placement.\n");
         return 0;
     }
     if (argc > 1) {
