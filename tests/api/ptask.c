@@ -1083,7 +1083,11 @@ static void test_frequency(double hz)
     if (tu_rank == 0)
         printf("ptask frequency: %.0f Hz asked, %ld polls in %.3f s (%.0f Hz)\n", hz, polls, dt,
                rate);
-    EXPECT(rate >= 0.5 * hz,
+    /* above 1 kHz, 0.3x still tells sub-millisecond sleeps from the wait
+     * set's millisecond timeouts (at most 1 kHz), with room for a loaded
+     * 2-core machine running tests in parallel */
+    double floor = hz > 1000 ? 0.3 : 0.5;
+    EXPECT(rate >= floor * hz,
            "a source asking for %.0f Hz was polled at %.0f Hz while a thread slept in a wait",
            hz, rate);
 }
