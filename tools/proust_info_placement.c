@@ -135,7 +135,9 @@ int proust_info_placement(int argc, char **argv)
         return 2;
     }
     struct proust__topo topo;
-    if (proust__topo_load(&topo, xml, true) != PROUST_OK)
+    /* as init does: an XML file whole, this machine without I/O objects
+     * (device locality from sysfs) */
+    if (proust__topo_load(&topo, xml, xml && xml[0]) != PROUST_OK)
         return 1;
     if (nrails == 0)
         nrails = topo.this_system ? rails_of_this_machine(rails, names)

@@ -252,6 +252,7 @@ struct proust_session {
     struct proust__pending_get *gets_tail;
     long peer_check_ms;
     bool oversubscribed; /* more processes on this host than usable cores */
+    int usable_cores;    /* cores the process could use at init, before placement */
     /* request memory (request.c) */
     proust__lock_t req_lock;
     struct proust__req_block *req_blocks;
@@ -263,6 +264,7 @@ struct proust_session {
     struct proust__topo topo;
     struct proust__placement place;
     bool placed;
+    hwloc_cpuset_t place_restore; /* the binding to give back at finalize */
     int place_threads; /* progress threads to start (an XML machine's
                           decision is described, not applied) */
     double place_ms;   /* what deciding and applying cost init */

@@ -6,7 +6,8 @@
  * buffers through the place_memory upcall.
  */
 #include <dirent.h>
-#include <stdatomic.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -14,18 +15,42 @@
 #include "common/config.h"
 #include "core/engine.h"
 
-static _Atomic int api_hint = -1; /* proust_placement_hint(), before init */
-static _Atomic int hint_frozen;   /* a session is being made or runs */
+/* proust_placement_hint() before init; frozen while a session is being
+ * made or runs. A mutex: the check and the store go together. */
+static pthread_mutex_t hint_lock = PTHREAD_MUTEX_INITIALIZER;
+static int api_hint = -1;
+static bool hint_frozen;
 
 int proust_placement_hint(const char *hint)
 {
     int h = proust__place_hint_parse(hint);
     if (h < 0)
         return PROUST_ERR_INVALID;
-    if (atomic_load(&hint_frozen))
-        return PROUST_ERR_STATE;
-    atomic_store(&api_hint, h);
-    return PROUST_OK;
+    pthread_mutex_lock(&hint_lock);
+    int rc = hint_frozen ? PROUST_ERR_STATE : PROUST_OK;
+    if (rc == PROUST_OK)
+        api_hint = h;
+    pthread_mutex_unlock(&hint_lock);
+    return rc;
+}
+
+/* freeze the hint and read it (-1: none given) */
+static int freeze_hint(bool freeze)
+{
+    pthread_mutex_lock(&hint_lock);
+    hint_frozen = freeze;
+    int h = api_hint;
+    pthread_mutex_unlock(&hint_lock);
+    return h;
+}
+
+static int threads_wanted(void)
+{
+    long want = 0;
+    proust__config_long(PROUST_CFG_PROGRESS_THREADS, &want);
+    if (want <= 0)
+        return 0;
+    return want > PROUST__PLACE_MAX_THREADS ? PROUST__PLACE_MAX_THREADS : (int)want;
 }
 
 /* NUMA nodes the kernel shows; 0 if it does not say */
@@ -53,6 +78,9 @@ static double now_ms(void)
 static int describe_rails(struct proust_session *s, struct proust__place_rail *r)
 {
     int n = s->nrails < PROUST__PLACE_MAX_RAILS ? s->nrails : PROUST__PLACE_MAX_RAILS;
+    bool shm = false;
+    for (int i = 0; i < n; i++)
+        shm |= strcmp(s->rails[i].rail.ops->name, "shm") == 0;
     for (int i = 0; i < n; i++) {
         proust__rail_t *rail = &s->rails[i].rail;
         r[i] = (struct proust__place_rail){
@@ -60,15 +88,16 @@ static int describe_rails(struct proust_session *s, struct proust__place_rail *r
             .device = rail->ops->device ? rail->ops->device(rail) : NULL,
             .latency_us = rail->caps.latency_us,
             .bandwidth_gbs = rail->caps.bandwidth_gbs,
-            /* a network rail carries the peers on other hosts, and every
-             * peer when it is the only rail */
-            .used = s->boot.size > s->boot.local_size || s->nrails == 1,
+            /* a network rail carries the peers on other hosts, and those
+             * of this host when no shm rail does */
+            .used = s->boot.size > s->boot.local_size || (!shm && s->boot.local_size > 1) ||
+                    s->nrails == 1,
         };
     }
     return n;
 }
 
-static int read_choice(int *mode, int *hint)
+static int read_choice(int *mode, int *hint, int api)
 {
     const char *m = proust__config_str(PROUST_CFG_PLACEMENT);
     *mode = proust__place_mode_parse(m);
@@ -76,7 +105,7 @@ static int read_choice(int *mode, int *hint)
         PROUST_ERROR("PROUST_PLACEMENT=%s: expected auto, override or off", m);
         return PROUST_ERR_INVALID;
     }
-    *hint = atomic_load(&api_hint) >= 0 ? atomic_load(&api_hint) : PROUST__HINT_LATENCY;
+    *hint = api >= 0 ? api : PROUST__HINT_LATENCY;
     if (proust__config_is_set(PROUST_CFG_PLACEMENT_HINT)) {
         const char *h = proust__config_str(PROUST_CFG_PLACEMENT_HINT);
         *hint = proust__place_hint_parse(h);
@@ -97,27 +126,28 @@ static void trivial(struct proust_session *s, int mode, int hint, const char *wh
     p->mode = (enum proust__place_mode)mode;
     p->hint = (enum proust__place_hint)hint;
     p->deciding_rail = -1;
-    long want = 0;
-    proust__config_long(PROUST_CFG_PROGRESS_THREADS, &want);
-    p->nthreads = want > 0 && want <= PROUST__PLACE_MAX_THREADS ? (int)want : 1;
+    p->nthreads = threads_wanted() ? threads_wanted() : 1;
     snprintf(p->reasons, sizeof p->reasons, "%s: nothing bound; progress threads run where "
              "the process runs\n", why);
 }
 
-static void apply(struct proust_session *s)
+/* Bind the process; the binding it had comes back at finalize. */
+static void apply(struct proust_session *s, hwloc_const_cpuset_t before)
 {
     if (!s->topo.this_system || !s->place.process)
         return;
-    if (hwloc_set_cpubind(s->topo.h, s->place.process, HWLOC_CPUBIND_PROCESS) != 0)
+    if (hwloc_set_cpubind(s->topo.h, s->place.process, HWLOC_CPUBIND_PROCESS) != 0) {
         PROUST_WARN("placement: cannot bind the process: %s", strerror(errno));
+        return;
+    }
+    s->place_restore = before ? hwloc_bitmap_dup(before) : NULL;
 }
 
 int proust__place_init(struct proust_session *s)
 {
-    atomic_store(&hint_frozen, 1);
     double t0 = now_ms();
     int mode, hint;
-    int rc = read_choice(&mode, &hint);
+    int rc = read_choice(&mode, &hint, freeze_hint(true));
     if (rc != PROUST_OK)
         return rc;
     const char *xml = proust__config_str(PROUST_CFG_TOPOLOGY);
@@ -131,11 +161,18 @@ int proust__place_init(struct proust_session *s)
         if ((rc = proust__topo_load(&s->topo, xml, xml[0] != 0)) != PROUST_OK)
             return rc;
         struct proust__place_rail rails[PROUST__PLACE_MAX_RAILS];
+        /* STRICT: threads the application bound one by one (EXDEV) are a
+         * user binding too; their union is where the process may run */
         hwloc_bitmap_t binding = hwloc_bitmap_alloc();
-        bool bound = s->topo.this_system && binding &&
-                     hwloc_get_cpubind(s->topo.h, binding, HWLOC_CPUBIND_PROCESS) == 0;
-        long want = 0;
-        proust__config_long(PROUST_CFG_PROGRESS_THREADS, &want);
+        bool bound = false, per_thread = false;
+        if (s->topo.this_system && binding) {
+            bound = hwloc_get_cpubind(s->topo.h, binding,
+                                      HWLOC_CPUBIND_PROCESS | HWLOC_CPUBIND_STRICT) == 0;
+            if (!bound && errno == EXDEV) {
+                per_thread = true;
+                bound = hwloc_get_cpubind(s->topo.h, binding, HWLOC_CPUBIND_PROCESS) == 0;
+            }
+        }
         struct proust__place_input in = {
             .topo = &s->topo,
             .rails = rails,
@@ -143,27 +180,24 @@ int proust__place_init(struct proust_session *s)
             .mode = (enum proust__place_mode)mode,
             .hint = (enum proust__place_hint)hint,
             .binding = bound ? binding : NULL,
+            .threads_bound = per_thread,
             .local_rank = s->boot.local_rank,
             .local_size = s->boot.local_size,
-            .threads_wanted = want > 0 ? (int)want : 0,
+            .threads_wanted = threads_wanted(),
         };
         rc = proust__place_decide(&in, &s->place);
+        if (rc == PROUST_OK)
+            apply(s, bound ? binding : NULL);
         hwloc_bitmap_free(binding);
         if (rc != PROUST_OK) {
             proust__place_free(&s->place);
             return rc;
         }
-        apply(s);
     }
     s->placed = true;
     s->place_threads = s->place.nthreads;
-    if (s->topo.h && !s->topo.this_system) {
-        /* another machine's decision: this one starts what it would
-         * without placement */
-        long want = 0;
-        proust__config_long(PROUST_CFG_PROGRESS_THREADS, &want);
-        s->place_threads = want > 0 && want <= PROUST__PLACE_MAX_THREADS ? (int)want : 1;
-    }
+    if (s->topo.h && !s->topo.this_system) /* another machine's decision */
+        s->place_threads = threads_wanted() ? threads_wanted() : 1;
     s->place_ms = now_ms() - t0;
     PROUST_DEBUG("placement decided in %.2f ms:\n%s", s->place_ms, s->place.reasons);
     return PROUST_OK;
@@ -171,11 +205,17 @@ int proust__place_init(struct proust_session *s)
 
 void proust__place_destroy(struct proust_session *s)
 {
+    /* the process leaves with the binding it came with */
+    if (s->place_restore && s->topo.h &&
+        hwloc_set_cpubind(s->topo.h, s->place_restore, HWLOC_CPUBIND_PROCESS) != 0)
+        PROUST_DEBUG("placement: cannot restore the binding: %s", strerror(errno));
+    hwloc_bitmap_free(s->place_restore);
+    s->place_restore = NULL;
     if (s->placed)
         proust__place_free(&s->place);
     s->placed = false;
     proust__topo_unload(&s->topo);
-    atomic_store(&hint_frozen, 0);
+    freeze_hint(false);
 }
 
 void proust__place_memory(void *engine, int rail_index, void *addr, size_t len)

@@ -156,7 +156,8 @@ int proust_init(proust_session_t **out)
     }
     s->rank = s->boot.rank;
     s->size = s->boot.size;
-    s->oversubscribed = s->boot.local_size > usable_cores();
+    s->usable_cores = usable_cores();
+    s->oversubscribed = s->boot.local_size > s->usable_cores;
     proust__log_rank = s->rank;
     if ((rc = proust__tokens_init(s)) != PROUST_OK)
         goto err_boot;

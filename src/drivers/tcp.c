@@ -37,6 +37,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -185,7 +186,7 @@ void proust__tcp_conn_fail(proust__rail_t *rail, struct tcp_conn *c, int status,
     (void)shutdown(c->recv_fd, SHUT_RDWR);
     if (c->send_fd != c->recv_fd)
         (void)shutdown(c->send_fd, SHUT_RDWR);
-    free(c->rx.buf);
+    proust__tcp_rx_free(c->rx.buf, c->rx.cap);
     c->rx.buf = NULL;
     c->rx.cap = c->rx.start = c->rx.end = 0;
 
@@ -579,14 +580,22 @@ static int tcp_connect(proust__rail_t *rail)
     return PROUST_OK;
 }
 
+/* Own pages (a mapping, not the heap): binding them cannot move or
+ * outlive anyone else's allocation. */
 char *proust__tcp_rx_alloc(proust__rail_t *rail, size_t cap)
 {
-    const size_t page = 4096;
-    size_t len = (cap + page - 1) & ~(page - 1);
-    char *b = aligned_alloc(page, len);
-    if (b && rail->up.place_memory)
-        rail->up.place_memory(rail->up.engine, rail->index, b, len);
+    void *b = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED)
+        return NULL;
+    if (rail->up.place_memory)
+        rail->up.place_memory(rail->up.engine, rail->index, b, cap);
     return b;
+}
+
+void proust__tcp_rx_free(char *buf, size_t cap)
+{
+    if (buf)
+        munmap(buf, cap);
 }
 
 static const char *tcp_device(proust__rail_t *rail)
@@ -729,7 +738,7 @@ static void tcp_close(proust__rail_t *rail)
                 close(c->send_fd);
             if (c->recv_fd >= 0 && c->recv_fd != c->send_fd)
                 close(c->recv_fd);
-            free(c->rx.buf);
+            proust__tcp_rx_free(c->rx.buf, c->rx.cap);
             if (r < t->nlocks)
                 pthread_mutex_destroy(&c->send_lock);
         }

@@ -160,9 +160,10 @@ struct tcp_rail {
 void proust__tcp_conn_fail(proust__rail_t *rail, struct tcp_conn *c, int status, int quiet,
                            const char *why);
 
-/* A receive staging buffer of `cap` bytes (whole pages, placed where the
- * rail's receive buffers belong); free with free(). NULL: out of memory. */
+/* A receive staging buffer of `cap` bytes (its own pages, placed where the
+ * rail's receive buffers belong); NULL: out of memory. */
 char *proust__tcp_rx_alloc(proust__rail_t *rail, size_t cap);
+void proust__tcp_rx_free(char *buf, size_t cap);
 
 /* tcp_recv.c */
 /* Read what a readable connection has and deliver its complete frames;

@@ -167,10 +167,13 @@ static int rx_room(proust__rail_t *rail, struct tcp_rx *rx)
         char *nb = proust__tcp_rx_alloc(rail, ncap);
         if (!nb)
             return -1;
-        memcpy(nb, rx->buf, rx->end);
-        free(rx->buf);
+        /* the buffered bytes only, at the same offset modulo TCP_ALIGN */
+        memcpy(nb + o, rx->buf + rx->start, avail);
+        proust__tcp_rx_free(rx->buf, rx->cap);
         rx->buf = nb;
         rx->cap = ncap;
+        rx->start = o;
+        rx->end = o + avail;
     }
     if (rx->start > o && (rx->start + need >= rx->cap || rx->cap - rx->end < rx->cap / 2)) {
         memmove(rx->buf + o, rx->buf + rx->start, avail);

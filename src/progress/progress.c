@@ -121,8 +121,9 @@ int proust__progress_init(struct proust_session *s)
 static void choose_auto(struct proust_session *s)
 {
     struct proust__progress *p = &s->prog;
-    cpu_set_t set;
-    int usable = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : p->ncpus;
+    /* counted before placement bound the process near the NIC: the
+     * cores the job's ranks share on this node */
+    int usable = s->usable_cores > 0 ? s->usable_cores : p->ncpus;
     int local = s->boot.local_size > 0 ? s->boot.local_size : 1;
     if (usable > local) {
         p->mode = PROUST__PROGRESS_THREAD;
@@ -138,17 +139,27 @@ int proust__progress_start(struct proust_session *s)
 {
     if (s->prog.mode == PROUST__PROGRESS_AUTO)
         choose_auto(s);
-    /* the topology (placement may have loaded it already), for the
-     * offload queues per NUMA node: only with background threads */
-    if (s->prog.mode == PROUST__PROGRESS_THREAD && !s->topo.h &&
-        proust__topo_load(&s->topo, NULL, false) != PROUST_OK)
-        PROUST_INFO("progress: no topology; one offload queue");
-    hwloc_topology_t topo = s->prog.mode == PROUST__PROGRESS_THREAD ? s->topo.h : NULL;
+    /* this machine's topology (placement may have loaded it already; an
+     * XML machine of PROUST_TOPOLOGY is not this one), for the offload
+     * queues per NUMA node: only with background threads */
+    bool thread = s->prog.mode == PROUST__PROGRESS_THREAD;
+    struct proust__topo local = {0};
+    hwloc_topology_t topo = NULL;
+    if (thread) {
+        struct proust__topo *t = s->topo.h ? &local : &s->topo; /* where to load */
+        if (s->topo.h && s->topo.this_system)
+            topo = s->topo.h;
+        else if (proust__topo_load(t, NULL, false) == PROUST_OK)
+            topo = t->h;
+        else
+            PROUST_INFO("progress: no topology; one offload queue");
+    }
     int rc = proust__offload_init(s, topo);
     for (int i = 0; i < s->nrails && rc == PROUST_OK; i++)
         rc = proust__ptask_add_rail(s, &s->rails[i].rail);
-    if (rc == PROUST_OK && s->prog.mode == PROUST__PROGRESS_THREAD)
+    if (rc == PROUST_OK && thread)
         rc = proust__threads_start(s, topo);
+    proust__topo_unload(&local);
     return rc;
 }
 

@@ -59,7 +59,7 @@ static void note(struct proust__placement *p, const char *fmt, ...)
 static const char *list(hwloc_const_bitmap_t b)
 {
     static _Thread_local char bufs[4][128];
-    static _Thread_local int next;
+    static _Thread_local unsigned next;
     char *s = bufs[next++ & 3];
     if (!b)
         snprintf(s, 128, "-");
@@ -101,6 +101,10 @@ static int choose_rails(const struct proust__place_input *in, struct proust__pla
         int found = nodes ? proust__topo_device_nodes(t, r->device, nodes) : -1;
         known[i] = found == 1;
         if (known[i]) {
+            /* only nodes this process may allocate on (cgroup cpuset.mems) */
+            hwloc_bitmap_and(nodes, nodes, hwloc_topology_get_allowed_nodeset(t->h));
+            if (hwloc_bitmap_iszero(nodes))
+                hwloc_bitmap_copy(nodes, hwloc_topology_get_allowed_nodeset(t->h));
             p->memory[i] = nodes;
             note(p, "%s (%s): NIC near NUMA node(s) %s", r->name, r->device, list(nodes));
         } else {
@@ -238,9 +242,13 @@ static void place_threads(const struct proust__place_input *in, struct proust__p
     /* bandwidth with NICs on several nodes: thread i starts at NIC i */
     int nic_index[PROUST__PLACE_MAX_THREADS];
     int nnic = 0;
+    hwloc_bitmap_t seen = hwloc_bitmap_alloc();
     for (int i = 0; i < in->nrails && nnic < PROUST__PLACE_MAX_THREADS; i++)
-        if (deciding[i] && p->memory[i])
-            nic_index[nnic++] = i;
+        if (deciding[i] && p->memory[i] && !hwloc_bitmap_isincluded(p->memory[i], seen)) {
+            hwloc_bitmap_or(seen, seen, p->memory[i]);
+            nic_index[nnic++] = i; /* two NICs on one node: one thread */
+        }
+    hwloc_bitmap_free(seen);
     for (int i = 0; i < want; i++) {
         if (nsets == 0 || (!p->nic_known && nsets == 1))
             break; /* one node: the threads run where the process runs */
@@ -305,8 +313,8 @@ int proust__place_decide(const struct proust__place_input *in, struct proust__pl
     if (!out->nic_nodes)
         return PROUST_ERR_NOMEM;
     hwloc_const_cpuset_t allowed = proust__topo_allowed(t);
-    out->user_bound = in->binding && !hwloc_bitmap_iszero(in->binding) &&
-                      !hwloc_bitmap_isincluded(allowed, in->binding);
+    out->user_bound = in->threads_bound || (in->binding && !hwloc_bitmap_iszero(in->binding) &&
+                                            !hwloc_bitmap_isincluded(allowed, in->binding));
     int nnodes = proust__topo_numa_count(t);
     note(out, "topology: %s, %d NUMA node(s), %d cores", t->source, nnodes,
          cores_in(t, allowed));
@@ -319,7 +327,7 @@ int proust__place_decide(const struct proust__place_input *in, struct proust__pl
             out->nthreads = PROUST__PLACE_MAX_THREADS;
         return PROUST_OK;
     }
-    if (out->user_bound && in->mode != PROUST__PLACE_OVERRIDE)
+    if (out->user_bound && in->mode != PROUST__PLACE_OVERRIDE && in->binding)
         cands = in->binding;
 
     bool deciding[PROUST__PLACE_MAX_RAILS] = {0};

@@ -46,6 +46,8 @@ struct proust__place_input {
     enum proust__place_mode mode;
     enum proust__place_hint hint;
     hwloc_const_cpuset_t binding; /* the process's binding now; NULL = unknown */
+    bool threads_bound;           /* its threads have different bindings (the
+                                     application placed them: a user binding) */
     int local_rank, local_size;   /* among the job's processes on this node */
     int threads_wanted;           /* progress threads asked for; 0 = decide */
 };

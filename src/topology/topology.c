@@ -127,10 +127,13 @@ int proust__topo_device_nodes(const struct proust__topo *t, const char *name, hw
         }
         hwloc_bitmap_free(cpus);
     }
-    /* a device near every node (attached to the machine, or one node)
-     * gives no preference */
-    if (found == 1 && hwloc_bitmap_isincluded(all, nodes))
+    /* a device near every node that has cores (attached to the machine,
+     * or one node; memory-only nodes do not count) gives no preference */
+    hwloc_bitmap_t with_cpus = hwloc_bitmap_alloc();
+    hwloc_cpuset_to_nodeset(t->h, hwloc_topology_get_topology_cpuset(t->h), with_cpus);
+    if (found == 1 && hwloc_bitmap_isincluded(with_cpus, nodes))
         found = 0;
+    hwloc_bitmap_free(with_cpus);
     if (found == 1)
         hwloc_bitmap_copy(out, nodes);
     hwloc_bitmap_free(nodes);
@@ -150,7 +153,9 @@ static unsigned tree_hops(hwloc_topology_t h, hwloc_obj_t a, hwloc_obj_t b)
     return hops;
 }
 
-unsigned proust__topo_distance(const struct proust__topo *t, unsigned a, unsigned b)
+/* Distance between two nodes with the matrix `d` (NULL: none). */
+static unsigned distance_in(const struct proust__topo *t, struct hwloc_distances_s *d, unsigned a,
+                            unsigned b)
 {
     hwloc_obj_t na = hwloc_get_obj_by_type(t->h, HWLOC_OBJ_NUMANODE, a);
     hwloc_obj_t nb = hwloc_get_obj_by_type(t->h, HWLOC_OBJ_NUMANODE, b);
@@ -158,20 +163,33 @@ unsigned proust__topo_distance(const struct proust__topo *t, unsigned a, unsigne
         return 0;
     if (na == nb)
         return 10;
+    hwloc_uint64_t ab = 0, ba = 0;
+    if (d && hwloc_distances_obj_pair_values(d, na, nb, &ab, &ba) == 0)
+        return (unsigned)ab;
+    /* no matrix: NUMA nodes hang under their package (or group); each
+     * level apart is a hop (siblings under a package: 2 levels = 20) */
+    return 10 + 5 * tree_hops(t->h, na, nb);
+}
+
+/* hwloc's NUMA latency matrix, or NULL; release with hwloc_distances_release */
+static struct hwloc_distances_s *latency_matrix(const struct proust__topo *t)
+{
     struct hwloc_distances_s *d[1];
     unsigned nr = 1;
     if (hwloc_distances_get_by_type(t->h, HWLOC_OBJ_NUMANODE, &nr, d,
                                     HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) == 0 &&
-        nr > 0) {
-        hwloc_uint64_t ab = 0, ba = 0;
-        int ok = hwloc_distances_obj_pair_values(d[0], na, nb, &ab, &ba) == 0;
-        hwloc_distances_release(t->h, d[0]);
-        if (ok)
-            return (unsigned)ab;
-    }
-    /* no matrix: NUMA nodes hang under their package (or group); each
-     * level apart is a hop (siblings under a package: 2 levels = 20) */
-    return 10 + 5 * tree_hops(t->h, na, nb);
+        nr > 0)
+        return d[0];
+    return NULL;
+}
+
+unsigned proust__topo_distance(const struct proust__topo *t, unsigned a, unsigned b)
+{
+    struct hwloc_distances_s *d = latency_matrix(t);
+    unsigned v = distance_in(t, d, a, b);
+    if (d)
+        hwloc_distances_release(t->h, d);
+    return v;
 }
 
 int proust__topo_nodes_by_distance(const struct proust__topo *t, hwloc_const_nodeset_t from,
@@ -183,19 +201,22 @@ int proust__topo_nodes_by_distance(const struct proust__topo *t, hwloc_const_nod
         n = max;
     if (n > 256)
         n = 256;
+    struct hwloc_distances_s *d = latency_matrix(t);
     for (int i = 0; i < n; i++) {
         unsigned best = ~0u;
         for (int j = 0; j < n; j++) {
             hwloc_obj_t f = hwloc_get_obj_by_type(t->h, HWLOC_OBJ_NUMANODE, (unsigned)j);
             if (!hwloc_bitmap_isset(from, f->os_index))
                 continue;
-            unsigned d = proust__topo_distance(t, (unsigned)j, (unsigned)i);
-            if (d < best)
-                best = d;
+            unsigned v = distance_in(t, d, (unsigned)j, (unsigned)i);
+            if (v < best)
+                best = v;
         }
         dist[i] = best;
         order[i] = (unsigned)i;
     }
+    if (d)
+        hwloc_distances_release(t->h, d);
     /* insertion sort: a handful of nodes, stable on index */
     for (int i = 1; i < n; i++) {
         unsigned o = order[i];

@@ -3,7 +3,8 @@
  * processes): proust_placement_hint before init is taken (unless
  * PROUST_PLACEMENT_HINT overrides it) and refused after; the decision is
  * described; a topology given as XML (PROUST_TOPOLOGY) is decided on but
- * never bound to; and messages still flow. argv[1] is the hint the
+ * never bound to; messages still flow; after finalize the hint may be set
+ * again. argv[1] is the hint the
  * description must show, argv[2] (optional) a text it must contain.
  */
 #include <sched.h>
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
     free(in);
     tu_barrier(s);
     CHECK(proust_finalize(s));
+    CHECK(proust_placement_hint("latency")); /* no session any more */
     printf("rank %d: placement ok\n", tu_rank);
     return 0;
 }

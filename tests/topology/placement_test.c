@@ -60,7 +60,10 @@ static struct proust__placement decide(enum proust__place_mode mode, enum proust
         b = hwloc_bitmap_alloc();
         EXPECT_EQ(hwloc_bitmap_list_sscanf(b, binding), 0);
     }
-    struct proust__place_input in = {&topo, rails, nrails, mode, hint, b, lrank, lsize, threads};
+    struct proust__place_input in = {.topo = &topo, .rails = rails, .nrails = nrails,
+                                     .mode = mode, .hint = hint, .binding = b,
+                                     .local_rank = lrank, .local_size = lsize,
+                                     .threads_wanted = threads};
     struct proust__placement p;
     int rc = proust__place_decide(&in, &p);
     if (rc != PROUST_OK)
@@ -112,6 +115,42 @@ static void one_nic(void)
     EXPECT_SET(p.thread[0], "-");
     EXPECT_SET(p.memory[0], "-");
     proust__place_free(&p);
+    /* more threads than nodes: nearest first, then wrap around by distance */
+    p = decide(PROUST__PLACE_AUTO, PROUST__HINT_LATENCY, NULL, 0, 1, 3);
+    EXPECT_EQ(p.nthreads, 3);
+    EXPECT_SET(p.thread[0], "8-15");
+    EXPECT_SET(p.thread[1], "0-7");
+    EXPECT_SET(p.thread[2], "8-15");
+    proust__place_free(&p);
+    /* two rails on the same NIC (ib0 and mlx5_0 on node 1), equally wide:
+     * one thread for that node, not two */
+    rails[1] = (struct proust__place_rail){"tcp", "ib0", 2.0, 12.5, true};
+    nrails = 2;
+    p = decide(PROUST__PLACE_AUTO, PROUST__HINT_BANDWIDTH, NULL, 0, 1, 0);
+    EXPECT_SET(p.nic_nodes, "1");
+    EXPECT_EQ(p.nthreads, 1);
+    EXPECT_SET(p.thread[0], "8-15");
+    EXPECT_SET(p.memory[1], "1");
+    proust__place_free(&p);
+    set_rails("mlx5_0", 12.5, NULL, 0);
+    /* the application bound its threads one by one (union: every cpu):
+     * a user binding, the process is not moved */
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    hwloc_bitmap_set_range(all, 0, 15);
+    struct proust__place_input in = {.topo = &topo, .rails = rails, .nrails = nrails,
+                                     .mode = PROUST__PLACE_AUTO, .hint = PROUST__HINT_LATENCY,
+                                     .binding = all, .threads_bound = true,
+                                     .local_rank = 0, .local_size = 1};
+    EXPECT_EQ(proust__place_decide(&in, &p), PROUST_OK);
+    EXPECT_TRUE(p.user_bound);
+    EXPECT_SET(p.process, "-");
+    EXPECT_SET(p.thread[0], "8-15");
+    proust__place_free(&p);
+    in.mode = PROUST__PLACE_OVERRIDE;
+    EXPECT_EQ(proust__place_decide(&in, &p), PROUST_OK);
+    EXPECT_SET(p.process, "8-15");
+    proust__place_free(&p);
+    hwloc_bitmap_free(all);
     /* a rail that carries no peer (all peers local) does not decide */
     rails[0].used = false;
     p = decide(PROUST__PLACE_AUTO, PROUST__HINT_LATENCY, NULL, 0, 1, 0);
@@ -306,8 +345,9 @@ static void bad_input(void)
 {
     load("numa2-nic1.xml");
     set_rails("mlx5_0", 12.5, NULL, 0);
-    struct proust__place_input in = {&topo, rails, nrails, PROUST__PLACE_AUTO,
-                                     PROUST__HINT_LATENCY, NULL, 2, 2, 0};
+    struct proust__place_input in = {.topo = &topo, .rails = rails, .nrails = nrails,
+                                     .mode = PROUST__PLACE_AUTO, .hint = PROUST__HINT_LATENCY,
+                                     .local_rank = 2, .local_size = 2};
     struct proust__placement p;
     EXPECT_EQ(proust__place_decide(&in, &p), PROUST_ERR_INVALID); /* rank >= size */
     proust__place_free(&p);
