@@ -89,11 +89,13 @@ hwloc_obj_t proust__topo_device(const struct proust__topo *t, const char *name)
  * (virtual interfaces) */
 static bool sysfs_device_cpus(const char *name, hwloc_bitmap_t cpus)
 {
+    /* a virtio NIC's device is a virtio bus device: its PCI parent knows */
     static const char *const paths[] = {"/sys/class/net/%s/device/local_cpus",
+                                        "/sys/class/net/%s/device/../local_cpus",
                                         "/sys/class/infiniband/%s/device/local_cpus",
                                         "/sys/bus/pci/devices/%s/local_cpus"};
     bool pci = strncmp(name, "pci=", 4) == 0;
-    for (int i = pci ? 2 : 0; i < (pci ? 3 : 2); i++) {
+    for (int i = pci ? 3 : 0; i < (pci ? 4 : 3); i++) {
         char path[256];
         snprintf(path, sizeof path, paths[i], pci ? name + 4 : name);
         if (strchr(name, '/') == NULL && access(path, R_OK) == 0 &&
