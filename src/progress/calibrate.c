@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -96,9 +97,16 @@ bool proust__machine_loaded(struct proust_session *s, uint64_t now)
         if (sscanf(buf, "%lf %lf %lf %d/", &a, &b, &c, &running) != 4)
             running = 0;
     }
-    /* the reader, a waiter about to spin, is one of them; loaded only when
-     * seen twice in a row */
-    bool over = running > p->ncpus;
+    /* Loaded: more runnable threads than cores, and ours are being
+     * preempted (2+ involuntary switches in the interval): a transient
+     * reader or daemon makes the first true for an instant on a busy 2-core
+     * machine, and sleeping at once then costs a wake-up per message
+     * (40-150 us ping-pongs right after init). Seen twice in a row. */
+    struct rusage ru;
+    long nivcsw = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_nivcsw : 0;
+    long preempted = nivcsw - atomic_exchange_explicit(&p->nivcsw_last, nivcsw,
+                                                       memory_order_relaxed);
+    bool over = running > p->ncpus && preempted >= 2;
     bool loaded = over && atomic_exchange_explicit(&p->over_last, over, memory_order_relaxed);
     if (!over)
         atomic_store_explicit(&p->over_last, false, memory_order_relaxed);

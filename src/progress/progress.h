@@ -110,6 +110,7 @@ struct proust__progress {
     const char *spin_reason;
     _Atomic int loaded;       /* more runnable threads than cores */
     _Atomic bool over_last;   /* the previous sample saw that too */
+    _Atomic long nivcsw_last; /* the process's involuntary switches then */
     _Atomic uint64_t load_checked_ns;
     int ncpus;
     int loadavg_fd;
