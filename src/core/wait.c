@@ -84,8 +84,6 @@ int proust_progress(proust_session_t *s)
  * instead of 0.3). */
 static _Thread_local unsigned spin_scale = 1;
 
-
-
 void proust__check_peers(struct proust_session *s)
 {
     int dead;
@@ -160,15 +158,13 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
     proust__waiter_end(s, w);
     w->slept = true;
     if (w->done) {
-        uint64_t slept_at = proust__now_ns(), timeout = (uint64_t)s->peer_check_ms * 1000000ull;
-        proust__block(s, w->done, w->ctx, timeout);
+        uint64_t slept_at = proust__now_ns();
+        proust__block(s, w->done, w->ctx, (uint64_t)s->peer_check_ms * 1000000ull);
         uint64_t slept = proust__now_ns() - slept_at;
-        /* woken before the timeout: something arrived (the next pass
-         * completes the request) */
-        bool woken = slept < timeout;
-        /* woken within a few wake-up costs: a little more spin would have
-         * caught it (unless loaded: then the core belongs to others) */
-        if (!loaded && woken && slept < 4 * p->spin_ns) {
+        /* woken within a few wake-up costs (by an event: the timeout is far
+         * longer; the next pass completes the request): a little more spin
+         * would have caught it (unless loaded: the core belongs to others) */
+        if (!loaded && slept < 4 * p->spin_ns) {
             if (spin_scale < SPIN_SCALE_MAX)
                 spin_scale *= 2;
         } else if (slept > 16 * p->spin_ns * spin_scale && spin_scale > 1) {
