@@ -82,5 +82,8 @@ _Static_assert(sizeof(struct proust__wire_hdr) == 16, "wire header must be 16 by
 #define PROUST_ENV_LOCAL_SIZE "PROUST_LOCAL_SIZE"
 #define PROUST_ENV_JOBID "PROUST_JOBID"
 #define PROUST_ENV_BOOT_FD "PROUST_BOOT_FD"
+/* cpus the launcher had for the job on this node: with ranks bound one
+ * per core, each sees one cpu, yet the node is not oversubscribed */
+#define PROUST_ENV_NODE_CPUS "PROUST_NODE_CPUS"
 
 #endif

@@ -101,7 +101,7 @@ void proust__config_check_unknown(void)
     /* Variables read by the launcher protocol, not user knobs. */
     static const char *const internal[] = {"PROUST_RANK", "PROUST_SIZE", "PROUST_BOOT_FD",
                                             "PROUST_JOBID", "PROUST_LOCAL_RANK",
-                                            "PROUST_LOCAL_SIZE", NULL};
+                                            "PROUST_LOCAL_SIZE", "PROUST_NODE_CPUS", NULL};
     for (char **env = environ; env && *env; env++) {
         if (strncmp(*env, "PROUST_", 7) != 0)
             continue;

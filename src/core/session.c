@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boot/wire.h"
 #include "common/config.h"
 #include "core/engine.h"
 
@@ -108,6 +109,16 @@ static int usable_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
+/* The cpus the job has on this node: what the launcher had (ranks it bound
+ * one per core each see one), else this process's own. */
+static int node_cpus(int mine)
+{
+    const char *v = getenv(PROUST_ENV_NODE_CPUS);
+    char *end;
+    long n = v ? strtol(v, &end, 10) : 0;
+    return v && *end == '\0' && n > 0 && n < 1 << 20 ? (int)n : mine;
+}
+
 static int read_config(struct proust_session *s)
 {
     const char *name = proust__config_str(PROUST_CFG_STRATEGY);
@@ -157,7 +168,7 @@ int proust_init(proust_session_t **out)
     s->rank = s->boot.rank;
     s->size = s->boot.size;
     s->usable_cores = usable_cores();
-    s->oversubscribed = s->boot.local_size > s->usable_cores;
+    s->oversubscribed = s->boot.local_size > node_cpus(s->usable_cores);
     proust__log_rank = s->rank;
     if ((rc = proust__tokens_init(s)) != PROUST_OK)
         goto err_boot;

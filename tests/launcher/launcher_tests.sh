@@ -236,6 +236,38 @@ lost)
     expect_rc 0
     expect_out '^lost ok$'
     ;;
+bind)
+    # --bind-to core: rank i on the i-th core of what proustrun may use
+    # (wrapping); numa/package: the whole node/package; none: unchanged.
+    # The expected sets come from the launcher's own affinity, whatever
+    # machine this is.
+    mine=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+    ncores=$(hwloc-calc --restrict "$mine" --number-of core machine:0 2>/dev/null || nproc)
+    run -n 3 --bind-to core --report-bindings --tag-output sh -c 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status'
+    expect_rc 0
+    expect_err 'rank 0 bound to cpus'
+    c0=$(sed -n 's/^\[0\] //p' "$OUT"); c1=$(sed -n 's/^\[1\] //p' "$OUT"); c2=$(sed -n 's/^\[2\] //p' "$OUT")
+    [ -n "$c0" ] && [ "$c0" != "$mine" -o "$ncores" -eq 1 ] || fail "rank 0 not bound to a core: '$c0' (all: $mine)"
+    if [ "$ncores" -ge 2 ]; then
+        [ "$c0" != "$c1" ] || fail "ranks 0 and 1 share cpus $c0 with $ncores cores"
+    fi
+    if [ "$ncores" -eq 2 ]; then
+        [ "$c2" = "$c0" ] || fail "rank 2 should wrap to rank 0's core ($c0), got $c2"
+        expect_err 'ranks share them'
+    fi
+    # every rank is told how many cpus the job has on this node
+    run -n 2 --bind-to core sh -c 'echo "$PROUST_NODE_CPUS"'
+    expect_rc 0
+    expect_count "$OUT" "^$(nproc)\$" 2
+    run -n 2 --bind-to=package sh -c 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status'
+    expect_rc 0
+    [ "$(sort -u "$OUT" | wc -l)" -ge 1 ] || fail "no binding printed"
+    run -n 1 sh -c 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status'
+    [ "$(cat "$OUT")" = "$mine" ] || fail "without --bind-to the rank must keep $mine, got $(cat "$OUT")"
+    run -n 1 --bind-to sideways true
+    expect_rc 2
+    expect_err 'expected none, hwthread, core'
+    ;;
 singleton)
     env -u PROUST_BOOT_FD "$CLIENT" singleton >"$OUT" 2>"$ERR"
     RC=$?

@@ -22,6 +22,10 @@ static void usage(FILE *f)
             "  --tag-output       prefix each output line with \"[rank] \"\n"
             "  --grace SECONDS    after a rank fails, how long the others may run\n"
             "                     before they are terminated (default %g)\n"
+            "  --bind-to WHAT     bind each rank: none (default), hwthread, core, l3cache,\n"
+            "                     numa, package (socket); rank i goes to the i-th core,\n"
+            "                     then to the object of that type holding it\n"
+            "  --report-bindings  print each rank's cpus on stderr\n"
             "  -h, --help         show this help\n"
             "  -V, --version      show the version\n"
             "\n"
@@ -116,6 +120,19 @@ int pr_parse_args(int argc, char **argv, struct pr_options *opt)
             if (parse_nprocs(v, &opt->nprocs) != 0)
                 return usage_error("'%s' is not a number of processes (1 or more)", v);
             have_n = 1;
+            continue;
+        }
+        if (strcmp(a, "--report-bindings") == 0) {
+            opt->report_bindings = 1;
+            continue;
+        }
+        if (strncmp(a, "--bind-to", 9) == 0 && (a[9] == '\0' || a[9] == '=')) {
+            const char *v = option_value(argc, argv, &i, a, 9);
+            if (!v)
+                return usage_error("option '%s' needs what to bind to", a);
+            if ((opt->bind_to = pr_bind_parse(v)) < 0)
+                return usage_error("--bind-to %s: expected none, hwthread, core, l3cache, numa "
+                                   "or package", v);
             continue;
         }
         if (strncmp(a, "--grace", 7) == 0 && (a[7] == '\0' || a[7] == '=')) {

@@ -156,13 +156,19 @@ int main(int argc, char **argv)
         pr_err("cannot create a pipe: %s", strerror(errno));
         return 1;
     }
+    if ((rc = pr_bind_plan(&job)) != 0) {
+        pr_kvs_destroy(&job);
+        return rc;
+    }
     rc = pr_spawn_all(&job);
     if (rc != 0) {
         pr_kvs_destroy(&job);
+        free(job.bind_sets);
         return rc;
     }
     rc = pr_run(&job);
     pr_kvs_destroy(&job);
+    free(job.bind_sets);
     if (job.devnull >= 0)
         close(job.devnull);
     free(job.ranks);

@@ -7,6 +7,7 @@
 #ifndef PROUSTRUN_H
 #define PROUSTRUN_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -17,9 +18,15 @@
 #define PR_PARTIAL_FLUSH_MS 200 /* a prompt of rank 0 waits this long for its end */
 #define PR_MAX_LINE 65536       /* longer lines are written in pieces */
 
+/* --bind-to (bind.c) */
+enum { PR_BIND_NONE, PR_BIND_HWTHREAD, PR_BIND_CORE, PR_BIND_L3CACHE, PR_BIND_NUMA,
+       PR_BIND_PACKAGE };
+
 struct pr_options {
     int nprocs;
     int tag_output;
+    int bind_to;         /* PR_BIND_* */
+    int report_bindings; /* print each rank's cpus */
     double grace_s;
     char **argv; /* program and its arguments, NULL-terminated */
 };
@@ -67,6 +74,7 @@ struct pr_job {
     size_t stdin_off, stdin_len;
 
     struct pr_kvs *kvs;
+    cpu_set_t *bind_sets; /* per rank, NULL without --bind-to */
 
     /* outcome */
     int exit_code;
@@ -88,6 +96,10 @@ void pr_buf_free(struct pr_buf *b);
 void pr_set_nonblock(int fd);
 void pr_write_all(struct pr_job *job, int fd, const char *data, size_t len);
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* bind.c */
+int pr_bind_parse(const char *text); /* PR_BIND_*, or -1 */
+int pr_bind_plan(struct pr_job *job); /* fills job->bind_sets; 0 or an exit code */
 
 /* spawn.c */
 int pr_spawn_all(struct pr_job *job); /* 0, or an exit code on failure */

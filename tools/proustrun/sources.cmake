@@ -1,5 +1,6 @@
 # Sources of the proustrun launcher, relative to tools/. It links only
-# Threads and must not depend on libproust (it shares src/boot/wire.h).
+# Threads and hwloc (--bind-to) and must not depend on libproust (it shares
+# src/boot/wire.h).
 set(PROUSTRUN_SOURCES
   proustrun/main.c
   proustrun/args.c
@@ -7,4 +8,5 @@ set(PROUSTRUN_SOURCES
   proustrun/kvs.c
   proustrun/iofwd.c
   proustrun/loop.c
+  proustrun/bind.c
 )

@@ -113,7 +113,8 @@ static int is_boot_var(const char *entry)
 {
     static const char *const names[] = {PROUST_ENV_RANK,       PROUST_ENV_SIZE,
                                         PROUST_ENV_LOCAL_RANK, PROUST_ENV_LOCAL_SIZE,
-                                        PROUST_ENV_JOBID,      PROUST_ENV_BOOT_FD};
+                                        PROUST_ENV_JOBID,      PROUST_ENV_BOOT_FD,
+                                        PROUST_ENV_NODE_CPUS};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t n = strlen(names[i]);
         if (strncmp(entry, names[i], n) == 0 && entry[n] == '=')
@@ -129,7 +130,7 @@ static char **base_env(size_t *count)
     size_t n = 0;
     for (char **e = environ; e && *e; e++)
         n++;
-    char **env = calloc(n + 7, sizeof *env);
+    char **env = calloc(n + 8, sizeof *env);
     if (!env)
         return NULL;
     size_t k = 0;
@@ -140,18 +141,21 @@ static char **base_env(size_t *count)
     return env;
 }
 
-static void set_boot_env(char **env, size_t base, char slots[6][96], const struct pr_job *job,
+static void set_boot_env(char **env, size_t base, char slots[7][96], const struct pr_job *job,
                          int rank, int boot_fd)
 {
+    cpu_set_t mine;
+    int cpus = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : 0;
     snprintf(slots[0], 96, "%s=%d", PROUST_ENV_RANK, rank);
     snprintf(slots[1], 96, "%s=%d", PROUST_ENV_SIZE, job->opt.nprocs);
     snprintf(slots[2], 96, "%s=%d", PROUST_ENV_LOCAL_RANK, rank);
     snprintf(slots[3], 96, "%s=%d", PROUST_ENV_LOCAL_SIZE, job->opt.nprocs);
     snprintf(slots[4], 96, "%s=%s", PROUST_ENV_JOBID, job->jobid);
     snprintf(slots[5], 96, "%s=%d", PROUST_ENV_BOOT_FD, boot_fd);
-    for (int i = 0; i < 6; i++)
+    snprintf(slots[6], 96, "%s=%d", PROUST_ENV_NODE_CPUS, cpus);
+    for (int i = 0; i < 7; i++)
         env[base + (size_t)i] = slots[i];
-    env[base + 6] = NULL;
+    env[base + 7] = NULL;
 }
 
 static void make_jobid(struct pr_job *job)
@@ -174,7 +178,7 @@ static void make_jobid(struct pr_job *job)
 /* In the child, after fork: never returns. */
 static void child_exec(const char *path, char **argv, char **env, int in_fd, int out_fd,
                        int err_fd, int boot_fd, int status_fd, pid_t parent,
-                       const sigset_t *mask)
+                       const sigset_t *mask, const cpu_set_t *cpus)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* the launcher died before prctl */
@@ -183,6 +187,9 @@ static void child_exec(const char *path, char **argv, char **env, int in_fd, int
     pr_signals_child();
     sigprocmask(SIG_SETMASK, mask, NULL);
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+        goto fail;
+    /* --bind-to: the program starts (and stays) on its cpus */
+    if (cpus && sched_setaffinity(0, sizeof *cpus, cpus) != 0)
         goto fail;
     int fl = fcntl(boot_fd, F_GETFD);
     if (fl < 0 || fcntl(boot_fd, F_SETFD, fl & ~FD_CLOEXEC) < 0)
@@ -252,7 +259,7 @@ int pr_spawn_all(struct pr_job *job)
     }
     int forward_stdin = stdin_forwardable();
     pid_t self = getpid();
-    char slots[6][96];
+    char slots[7][96];
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         struct pr_rank *r = &job->ranks[i];
@@ -274,7 +281,8 @@ int pr_spawn_all(struct pr_job *job)
             pid = fork();
             if (pid == 0)
                 child_exec(path, job->opt.argv, env, inp[0] >= 0 ? inp[0] : job->devnull,
-                           outp[1], errp[1], sv[1], st[1], self, &old);
+                           outp[1], errp[1], sv[1], st[1], self, &old,
+                           job->bind_sets ? &job->bind_sets[i] : NULL);
             sigprocmask(SIG_SETMASK, &old, NULL);
             if (pid < 0) {
                 pr_err("cannot start rank %d: fork: %s", i, strerror(errno));
