@@ -18,12 +18,12 @@ set_tests_properties(placement_info_hagrid PROPERTIES TIMEOUT 30 FAIL_REGULAR_EX
 # Two NICs that disagree: the hint picks.
 add_test(NAME placement_info_hint
          COMMAND ${PROUST_INFO} --placement --topology ${TOPO_XML}/numa2-2nics.xml
-                 --nic ib0:1.5:12.5 --nic eth1:1.0:1.2 --hint bandwidth)
+                 --nic ib0:1.5:12.5 --nic eth1:1.0:1.2 --hint bandwidth --local-size 2)
 set_tests_properties(placement_info_hint PROPERTIES TIMEOUT 30 FAIL_REGULAR_EXPRESSION "${INFO_FAIL}"
   PASS_REGULAR_EXPRESSION "process: +4-7.*rails disagree")
 # The environment chooses too.
 add_test(NAME placement_info_env
-         COMMAND ${PROUST_INFO} --placement --nic ib0:1.5:12.5 --nic eth1:1.0:1.2)
+         COMMAND ${PROUST_INFO} --placement --nic ib0:1.5:12.5 --nic eth1:1.0:1.2 --local-size 2)
 set_tests_properties(placement_info_env PROPERTIES TIMEOUT 30 FAIL_REGULAR_EXPRESSION "${INFO_FAIL}"
   ENVIRONMENT "PROUST_TOPOLOGY=${TOPO_XML}/numa2-2nics.xml;PROUST_PLACEMENT_HINT=latency"
   PASS_REGULAR_EXPRESSION "process: +0-3")

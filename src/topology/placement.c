@@ -171,15 +171,27 @@ static void place_process(const struct proust__place_input *in, struct proust__p
              list(in->binding));
         return;
     }
-    int total = 0;
+    int total = 0, nodes = 0;
     for (int k = 0; k < norder; k++) {
         hwloc_bitmap_t c = hwloc_bitmap_alloc();
         hwloc_bitmap_and(c, numa(t, order[k])->cpuset, cands);
         total += hwloc_bitmap_iszero(c) ? 0 : cores_in(t, c);
+        nodes += !hwloc_bitmap_iszero(c);
         hwloc_bitmap_free(c);
     }
     if (total == 0)
         return;
+    /* Fewer ranks than nodes: each rank has more than a node's cores to
+     * itself (a hybrid MPI + threads code); one node would take them away.
+     * A user binding of one node or less loses nothing (override). */
+    bool narrow = p->user_bound && in->binding &&
+                  cores_in(t, in->binding) * nodes <= total;
+    if (in->local_size < nodes && !narrow) {
+        note(p, "process: not moved (%d rank(s) here for %d NUMA nodes: binding one to a node "
+             "would take cores from its threads; progress threads and buffers still go near "
+             "the NIC)", in->local_size, nodes);
+        return;
+    }
     int slot = in->local_rank % total, seen = 0;
     for (int k = 0; k < norder && !p->process; k++) {
         hwloc_bitmap_t c = hwloc_bitmap_alloc();

@@ -89,7 +89,7 @@ static void one_nic(void)
     hwloc_bitmap_free(nodes);
     set_rails("mlx5_0", 12.5, NULL, 0);
     for (int hint = 0; hint < 2; hint++) {
-        struct proust__placement p = decide(PROUST__PLACE_AUTO, hint, NULL, 0, 1, 0);
+        struct proust__placement p = decide(PROUST__PLACE_AUTO, hint, NULL, 0, 2, 0);
         EXPECT_TRUE(p.nic_known);
         EXPECT_EQ(p.deciding_rail, 0);
         EXPECT_SET(p.nic_nodes, "1");
@@ -100,6 +100,14 @@ static void one_nic(void)
         EXPECT_SET(p.memory[1], "1"); /* shm rings where the process now runs */
         proust__place_free(&p);
     }
+    /* one rank for two nodes (MPI + threads): not confined to one node,
+     * but its progress thread and buffers still go near the NIC */
+    struct proust__placement lone = decide(PROUST__PLACE_AUTO, PROUST__HINT_LATENCY, NULL, 0, 1, 0);
+    EXPECT_SET(lone.process, "-");
+    EXPECT_SET(lone.thread[0], "8-15");
+    EXPECT_SET(lone.memory[0], "1");
+    EXPECT_TRUE(strstr(lone.reasons, "would take cores") != NULL);
+    proust__place_free(&lone);
     /* cores: one thread near the NIC, the application keeps its cores */
     struct proust__placement p = decide(PROUST__PLACE_AUTO, PROUST__HINT_CORES, NULL, 0, 1, 0);
     EXPECT_SET(p.process, "-");
@@ -140,7 +148,7 @@ static void one_nic(void)
     struct proust__place_input in = {.topo = &topo, .rails = rails, .nrails = nrails,
                                      .mode = PROUST__PLACE_AUTO, .hint = PROUST__HINT_LATENCY,
                                      .binding = all, .threads_bound = true,
-                                     .local_rank = 0, .local_size = 1};
+                                     .local_rank = 0, .local_size = 2};
     EXPECT_EQ(proust__place_decide(&in, &p), PROUST_OK);
     EXPECT_TRUE(p.user_bound);
     EXPECT_SET(p.process, "-");
@@ -188,7 +196,7 @@ static void user_binding(void)
     EXPECT_TRUE(strstr(p.reasons, "override") != NULL);
     proust__place_free(&p);
     /* binding to every cpu is no binding */
-    p = decide(PROUST__PLACE_AUTO, PROUST__HINT_LATENCY, "0-15", 0, 1, 0);
+    p = decide(PROUST__PLACE_AUTO, PROUST__HINT_LATENCY, "0-15", 0, 2, 0);
     EXPECT_TRUE(!p.user_bound);
     EXPECT_SET(p.process, "8-15");
     proust__place_free(&p);
@@ -200,7 +208,7 @@ static void two_nics(void)
      * the lower-latency rail here, the fabric the wider one */
     load("numa2-2nics.xml");
     set_rails("ib0", 12.5, "eth1", 1.2);
-    struct proust__placement p = decide(PROUST__PLACE_AUTO, PROUST__HINT_LATENCY, NULL, 0, 1, 0);
+    struct proust__placement p = decide(PROUST__PLACE_AUTO, PROUST__HINT_LATENCY, NULL, 0, 2, 0);
     EXPECT_EQ(p.deciding_rail, 1);
     EXPECT_SET(p.nic_nodes, "0");
     EXPECT_SET(p.process, "0-3");
@@ -209,7 +217,7 @@ static void two_nics(void)
     EXPECT_SET(p.memory[1], "0");
     EXPECT_TRUE(strstr(p.reasons, "rails disagree") != NULL);
     proust__place_free(&p);
-    p = decide(PROUST__PLACE_AUTO, PROUST__HINT_BANDWIDTH, NULL, 0, 1, 0);
+    p = decide(PROUST__PLACE_AUTO, PROUST__HINT_BANDWIDTH, NULL, 0, 2, 0);
     EXPECT_EQ(p.deciding_rail, 0);
     EXPECT_SET(p.nic_nodes, "1");
     EXPECT_SET(p.process, "4-7");
