@@ -24,10 +24,13 @@ Also writes <dir>/medians.csv
 Standard library only.
 """
 import csv
-import math
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_common import load_kinds, geomean, human_size, fmt, table  # noqa: E402
+
 
 HIGHER_IS_BETTER = {"bw", "bibw"}
 UNITS = {"lat": "us", "bw": "MB/s", "bibw": "MB/s"}
@@ -96,49 +99,8 @@ def load(root):
     return samples
 
 
-def load_kinds(root):
-    kinds, order = {}, []
-    path = os.path.join(root, "impls.tsv")
-    if os.path.exists(path):
-        with open(path) as f:
-            for row in csv.reader(f, delimiter="\t"):
-                if len(row) >= 2:
-                    kinds[row[0]] = row[1]
-                    order.append(row[0])
-    return kinds, order
-
-
 def kind_of(impl, kinds):
     return kinds.get(impl, "proust" if impl.startswith("proust") else "peer")
-
-
-def geomean(values):
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
-def human_size(n):
-    for unit, shift in (("M", 20), ("K", 10)):
-        if n >= (1 << shift) and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return str(n)
-
-
-def fmt(v):
-    if v is None:
-        return "-"
-    if v >= 1000:
-        return f"{v:.0f}"
-    if v >= 10:
-        return f"{v:.1f}"
-    return f"{v:.3f}"
-
-
-def table(rows, header):
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = lambda r: "  ".join(str(c).rjust(w) for c, w in zip(r, widths))
-    out = [line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
 
 
 def overhead(samples):

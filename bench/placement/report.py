@@ -24,6 +24,10 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from report_common import load_kinds, fmt, table  # noqa: E402
+
+
 # The reported points: (metric, size, label); pingpong also measured 2 MiB.
 POINTS = [("lat", 8, "lat 8B us"), ("bw", 1 << 20, "bw 1M MB/s"), ("bw", 4 << 20, "bw 4M MB/s")]
 HIGHER_IS_BETTER = {"bw"}
@@ -79,36 +83,8 @@ def load(root):
     return samples
 
 
-def load_kinds(root):
-    kinds, order = {}, []
-    path = os.path.join(root, "impls.tsv")
-    if os.path.exists(path):
-        with open(path) as f:
-            for row in csv.reader(f, delimiter="\t"):
-                if len(row) >= 2:
-                    kinds[row[0]] = row[1]
-                    order.append(row[0])
-    return kinds, order
-
-
-def fmt(v):
-    if v is None:
-        return "-"
-    if v >= 1000:
-        return f"{v:.0f}"
-    if v >= 10:
-        return f"{v:.1f}"
-    return f"{v:.3f}"
-
-
 def ratio(a, b):
     return f"{a / b:.2f}" if a is not None and b else "-"
-
-
-def table(rows, header):
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = lambda r: "  ".join(str(c).rjust(w) for c, w in zip(r, widths))
-    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
 def print_placement(plan, root):
