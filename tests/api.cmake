@@ -5,7 +5,7 @@
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
 foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize
-             placement)
+             placement match_threads)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -140,6 +140,19 @@ endforeach()
 api_job(NAME threads_self NPROCS 1 RAILS self PROGRAM threads)
 api_job(NAME threads_shm_ring16k_noget NPROCS 2 RAILS self,shm PROGRAM threads
         ENV PROUST_SHM_RING_SIZE=16K PROUST_SHM_GET_THRESHOLD=1G)
+
+# ---- 7b. matching under concurrency: every rank to every rank, 4 threads each,
+#      specific, ANY_SOURCE, masked and improbe channels; shared match stripes
+api_job(NAME match_threads_shm_4 NPROCS 4 RAILS self,shm PROGRAM match_threads)
+api_job(NAME match_threads_tcp_3 NPROCS 3 RAILS self,tcp PROGRAM match_threads)
+api_job(NAME match_threads_shm_5_stripes2 NPROCS 5 RAILS self,shm PROGRAM match_threads
+        ENV PROUST_MATCH_STRIPES=2)
+api_job(NAME match_threads_shm_3_stripes1 NPROCS 3 RAILS self,shm PROGRAM match_threads
+        ENV PROUST_MATCH_STRIPES=1)
+api_job(NAME match_threads_shm_3_coarse NPROCS 3 RAILS self,shm PROGRAM match_threads
+        ENV PROUST_LOCKING=coarse)
+api_job(NAME match_threads_shm_3_block NPROCS 3 RAILS self,shm PROGRAM match_threads
+        ENV PROUST_PROGRESS=block PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
 
 # ---- 8. ssend, probe, cancel, request and session monitors ------------------
 foreach(strategy default aggreg)

@@ -49,6 +49,10 @@
     X(LOCKING, "PROUST_LOCKING", "fine",                                                        \
       "fine (per gate, per rail, per queue locks) or coarse (one session lock around every "    \
       "post and progress pass, for comparison)")                                               \
+    X(MATCH_STRIPES, "PROUST_MATCH_STRIPES", "16",                                              \
+      "locks over the receive-side matching state: peer i's messages and receives are "        \
+      "matched under lock i % N (N is at most the number of ranks); ANY_SOURCE receives take " \
+      "them all; 1 = one matching lock per session (for comparison)")                          \
     X(PLACEMENT, "PROUST_PLACEMENT", "auto",                                                    \
       "auto (progress threads and buffers near the NIC of the rail that matters, the process "  \
       "too unless the user bound it), override (the same, replacing the user's binding) or "    \

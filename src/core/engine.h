@@ -2,11 +2,12 @@
  * engine.h — the engine's internal objects, shared by the files of core/.
  *
  * Locking rules (see docs/ARCHITECTURE.md):
- *   rail poll_lock  <  gate->lock  <  session->match_lock
+ *   rail poll_lock  <  gate->lock  <  match stripes (in index order)
+ *                   <  session->any_lock  <  token lock
  * A thread may take a lock to the right of one it holds, never to the left:
- * the receive path decides under the match lock and sends its answers
- * (CTS, ACK, FIN) after releasing it. No lock is held while a user callback
- * runs.
+ * the receive path decides under its gate's match stripe and sends its
+ * answers (CTS, ACK, FIN) after releasing it. No lock is held while a user
+ * callback runs.
  */
 #ifndef PROUST_ENGINE_H
 #define PROUST_ENGINE_H
@@ -176,6 +177,18 @@ struct proust__packet_slot {
     struct iovec iov[1 + 3 * PROUST__MAX_PACKET_CHUNKS];
 };
 
+/* Receive-side matching is locked per stripe of gates (gate i belongs to
+ * stripe i % nstripes, PROUST_MATCH_STRIPES): threads receiving from
+ * different peers, and the poller matching one peer's packets while another
+ * thread posts for a second peer, do not meet. What spans peers
+ * (ANY_SOURCE receives, probes of any source) takes every stripe, in index
+ * order, so the count stays bounded. */
+struct proust__match_stripe {
+    _Alignas(64) proust__lock_t lock;
+    struct proust__inmsg *inmsg_cache; /* free descriptor blocks */
+    unsigned inmsg_cached;
+};
+
 struct proust__gate {
     proust__lock_t lock; /* send side: window, send_seq, packet slots, rail send */
     int peer;
@@ -187,7 +200,8 @@ struct proust__gate {
     uint32_t send_seq;
     struct proust__packet_slot slots[2]; /* one on the wire, one prepared ahead */
     _Atomic int failed; /* 0 or the PROUST_ERR_* that broke the gate */
-    /* receive side, under session->match_lock */
+    /* receive side, under ms->lock (the gate's match stripe) */
+    struct proust__match_stripe *ms;
     uint32_t recv_seq;
     struct proust__stashed *stash;
     struct proust__inmsg *active; /* matched messages still receiving segments */
@@ -196,7 +210,7 @@ struct proust__gate {
     _Atomic int pending_work; /* window or driver queue non-empty */
     /* sends waiting for the peer (CTS, FIN, ACK), under gate->lock */
     struct proust_request *waiting_head, *waiting_tail;
-    /* matched receives waiting for data (puts), under match_lock */
+    /* matched receives waiting for data (puts), under ms->lock */
     struct proust_request *receiving_head, *receiving_tail;
 };
 
@@ -230,13 +244,17 @@ struct proust_session {
     struct proust__gate *gates;
     const struct proust__strategy_ops *strategy;
     size_t rdv_threshold_override; /* 0 = each rail's own */
-    proust__lock_t match_lock;
-    struct proust_request *any_head, *any_tail; /* ANY_SOURCE posted receives */
-    uint64_t post_counter;
-    uint64_t arrival_counter;
-    unsigned unexpected_count;
-    struct proust__inmsg *inmsg_cache; /* free blocks, under match_lock */
-    unsigned inmsg_cached;
+    struct proust__match_stripe *stripes;
+    int nstripes; /* PROUST_MATCH_STRIPES, then at most one per rank */
+    /* ANY_SOURCE posted receives: under any_lock; added only with every
+     * stripe held too, so an arrival holding its gate's stripe that finds
+     * any_posted == 0 knows none can appear before it is done */
+    proust__lock_t any_lock;
+    struct proust_request *any_head, *any_tail;
+    _Atomic unsigned any_posted;
+    _Atomic uint64_t post_counter;    /* posting order across queues */
+    _Atomic uint64_t arrival_counter; /* arrival order across gates */
+    _Atomic unsigned unexpected_count; /* exact under every stripe */
     struct proust__token_table *tokens;
     pthread_mutex_t monitor_lock;
     proust_event_cb_t event_cb;
@@ -342,16 +360,42 @@ void proust__place_destroy(struct proust_session *s);
 /* The rails' place_memory upcall. */
 void proust__place_memory(void *engine, int rail_index, void *addr, size_t len);
 
-/* ---- matching (match.c), all under session->match_lock -------------------- */
+/* ---- matching (match.c) ---------------------------------------------------- */
+int proust__match_init(struct proust_session *s);  /* after gates_init */
+void proust__match_destroy(struct proust_session *s);
+static inline void proust__match_lock(struct proust__gate *g)
+{
+    proust__lock(&g->ms->lock);
+}
+static inline void proust__match_unlock(struct proust__gate *g)
+{
+    proust__unlock(&g->ms->lock);
+}
+/* Every stripe, in index order (ANY_SOURCE posts and probes, failures). */
+void proust__match_lock_all(struct proust_session *s);
+void proust__match_unlock_all(struct proust_session *s);
+/* What matching against `source` needs: its gate's stripe, or every one
+ * for PROUST_ANY_SOURCE. */
+void proust__match_lock_source(struct proust_session *s, int source);
+void proust__match_unlock_source(struct proust_session *s, int source);
+/* Queue a posted receive: its gate's stripe held, or every stripe for
+ * ANY_SOURCE (any_lock is taken here). */
 void proust__posted_append(struct proust_session *s, struct proust_request *req);
+/* Remove a posted receive (same locks as posting it). */
 void proust__posted_remove(struct proust_session *s, struct proust_request *req);
-/* The earliest posted receive matching (source, tag), removed from its queue. */
+/* The earliest posted receive matching (source, tag), removed from its
+ * queue; source's stripe held. */
 struct proust_request *proust__posted_take(struct proust_session *s, int source,
                                            proust_tag_t tag);
-/* The earliest unexpected message matching req (removed if `take`). */
+/* The earliest unexpected message matching (source, tag, mask), removed if
+ * `take`; held: what proust__match_lock_source(source) takes. */
 struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int source,
                                               proust_tag_t tag, proust_tag_t mask, bool take);
+/* Its source's stripe held. */
 void proust__unexpected_append(struct proust_session *s, struct proust__inmsg *m);
+/* A descriptor block from / back to a gate's stripe cache (stripe held). */
+struct proust__inmsg *proust__inmsg_block_get(struct proust__gate *g);
+void proust__inmsg_block_put(struct proust__gate *g, struct proust__inmsg *m);
 static inline bool proust__tag_match(proust_tag_t msg, proust_tag_t want, proust_tag_t mask)
 {
     return ((msg ^ want) & mask) == 0;
@@ -363,7 +407,7 @@ void *proust__on_put_target(void *engine, int peer, uint64_t token, uint64_t off
 void proust__on_put_done(void *engine, int peer, uint64_t token, uint64_t offset, size_t len);
 void proust__on_peer_failed(void *engine, int peer, int status, const char *why);
 /* A receive was just posted: match it against unexpected messages (takes the
- * match lock). */
+ * match locks). */
 int proust__recv_post(struct proust_session *s, struct proust_request *req);
 /* Receive a message taken out of matching by proust_improbe. */
 int proust__recv_post_message(struct proust_session *s, struct proust_request *req,

@@ -24,7 +24,12 @@ int proust__gates_init(struct proust_session *s)
         for (int k = 0; k < 2; k++)
             g->slots[k].gate = g;
     }
-    return PROUST_OK;
+    int rc = proust__match_init(s);
+    if (rc != PROUST_OK) {
+        free(s->gates);
+        s->gates = NULL;
+    }
+    return rc;
 }
 
 void proust__gates_destroy(struct proust_session *s)
@@ -39,6 +44,7 @@ void proust__gates_destroy(struct proust_session *s)
                 free(c);
         }
     }
+    proust__match_destroy(s);
     free(s->gates);
     s->gates = NULL;
 }
@@ -253,7 +259,7 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     proust__gets_forget(s, g->peer);
     /* receives posted for this peer, receives in progress from it, and
      * any-source receives (they may wait for this peer forever) */
-    proust__lock(&s->match_lock);
+    proust__match_lock(g);
     struct proust_request *r;
     while ((r = g->posted_head)) {
         proust__dlist_remove(&g->posted_head, &g->posted_tail, r);
@@ -275,12 +281,15 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
             proust__request_fail(m->req, status);
         proust__inmsg_free(m);
     }
+    proust__lock(&s->any_lock);
     while ((r = s->any_head)) {
         proust__dlist_remove(&s->any_head, &s->any_tail, r);
+        atomic_fetch_sub_explicit(&s->any_posted, 1, memory_order_relaxed);
         r->where = PROUST__IN_NONE;
         r->status.error = status;
         r->status.source = g->peer;
         proust__request_complete(r);
     }
-    proust__unlock(&s->match_lock);
+    proust__unlock(&s->any_lock);
+    proust__match_unlock(g);
 }

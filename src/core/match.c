@@ -1,19 +1,118 @@
 /*
- * match.c — posted receives and unexpected messages.
+ * match.c — posted receives and unexpected messages, and their locks.
  *
  * Receives posted for a given source wait in that source's gate; receives
  * for ANY_SOURCE wait in one session queue. Each receive carries its posting
  * order, so an incoming message takes the earliest matching receive of the
  * two queues, as MPI requires. Unexpected messages wait in their gate in
- * arrival order. Everything here runs under session->match_lock.
+ * arrival order.
+ *
+ * A gate's receive state is locked by its match stripe (gate i: stripe
+ * i % nstripes). An ANY_SOURCE receive is matched against every gate's
+ * unexpected messages and queued in one atomic step, so posting one takes
+ * every stripe; an arrival only ever holds its own gate's stripe, and
+ * any_lock while it looks at the ANY_SOURCE queue (two arrivals on
+ * different stripes may take from it at once).
  */
+#include <stdlib.h>
+
 #include "core/engine.h"
+
+int proust__match_init(struct proust_session *s)
+{
+    /* asked for (PROUST_MATCH_STRIPES, read_config), one per peer at most */
+    if (s->nstripes <= 0 || s->nstripes > s->size)
+        s->nstripes = s->size;
+    s->stripes = aligned_alloc(_Alignof(struct proust__match_stripe),
+                               (size_t)s->nstripes * sizeof *s->stripes);
+    if (!s->stripes)
+        return PROUST_ERR_NOMEM;
+    for (int i = 0; i < s->nstripes; i++) {
+        proust__lock_init(&s->stripes[i].lock);
+        s->stripes[i].inmsg_cache = NULL;
+        s->stripes[i].inmsg_cached = 0;
+    }
+    for (int r = 0; r < s->size; r++)
+        s->gates[r].ms = &s->stripes[r % s->nstripes];
+    proust__lock_init(&s->any_lock);
+    return PROUST_OK;
+}
+
+void proust__match_destroy(struct proust_session *s)
+{
+    if (!s->stripes)
+        return;
+    for (int i = 0; i < s->nstripes; i++) {
+        while (s->stripes[i].inmsg_cache) {
+            struct proust__inmsg *m = s->stripes[i].inmsg_cache;
+            s->stripes[i].inmsg_cache = m->next;
+            free(m);
+        }
+    }
+    free(s->stripes);
+    s->stripes = NULL;
+}
+
+void proust__match_lock_all(struct proust_session *s)
+{
+    for (int i = 0; i < s->nstripes; i++)
+        proust__lock(&s->stripes[i].lock);
+}
+
+void proust__match_unlock_all(struct proust_session *s)
+{
+    for (int i = s->nstripes - 1; i >= 0; i--)
+        proust__unlock(&s->stripes[i].lock);
+}
+
+void proust__match_lock_source(struct proust_session *s, int source)
+{
+    if (source == PROUST_ANY_SOURCE)
+        proust__match_lock_all(s);
+    else
+        proust__match_lock(&s->gates[source]);
+}
+
+void proust__match_unlock_source(struct proust_session *s, int source)
+{
+    if (source == PROUST_ANY_SOURCE)
+        proust__match_unlock_all(s);
+    else
+        proust__match_unlock(&s->gates[source]);
+}
+
+struct proust__inmsg *proust__inmsg_block_get(struct proust__gate *g)
+{
+    struct proust__match_stripe *ms = g->ms;
+    struct proust__inmsg *m = ms->inmsg_cache;
+    if (m) {
+        ms->inmsg_cache = m->next;
+        ms->inmsg_cached--;
+        return m;
+    }
+    return malloc(PROUST__INMSG_BLOCK);
+}
+
+void proust__inmsg_block_put(struct proust__gate *g, struct proust__inmsg *m)
+{
+    struct proust__match_stripe *ms = g->ms;
+    if (ms->inmsg_cached < PROUST__INMSG_CACHE_MAX) {
+        m->next = ms->inmsg_cache;
+        ms->inmsg_cache = m;
+        ms->inmsg_cached++;
+    } else {
+        free(m);
+    }
+}
 
 void proust__posted_append(struct proust_session *s, struct proust_request *req)
 {
-    req->post_order = s->post_counter++;
+    req->post_order = atomic_fetch_add_explicit(&s->post_counter, 1, memory_order_relaxed);
     if (req->peer == PROUST_ANY_SOURCE) {
+        proust__lock(&s->any_lock);
         proust__dlist_append(&s->any_head, &s->any_tail, req);
+        atomic_fetch_add_explicit(&s->any_posted, 1, memory_order_relaxed);
+        proust__unlock(&s->any_lock);
     } else {
         struct proust__gate *g = &s->gates[req->peer];
         proust__dlist_append(&g->posted_head, &g->posted_tail, req);
@@ -23,7 +122,10 @@ void proust__posted_append(struct proust_session *s, struct proust_request *req)
 void proust__posted_remove(struct proust_session *s, struct proust_request *req)
 {
     if (req->peer == PROUST_ANY_SOURCE) {
+        proust__lock(&s->any_lock);
         proust__dlist_remove(&s->any_head, &s->any_tail, req);
+        atomic_fetch_sub_explicit(&s->any_posted, 1, memory_order_relaxed);
+        proust__unlock(&s->any_lock);
     } else {
         struct proust__gate *g = &s->gates[req->peer];
         proust__dlist_remove(&g->posted_head, &g->posted_tail, req);
@@ -43,11 +145,19 @@ struct proust_request *proust__posted_take(struct proust_session *s, int source,
 {
     struct proust__gate *g = &s->gates[source];
     struct proust_request *mine = first_match(g->posted_head, tag);
-    struct proust_request *any = s->any_head ? first_match(s->any_head, tag) : NULL;
-    if (any && (!mine || any->post_order < mine->post_order)) {
-        proust__dlist_remove(&s->any_head, &s->any_tail, any);
-        any->where = PROUST__IN_NONE;
-        return any;
+    /* zero is final while we hold our stripe: posting an ANY_SOURCE
+     * receive needs it */
+    if (atomic_load_explicit(&s->any_posted, memory_order_relaxed)) {
+        proust__lock(&s->any_lock);
+        struct proust_request *any = first_match(s->any_head, tag);
+        if (any && (!mine || any->post_order < mine->post_order)) {
+            proust__dlist_remove(&s->any_head, &s->any_tail, any);
+            atomic_fetch_sub_explicit(&s->any_posted, 1, memory_order_relaxed);
+            any->where = PROUST__IN_NONE;
+            proust__unlock(&s->any_lock);
+            return any;
+        }
+        proust__unlock(&s->any_lock);
     }
     if (mine) {
         proust__dlist_remove(&g->posted_head, &g->posted_tail, mine);
@@ -72,12 +182,16 @@ static struct proust__inmsg *gate_find(struct proust__gate *g, proust_tag_t tag,
 struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int source,
                                               proust_tag_t tag, proust_tag_t mask, bool take)
 {
-    if (s->unexpected_count == 0)
-        return NULL;
     struct proust__gate *best_g = NULL;
     struct proust__inmsg *best = NULL, *best_prev = NULL;
-    int lo = source == PROUST_ANY_SOURCE ? 0 : source;
-    int hi = source == PROUST_ANY_SOURCE ? s->size - 1 : source;
+    int lo = source, hi = source;
+    if (source == PROUST_ANY_SOURCE) {
+        /* exact: every stripe is held */
+        if (atomic_load_explicit(&s->unexpected_count, memory_order_relaxed) == 0)
+            return NULL;
+        lo = 0;
+        hi = s->size - 1;
+    }
     for (int r = lo; r <= hi; r++) {
         struct proust__gate *g = &s->gates[r];
         if (!g->unexp_head)
@@ -97,7 +211,7 @@ struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int sour
         if (best_g->unexp_tail == best)
             best_g->unexp_tail = best_prev;
         best->next = NULL;
-        s->unexpected_count--;
+        atomic_fetch_sub_explicit(&s->unexpected_count, 1, memory_order_relaxed);
     }
     return best;
 }
@@ -105,13 +219,13 @@ struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int sour
 void proust__unexpected_append(struct proust_session *s, struct proust__inmsg *m)
 {
     struct proust__gate *g = &s->gates[m->source];
-    m->arrival = s->arrival_counter++;
+    m->arrival = atomic_fetch_add_explicit(&s->arrival_counter, 1, memory_order_relaxed);
     m->next = NULL;
     if (g->unexp_tail)
         g->unexp_tail->next = m;
     else
         g->unexp_head = m;
     g->unexp_tail = m;
-    s->unexpected_count++;
+    atomic_fetch_add_explicit(&s->unexpected_count, 1, memory_order_relaxed);
     proust__wake_check(s); /* a thread may sleep in proust_probe */
 }

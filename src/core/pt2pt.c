@@ -160,7 +160,9 @@ int proust_cancel(proust_request_t *req)
     if (req->kind != PROUST__REQ_RECV)
         return PROUST_ERR_BUSY;
     PROUST__COARSE_ENTER(&s->prog);
-    proust__lock(&s->match_lock);
+    /* an ANY_SOURCE receive may be bound to any gate's message: its
+     * `where` is then written under that gate's stripe */
+    proust__match_lock_source(s, req->peer);
     bool posted = req->where == PROUST__IN_POSTED;
     if (posted) {
         proust__posted_remove(s, req);
@@ -170,7 +172,7 @@ int proust_cancel(proust_request_t *req)
         req->status.count = 0;
         proust__request_complete(req);
     }
-    proust__unlock(&s->match_lock);
+    proust__match_unlock_source(s, req->peer);
     PROUST__COARSE_LEAVE(&s->prog);
     proust__run_deferred();
     return posted ? PROUST_OK : PROUST_ERR_BUSY;

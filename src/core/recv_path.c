@@ -5,7 +5,7 @@
  * its message's per-gate sequence number, a message is matched when its
  * turn comes (chunks that arrive early wait in the gate's stash), and later
  * segments of a message find it by sequence number. Decisions are made
- * under the match lock; the answers they call for (CTS, ACK, FIN, get) are
+ * under the gate's match stripe; the answers they call for (CTS, ACK, FIN, get) are
  * collected as actions and carried out after the lock is released
  * (recv_rdv.c answers rendezvous requests).
  */
@@ -45,7 +45,7 @@ static size_t seg_cap(const struct proust_request *req, uint16_t seg)
     return seg < req->nseg ? req->segs[seg].iov_len : 0;
 }
 
-/* Start receiving a matched message into req (match lock held). */
+/* Start receiving a matched message into req (the gate's stripe held). */
 static void bind_request(struct proust_request *req, int source, proust_tag_t tag,
                          uint16_t nseg, size_t size)
 {
@@ -59,7 +59,7 @@ static void bind_request(struct proust_request *req, int source, proust_tag_t ta
         proust__request_set_error(req, PROUST_ERR_TRUNCATE);
 }
 
-/* Deliver one segment's data into a bound request (match lock held).
+/* Deliver one segment's data into a bound request (the gate's stripe held).
  * `data`: eager bytes, or NULL for a rendezvous segment described by rts. */
 static void deliver_segment(struct proust__gate *g, struct proust_request *req, uint16_t seg,
                             const void *data, size_t seg_size, uint8_t flags,
@@ -111,26 +111,18 @@ static inline uint8_t *inmsg_inline(struct proust__inmsg *m)
     return (uint8_t *)&m->seg[m->nseg];
 }
 
-/* A descriptor for a message of h->nseg segments (match lock held). */
-static struct proust__inmsg *inmsg_new(struct proust_session *s, int source,
-                                       const struct proust__chunk_hdr *h)
+/* A descriptor for a message of h->nseg segments (g's stripe held). */
+static struct proust__inmsg *inmsg_new(struct proust__gate *g, const struct proust__chunk_hdr *h)
 {
     size_t head = sizeof(struct proust__inmsg) + h->nseg * sizeof(struct proust__inseg);
-    struct proust__inmsg *m;
     bool cached = head <= PROUST__INMSG_BLOCK;
-    if (cached && s->inmsg_cache) {
-        m = s->inmsg_cache;
-        s->inmsg_cache = m->next;
-        s->inmsg_cached--;
-    } else {
-        m = malloc(cached ? PROUST__INMSG_BLOCK : head);
-        if (!m)
-            return NULL;
-    }
+    struct proust__inmsg *m = cached ? proust__inmsg_block_get(g) : malloc(head);
+    if (!m)
+        return NULL;
     memset(m, 0, head);
     m->cached = cached;
     m->inline_cap = cached ? (uint32_t)(PROUST__INMSG_BLOCK - head) : 0;
-    m->source = source;
+    m->source = g->peer;
     m->seq = h->seq;
     m->nseg = h->nseg;
     m->tag = h->tag;
@@ -146,21 +138,19 @@ static inline void inseg_release(struct proust__inmsg *m, struct proust__inseg *
     sg->data = NULL;
 }
 
-/* Release a descriptor whose segments were all delivered (match lock held). */
+/* Release a descriptor whose segments were all delivered (its gate's
+ * stripe held). */
 static void inmsg_release(struct proust_session *s, struct proust__inmsg *m)
 {
     for (uint16_t i = 0; i < m->nseg; i++)
         inseg_release(m, &m->seg[i]);
-    if (m->cached && s->inmsg_cached < PROUST__INMSG_CACHE_MAX) {
-        m->next = s->inmsg_cache;
-        s->inmsg_cache = m;
-        s->inmsg_cached++;
-    } else {
+    if (m->cached)
+        proust__inmsg_block_put(&s->gates[m->source], m);
+    else
         free(m);
-    }
 }
 
-/* Keep a segment of an unexpected message (match lock held). */
+/* Keep a segment of an unexpected message (the gate's stripe held). */
 static int inmsg_store(struct proust__inmsg *m, const struct proust__chunk_hdr *h,
                        const uint8_t *body)
 {
@@ -265,7 +255,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
                             body + sizeof rb, acts);
             return PROUST_OK;
         }
-        m = inmsg_new(s, g->peer, h);
+        m = inmsg_new(g, h);
         if (!m) {
             if (req) /* put it back: it stays posted */
                 proust__posted_append(s, req);
@@ -357,7 +347,7 @@ static int drain_stash(struct proust_session *s, struct proust__gate *g, struct 
     return rc;
 }
 
-/* Envelope-bearing chunk (DATA/RTS), match lock held. */
+/* Envelope-bearing chunk (DATA/RTS), the gate's stripe held. */
 static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
                             const struct proust__chunk_hdr *h, const uint8_t *body,
                             struct actions *acts)
@@ -392,7 +382,7 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
     return rc == PROUST_OK ? drain_stash(s, g, acts) : rc;
 }
 
-/* Carry out the answers decided under the match lock (no lock held). */
+/* Carry out the answers decided under the match locks (no lock held). */
 static void run_actions(struct proust_session *s, int peer, struct actions *acts)
 {
     for (unsigned i = 0; i < acts->n; i++) {
@@ -411,12 +401,12 @@ static void run_actions(struct proust_session *s, int peer, struct actions *acts
     acts->n = 0;
 }
 
-/* Leave the match lock and carry out what was decided under it. */
+/* Leave the gate's stripe and carry out what was decided under it. */
 static void flush_decisions(struct proust_session *s, int peer, struct actions *acts,
                             bool *locked)
 {
     if (*locked) {
-        proust__unlock(&s->match_lock);
+        proust__match_unlock(&s->gates[peer]);
         *locked = false;
     }
     if (acts->n)
@@ -440,7 +430,7 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
     while (rc == PROUST_OK && (rc = proust__wire_next(&rd, &ch, &why)) == 1) {
         rc = PROUST_OK;
         if (ch.hdr.type != PROUST__CH_DATA && ch.hdr.type != PROUST__CH_RTS) {
-            /* control chunks take the gate lock: leave the match lock first */
+            /* control chunks take the gate lock: leave the stripe first */
             flush_decisions(s, peer, &acts, &locked);
             if (ch.hdr.type == PROUST__CH_CTS) {
                 struct proust__cts_body cts;
@@ -458,16 +448,16 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
             continue;
         }
         /* consecutive message chunks (an aggregated packet) share one
-         * acquisition of the match lock */
+         * acquisition of the gate's stripe */
         if (!locked) {
-            proust__lock(&s->match_lock);
+            proust__match_lock(g);
             locked = true;
         }
         rc = on_message_chunk(s, g, &ch.hdr, ch.body, &acts);
         /* a drained stash may hold more than one action list's worth */
         while (rc == PROUST_OK && stash_ready(g)) {
             flush_decisions(s, peer, &acts, &locked);
-            proust__lock(&s->match_lock);
+            proust__match_lock(g);
             locked = true;
             rc = drain_stash(s, g, &acts);
         }
@@ -480,7 +470,7 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
     if (acts.n)
         flush_decisions(s, peer, &acts, &locked);
     else if (locked) /* the common end: nothing to answer */
-        proust__unlock(&s->match_lock);
+        proust__match_unlock(g);
     if (rc < 0)
         proust__gate_fail(s, g, PROUST_ERR_PROTO, why ? why : "malformed packet");
 }
@@ -492,58 +482,49 @@ void proust__on_peer_failed(void *engine, int peer, int status, const char *why)
         proust__gate_fail(s, &s->gates[peer], status, why);
 }
 
-static int recv_take(struct proust_session *s, struct proust_request *req,
-                     struct proust__inmsg *m);
-
-static int recv_post(struct proust_session *s, struct proust_request *req)
+/* Receive an unexpected message `m` with `req` (m's stripe held); the
+ * answers are left in acts. */
+static void recv_take(struct proust_session *s, struct proust_request *req,
+                      struct proust__inmsg *m, struct actions *acts)
 {
-    proust__lock(&s->match_lock);
-    /* a message that arrived before its sender failed is still delivered */
-    struct proust__inmsg *m =
-        s->unexpected_count ? proust__unexpected_find(s, req->peer, req->tag, req->mask, true)
-                            : NULL;
-    if (!m && req->peer != PROUST_ANY_SOURCE) {
-        int failed = atomic_load(&s->gates[req->peer].failed);
-        if (failed) {
-            proust__unlock(&s->match_lock);
-            req->status.source = req->peer;
-            req->status.error = failed;
-            proust__request_complete(req);
-            return PROUST_OK;
-        }
-    }
-    if (!m) {
-        req->where = PROUST__IN_POSTED;
-        proust__posted_append(s, req);
-        proust__unlock(&s->match_lock);
-        return PROUST_OK;
-    }
-    return recv_take(s, req, m);
-}
-
-/* Receive an unexpected message `m` with `req` (match lock held; released
- * here). */
-static int recv_take(struct proust_session *s, struct proust_request *req,
-                     struct proust__inmsg *m)
-{
-    struct actions acts;
-    acts.n = 0;
-    acts.defer_gets = false;
     struct proust__gate *g = &s->gates[m->source];
     m->req = req;
     bind_request(req, m->source, m->tag, m->nseg, m->size);
     for (uint16_t i = 0; i < m->nseg; i++)
         if (m->seg[i].state == PROUST__SEG_EAGER || m->seg[i].state == PROUST__SEG_RTS)
-            inmsg_replay(g, m, i, &acts);
+            inmsg_replay(g, m, i, acts);
     if (m->nseg_seen < m->nseg) {
         m->next = g->active;
         g->active = m;
     } else {
         inmsg_release(s, m);
     }
-    proust__unlock(&s->match_lock);
+}
+
+static int recv_post(struct proust_session *s, struct proust_request *req)
+{
+    struct actions acts;
+    acts.n = 0;
+    acts.defer_gets = false;
+    /* ANY_SOURCE: every stripe, so no message can arrive between the search
+     * of the unexpected messages and the queueing of the receive */
+    proust__match_lock_source(s, req->peer);
+    /* a message that arrived before its sender failed is still delivered */
+    struct proust__inmsg *m = proust__unexpected_find(s, req->peer, req->tag, req->mask, true);
+    int source = m ? m->source : req->peer;
+    if (m) {
+        recv_take(s, req, m, &acts);
+    } else if (req->peer != PROUST_ANY_SOURCE && atomic_load(&s->gates[req->peer].failed)) {
+        req->status.source = req->peer;
+        req->status.error = atomic_load(&s->gates[req->peer].failed);
+        proust__request_complete(req);
+    } else {
+        req->where = PROUST__IN_POSTED;
+        proust__posted_append(s, req);
+    }
+    proust__match_unlock_source(s, req->peer);
     if (acts.n)
-        run_actions(s, g->peer, &acts);
+        run_actions(s, source, &acts);
     return PROUST_OK;
 }
 
@@ -560,11 +541,18 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req)
 int proust__recv_post_message(struct proust_session *s, struct proust_request *req,
                               struct proust__inmsg *m)
 {
+    struct actions acts;
+    acts.n = 0;
+    acts.defer_gets = false;
+    struct proust__gate *g = &s->gates[m->source];
     PROUST__COARSE_ENTER(&s->prog);
-    proust__lock(&s->match_lock);
-    int rc = recv_take(s, req, m);
+    proust__match_lock(g);
+    recv_take(s, req, m, &acts);
+    proust__match_unlock(g);
+    if (acts.n)
+        run_actions(s, g->peer, &acts);
     PROUST__COARSE_LEAVE(&s->prog);
-    return rc;
+    return PROUST_OK;
 }
 
 void proust__inmsg_free(struct proust__inmsg *m)
@@ -594,10 +582,4 @@ void proust__recv_cleanup(struct proust_session *s)
             proust__inmsg_free(m);
         }
     }
-    while (s->inmsg_cache) {
-        struct proust__inmsg *m = s->inmsg_cache;
-        s->inmsg_cache = m->next;
-        free(m);
-    }
-    s->inmsg_cached = 0;
 }

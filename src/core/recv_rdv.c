@@ -25,12 +25,12 @@ struct proust__pending_get {
 void proust__segment_landed(struct proust_session *s, int peer, struct proust_request *req)
 {
     struct proust__gate *g = &s->gates[peer];
-    proust__lock(&s->match_lock);
+    proust__match_lock(g);
     if (--req->remote_owed == 0 && req->where == PROUST__IN_RECEIVING) {
         proust__dlist_remove(&g->receiving_head, &g->receiving_tail, req);
         req->where = PROUST__IN_NONE;
     }
-    proust__unlock(&s->match_lock);
+    proust__match_unlock(g);
     proust__request_event_done(req);
 }
 

@@ -132,6 +132,14 @@ static int read_config(struct proust_session *s)
     if (proust__config_long(PROUST_CFG_PEER_CHECK_MS, &s->peer_check_ms) != PROUST_OK ||
         s->peer_check_ms <= 0)
         return PROUST_ERR_INVALID;
+    long stripes;
+    if (proust__config_long(PROUST_CFG_MATCH_STRIPES, &stripes) != PROUST_OK)
+        return PROUST_ERR_INVALID;
+    if (stripes < 1 || stripes > 4096) {
+        PROUST_ERROR("PROUST_MATCH_STRIPES=%ld: expected 1 to 4096", stripes);
+        return PROUST_ERR_INVALID;
+    }
+    s->nstripes = (int)stripes;
     return PROUST_OK;
 }
 
@@ -153,7 +161,7 @@ int proust_init(proust_session_t **out)
     int rc = PROUST_ERR_NOMEM;
     if (!s)
         goto err_flag;
-    proust__lock_init(&s->match_lock);
+    proust__lock_init(&s->any_lock);
     proust__requests_init(s);
     proust__lock_init(&s->gets_lock);
     pthread_mutex_init(&s->monitor_lock, NULL);
@@ -256,9 +264,9 @@ int proust_finalize(proust_session_t *s)
     close_rails(s);
     /* Incoming messages nobody received are dropped; the memory of every
      * request, waited for or not, goes with the session below. */
-    proust__lock(&s->match_lock);
+    proust__match_lock_all(s);
     proust__recv_cleanup(s);
-    proust__unlock(&s->match_lock);
+    proust__match_unlock_all(s);
     proust__gates_destroy(s);
     proust__tokens_destroy(s);
     proust__boot_close(&s->boot);
