@@ -105,16 +105,22 @@ void proust__inmsg_block_put(struct proust__gate *g, struct proust__inmsg *m)
     }
 }
 
+/* Posting order only has to tell a gate's receives from ANY_SOURCE ones
+ * (a gate's own queue is in order): ANY_SOURCE receives advance the counter,
+ * others read it. A receive for source g and an ANY_SOURCE one with the
+ * same number: the former was posted first, the ANY_SOURCE one advanced
+ * the counter past every earlier one. Either poster holds g's stripe. */
 void proust__posted_append(struct proust_session *s, struct proust_request *req)
 {
-    req->post_order = atomic_fetch_add_explicit(&s->post_counter, 1, memory_order_relaxed);
     if (req->peer == PROUST_ANY_SOURCE) {
+        req->post_order = atomic_fetch_add_explicit(&s->post_counter, 1, memory_order_relaxed);
         proust__lock(&s->any_lock);
         proust__dlist_append(&s->any_head, &s->any_tail, req);
         atomic_fetch_add_explicit(&s->any_posted, 1, memory_order_relaxed);
         proust__unlock(&s->any_lock);
     } else {
         struct proust__gate *g = &s->gates[req->peer];
+        req->post_order = atomic_load_explicit(&s->post_counter, memory_order_relaxed);
         proust__dlist_append(&g->posted_head, &g->posted_tail, req);
     }
 }
