@@ -6,7 +6,7 @@ PREFIX     := $(CURDIR)/$(BUILD)/install
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps configure build run test test-sanitize test-tsan test-mpi4py bench clean
+.PHONY: all deps configure build build-release run test test-sanitize test-tsan test-mpi4py bench clean
 
 all: build
 
@@ -35,6 +35,10 @@ test-sanitize:
 test-mpi4py: build
 	@bash scripts/mpi4py-smoke.sh $(PREFIX)
 
+# An optimised build (-O3): gcc finds other warnings there (-Werror).
+build-release:
+	$(MAKE) build BUILD=build-release CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release"
+
 test-tsan:
 	$(MAKE) test BUILD=build-tsan CMAKE_ARGS="-DPROUST_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug"
 
@@ -43,4 +47,4 @@ bench: build
 	@bash bench/run.sh $(PREFIX)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-release

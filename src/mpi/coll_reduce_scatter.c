@@ -231,7 +231,7 @@ static int rs_blocking(const char *fn, const void *sbuf, void *rbuf, bool v, con
                        int block, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     struct pm_comm *c;
-    MPI_Count total;
+    MPI_Count total = 0;
     int rc = rs_check(fn, comm, &c, sbuf, rbuf, v, rcounts, block, dt, op, &total);
     if (rc)
         return rc;
@@ -252,7 +252,7 @@ static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
                           MPI_Comm comm, MPI_Request *request)
 {
     struct pm_comm *c;
-    MPI_Count total;
+    MPI_Count total = 0;
     int rc = rs_check(fn, comm, &c, sbuf, rbuf, v, rcounts, block, dt, op, &total);
     if (rc)
         return rc;

@@ -241,7 +241,7 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
 {
     static const char fn[] = "MPI_Pack";
     PM_CHECK_INIT(fn);
-    struct pm_datatype *t;
+    struct pm_datatype *t = NULL;
     int rc = check_common(fn, comm, incount, datatype, true, &t);
     MPI_Count need = rc ? 0 : (MPI_Count)incount * t->size;
     if (rc || (rc = check_stream(fn, comm, outbuf, outsize, position, need, "outsize")))
@@ -257,7 +257,7 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
 {
     static const char fn[] = "MPI_Unpack";
     PM_CHECK_INIT(fn);
-    struct pm_datatype *t;
+    struct pm_datatype *t = NULL;
     int rc = check_common(fn, comm, outcount, datatype, true, &t);
     MPI_Count need = rc ? 0 : (MPI_Count)outcount * t->size;
     if (rc || (rc = check_stream(fn, comm, inbuf, insize, position, need, "insize")))
@@ -272,7 +272,7 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     static const char fn[] = "MPI_Pack_size";
     PM_CHECK_INIT(fn);
-    struct pm_datatype *t;
+    struct pm_datatype *t = NULL;
     int rc = check_common(fn, comm, incount, datatype, false, &t);
     if (rc)
         return rc;
