@@ -87,6 +87,9 @@ struct proust_request {
     /* user requests (proust_request_create): their source and data */
     struct proust_ptask *ptask;
     void *user_data;
+    /* receives: the offer made to the sender (offer.c), under the gate's
+     * stripe; NULL for almost all */
+    struct proust__offer *offer;
 };
 
 /* Doubly-linked request lists (posted queues, waiting sends, receiving). */
@@ -212,6 +215,14 @@ struct proust__gate {
     struct proust_request *waiting_head, *waiting_tail;
     /* matched receives waiting for data (puts), under ms->lock */
     struct proust_request *receiving_head, *receiving_tail;
+    /* offers (offer.c), under gate->lock: the last one-segment rendezvous
+     * this side sent, and an offer from the peer not used yet */
+    struct {
+        uint32_t seq;
+        proust_tag_t tag;
+        uint64_t sender_token; /* 0: none */
+    } last_rts;
+    struct proust__offer_in *offer_in;
 };
 
 /* ---- the session ---------------------------------------------------------- */
@@ -283,6 +294,7 @@ struct proust_session {
     struct proust__placement place;
     bool placed;
     hwloc_cpuset_t place_restore; /* the binding to give back at finalize */
+    size_t offer_bytes; /* PROUST_OFFER_BYTES: offer receives this large (0: never) */
     int place_threads; /* progress threads to start (an XML machine's
                           decision is described, not applied) */
     double place_ms;   /* what deciding and applying cost init */
@@ -320,6 +332,7 @@ static inline void proust__request_init(struct proust_request *req, struct prous
     req->chunks = NULL;
     req->cb = NULL;
     req->deferred_next = NULL;
+    req->offer = NULL;
     req->kind = (uint8_t)kind;
     req->session = s;
 }
@@ -401,14 +414,85 @@ static inline bool proust__tag_match(proust_tag_t msg, proust_tag_t want, proust
     return ((msg ^ want) & mask) == 0;
 }
 
+/* ---- receiver offers (offer.c) ---------------------------------------------- */
+/* A nonblocking receive for one source, large enough, posted when nothing
+ * else could match that source's next messages, is offered to the sender:
+ * it writes the message straight into the buffer (shm: process_vm_writev)
+ * while the receiver computes, instead of waiting for the receiver to
+ * answer its RTS. The sender uses the offer only for the message the
+ * receive will match, and answers every offer (DONE or OFFER_NO). */
+enum { PROUST__OFFER_ACT_GET = 1, PROUST__OFFER_ACT_CTS = 2 };
+struct proust__offer {
+    uint64_t token;   /* receiver token the sender names */
+    bool held;        /* an RTS matched: its answer waits for the sender's */
+    bool done_early;  /* DONE came before the RTS that matches */
+    bool revoking;    /* proust_cancel asked the sender to give it back */
+    uint8_t act;      /* held answer: ACT_GET or ACT_CTS (recv_path.c) */
+    uint64_t sender_token;
+    size_t accepted;
+    uint32_t key_len;
+    uint8_t key[PROUST__MAX_KEY];
+};
+struct proust__offer_in {
+    uint32_t seq;
+    proust_tag_t tag, mask;
+    uint64_t cap, token;
+    uint32_t key_len;
+    uint8_t key[PROUST__MAX_KEY];
+};
+/* The OFFER chunk a receiver sends, built under the stripe. */
+struct proust__offer_msg {
+    uint64_t token;
+    uint32_t seq;
+    proust_tag_t tag;
+    struct proust__offer_body body;
+    uint8_t key[PROUST__MAX_KEY];
+};
+/* Receiver: decide to offer `req`, just queued in its gate (stripe held);
+ * true: send *msg with proust__offer_send once the stripe is released. */
+bool proust__offer_prepare(struct proust_session *s, struct proust_request *req,
+                           struct proust__offer_msg *msg);
+void proust__offer_send(struct proust_session *s, int peer, const struct proust__offer_msg *msg);
+/* Receiver: the RTS of seg 0 matched an offered receive (stripe held):
+ * true if its answer is held (or the data is already there: *landed). */
+bool proust__offer_hold(struct proust_request *req, int act, uint64_t sender_token,
+                        size_t accepted, const uint8_t *key, uint32_t key_len, bool *landed);
+/* Receiver: the sender's DONE for an offer (no lock held); false if the
+ * token names no offer. */
+bool proust__offer_on_done(struct proust_session *s, int peer, uint64_t token);
+/* Forget a receive's offer (stripe held, or the request is no one else's):
+ * token released, memory freed; a late answer then names nothing. */
+void proust__offer_drop(struct proust_session *s, struct proust_request *req);
+/* Receiver: mark an offered receive for cancellation (stripe held);
+ * returns the token to send in a REVOKE, 0 if none is needed. */
+uint64_t proust__offer_revoke(struct proust_request *req);
+/* Receiver: OFFER_NO from peer (no lock held). */
+void proust__recv_on_offer_no(struct proust_session *s, int peer, uint64_t token);
+/* Receiver: proust_cancel of an offered receive (stripe held; released
+ * here). Returns when the sender answered: PROUST_OK if cancelled. */
+int proust__offer_cancel(struct proust_session *s, struct proust_request *req);
+/* Sender: OFFER / REVOKE from peer (no lock held). */
+void proust__send_on_offer(struct proust_session *s, int peer, const struct proust__chunk_hdr *h,
+                           const uint8_t *body);
+void proust__send_on_revoke(struct proust_session *s, int peer, uint64_t token);
+/* Sender: a message was just numbered (gate lock held): does a pending
+ * offer name it? Returns 1: use it (call proust__offer_use after the
+ * lock), -1: decline it (call proust__offer_decline), 0: nothing to do. */
+int proust__offer_check_send(struct proust__gate *g, struct proust_request *req, uint32_t seq,
+                             uint64_t rts_token, struct proust__offer_in **taken);
+void proust__offer_use(struct proust_session *s, int peer, uint64_t sender_token,
+                       struct proust__offer_in *o);
+void proust__offer_decline(struct proust_session *s, int peer, struct proust__offer_in *o);
+
 /* ---- receive path (recv_path.c) ------------------------------------------- */
 void proust__on_packet(void *engine, int peer, const void *data, size_t len);
 void *proust__on_put_target(void *engine, int peer, uint64_t token, uint64_t offset, size_t len);
 void proust__on_put_done(void *engine, int peer, uint64_t token, uint64_t offset, size_t len);
 void proust__on_peer_failed(void *engine, int peer, int status, const char *why);
 /* A receive was just posted: match it against unexpected messages (takes the
- * match locks). */
-int proust__recv_post(struct proust_session *s, struct proust_request *req);
+ * match locks). may_offer: a nonblocking receive, which may be offered to
+ * its sender (offer.c). */
+int proust__recv_post(struct proust_session *s, struct proust_request *req, bool may_offer);
 /* Receive a message taken out of matching by proust_improbe. */
 int proust__recv_post_message(struct proust_session *s, struct proust_request *req,
                               struct proust__inmsg *m);
@@ -442,12 +526,21 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
 /* Queue a control chunk (CTS/FIN/ACK) to peer; takes the gate lock. */
 int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint64_t token,
                          const void *body, size_t body_len);
+/* The same with the header's seq and tag set (OFFER). */
+int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, uint64_t token,
+                             uint32_t seq, proust_tag_t tag, const void *body, size_t body_len);
 void proust__on_send_done(void *engine, void *ctx, int status);
 /* Sender side of a CTS: start the puts. */
 void proust__send_on_cts(struct proust_session *s, int peer, const struct proust__cts_body *cts);
 /* Sender side of a PUSH: write the data into the receiver's memory. */
 void proust__send_on_push(struct proust_session *s, int peer, const struct proust__push_body *pb,
                           const uint8_t *key);
+/* Find the send a CTS/PUSH (or a used offer) names and mark the answer
+ * received (gate lock held); NULL if the token names no send of this peer
+ * waiting for it. */
+struct proust_request *proust__answered_send(struct proust_session *s, struct proust__gate *g,
+                                             uint64_t sender_token, uint64_t accepted,
+                                             uint16_t *seg);
 /* FIN or ACK for a send request. */
 void proust__send_on_ack(struct proust_session *s, int peer, uint64_t token);
 

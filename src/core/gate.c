@@ -43,6 +43,7 @@ void proust__gates_destroy(struct proust_session *s)
             if (c->owned)
                 free(c);
         }
+        free(g->offer_in);
     }
     proust__match_destroy(s);
     free(s->gates);
@@ -238,6 +239,8 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     g->win.head = g->win.tail = NULL;
     g->win.count = g->win.urgent = 0;
     credit_chunks(c, status);
+    free(g->offer_in); /* the peer's offer: nobody to write to */
+    g->offer_in = NULL;
     /* the driver fails what it still holds for that peer (puts, packets) */
     if (g->rail && g->rail->ops->disconnect)
         g->rail->ops->disconnect(g->rail, g->peer, status);
@@ -263,6 +266,7 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     struct proust_request *r;
     while ((r = g->posted_head)) {
         proust__dlist_remove(&g->posted_head, &g->posted_tail, r);
+        proust__offer_drop(s, r);
         r->where = PROUST__IN_NONE;
         r->status.error = status;
         r->status.source = g->peer;
@@ -270,6 +274,7 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     }
     while ((r = g->receiving_head)) {
         proust__dlist_remove(&g->receiving_head, &g->receiving_tail, r);
+        proust__offer_drop(s, r);
         r->where = PROUST__IN_NONE;
         proust__request_fail(r, status);
     }

@@ -85,7 +85,7 @@ int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_
     if (!req)
         return PROUST_ERR_NOMEM;
     fill_recv(req, buf, len, source, tag, mask);
-    proust__recv_post(s, req);
+    proust__recv_post(s, req, true);
     *reqp = req;
     proust__run_deferred();
     return PROUST_OK;
@@ -144,7 +144,7 @@ int proust_recv(proust_session_t *s, void *buf, size_t len, int source, proust_t
     struct proust_request req;
     proust__request_init(&req, s, PROUST__REQ_RECV);
     fill_recv(&req, buf, len, source, tag, mask);
-    proust__recv_post(s, &req);
+    proust__recv_post(s, &req, false);
     proust__wait_request(&req);
     proust__run_deferred();
     if (status)
@@ -164,7 +164,13 @@ int proust_cancel(proust_request_t *req)
      * `where` is then written under that gate's stripe */
     proust__match_lock_source(s, req->peer);
     bool posted = req->where == PROUST__IN_POSTED;
-    if (posted) {
+    uint64_t revoke = 0;
+    bool offered = posted && req->offer;
+    if (offered) {
+        /* the sender may be writing into it: it answers first */
+        revoke = proust__offer_revoke(req);
+        posted = false;
+    } else if (posted) {
         proust__posted_remove(s, req);
         req->where = PROUST__IN_NONE;
         req->status.error = PROUST_ERR_CANCELED;
@@ -173,7 +179,13 @@ int proust_cancel(proust_request_t *req)
         proust__request_complete(req);
     }
     proust__match_unlock_source(s, req->peer);
+    if (revoke)
+        proust__send_control(s, req->peer, PROUST__CH_REVOKE, revoke, NULL, 0);
     PROUST__COARSE_LEAVE(&s->prog);
     proust__run_deferred();
+    if (offered) {
+        proust__wait_request(req);
+        return req->status.error == PROUST_ERR_CANCELED ? PROUST_OK : PROUST_ERR_BUSY;
+    }
     return posted ? PROUST_OK : PROUST_ERR_BUSY;
 }

@@ -14,7 +14,7 @@
 
 #include "core/engine.h"
 
-enum { ACT_ACK = 1, ACT_CTS, ACT_GET };
+enum { ACT_ACK = 1, ACT_CTS, ACT_GET, ACT_LANDED };
 
 struct action {
     uint8_t kind;
@@ -61,10 +61,11 @@ static void bind_request(struct proust_request *req, int source, proust_tag_t ta
 
 /* Deliver one segment's data into a bound request (the gate's stripe held).
  * `data`: eager bytes, or NULL for a rendezvous segment described by rts. */
-static void deliver_segment(struct proust__gate *g, struct proust_request *req, uint16_t seg,
-                            const void *data, size_t seg_size, uint8_t flags,
-                            uint64_t sync_token, const struct proust__rts_body *rts,
-                            const uint8_t *key, struct actions *acts)
+static void deliver_segment(struct proust_session *s, struct proust__gate *g,
+                            struct proust_request *req, uint16_t seg, const void *data,
+                            size_t seg_size, uint8_t flags, uint64_t sync_token,
+                            const struct proust__rts_body *rts, const uint8_t *key,
+                            struct actions *acts)
 {
     size_t cap = seg_cap(req, seg);
     size_t take = seg_size < cap ? seg_size : cap;
@@ -74,6 +75,10 @@ static void deliver_segment(struct proust__gate *g, struct proust_request *req, 
         acts->a[acts->n++] = (struct action){.kind = ACT_ACK, .sender_token = sync_token,
                                              .key_len = 0};
     if (!rts) {
+        /* an offered receive matched by an eager message: the sender,
+         * which sent it before it saw the offer, declines the offer */
+        if (__builtin_expect(req->offer != NULL, 0))
+            proust__offer_drop(s, req);
         if (take)
             memcpy(req->segs[seg].iov_base, data, take);
         req->status.count += take;
@@ -94,6 +99,15 @@ static void deliver_segment(struct proust__gate *g, struct proust_request *req, 
     }
     if (take)
         req->remote_owed++;
+    bool landed;
+    if (__builtin_expect(req->offer != NULL, 0) && seg == 0 && take &&
+        proust__offer_hold(req, rts->key_len ? PROUST__OFFER_ACT_GET : PROUST__OFFER_ACT_CTS,
+                           rts->sender_token, take, key, rts->key_len, &landed)) {
+        /* the sender answers the offer (writes, or declines) */
+        if (landed)
+            acts->a[acts->n++] = (struct action){.kind = ACT_LANDED, .req = req};
+        return;
+    }
     struct action *a = &acts->a[acts->n++];
     a->kind = (rts->key_len && take) ? ACT_GET : ACT_CTS;
     a->seg = seg;
@@ -191,19 +205,19 @@ static int inmsg_store(struct proust__inmsg *m, const struct proust__chunk_hdr *
 }
 
 /* Deliver a stored segment of a message that was just matched. */
-static void inmsg_replay(struct proust__gate *g, struct proust__inmsg *m, uint16_t seg,
-                         struct actions *acts)
+static void inmsg_replay(struct proust_session *s, struct proust__gate *g,
+                         struct proust__inmsg *m, uint16_t seg, struct actions *acts)
 {
     struct proust__inseg *sg = &m->seg[seg];
     uint8_t flags = seg == 0 ? m->flags : 0; /* only segment 0 asks for the ACK */
     if (sg->state == PROUST__SEG_EAGER) {
-        deliver_segment(g, m->req, seg, sg->data, sg->len, flags, m->sync_token, NULL, NULL, acts);
+        deliver_segment(s, g, m->req, seg, sg->data, sg->len, flags, m->sync_token, NULL, NULL, acts);
         inseg_release(m, sg);
     } else {
         struct proust__rts_body rb = {.sender_token = sg->sender_token,
                                       .seg_size = sg->len,
                                       .key_len = sg->key_len};
-        deliver_segment(g, m->req, seg, NULL, sg->len, flags, m->sync_token, &rb, sg->key, acts);
+        deliver_segment(s, g, m->req, seg, NULL, sg->len, flags, m->sync_token, &rb, sg->key, acts);
     }
     sg->state = PROUST__SEG_DONE;
 }
@@ -251,7 +265,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
         if (req && h->nseg == 1) {
             /* the common case: a one-segment message with its receive posted */
             bind_request(req, g->peer, h->tag, 1, h->total);
-            deliver_segment(g, req, 0, data, seg_size, h->flags, sync_token, rts,
+            deliver_segment(s, g, req, 0, data, seg_size, h->flags, sync_token, rts,
                             body + sizeof rb, acts);
             return PROUST_OK;
         }
@@ -291,7 +305,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
         return PROUST_ERR_PROTO;
     sg->state = PROUST__SEG_DONE;
     m->nseg_seen++;
-    deliver_segment(g, m->req, h->seg, data, seg_size, h->flags, sync_token, rts,
+    deliver_segment(s, g, m->req, h->seg, data, seg_size, h->flags, sync_token, rts,
                     body + sizeof rb, acts);
     if (m->nseg_seen == m->nseg) {
         if (m->nseg > 1)
@@ -360,7 +374,7 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
         g->recv_seq++;
         req = proust__posted_take(s, g->peer, h->tag);
         if (req && req->nseg == 1 && h->type == PROUST__CH_DATA && h->nseg == 1 &&
-            !(h->flags & PROUST__CF_SYNC) && !g->stash) {
+            !(h->flags & PROUST__CF_SYNC) && !g->stash && !req->offer) {
             /* the common case, kept short: a one-segment eager message whose
              * receive is posted */
             size_t n = h->len, cap = req->seg0.iov_len;
@@ -387,8 +401,16 @@ static void run_actions(struct proust_session *s, int peer, struct actions *acts
 {
     for (unsigned i = 0; i < acts->n; i++) {
         struct action *a = &acts->a[i];
-        if (a->kind == ACT_ACK)
+        if (a->kind == ACT_ACK) {
             proust__send_control(s, peer, PROUST__CH_ACK, a->sender_token, NULL, 0);
+        } else if (a->kind == ACT_LANDED) { /* an offer's data came before its RTS */
+            proust__match_lock(&s->gates[peer]);
+            proust__offer_drop(s, a->req);
+            proust__match_unlock(&s->gates[peer]);
+            proust__segment_landed(s, peer, a->req);
+        }
+        else if (a->kind == ACT_LANDED)
+            ;
         else if (a->kind == ACT_GET && acts->defer_gets)
             proust__queue_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key,
                               a->key_len);
@@ -441,7 +463,14 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
                 memcpy(&pb, ch.body, sizeof pb);
                 proust__send_on_push(s, peer, &pb, ch.body + sizeof pb);
             } else if (ch.hdr.type == PROUST__CH_DONE) {
-                proust__recv_on_done(s, peer, ch.hdr.total);
+                if (!proust__offer_on_done(s, peer, ch.hdr.total))
+                    proust__recv_on_done(s, peer, ch.hdr.total);
+            } else if (ch.hdr.type == PROUST__CH_OFFER) {
+                proust__send_on_offer(s, peer, &ch.hdr, ch.body);
+            } else if (ch.hdr.type == PROUST__CH_OFFER_NO) {
+                proust__recv_on_offer_no(s, peer, ch.hdr.total);
+            } else if (ch.hdr.type == PROUST__CH_REVOKE) {
+                proust__send_on_revoke(s, peer, ch.hdr.total);
             } else {
                 proust__send_on_ack(s, peer, ch.hdr.total);
             }
@@ -492,7 +521,7 @@ static void recv_take(struct proust_session *s, struct proust_request *req,
     bind_request(req, m->source, m->tag, m->nseg, m->size);
     for (uint16_t i = 0; i < m->nseg; i++)
         if (m->seg[i].state == PROUST__SEG_EAGER || m->seg[i].state == PROUST__SEG_RTS)
-            inmsg_replay(g, m, i, acts);
+            inmsg_replay(s, g, m, i, acts);
     if (m->nseg_seen < m->nseg) {
         m->next = g->active;
         g->active = m;
@@ -501,8 +530,10 @@ static void recv_take(struct proust_session *s, struct proust_request *req,
     }
 }
 
-static int recv_post(struct proust_session *s, struct proust_request *req)
+static int recv_post(struct proust_session *s, struct proust_request *req, bool may_offer)
 {
+    struct proust__offer_msg offer;
+    bool offered = false;
     struct actions acts;
     acts.n = 0;
     acts.defer_gets = false;
@@ -521,17 +552,20 @@ static int recv_post(struct proust_session *s, struct proust_request *req)
     } else {
         req->where = PROUST__IN_POSTED;
         proust__posted_append(s, req);
+        offered = may_offer && proust__offer_prepare(s, req, &offer);
     }
     proust__match_unlock_source(s, req->peer);
     if (acts.n)
         run_actions(s, source, &acts);
+    if (offered)
+        proust__offer_send(s, req->peer, &offer);
     return PROUST_OK;
 }
 
-int proust__recv_post(struct proust_session *s, struct proust_request *req)
+int proust__recv_post(struct proust_session *s, struct proust_request *req, bool may_offer)
 {
     PROUST__COARSE_ENTER(&s->prog);
-    int rc = recv_post(s, req);
+    int rc = recv_post(s, req, may_offer);
     PROUST__COARSE_LEAVE(&s->prog);
     if (req->total >= PROUST__KICK_BYTES) /* its RTS may come while we compute */
         proust__threads_kick(s);

@@ -178,6 +178,8 @@ struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
 void proust__request_release(struct proust_request *req)
 {
     struct proust_session *s = req->session;
+    if (__builtin_expect(req->offer != NULL, 0)) /* its sender failed mid-offer */
+        proust__offer_drop(s, req);
     if (__builtin_expect(req->segs != &req->seg0, 0)) { /* a pack's arrays */
         free(req->segs);
         free(req->chunks);

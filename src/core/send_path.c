@@ -84,8 +84,35 @@ static int build_segment(struct proust_session *s, struct proust__gate *g,
     return 2; /* RTS sent + data transferred */
 }
 
+/* What a pending offer from the peer asks of a new send (offer.c). */
+struct offer_todo {
+    int what; /* 1: use it, -1: decline it, 0: nothing */
+    uint64_t rts_token;
+    struct proust__offer_in *o;
+};
+
+/* A message was just numbered (gate lock held): remember a one-segment
+ * RTS, and see whether the peer's pending offer names this message. */
+static inline void offer_note(struct proust__gate *g, struct proust_request *req, uint32_t seq,
+                              const struct proust__chunk *c, struct offer_todo *todo)
+{
+    uint64_t rts_token = 0;
+    if (req->nseg == 1 && c->hdr.type == PROUST__CH_RTS) {
+        struct proust__rts_body rb;
+        memcpy(&rb, c->storage, sizeof rb);
+        rts_token = rb.sender_token;
+        g->last_rts.seq = seq;
+        g->last_rts.tag = req->tag;
+        g->last_rts.sender_token = rts_token;
+    }
+    if (__builtin_expect(g->offer_in != NULL, 0)) {
+        todo->what = proust__offer_check_send(g, req, seq, rts_token, &todo->o);
+        todo->rts_token = rts_token;
+    }
+}
+
 static int send_post(struct proust_session *s, struct proust_request *req, bool sync,
-                     const unsigned *hints)
+                     const unsigned *hints, struct offer_todo *todo)
 {
     struct proust__gate *g = &s->gates[req->peer];
     int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
@@ -115,9 +142,12 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
             first->body[0] = req->seg0;
             first->nbody = 1;
             events = 1;
+            if (__builtin_expect(g->offer_in != NULL, 0))
+                offer_note(g, req, first->hdr.seq, first, todo);
         } else {
             fill_envelope(first, req, 0, g->send_seq++);
             events = build_segment(s, g, req, first, 0, sync && eager, threshold);
+            offer_note(g, req, first->hdr.seq, first, todo);
         }
         first->urgent = false;
     } else {
@@ -134,6 +164,8 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
             events += build_segment(s, g, req, c, i, sync && !any_rdv && i == 0, threshold);
             c->urgent = hints && (hints[i] & PROUST_PACK_URGENT);
         }
+        if (__builtin_expect(g->offer_in != NULL, 0))
+            offer_note(g, req, seq, &chunks[0], todo);
         /* urgent segments of a pack go first, the rest keep their order */
         first = last = NULL;
         for (int pass = 0; pass < 2; pass++) {
@@ -200,9 +232,18 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
 int proust__send_post(struct proust_session *s, struct proust_request *req, bool sync,
                       const unsigned *hints)
 {
+    struct offer_todo todo = {0};
     PROUST__COARSE_ENTER(&s->prog);
-    int rc = send_post(s, req, sync, hints);
+    int rc = send_post(s, req, sync, hints, &todo);
     PROUST__COARSE_LEAVE(&s->prog);
+    if (__builtin_expect(todo.what != 0, 0)) {
+        /* after the message: the receiver matches it first */
+        if (todo.what > 0)
+            proust__offer_use(s, req->peer, todo.rts_token, todo.o);
+        else
+            proust__offer_decline(s, req->peer, todo.o);
+        free(todo.o);
+    }
     /* A rendezvous on a rail where the sender must push the data (no get:
      * tcp) needs us to act on the peer's answer while we may be computing:
      * the progress thread must not nap through it. (On shm the receiver
@@ -224,10 +265,12 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
         PROUST__COARSE_LEAVE(&s->prog);
         return failed;
     }
-    if (g->win.head || g->slots[0].busy || g->slots[1].busy) {
+    if (g->win.head || g->slots[0].busy || g->slots[1].busy || g->offer_in) {
+        /* keep the order: queued chunks go first; a pending offer must see
+         * every message (the request path does) */
         proust__unlock(&g->lock);
         PROUST__COARSE_LEAVE(&s->prog);
-        return PROUST_ERR_BUSY; /* keep the order: queued chunks go first */
+        return PROUST_ERR_BUSY;
     }
     struct {
         struct proust__pkt_hdr pkt;
@@ -251,6 +294,12 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
 int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint64_t token,
                          const void *body, size_t body_len)
 {
+    return proust__send_control_ext(s, peer, type, token, 0, 0, body, body_len);
+}
+
+int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, uint64_t token,
+                             uint32_t seq, proust_tag_t tag, const void *body, size_t body_len)
+{
     struct proust__gate *g = &s->gates[peer];
     struct proust__chunk *c = calloc(1, sizeof *c);
     if (!c)
@@ -259,6 +308,8 @@ int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint6
     c->urgent = true;
     c->hdr.type = type;
     c->hdr.total = token;
+    c->hdr.seq = seq;
+    c->hdr.tag = tag;
     c->hdr.len = (uint32_t)body_len;
     if (body_len) {
         memcpy(c->storage, body, body_len);
@@ -287,9 +338,9 @@ static void owed_answered(struct proust_session *s, struct proust__gate *g,
 
 /* Find the send a CTS/PUSH names and mark the answer received (gate lock
  * held); NULL if the token names no send of this peer waiting for it. */
-static struct proust_request *answered_send(struct proust_session *s, struct proust__gate *g,
-                                            uint64_t sender_token, uint64_t accepted,
-                                            uint16_t *seg)
+struct proust_request *proust__answered_send(struct proust_session *s, struct proust__gate *g,
+                                             uint64_t sender_token, uint64_t accepted,
+                                             uint16_t *seg)
 {
     struct proust_request *req = proust__token_lookup(s, sender_token, seg);
     if (!req || req->kind != PROUST__REQ_SEND || req->peer != g->peer || *seg >= req->nseg ||
@@ -338,7 +389,7 @@ void proust__send_on_cts(struct proust_session *s, int peer, const struct proust
     struct proust__gate *g = &s->gates[peer];
     uint16_t seg;
     proust__lock(&g->lock);
-    struct proust_request *req = answered_send(s, g, cts->sender_token, cts->accepted, &seg);
+    struct proust_request *req = proust__answered_send(s, g, cts->sender_token, cts->accepted, &seg);
     if (!req) {
         proust__unlock(&g->lock);
         PROUST_WARN("rank %d sent a CTS for an unknown send; ignored", peer);
@@ -353,7 +404,7 @@ void proust__send_on_push(struct proust_session *s, int peer, const struct prous
     struct proust__gate *g = &s->gates[peer];
     uint16_t seg;
     proust__lock(&g->lock);
-    struct proust_request *req = answered_send(s, g, pb->sender_token, pb->accepted, &seg);
+    struct proust_request *req = proust__answered_send(s, g, pb->sender_token, pb->accepted, &seg);
     if (!req) {
         proust__unlock(&g->lock);
         PROUST_WARN("rank %d sent a PUSH for an unknown send; ignored", peer);

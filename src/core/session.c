@@ -132,6 +132,8 @@ static int read_config(struct proust_session *s)
     if (proust__config_long(PROUST_CFG_PEER_CHECK_MS, &s->peer_check_ms) != PROUST_OK ||
         s->peer_check_ms <= 0)
         return PROUST_ERR_INVALID;
+    if (proust__config_size(PROUST_CFG_OFFER_BYTES, &s->offer_bytes) != PROUST_OK)
+        return PROUST_ERR_INVALID;
     long stripes;
     if (proust__config_long(PROUST_CFG_MATCH_STRIPES, &stripes) != PROUST_OK)
         return PROUST_ERR_INVALID;

@@ -60,9 +60,17 @@ static int body_fits(const struct proust__chunk_hdr *h, const char **why)
         }
         return 1; /* key length checked by proust__wire_next */
     }
+    case PROUST__CH_OFFER:
+        if (h->len < sizeof(struct proust__offer_body)) {
+            *why = "OFFER chunk too short";
+            return 0;
+        }
+        return 1; /* key length checked by proust__wire_next */
     case PROUST__CH_FIN:
     case PROUST__CH_ACK:
     case PROUST__CH_DONE:
+    case PROUST__CH_OFFER_NO:
+    case PROUST__CH_REVOKE:
         if (h->len != 0) {
             *why = "FIN/ACK chunk has a body";
             return 0;
@@ -118,6 +126,15 @@ int proust__wire_next(struct proust__wire_reader *r, struct proust__wire_chunk *
         memcpy(&pb, r->cur, sizeof pb);
         if (pb.key_len > PROUST__MAX_KEY || sizeof pb + pb.key_len != out->hdr.len) {
             *why = "PUSH key length out of range";
+            return PROUST_ERR_PROTO;
+        }
+    }
+    if (out->hdr.type == PROUST__CH_OFFER) {
+        struct proust__offer_body ob;
+        memcpy(&ob, r->cur, sizeof ob);
+        if (ob.key_len == 0 || ob.key_len > PROUST__MAX_KEY ||
+            sizeof ob + ob.key_len != out->hdr.len) {
+            *why = "OFFER key length out of range";
             return PROUST_ERR_PROTO;
         }
     }

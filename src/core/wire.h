@@ -29,7 +29,13 @@ enum proust__chunk_type {
     PROUST__CH_PUSH = 6, /* receiver ready, write straight into my memory:
                             body = struct proust__push_body + key */
     PROUST__CH_DONE = 7, /* sender wrote a pushed segment: total = receiver token */
-    PROUST__CH_TYPE_MAX = 7,
+    PROUST__CH_OFFER = 8, /* a receive was posted, write the message it will match
+                             straight into it: total = receiver token, tag, seq = the
+                             receiver's next expected sequence number, body = struct
+                             proust__offer_body + key; answered by DONE or OFFER_NO */
+    PROUST__CH_OFFER_NO = 9, /* the offer was not used: total = receiver token */
+    PROUST__CH_REVOKE = 10,  /* the offered receive is being cancelled: total = token */
+    PROUST__CH_TYPE_MAX = 10,
 };
 
 /* chunk flags */
@@ -71,6 +77,13 @@ struct proust__push_body {
     uint64_t sender_token;
     uint64_t receiver_token; /* named by DONE, or by puts if the write fails */
     uint64_t accepted;
+    uint32_t key_len; /* describes the receive buffer for write() */
+    uint32_t reserved;
+};
+
+struct proust__offer_body {
+    uint64_t mask;    /* the receive's tag mask */
+    uint64_t cap;     /* bytes the buffer holds */
     uint32_t key_len; /* describes the receive buffer for write() */
     uint32_t reserved;
 };

@@ -1,0 +1,270 @@
+/*
+ * offer.c — receiver offers: the receiver of a large nonblocking receive
+ * tells the sender where the data goes, so a sender waiting in its send
+ * (or posting it later) writes the message straight into the receive
+ * buffer while the receiver computes. Without it the message waits for the
+ * receiver's next call into the library to answer the RTS.
+ *
+ * Matching stays the receiver's: an offer names the receiver's next
+ * expected sequence number, and is made only when the receive is the first
+ * one posted for that source and no ANY_SOURCE receive is posted, so the
+ * receive will match the first message numbered from there on whose tag it
+ * accepts. The sender uses the offer for exactly that message, and only if
+ * it can tell which one it is: nothing sent since (the next send decides),
+ * or one message sent since, a one-segment rendezvous whose RTS waits for
+ * its answer. Anything else is declined (OFFER_NO). The RTS still goes
+ * through matching; the receiver holds its answer (get or CTS) until the
+ * sender's DONE (data written) or OFFER_NO (answer now). DONE may overtake
+ * the RTS (control chunks go first in a packet): it is remembered.
+ *
+ * Locks: the receiver's offer state is under its gate's match stripe; the
+ * sender's pending offer under the gate lock. Writes run with no lock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+
+/* ---- receiver side ------------------------------------------------------ */
+
+bool proust__offer_prepare(struct proust_session *s, struct proust_request *req,
+                           struct proust__offer_msg *msg)
+{
+    if (!s->offer_bytes || req->peer == PROUST_ANY_SOURCE || req->peer == s->rank ||
+        req->nseg != 1 || req->total < s->offer_bytes)
+        return false;
+    struct proust__gate *g = &s->gates[req->peer];
+    proust__rail_t *rail = g->rail;
+    /* first in its queue, and no ANY_SOURCE receive: it takes the next
+     * message its tag accepts (zero any_posted is final under the stripe) */
+    if (!rail || !rail->ops->write || !rail->ops->expose || g->posted_head != req ||
+        atomic_load_explicit(&s->any_posted, memory_order_relaxed))
+        return false;
+    struct proust__offer *o = calloc(1, sizeof *o);
+    if (!o)
+        return false;
+    int klen = rail->ops->expose(rail, req->seg0.iov_base, req->seg0.iov_len, msg->key,
+                                 sizeof msg->key);
+    o->token = klen > 0 ? proust__token_alloc(s, req, 0) : 0;
+    if (!o->token) {
+        free(o);
+        return false;
+    }
+    req->offer = o;
+    msg->token = o->token;
+    msg->seq = g->recv_seq;
+    msg->tag = req->tag;
+    msg->body = (struct proust__offer_body){.mask = req->mask, .cap = req->seg0.iov_len,
+                                            .key_len = (uint32_t)klen};
+    return true;
+}
+
+void proust__offer_send(struct proust_session *s, int peer, const struct proust__offer_msg *msg)
+{
+    uint8_t body[sizeof msg->body + PROUST__MAX_KEY];
+    memcpy(body, &msg->body, sizeof msg->body);
+    memcpy(body + sizeof msg->body, msg->key, msg->body.key_len);
+    proust__send_control_ext(s, peer, PROUST__CH_OFFER, msg->token, msg->seq, msg->tag, body,
+                             sizeof msg->body + msg->body.key_len);
+}
+
+void proust__offer_drop(struct proust_session *s, struct proust_request *req)
+{
+    struct proust__offer *o = req->offer;
+    if (!o)
+        return;
+    req->offer = NULL;
+    proust__token_release(s, o->token);
+    free(o);
+}
+
+bool proust__offer_hold(struct proust_request *req, int act, uint64_t sender_token,
+                        size_t accepted, const uint8_t *key, uint32_t key_len, bool *landed)
+{
+    struct proust__offer *o = req->offer;
+    *landed = false;
+    if (!o)
+        return false;
+    if (o->done_early) { /* the sender wrote it already */
+        *landed = true;
+        return true;
+    }
+    o->held = true;
+    o->act = (uint8_t)act;
+    o->sender_token = sender_token;
+    o->accepted = accepted;
+    o->key_len = key_len;
+    if (key_len)
+        memcpy(o->key, key, key_len);
+    return true;
+}
+
+/* The offer `token` names, if `req` (found by the token, maybe reused since)
+ * still carries it; stripe held. */
+static struct proust__offer *offer_named(struct proust_request *req, int peer, uint64_t token)
+{
+    if (req->kind != PROUST__REQ_RECV || req->peer != peer || !req->offer ||
+        req->offer->token != token)
+        return NULL;
+    return req->offer;
+}
+
+bool proust__offer_on_done(struct proust_session *s, int peer, uint64_t token)
+{
+    uint16_t seg;
+    struct proust_request *req = proust__token_lookup(s, token, &seg);
+    if (!req)
+        return false;
+    struct proust__gate *g = &s->gates[peer];
+    proust__match_lock(g);
+    struct proust__offer *o = offer_named(req, peer, token);
+    if (!o) {
+        proust__match_unlock(g);
+        return false;
+    }
+    if (!o->held) { /* overtook its RTS: land when the RTS matches */
+        o->done_early = true;
+        proust__match_unlock(g);
+        return true;
+    }
+    proust__offer_drop(s, req);
+    proust__match_unlock(g);
+    proust__segment_landed(s, peer, req);
+    return true;
+}
+
+void proust__recv_on_offer_no(struct proust_session *s, int peer, uint64_t token)
+{
+    uint16_t seg;
+    struct proust_request *req = proust__token_lookup(s, token, &seg);
+    if (!req)
+        return; /* the receive was matched by a message sent before the offer */
+    struct proust__gate *g = &s->gates[peer];
+    proust__match_lock(g);
+    struct proust__offer *o = offer_named(req, peer, token);
+    if (!o) {
+        proust__match_unlock(g);
+        return;
+    }
+    struct proust__offer held = *o;
+    bool cancelled = false;
+    if (o->revoking && !o->held && req->where == PROUST__IN_POSTED) {
+        proust__posted_remove(s, req);
+        req->where = PROUST__IN_NONE;
+        req->status.error = PROUST_ERR_CANCELED;
+        req->status.source = req->peer;
+        req->status.count = 0;
+        cancelled = true;
+    }
+    proust__offer_drop(s, req);
+    proust__match_unlock(g);
+    if (cancelled) {
+        proust__request_complete(req);
+    } else if (held.held && held.act == PROUST__OFFER_ACT_GET) {
+        if (g->rail->ops->write) /* polling: copy after the pass, as run_actions does */
+            proust__queue_get(s, peer, req, 0, held.sender_token, held.accepted, held.key,
+                              held.key_len);
+        else
+            proust__do_get(s, peer, req, 0, held.sender_token, held.accepted, held.key,
+                           held.key_len);
+    } else if (held.held) {
+        proust__send_cts(s, peer, req, 0, held.sender_token, held.accepted);
+    }
+}
+
+uint64_t proust__offer_revoke(struct proust_request *req)
+{
+    struct proust__offer *o = req->offer;
+    if (!o || o->revoking)
+        return 0;
+    o->revoking = true;
+    return o->token;
+}
+
+/* ---- sender side ------------------------------------------------------------ */
+
+void proust__send_on_offer(struct proust_session *s, int peer, const struct proust__chunk_hdr *h,
+                           const uint8_t *body)
+{
+    struct proust__gate *g = &s->gates[peer];
+    struct proust__offer_body ob;
+    memcpy(&ob, body, sizeof ob);
+    struct proust__offer_in o = {.seq = h->seq, .tag = h->tag, .mask = ob.mask, .cap = ob.cap,
+                                 .token = h->total, .key_len = ob.key_len};
+    memcpy(o.key, body + sizeof ob, ob.key_len); /* key_len checked by the wire reader */
+    uint64_t use = 0;
+    bool keep = false;
+    proust__lock(&g->lock);
+    uint32_t since = g->send_seq - o.seq; /* messages sent since the receive was posted */
+    bool last_is_rts = since == 1 && g->last_rts.sender_token && g->last_rts.seq == o.seq;
+    if (last_is_rts && proust__tag_match(g->last_rts.tag, o.tag, o.mask))
+        use = g->last_rts.sender_token; /* the receive will match that RTS */
+    else if (since == 0 || last_is_rts)
+        keep = true; /* nothing sent since that it matches: the next send decides */
+    if (keep && !g->offer_in && o.cap && (g->offer_in = malloc(sizeof o)))
+        *g->offer_in = o;
+    else
+        keep = false;
+    proust__unlock(&g->lock);
+    if (use)
+        proust__offer_use(s, peer, use, &o);
+    else if (!keep)
+        proust__offer_decline(s, peer, &o);
+}
+
+void proust__send_on_revoke(struct proust_session *s, int peer, uint64_t token)
+{
+    struct proust__gate *g = &s->gates[peer];
+    struct proust__offer_in *o = NULL;
+    proust__lock(&g->lock);
+    if (g->offer_in && g->offer_in->token == token) {
+        o = g->offer_in;
+        g->offer_in = NULL;
+    }
+    proust__unlock(&g->lock);
+    if (o) { /* not used: give it back (a used one was answered already) */
+        proust__offer_decline(s, peer, o);
+        free(o);
+    }
+}
+
+int proust__offer_check_send(struct proust__gate *g, struct proust_request *req, uint32_t seq,
+                             uint64_t rts_token, struct proust__offer_in **taken)
+{
+    struct proust__offer_in *o = g->offer_in;
+    if (!proust__tag_match(req->tag, o->tag, o->mask) || (int32_t)(seq - o->seq) < 0)
+        return 0;
+    g->offer_in = NULL;
+    *taken = o;
+    return req->nseg == 1 && rts_token ? 1 : -1;
+}
+
+void proust__offer_decline(struct proust_session *s, int peer, struct proust__offer_in *o)
+{
+    proust__send_control(s, peer, PROUST__CH_OFFER_NO, o->token, NULL, 0);
+}
+
+void proust__offer_use(struct proust_session *s, int peer, uint64_t sender_token,
+                       struct proust__offer_in *o)
+{
+    struct proust__gate *g = &s->gates[peer];
+    uint16_t seg;
+    proust__lock(&g->lock);
+    struct proust_request *req = proust__token_lookup(s, sender_token, &seg);
+    bool ok = req && req->kind == PROUST__REQ_SEND && req->peer == peer && seg == 0 &&
+              req->nseg == 1 && req->where == PROUST__IN_WAITING;
+    size_t n = ok ? (req->segs[0].iov_len < o->cap ? req->segs[0].iov_len : o->cap) : 0;
+    proust__unlock(&g->lock);
+    /* the send cannot complete meanwhile: the receiver holds its answer */
+    if (!n || g->rail->ops->write(g->rail, peer, o->key, o->key_len, 0, req->segs[0].iov_base,
+                                  n) != PROUST_OK) {
+        proust__offer_decline(s, peer, o); /* the receiver answers the RTS instead */
+        return;
+    }
+    proust__lock(&g->lock);
+    req = proust__answered_send(s, g, sender_token, n, &seg);
+    proust__unlock(&g->lock);
+    proust__send_control(s, peer, PROUST__CH_DONE, o->token, NULL, 0);
+    if (req)
+        proust__request_event_done(req);
+}
