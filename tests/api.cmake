@@ -5,7 +5,7 @@
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
 foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize
-             placement match_threads)
+             placement match_threads offer)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -153,6 +153,27 @@ api_job(NAME match_threads_shm_3_coarse NPROCS 3 RAILS self,shm PROGRAM match_th
         ENV PROUST_LOCKING=coarse)
 api_job(NAME match_threads_shm_3_block NPROCS 3 RAILS self,shm PROGRAM match_threads
         ENV PROUST_PROGRESS=block PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
+
+# ---- 7c. receiver offers: the sender writes into a posted nonblocking receive
+api_job(NAME offer_shm NPROCS 2 RAILS self,shm PROGRAM offer)
+api_job(NAME offer_shm_all NPROCS 2 RAILS self,shm PROGRAM offer ENV PROUST_OFFER_BYTES=1)
+api_job(NAME offer_shm_thread NPROCS 2 RAILS self,shm PROGRAM offer
+        ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=thread)
+api_job(NAME offer_shm_coarse NPROCS 2 RAILS self,shm PROGRAM offer
+        ENV PROUST_OFFER_BYTES=1 PROUST_LOCKING=coarse)
+api_job(NAME offer_shm_ring NPROCS 2 RAILS self,shm PROGRAM offer
+        ENV PROUST_OFFER_BYTES=1 PROUST_SHM_RING_SIZE=16K PROUST_STRATEGY=aggreg)
+api_job(NAME offer_tcp NPROCS 2 RAILS tcp PROGRAM offer ENV PROUST_OFFER_BYTES=1)
+api_job(NAME offer_off NPROCS 2 RAILS self,shm PROGRAM offer ENV PROUST_OFFER_BYTES=0)
+# every nonblocking receive offered, under the programs that check order and data
+api_job(NAME integrity_shm_offer NPROCS 2 RAILS self,shm PROGRAM integrity
+        ENV PROUST_OFFER_BYTES=1)
+api_job(NAME ordering_shm_offer NPROCS 2 RAILS self,shm PROGRAM ordering
+        ENV PROUST_OFFER_BYTES=1)
+api_job(NAME threads_shm_offer NPROCS 2 RAILS self,shm PROGRAM threads ENV PROUST_OFFER_BYTES=1)
+api_job(NAME match_threads_shm_4_offer NPROCS 4 RAILS self,shm PROGRAM match_threads
+        ENV PROUST_OFFER_BYTES=1)
+api_job(NAME pack_shm_offer NPROCS 2 RAILS self,shm PROGRAM pack ENV PROUST_OFFER_BYTES=1)
 
 # ---- 8. ssend, probe, cancel, request and session monitors ------------------
 foreach(strategy default aggreg)

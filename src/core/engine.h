@@ -171,6 +171,16 @@ struct proust__stashed {
 
 /* ---- gates: everything about one peer ------------------------------------- */
 #define PROUST__MAX_PACKET_CHUNKS 42
+#define PROUST__SENT_HISTORY 8 /* messages a sender remembers for offers */
+
+/* Remember a message just numbered (gate lock held). */
+#define PROUST__NOTE_SENT(g, sq, tg, tok)                                                    \
+    do {                                                                                     \
+        struct proust__sent *e_ = &(g)->sent[(sq) % PROUST__SENT_HISTORY];                   \
+        e_->seq = (sq);                                                                      \
+        e_->tag = (tg);                                                                      \
+        e_->rts_token = (tok);                                                               \
+    } while (0)
 
 struct proust__packet_slot {
     bool busy;
@@ -215,13 +225,14 @@ struct proust__gate {
     struct proust_request *waiting_head, *waiting_tail;
     /* matched receives waiting for data (puts), under ms->lock */
     struct proust_request *receiving_head, *receiving_tail;
-    /* offers (offer.c), under gate->lock: the last one-segment rendezvous
-     * this side sent, and an offer from the peer not used yet */
-    struct {
+    /* offers (offer.c), under gate->lock: the last messages sent (tag,
+     * and the token of a one-segment RTS), and an offer from the peer not
+     * used yet */
+    struct proust__sent {
         uint32_t seq;
         proust_tag_t tag;
-        uint64_t sender_token; /* 0: none */
-    } last_rts;
+        uint64_t rts_token; /* 0: not a one-segment rendezvous */
+    } sent[PROUST__SENT_HISTORY];
     struct proust__offer_in *offer_in;
 };
 

@@ -9,10 +9,10 @@
  * expected sequence number, and is made only when the receive is the first
  * one posted for that source and no ANY_SOURCE receive is posted, so the
  * receive will match the first message numbered from there on whose tag it
- * accepts. The sender uses the offer for exactly that message, and only if
- * it can tell which one it is: nothing sent since (the next send decides),
- * or one message sent since, a one-segment rendezvous whose RTS waits for
- * its answer. Anything else is declined (OFFER_NO). The RTS still goes
+ * accepts. The sender uses the offer for exactly that message, if it is a
+ * one-segment rendezvous whose RTS waits for its answer: among the last
+ * PROUST__SENT_HISTORY messages it sent, or the next one it sends with an
+ * accepted tag. Anything else is declined (OFFER_NO). The RTS still goes
  * through matching; the receiver holds its answer (get or CTS) until the
  * sender's DONE (data written) or OFFER_NO (answer now). DONE may overtake
  * the RTS (control chunks go first in a packet): it is remembered.
@@ -195,12 +195,20 @@ void proust__send_on_offer(struct proust_session *s, int peer, const struct prou
     uint64_t use = 0;
     bool keep = false;
     proust__lock(&g->lock);
-    uint32_t since = g->send_seq - o.seq; /* messages sent since the receive was posted */
-    bool last_is_rts = since == 1 && g->last_rts.sender_token && g->last_rts.seq == o.seq;
-    if (last_is_rts && proust__tag_match(g->last_rts.tag, o.tag, o.mask))
-        use = g->last_rts.sender_token; /* the receive will match that RTS */
-    else if (since == 0 || last_is_rts)
-        keep = true; /* nothing sent since that it matches: the next send decides */
+    /* the messages sent since the receive was posted, oldest first: the
+     * first its tag accepts is the one it will match */
+    uint32_t since = g->send_seq - o.seq;
+    keep = since <= PROUST__SENT_HISTORY;
+    for (uint32_t i = 0; keep && i < since; i++) {
+        const struct proust__sent *e = &g->sent[(o.seq + i) % PROUST__SENT_HISTORY];
+        if (e->seq != o.seq + i) {
+            keep = false; /* not remembered: cannot tell */
+        } else if (proust__tag_match(e->tag, o.tag, o.mask)) {
+            use = e->rts_token; /* 0 (eager, pack): declined */
+            keep = false;
+        }
+    }
+    /* none matched: the next send decides */
     if (keep && !g->offer_in && o.cap && (g->offer_in = malloc(sizeof o)))
         *g->offer_in = o;
     else

@@ -101,10 +101,8 @@ static inline void offer_note(struct proust__gate *g, struct proust_request *req
         struct proust__rts_body rb;
         memcpy(&rb, c->storage, sizeof rb);
         rts_token = rb.sender_token;
-        g->last_rts.seq = seq;
-        g->last_rts.tag = req->tag;
-        g->last_rts.sender_token = rts_token;
     }
+    PROUST__NOTE_SENT(g, seq, req->tag, rts_token);
     if (__builtin_expect(g->offer_in != NULL, 0)) {
         todo->what = proust__offer_check_send(g, req, seq, rts_token, &todo->o);
         todo->rts_token = rts_token;
@@ -142,6 +140,7 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
             first->body[0] = req->seg0;
             first->nbody = 1;
             events = 1;
+            PROUST__NOTE_SENT(g, first->hdr.seq, req->tag, 0);
             if (__builtin_expect(g->offer_in != NULL, 0))
                 offer_note(g, req, first->hdr.seq, first, todo);
         } else {
@@ -164,8 +163,7 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
             events += build_segment(s, g, req, c, i, sync && !any_rdv && i == 0, threshold);
             c->urgent = hints && (hints[i] & PROUST_PACK_URGENT);
         }
-        if (__builtin_expect(g->offer_in != NULL, 0))
-            offer_note(g, req, seq, &chunks[0], todo);
+        offer_note(g, req, seq, &chunks[0], todo);
         /* urgent segments of a pack go first, the rest keep their order */
         first = last = NULL;
         for (int pass = 0; pass < 2; pass++) {
@@ -284,8 +282,10 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
                    "headers are contiguous");
     struct iovec iov[2] = {{&h, sizeof h}, {(void *)buf, len}};
     int rc = g->rail->ops->try_send(g->rail, g->peer, iov, len ? 2 : 1);
-    if (rc == PROUST_OK)
-        g->send_seq++; /* the number is spent only if the packet left */
+    if (rc == PROUST_OK) { /* the number is spent only if the packet left */
+        PROUST__NOTE_SENT(g, g->send_seq, tag, 0);
+        g->send_seq++;
+    }
     proust__unlock(&g->lock);
     PROUST__COARSE_LEAVE(&s->prog);
     return rc;

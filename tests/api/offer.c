@@ -1,0 +1,274 @@
+/*
+ * offer — receiver offers (a large nonblocking receive tells its sender
+ * where the data goes; the sender writes it). Run with 2 processes and
+ * PROUST_OFFER_BYTES small enough for the sizes below.
+ *
+ *  A. receive posted long before the send (the send uses the offer):
+ *     sizes around the rendezvous threshold, odd sizes and offsets.
+ *  B. send posted first, receive posted while its RTS waits unread (the
+ *     offer arrives at a sender that waits for its answer).
+ *  C. an eager message and then a large one with the same tag: the
+ *     offered receive must take the eager one, the next the large one.
+ *  D. truncation: a message larger than the offered buffer.
+ *  E. non-matching tags in between (the offer waits for its message).
+ *  F. cancel an offered receive nobody sends to: cancelled; then a message
+ *     with that tag goes to the next receive.
+ *  G. cancel racing a matching send: either cancelled (the message then
+ *     reaches a second receive) or received whole — never both, never lost.
+ *  H. both directions at once, many rounds (Isend + Irecv on each side).
+ */
+#include "test_util.h"
+
+#define TAG 0x0A000000000000ull
+#define MAXN (3u << 20)
+
+static proust_session_t *S;
+static int peer;
+
+static void phase_a(void)
+{
+    TU_PHASE("A: receive posted first");
+    static const size_t sizes[] = {1, 4095, 65536, 131071, 262147, 1 << 20, (1 << 20) + 13};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        proust_tag_t tag = TAG | k;
+        if (tu_rank == 0) {
+            struct tu_buf b = tu_buf_alloc(n, k % 8);
+            proust_request_t *r;
+            CHECK(proust_irecv(S, b.p, n, peer, tag, PROUST_TAG_MASK_FULL, &r));
+            tu_barrier(S); /* the sender sends only now */
+            proust_status_t st;
+            CHECK(proust_wait(&r, &st));
+            EXPECT_STATUS(st, peer, tag, n, n, PROUST_OK);
+            EXPECT_PATTERN(b.p, n, 100 + k, "size %zu", n);
+            EXPECT_GUARDS(b, "size %zu", n);
+            tu_buf_free(&b);
+        } else {
+            uint8_t *p = malloc(n + 3);
+            tu_fill(p + 3, n, 100 + k);
+            tu_barrier(S);
+            tu_sleep_ms(k == 3 ? 20 : 0); /* the offer is there before the send */
+            CHECK(proust_send(S, p + 3, n, peer, tag));
+            free(p);
+        }
+    }
+}
+
+static void phase_b(void)
+{
+    TU_PHASE("B: send first, receive posted while its RTS waits");
+    size_t n = (1 << 20) + 7;
+    if (tu_rank == 1) {
+        uint8_t *p = malloc(n);
+        tu_fill(p, n, 200);
+        tu_barrier(S);
+        CHECK(proust_send(S, p, n, peer, TAG | 0x100));
+        free(p);
+    } else {
+        uint8_t *p = malloc(n);
+        tu_barrier(S);
+        tu_sleep_ms(30); /* the RTS is in our queue, unread */
+        proust_request_t *r;
+        CHECK(proust_irecv(S, p, n, peer, TAG | 0x100, PROUST_TAG_MASK_FULL, &r));
+        tu_sleep_ms(30); /* not polling: only the sender can move the data */
+        proust_status_t st;
+        CHECK(proust_wait(&r, &st));
+        EXPECT_STATUS(st, peer, TAG | 0x100, n, n, PROUST_OK);
+        EXPECT_PATTERN(p, n, 200, "B");
+        free(p);
+    }
+}
+
+static void phase_c(void)
+{
+    TU_PHASE("C: an eager message first, same tag");
+    size_t big = 600000, small = 100;
+    proust_tag_t tag = TAG | 0x200;
+    if (tu_rank == 0) {
+        uint8_t *a = malloc(big), *b = malloc(big);
+        proust_request_t *r[2];
+        CHECK(proust_irecv(S, a, big, peer, tag, PROUST_TAG_MASK_FULL, &r[0]));
+        CHECK(proust_irecv(S, b, big, peer, tag, PROUST_TAG_MASK_FULL, &r[1]));
+        tu_barrier(S);
+        proust_status_t st[2];
+        CHECK(proust_waitall(2, r, st));
+        EXPECT_STATUS(st[0], peer, tag, small, small, PROUST_OK);
+        EXPECT_STATUS(st[1], peer, tag, big, big, PROUST_OK);
+        EXPECT_PATTERN(a, small, 300, "first receive");
+        EXPECT_PATTERN(b, big, 301, "second receive");
+        free(a);
+        free(b);
+    } else {
+        uint8_t *a = malloc(small), *b = malloc(big);
+        tu_fill(a, small, 300);
+        tu_fill(b, big, 301);
+        tu_barrier(S);
+        CHECK(proust_send(S, a, small, peer, tag));
+        CHECK(proust_send(S, b, big, peer, tag));
+        free(a);
+        free(b);
+    }
+}
+
+static void phase_d(void)
+{
+    TU_PHASE("D: truncation");
+    size_t cap = 300000, n = 500000;
+    if (tu_rank == 0) {
+        struct tu_buf b = tu_buf_alloc(cap, 3);
+        proust_request_t *r;
+        CHECK(proust_irecv(S, b.p, cap, peer, TAG | 0x300, PROUST_TAG_MASK_FULL, &r));
+        tu_barrier(S);
+        proust_status_t st;
+        CHECK_RC(proust_wait(&r, &st), PROUST_ERR_TRUNCATE);
+        EXPECT_STATUS(st, peer, TAG | 0x300, n, cap, PROUST_ERR_TRUNCATE);
+        EXPECT_PATTERN(b.p, cap, 400, "truncated");
+        EXPECT_GUARDS(b, "truncated");
+        tu_buf_free(&b);
+    } else {
+        uint8_t *p = malloc(n);
+        tu_fill(p, n, 400);
+        tu_barrier(S);
+        CHECK(proust_ssend(S, p, n, peer, TAG | 0x300));
+        free(p);
+    }
+}
+
+static void phase_e(void)
+{
+    TU_PHASE("E: other tags in between");
+    /* the offer reaches the sender during the barrier: the next sends, on
+     * another tag, must leave it for the message it names */
+    size_t n = 400000;
+    if (tu_rank == 0) {
+        uint8_t *p = malloc(n), *q = malloc(n);
+        proust_request_t *r;
+        CHECK(proust_irecv(S, p, n, peer, TAG | 0x401, ~(proust_tag_t)0xf0, &r)); /* mask */
+        tu_barrier(S);
+        proust_status_t st;
+        for (int i = 0; i < 3; i++) {
+            CHECK(proust_recv(S, q, n, peer, TAG | 0x402, PROUST_TAG_MASK_FULL, &st));
+            EXPECT_PATTERN(q, st.count, 500 + (uint64_t)i, "other tag #%d", i);
+        }
+        CHECK(proust_wait(&r, &st));
+        EXPECT_STATUS(st, peer, TAG | 0x4a1, n, n, PROUST_OK);
+        EXPECT_PATTERN(p, n, 510, "masked receive");
+        free(p);
+        free(q);
+    } else {
+        uint8_t *p = malloc(n);
+        tu_barrier(S);
+        for (int i = 0; i < 3; i++) {
+            size_t m = i == 1 ? 64 : n; /* first a rendezvous the offer must not take */
+            tu_fill(p, m, 500 + (uint64_t)i);
+            CHECK(proust_send(S, p, m, peer, TAG | 0x402));
+        }
+        tu_fill(p, n, 510);
+        CHECK(proust_send(S, p, n, peer, TAG | 0x4a1));
+        free(p);
+    }
+}
+
+static void phase_f(void)
+{
+    TU_PHASE("F: cancel an offered receive");
+    size_t n = 300000;
+    uint8_t *p = malloc(n);
+    if (tu_rank == 0) {
+        proust_request_t *r;
+        CHECK(proust_irecv(S, p, n, peer, TAG | 0x500, PROUST_TAG_MASK_FULL, &r));
+        CHECK(proust_cancel(r));
+        proust_status_t st;
+        proust_wait(&r, &st);
+        EXPECT(st.error == PROUST_ERR_CANCELED, "status %d", st.error);
+        tu_barrier(S);
+        CHECK(proust_recv(S, p, n, peer, TAG | 0x500, PROUST_TAG_MASK_FULL, &st));
+        EXPECT_STATUS(st, peer, TAG | 0x500, n, n, PROUST_OK);
+        EXPECT_PATTERN(p, n, 600, "after cancel");
+    } else {
+        tu_barrier(S);
+        tu_fill(p, n, 600);
+        CHECK(proust_send(S, p, n, peer, TAG | 0x500));
+    }
+    free(p);
+}
+
+static void phase_g(void)
+{
+    TU_PHASE("G: cancel racing a matching send");
+    size_t n = 200000;
+    uint8_t *p = malloc(n), *q = malloc(n);
+    for (int i = 0; i < 40; i++) {
+        proust_tag_t tag = TAG | 0x600 | (uint64_t)i;
+        if (tu_rank == 0) {
+            proust_request_t *r;
+            memset(p, 0, n);
+            CHECK(proust_irecv(S, p, n, peer, tag, PROUST_TAG_MASK_FULL, &r));
+            tu_barrier(S);
+            if (i % 4)
+                tu_sleep_ms(i % 3);
+            int rc = proust_cancel(r);
+            proust_status_t st;
+            proust_wait(&r, &st);
+            if (rc == PROUST_OK) {
+                EXPECT(st.error == PROUST_ERR_CANCELED, "round %d: cancelled, status %d", i,
+                       st.error);
+                CHECK(proust_recv(S, q, n, peer, tag, PROUST_TAG_MASK_FULL, &st));
+                EXPECT_PATTERN(q, n, 700 + (uint64_t)i, "round %d after cancel", i);
+            } else {
+                EXPECT(rc == PROUST_ERR_BUSY, "round %d: cancel %d", i, rc);
+                EXPECT_STATUS(st, peer, tag, n, n, PROUST_OK);
+                EXPECT_PATTERN(p, n, 700 + (uint64_t)i, "round %d received", i);
+            }
+        } else {
+            tu_fill(p, n, 700 + (uint64_t)i);
+            tu_barrier(S);
+            CHECK(proust_send(S, p, n, peer, tag));
+        }
+        tu_barrier(S);
+    }
+    free(p);
+    free(q);
+}
+
+static void phase_h(void)
+{
+    TU_PHASE("H: both directions, many rounds");
+    uint8_t *sb = malloc(MAXN), *rb = malloc(MAXN);
+    for (int i = 0; i < 60; i++) {
+        size_t n = (size_t)(tu_mix((uint64_t)i) % MAXN);
+        proust_tag_t tag = TAG | 0x700 | (uint64_t)(i % 5);
+        proust_request_t *r[2];
+        tu_fill(sb, n, 800 + (uint64_t)i * 2 + (uint64_t)tu_rank);
+        CHECK(proust_irecv(S, rb, MAXN, peer, tag, PROUST_TAG_MASK_FULL, &r[0]));
+        if (i % 3 == 0)
+            tu_sleep_ms(1);
+        CHECK(proust_isend(S, sb, n, peer, tag, &r[1]));
+        proust_status_t st[2];
+        CHECK(proust_waitall(2, r, st));
+        EXPECT_STATUS(st[0], peer, tag, n, n, PROUST_OK);
+        EXPECT_PATTERN(rb, n, 800 + (uint64_t)i * 2 + (uint64_t)peer, "round %d size %zu", i, n);
+    }
+    free(sb);
+    free(rb);
+}
+
+int main(void)
+{
+    S = tu_init(120);
+    EXPECT(tu_size == 2, "run with 2 processes");
+    peer = 1 - tu_rank;
+    phase_a();
+    phase_b();
+    phase_c();
+    phase_d();
+    phase_e();
+    phase_f();
+    phase_g();
+    phase_h();
+    tu_barrier(S);
+    if (tu_rank == 0)
+        printf("offer: ok\n");
+    tu_finalize(S);
+    return 0;
+}
