@@ -600,6 +600,12 @@ void proust__recv_cleanup(struct proust_session *s)
 {
     for (int r = 0; r < s->size; r++) {
         struct proust__gate *g = &s->gates[r];
+        /* receives never matched keep their requests (freed with the
+         * session) but not their offers */
+        for (struct proust_request *q = g->posted_head; q; q = q->next)
+            proust__offer_drop(s, q);
+        for (struct proust_request *q = g->receiving_head; q; q = q->next)
+            proust__offer_drop(s, q);
         while (g->stash) {
             struct proust__stashed *st = g->stash;
             g->stash = st->next;
