@@ -290,6 +290,9 @@ struct proust_session {
     proust__lock_t gets_lock;
     struct proust__pending_get *_Atomic gets_head; /* peeked without the lock */
     struct proust__pending_get *gets_tail;
+    /* offers to use, run after the poll (offer.c), under gets_lock */
+    struct proust__pending_use *_Atomic uses_head;
+    struct proust__pending_use *uses_tail;
     long peer_check_ms;
     bool oversubscribed; /* more processes on this host than usable cores */
     int usable_cores;    /* cores the process could use at init, before placement */
@@ -493,6 +496,14 @@ int proust__offer_check_send(struct proust__gate *g, struct proust_request *req,
                              uint64_t rts_token, struct proust__offer_in **taken);
 void proust__offer_use(struct proust_session *s, int peer, uint64_t sender_token,
                        struct proust__offer_in *o);
+/* The same, done by the next progress pass: the send call or the poll that
+ * decided it does not copy a large message inline (a sender posting a
+ * window of sends gets its RTSs out first). */
+void proust__offer_queue_use(struct proust_session *s, int peer, uint64_t sender_token,
+                             const struct proust__offer_in *o);
+int proust__offer_uses_run(struct proust_session *s);
+/* Drop the queued uses for `peer` (it failed), or all (peer < 0). */
+void proust__offer_uses_forget(struct proust_session *s, int peer);
 void proust__offer_decline(struct proust_session *s, int peer, struct proust__offer_in *o);
 
 /* ---- receive path (recv_path.c) ------------------------------------------- */

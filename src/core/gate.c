@@ -260,6 +260,7 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
 
     /* gets queued for this peer will not run: their receives fail below */
     proust__gets_forget(s, g->peer);
+    proust__offer_uses_forget(s, g->peer);
     /* receives posted for this peer, receives in progress from it, and
      * any-source receives (they may wait for this peer forever) */
     proust__match_lock(g);

@@ -215,7 +215,7 @@ void proust__send_on_offer(struct proust_session *s, int peer, const struct prou
         keep = false;
     proust__unlock(&g->lock);
     if (use)
-        proust__offer_use(s, peer, use, &o);
+        proust__offer_queue_use(s, peer, use, &o);
     else if (!keep)
         proust__offer_decline(s, peer, &o);
 }
@@ -275,4 +275,75 @@ void proust__offer_use(struct proust_session *s, int peer, uint64_t sender_token
     proust__send_control(s, peer, PROUST__CH_DONE, o->token, NULL, 0);
     if (req)
         proust__request_event_done(req);
+}
+
+/* ---- uses waiting for the next progress pass -------------------------------- */
+
+struct proust__pending_use {
+    struct proust__pending_use *next;
+    int peer;
+    uint64_t sender_token;
+    struct proust__offer_in o;
+};
+
+void proust__offer_queue_use(struct proust_session *s, int peer, uint64_t sender_token,
+                             const struct proust__offer_in *o)
+{
+    struct proust__pending_use *u = malloc(sizeof *u);
+    if (!u) { /* no memory to defer: write now */
+        struct proust__offer_in copy = *o;
+        proust__offer_use(s, peer, sender_token, &copy);
+        return;
+    }
+    *u = (struct proust__pending_use){.peer = peer, .sender_token = sender_token, .o = *o};
+    proust__lock(&s->gets_lock);
+    if (s->uses_tail)
+        s->uses_tail->next = u;
+    else
+        atomic_store_explicit(&s->uses_head, u, memory_order_relaxed);
+    s->uses_tail = u;
+    proust__unlock(&s->gets_lock);
+    proust__threads_kick(s); /* a progress thread may do it while we compute */
+}
+
+int proust__offer_uses_run(struct proust_session *s)
+{
+    proust__lock(&s->gets_lock);
+    struct proust__pending_use *u = atomic_load_explicit(&s->uses_head, memory_order_relaxed);
+    atomic_store_explicit(&s->uses_head, NULL, memory_order_relaxed);
+    s->uses_tail = NULL;
+    proust__unlock(&s->gets_lock);
+    int n = 0;
+    while (u) {
+        struct proust__pending_use *next = u->next;
+        proust__offer_use(s, u->peer, u->sender_token, &u->o);
+        free(u);
+        u = next;
+        n++;
+    }
+    return n;
+}
+
+void proust__offer_uses_forget(struct proust_session *s, int peer)
+{
+    proust__lock(&s->gets_lock);
+    struct proust__pending_use *u = atomic_load_explicit(&s->uses_head, memory_order_relaxed);
+    struct proust__pending_use *keep = NULL, *last = NULL;
+    while (u) {
+        struct proust__pending_use *next = u->next;
+        if (peer < 0 || u->peer == peer) {
+            free(u);
+        } else {
+            u->next = NULL;
+            if (last)
+                last->next = u;
+            else
+                keep = u;
+            last = u;
+        }
+        u = next;
+    }
+    atomic_store_explicit(&s->uses_head, keep, memory_order_relaxed);
+    s->uses_tail = last;
+    proust__unlock(&s->gets_lock);
 }

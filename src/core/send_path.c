@@ -237,7 +237,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
     if (__builtin_expect(todo.what != 0, 0)) {
         /* after the message: the receiver matches it first */
         if (todo.what > 0)
-            proust__offer_use(s, req->peer, todo.rts_token, todo.o);
+            proust__offer_queue_use(s, req->peer, todo.rts_token, todo.o);
         else
             proust__offer_decline(s, req->peer, todo.o);
         free(todo.o);

@@ -266,6 +266,7 @@ int proust_finalize(proust_session_t *s)
     close_rails(s);
     /* Incoming messages nobody received are dropped; the memory of every
      * request, waited for or not, goes with the session below. */
+    proust__offer_uses_forget(s, -1);
     proust__match_lock_all(s);
     proust__recv_cleanup(s);
     proust__match_unlock_all(s);

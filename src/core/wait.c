@@ -40,6 +40,8 @@ int proust__progress(struct proust_session *s)
 
     if (s->gets_head) /* racy peek; gets_run takes the lock */
         proust__gets_run(s);
+    if (atomic_load_explicit(&s->uses_head, memory_order_relaxed))
+        events += proust__offer_uses_run(s); /* writes into offered receives */
     if (atomic_load_explicit(&s->prog.jobs_queued, memory_order_relaxed))
         events += proust__offload_run(s); /* pieces of someone's copy */
     if (atomic_load_explicit(&s->gates_pending, memory_order_acquire) > 0) {
