@@ -41,6 +41,7 @@ OVERLAP_MODES = ["isend", "irecv", "both", "iallreduce", "ibcast"]
 OVERLAP_METRICS = ["t_cpu", "t_comm", "t_compute", "t_total", "overlap"]
 # Special comparisons (run.sh names).
 MAIN, POLL, COARSE = "proust", "proust-poll", "proust-coarse"
+STRIPES1 = "proust-stripes1"
 
 
 def num(s):
@@ -72,8 +73,8 @@ def parse_line(line):
                 tok[2:6])
         elif tok[0] == "waiters" and len(tok) == 7:
             add("waiters", "", "", int(tok[1]), ["t_median", "t_min", "t_max"], tok[2:5])
-        elif tok[0] == "threads" and len(tok) == 7:
-            add("threads", "", "", int(tok[1]),
+        elif tok[0] in ("threads", "threads_peers") and len(tok) == 7:
+            add(tok[0], "", "", int(tok[1]),
                 ["lat_median", "lat_min", "lat_max", "rate", "n"], tok[2:7])
         elif tok[0] == "pingpong" and len(tok) == 4:
             add("pingpong", tok[1], int(tok[2]), "", ["value"], tok[3:4])
@@ -289,28 +290,31 @@ class Report:
                          name="waiters slowdown", label_cols=["N"])
 
     # ---- threads -------------------------------------------------------------
-    def threads(self):
+    def threads(self, bench="threads", what="N threads per rank"):
         lat = [((str(k[3]),), {i: self.med(k, i) for i in self.impls})
-               for k in self.keys("threads", "lat_median")]
+               for k in self.keys(bench, "lat_median")]
         rate = [((str(k[3]),), {i: self.med(k, i) for i in self.impls})
-                for k in self.keys("threads", "rate")]
-        self.ratio_table("== threads: N threads per rank, concurrent 8 B ping-pongs, per-thread "
+                for k in self.keys(bench, "rate")]
+        if not lat:
+            return
+        self.ratio_table(f"== {bench}: {what}, concurrent 8 B ping-pongs, per-thread "
                          "latency (us, median over threads; lower is better)", lat, False,
-                         name="threads latency", label_cols=["N"])
-        self.ratio_table("== threads: aggregate message rate (messages/s, all threads; higher "
-                         "is better)", rate, True, name="threads rate", label_cols=["N"])
-        rows = []
-        for (lab, lv), (_, rv) in zip(lat, rate):
-            if lv.get(MAIN) and lv.get(COARSE) and rv.get(MAIN) and rv.get(COARSE):
-                rows.append([lab[0], fmt(lv[MAIN]), fmt(lv[COARSE]),
-                             f"{lv[MAIN] / lv[COARSE]:.2f}", fmt(rv[MAIN]), fmt(rv[COARSE]),
-                             f"{rv[MAIN] / rv[COARSE]:.2f}"])
-        if rows:
-            print(f"== threads: fine ({MAIN}) vs coarse ({COARSE}) locking "
-                  "(latency ratio < 1 and rate ratio > 1: fine locking wins)")
-            print(table(rows, ["N", "lat fine", "lat coarse", "fine/coarse", "rate fine",
-                               "rate coarse", "fine/coarse"]))
-            print()
+                         name=f"{bench} latency", label_cols=["N"])
+        self.ratio_table(f"== {bench}: aggregate message rate (messages/s, all threads; higher "
+                         "is better)", rate, True, name=f"{bench} rate", label_cols=["N"])
+        for other, label in ((COARSE, "coarse"), (STRIPES1, "one match lock")):
+            rows = []
+            for (lab, lv), (_, rv) in zip(lat, rate):
+                if lv.get(MAIN) and lv.get(other) and rv.get(MAIN) and rv.get(other):
+                    rows.append([lab[0], fmt(lv[MAIN]), fmt(lv[other]),
+                                 f"{lv[MAIN] / lv[other]:.2f}", fmt(rv[MAIN]), fmt(rv[other]),
+                                 f"{rv[MAIN] / rv[other]:.2f}"])
+            if rows:
+                print(f"== {bench}: fine ({MAIN}) vs {label} ({other}) "
+                      "(latency ratio < 1 and rate ratio > 1: fine locking wins)")
+                print(table(rows, ["N", "lat fine", f"lat {label}", "ratio", "rate fine",
+                                   f"rate {label}", "ratio"]))
+                print()
 
     # ---- pingpong 8 B ----------------------------------------------------
     def pingpong(self):
@@ -341,6 +345,7 @@ class Report:
         self.reactivity()
         self.waiters()
         self.threads()
+        self.threads("threads_peers", "N threads of rank 0, each with its own peer rank")
         self.pingpong()
         for impl, jobs in sorted(self.skipped.items()):
             print(f"note: {impl} skipped {', '.join(jobs)} (MPI_THREAD_MULTIPLE not provided)")

@@ -22,7 +22,11 @@
 #   overlap_seq    overlap -t seq            (seed 001 figure)
 #   reactivity     reactivity                (benchmark 3)
 #   waiters        waiters                   (benchmark 4)
-#   threads        threads                   (benchmark 5; also proust-coarse)
+#   threads        threads                   (benchmark 6; also proust-coarse,
+#                  proust-stripes1)
+#   threads_peers  threads -P: thread i of rank 0 with rank 1 + i, on
+#                  BENCH_PEERS_NP ranks (9); not in the default set: it
+#                  needs that many cores (run it on the device)
 #   pingpong       bench/mpi/pingpong -t lat at 8 B (benchmark 7: progress
 #                  thread on (proust) vs off (proust-poll), peers for scale)
 #
@@ -59,6 +63,7 @@ if [ "$QUICK" = 1 ]; then
   ARGS[reactivity]="-K 0,1,4 -T 0.05 -n 2000"
   ARGS[waiters]="-N 0,1,4 -w 10 -s 5 -r 2"
   ARGS[threads]="-N 1,2 -T 0.05 -n 2000"
+  ARGS[threads_peers]="-P -N 1,2 -T 0.05 -n 2000"
   ARGS[pingpong]="-t lat -m 8 -M 8 -i 0.1 -r 2"
 else
   REPS=${BENCH_REPS:-5}
@@ -69,6 +74,7 @@ else
   ARGS[reactivity]=""
   ARGS[waiters]=""
   ARGS[threads]=""
+  ARGS[threads_peers]="-P"
   ARGS[pingpong]="-t lat -m 8 -M 8 -r 5"
 fi
 for j in overlap overlap_both overlap_coll overlap_seq; do
@@ -77,8 +83,10 @@ done
 ARGS[reactivity]+=" ${BENCH_REACTIVITY_ARGS:-}"
 ARGS[waiters]+=" ${BENCH_WAITERS_ARGS:-}"
 ARGS[threads]+=" ${BENCH_THREADS_ARGS:-}"
+ARGS[threads_peers]+=" ${BENCH_THREADS_ARGS:-}"
 ARGS[pingpong]+=" ${BENCH_PINGPONG_ARGS:-}"
 ALL_JOBS="overlap overlap_both overlap_coll overlap_seq reactivity waiters threads pingpong"
+KNOWN_JOBS="$ALL_JOBS threads_peers"
 JOBS=${BENCH_BENCHES:-$ALL_JOBS}
 TIMEOUT=${BENCH_TIMEOUT:-300}
 RESULTS=${BENCH_RESULTS:-$BENCH/results}
@@ -88,10 +96,12 @@ NP=2
 declare -A PROG=(
   [overlap]=progress/overlap [overlap_both]=progress/overlap [overlap_coll]=progress/overlap
   [overlap_seq]=progress/overlap [reactivity]=progress/reactivity [waiters]=progress/waiters
-  [threads]=progress/threads [pingpong]=mpi/pingpong
+  [threads]=progress/threads [threads_peers]=progress/threads [pingpong]=mpi/pingpong
 )
+# Ranks of each job (NP unless said here).
+declare -A JOB_NP=([threads_peers]=${BENCH_PEERS_NP:-9})
 for j in $JOBS; do
-  [ -n "${PROG[$j]:-}" ] || { echo "progress: unknown job '$j' (known: $ALL_JOBS)" >&2; exit 2; }
+  [ -n "${PROG[$j]:-}" ] || { echo "progress: unknown job '$j' (known: $KNOWN_JOBS)" >&2; exit 2; }
 done
 
 # ---- The implementations: one line each ---------------------------------
@@ -109,12 +119,13 @@ IMPLS=(
   "proust|proust|all|$PREFIX/bin/mpicc|$PM|"
   "proust-poll|proust|all|$PREFIX/bin/mpicc|$PM|PROUST_PROGRESS=poll"
   "proust-block|proust|all|$PREFIX/bin/mpicc|$PM|PROUST_PROGRESS=block"
-  "proust-coarse|proust|threads|$PREFIX/bin/mpicc|$PM|PROUST_LOCKING=coarse"
+  "proust-coarse|proust|threads threads_peers|$PREFIX/bin/mpicc|$PM|PROUST_LOCKING=coarse"
+  "proust-stripes1|proust|threads threads_peers|$PREFIX/bin/mpicc|$PM|PROUST_MATCH_STRIPES=1"
   "mpich|peer|all|mpicc.mpich|mpiexec.mpich|"
   "mpich-async|peer|all|mpicc.mpich|mpiexec.mpich|MPICH_ASYNC_PROGRESS=1"
   "openmpi|peer|all|mpicc.openmpi|$OMPI|"
 )
-DEFAULT_IMPLS="proust proust-poll proust-coarse mpich mpich-async openmpi"
+DEFAULT_IMPLS="proust proust-poll proust-coarse proust-stripes1 mpich mpich-async openmpi"
 ONLY=${BENCH_IMPLS:-$DEFAULT_IMPLS}
 
 unset PROUST_PROGRESS PROUST_PROGRESS_THREADS PROUST_LOCKING PROUST_SPIN_US \
@@ -156,7 +167,7 @@ ACTIVE=()
 for line in "${IMPLS[@]}"; do
   IFS='|' read -r name kind jobs cc launcher settings <<< "$line"
   [[ " $ONLY " == *" $name "* ]] || continue
-  [ "$jobs" = all ] && jobs=$ALL_JOBS
+  [ "$jobs" = all ] && jobs=$KNOWN_JOBS
   launcher_bin=${launcher%% *}
   if ! command -v "$launcher_bin" > /dev/null 2>&1; then
     skip "skipping $name: launcher $launcher_bin not found"; continue
@@ -209,10 +220,11 @@ run_one() {
   mkdir -p "$dir"
   local out=$dir/$job.$rep.txt err=$dir/$job.$rep.err
   # shellcheck disable=SC2086
-  local cmd=(env "${envs[@]}" timeout -k 10 "$TIMEOUT" ${LAUNCH[$impl]} -n "$NP" "${largs[@]}"
+  local np=${JOB_NP[$job]:-$NP}
+  local cmd=(env "${envs[@]}" timeout -k 10 "$TIMEOUT" ${LAUNCH[$impl]} -n "$np" "${largs[@]}"
              "${BIN[$impl.$job]}" ${ARGS[$job]})
   echo "# cmd: ${cmd[*]}" | sed "s|$BUILD/|<bin>/|" > "$out"
-  echo "# impl=$impl job=$job rep=$rep ranks=$NP" >> "$out"
+  echo "# impl=$impl job=$job rep=$rep ranks=$np" >> "$out"
   local t0=$SECONDS rc
   "${cmd[@]}" >> "$out" 2> "$err" < /dev/null
   rc=$?
