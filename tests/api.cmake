@@ -155,7 +155,7 @@ api_job(NAME match_threads_shm_3_block NPROCS 3 RAILS self,shm PROGRAM match_thr
         ENV PROUST_PROGRESS=block PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
 
 # ---- 7c. receiver offers: the sender writes into a posted nonblocking receive
-api_job(NAME offer_shm NPROCS 2 RAILS self,shm PROGRAM offer)
+api_job(NAME offer_shm NPROCS 2 RAILS self,shm PROGRAM offer ENV PROUST_OFFER_BYTES=128K)
 api_job(NAME offer_shm_all NPROCS 2 RAILS self,shm PROGRAM offer ENV PROUST_OFFER_BYTES=1)
 api_job(NAME offer_shm_thread NPROCS 2 RAILS self,shm PROGRAM offer
         ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=thread)

@@ -64,8 +64,10 @@ void proust__offer_send(struct proust_session *s, int peer, const struct proust_
     uint8_t body[sizeof msg->body + PROUST__MAX_KEY];
     memcpy(body, &msg->body, sizeof msg->body);
     memcpy(body + sizeof msg->body, msg->key, msg->body.key_len);
-    proust__send_control_ext(s, peer, PROUST__CH_OFFER, msg->token, msg->seq, msg->tag, body,
-                             sizeof msg->body + msg->body.key_len);
+    if (proust__send_control_ext(s, peer, PROUST__CH_OFFER, msg->token, msg->seq, msg->tag, body,
+                                 sizeof msg->body + msg->body.key_len) != PROUST_OK)
+        /* never sent: as if the sender had declined it */
+        proust__recv_on_offer_no(s, peer, msg->token);
 }
 
 void proust__offer_drop(struct proust_session *s, struct proust_request *req)
@@ -189,6 +191,13 @@ void proust__send_on_offer(struct proust_session *s, int peer, const struct prou
     struct proust__gate *g = &s->gates[peer];
     struct proust__offer_body ob;
     memcpy(&ob, body, sizeof ob);
+    /* re-read from shared memory: check again; no write, no offer */
+    if (ob.key_len == 0 || ob.key_len > PROUST__MAX_KEY || sizeof ob + ob.key_len != h->len)
+        return;
+    if (!g->rail->ops->write) {
+        proust__send_control(s, peer, PROUST__CH_OFFER_NO, h->total, NULL, 0);
+        return;
+    }
     struct proust__offer_in o = {.seq = h->seq, .tag = h->tag, .mask = ob.mask, .cap = ob.cap,
                                  .token = h->total, .key_len = ob.key_len};
     memcpy(o.key, body + sizeof ob, ob.key_len); /* key_len checked by the wire reader */
@@ -264,7 +273,7 @@ void proust__offer_use(struct proust_session *s, int peer, uint64_t sender_token
     size_t n = ok ? (req->segs[0].iov_len < o->cap ? req->segs[0].iov_len : o->cap) : 0;
     proust__unlock(&g->lock);
     /* the send cannot complete meanwhile: the receiver holds its answer */
-    if (!n || g->rail->ops->write(g->rail, peer, o->key, o->key_len, 0, req->segs[0].iov_base,
+    if (!n || !g->rail->ops->write || g->rail->ops->write(g->rail, peer, o->key, o->key_len, 0, req->segs[0].iov_base,
                                   n) != PROUST_OK) {
         proust__offer_decline(s, peer, o); /* the receiver answers the RTS instead */
         return;

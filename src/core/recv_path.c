@@ -408,10 +408,7 @@ static void run_actions(struct proust_session *s, int peer, struct actions *acts
             proust__offer_drop(s, a->req);
             proust__match_unlock(&s->gates[peer]);
             proust__segment_landed(s, peer, a->req);
-        }
-        else if (a->kind == ACT_LANDED)
-            ;
-        else if (a->kind == ACT_GET && acts->defer_gets)
+        } else if (a->kind == ACT_GET && acts->defer_gets)
             proust__queue_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key,
                               a->key_len);
         else if (a->kind == ACT_GET)
