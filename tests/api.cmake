@@ -343,6 +343,12 @@ if(EXISTS ${API_DIR}/ptask.c)
   api_job(NAME ptask_self_frequency_high_block NPROCS 1 RAILS self PROGRAM ptask
           ARGS --test=frequency-high ENV PROUST_PROGRESS=block PROUST_PEER_CHECK_MS=5000
           TIMEOUT 60)
+  # rates over a 2-core machine: alone, not beside tests that spin on both cores
+  foreach(t frequency_thread frequency_block frequency_poll frequency_high_block)
+    if(TEST api_ptask_self_${t})
+      set_tests_properties(api_ptask_self_${t} PROPERTIES RUN_SERIAL TRUE)
+    endif()
+  endforeach()
   # the progress thread polls a source that became pending while it slept
   api_job(NAME ptask_self_background_thread NPROCS 1 RAILS self PROGRAM ptask
           ARGS --test=background ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)

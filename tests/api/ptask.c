@@ -1056,9 +1056,9 @@ static int count_poll_cb(proust_ptask_t *t, proust_request_t *req, void *arg)
     return 0;
 }
 
-static void test_frequency(double hz)
+/* One measurement: the rate at which the source was polled, in Hz. */
+static double measure_frequency(double hz)
 {
-    TU_PHASE("frequency");
     proust_ptask_t *t;
     struct proust_ptask_desc d = {.name = "freq", .poll = count_poll_cb, .fd = -1,
                                   .frequency_hz = hz};
@@ -1083,13 +1083,50 @@ static void test_frequency(double hz)
     if (tu_rank == 0)
         printf("ptask frequency: %.0f Hz asked, %ld polls in %.3f s (%.0f Hz)\n", hz, polls, dt,
                rate);
-    /* above 1 kHz, 0.3x still tells sub-millisecond sleeps from the wait
-     * set's millisecond timeouts (at most 1 kHz), with room for a loaded
-     * 2-core machine running tests in parallel */
+    return rate;
+}
+
+/* What the kernel gives a thread that sleeps 1/hz at a time, in Hz: the
+ * engine cannot poll a fd-less source faster than its timed sleeps return
+ * (on this VM, 200 us sleeps take 0.2-4 ms depending on the host). */
+static double kernel_sleep_rate(double hz)
+{
+    struct timespec ts = {0, (long)(1e9 / hz)};
+    double t0 = tu_now(), dt;
+    int n = 0;
+    do {
+        nanosleep(&ts, NULL);
+        n++;
+    } while ((dt = tu_now() - t0) < 0.1);
+    return n / dt;
+}
+
+static void test_frequency(double hz)
+{
+    TU_PHASE("frequency");
+    /* 0.5x of what was asked, or of what the kernel's sleeps allow when
+     * that is less; above 1 kHz, 0.3x still tells sub-millisecond sleeps
+     * from the wait set's millisecond timeouts where the kernel has
+     * sub-millisecond sleeps. Three windows: a loaded 2-core machine can
+     * delay every wake-up of one of them; a sleep really too long fails
+     * all three. */
     double floor = hz > 1000 ? 0.3 : 0.5;
-    EXPECT(rate >= floor * hz,
-           "a source asking for %.0f Hz was polled at %.0f Hz while a thread slept in a wait",
-           hz, rate);
+    double best = 0, kernel = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        double k = kernel_sleep_rate(hz);
+        double rate = measure_frequency(hz);
+        double want = floor * (k < hz ? k : hz);
+        if (rate > best)
+            best = rate, kernel = k;
+        if (rate >= want)
+            return;
+        if (tu_rank == 0)
+            printf("ptask frequency: window %d below %.0f Hz (kernel sleeps: %.0f Hz)\n",
+                   attempt, want, k);
+    }
+    EXPECT(0, "a source asking for %.0f Hz was polled at %.0f Hz at best (3 windows) while a "
+              "thread slept in a wait; the kernel's own sleeps ran at %.0f Hz",
+           hz, best, kernel);
 }
 
 /* ---------------------------------------------------------------- block callback */
