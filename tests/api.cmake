@@ -155,16 +155,24 @@ api_job(NAME match_threads_shm_3_block NPROCS 3 RAILS self,shm PROGRAM match_thr
         ENV PROUST_PROGRESS=block PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
 
 # ---- 7c. receiver offers: the sender writes into a posted nonblocking receive
-api_job(NAME offer_shm NPROCS 2 RAILS self,shm PROGRAM offer ENV PROUST_OFFER_BYTES=128K)
-api_job(NAME offer_shm_all NPROCS 2 RAILS self,shm PROGRAM offer ENV PROUST_OFFER_BYTES=1)
-api_job(NAME offer_shm_thread NPROCS 2 RAILS self,shm PROGRAM offer
+# --pull: the receiver can pull a rendezvous itself (shm get), so it never
+# waits for a computing sender
+api_job(NAME offer_shm NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
+        ENV PROUST_OFFER_BYTES=128K)
+api_job(NAME offer_shm_all NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
+        ENV PROUST_OFFER_BYTES=1)
+api_job(NAME offer_shm_thread NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
         ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=thread)
-api_job(NAME offer_shm_coarse NPROCS 2 RAILS self,shm PROGRAM offer
+api_job(NAME offer_shm_coarse NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
         ENV PROUST_OFFER_BYTES=1 PROUST_LOCKING=coarse)
 api_job(NAME offer_shm_ring NPROCS 2 RAILS self,shm PROGRAM offer
         ENV PROUST_OFFER_BYTES=1 PROUST_SHM_RING_SIZE=16K PROUST_STRATEGY=aggreg)
 api_job(NAME offer_tcp NPROCS 2 RAILS tcp PROGRAM offer ENV PROUST_OFFER_BYTES=1)
-api_job(NAME offer_off NPROCS 2 RAILS self,shm PROGRAM offer ENV PROUST_OFFER_BYTES=0)
+api_job(NAME offer_off NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
+        ENV PROUST_OFFER_BYTES=0)
+# block mode: nobody polls while the sender sleeps
+api_job(NAME offer_shm_block NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
+        ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=block)
 # every nonblocking receive offered, under the programs that check order and data
 api_job(NAME integrity_shm_offer NPROCS 2 RAILS self,shm PROGRAM integrity
         ENV PROUST_OFFER_BYTES=1)

@@ -434,18 +434,22 @@ static inline bool proust__tag_match(proust_tag_t msg, proust_tag_t want, proust
  * it writes the message straight into the buffer (shm: process_vm_writev)
  * while the receiver computes, instead of waiting for the receiver to
  * answer its RTS. The sender uses the offer only for the message the
- * receive will match, and answers every offer (DONE or OFFER_NO). */
+ * receive will match. The buffer is exposed once, behind a claim the
+ * sender takes before writing and the receiver can take back first
+ * (rail expose_once / withdraw): a receiver that matches the RTS, or
+ * cancels, before the sender started never waits for it. */
 enum { PROUST__OFFER_ACT_GET = 1, PROUST__OFFER_ACT_CTS = 2 };
 struct proust__offer {
     uint64_t token;   /* receiver token the sender names */
     bool held;        /* an RTS matched: its answer waits for the sender's */
     bool done_early;  /* DONE came before the RTS that matches */
-    bool revoking;    /* proust_cancel asked the sender to give it back */
     uint8_t act;      /* held answer: ACT_GET or ACT_CTS (recv_path.c) */
     uint64_t sender_token;
     size_t accepted;
-    uint32_t key_len;
+    uint32_t key_len; /* the held RTS's key (ACT_GET) */
     uint8_t key[PROUST__MAX_KEY];
+    uint32_t own_key_len; /* the receive buffer's one-shot key; 0: withdrawn */
+    uint8_t own_key[PROUST__MAX_KEY];
 };
 struct proust__offer_in {
     uint32_t seq;
@@ -468,23 +472,25 @@ bool proust__offer_prepare(struct proust_session *s, struct proust_request *req,
                            struct proust__offer_msg *msg);
 void proust__offer_send(struct proust_session *s, int peer, const struct proust__offer_msg *msg);
 /* Receiver: the RTS of seg 0 matched an offered receive (stripe held):
- * true if its answer is held (or the data is already there: *landed). */
-bool proust__offer_hold(struct proust_request *req, int act, uint64_t sender_token,
-                        size_t accepted, const uint8_t *key, uint32_t key_len, bool *landed);
+ * true if its answer is held because the sender is writing (or the data is
+ * already there: *landed); false: the offer was taken back, answer now. */
+bool proust__offer_hold(struct proust_session *s, struct proust_request *req, int act,
+                        uint64_t sender_token, size_t accepted, const uint8_t *key,
+                        uint32_t key_len, bool *landed);
 /* Receiver: the sender's DONE for an offer (no lock held); false if the
  * token names no offer. */
 bool proust__offer_on_done(struct proust_session *s, int peer, uint64_t token);
 /* Forget a receive's offer (stripe held, or the request is no one else's):
  * token released, memory freed; a late answer then names nothing. */
 void proust__offer_drop(struct proust_session *s, struct proust_request *req);
-/* Receiver: mark an offered receive for cancellation (stripe held);
- * returns the token to send in a REVOKE, 0 if none is needed. */
-uint64_t proust__offer_revoke(struct proust_request *req);
+/* Receiver: take an offered receive back for proust_cancel (stripe held):
+ * true if the sender had not started writing (offer dropped; send a
+ * REVOKE with *token so it forgets it), false if it is writing (the
+ * receive will complete with its data). */
+bool proust__offer_withdraw(struct proust_session *s, struct proust_request *req,
+                            uint64_t *token);
 /* Receiver: OFFER_NO from peer (no lock held). */
 void proust__recv_on_offer_no(struct proust_session *s, int peer, uint64_t token);
-/* Receiver: proust_cancel of an offered receive (stripe held; released
- * here). Returns when the sender answered: PROUST_OK if cancelled. */
-int proust__offer_cancel(struct proust_session *s, struct proust_request *req);
 /* Sender: OFFER / REVOKE from peer (no lock held). */
 void proust__send_on_offer(struct proust_session *s, int peer, const struct proust__chunk_hdr *h,
                            const uint8_t *body);

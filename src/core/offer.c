@@ -12,10 +12,17 @@
  * accepts. The sender uses the offer for exactly that message, if it is a
  * one-segment rendezvous whose RTS waits for its answer: among the last
  * PROUST__SENT_HISTORY messages it sent, or the next one it sends with an
- * accepted tag. Anything else is declined (OFFER_NO). The RTS still goes
- * through matching; the receiver holds its answer (get or CTS) until the
- * sender's DONE (data written) or OFFER_NO (answer now). DONE may overtake
- * the RTS (control chunks go first in a packet): it is remembered.
+ * accepted tag. Anything else is declined (OFFER_NO).
+ *
+ * Who moves the data is decided by the buffer's claim word (the rail's
+ * expose_once / withdraw): the sender claims it before it writes; the
+ * receiver takes it back when the RTS matches, or on cancel. The receiver
+ * that takes it back answers the RTS (get or CTS) at once, or cancels at
+ * once: it never waits for a sender that computes or sits in finalize. The
+ * one that loses waits only for a write under way, announced by DONE
+ * (which may overtake the RTS: control chunks go first in a packet, so it
+ * is remembered). A write that fails after its claim is announced by
+ * OFFER_NO: the receiver answers the RTS then.
  *
  * Locks: the receiver's offer state is under its gate's match stripe; the
  * sender's pending offer under the gate lock. Writes run with no lock.
@@ -37,16 +44,23 @@ bool proust__offer_prepare(struct proust_session *s, struct proust_request *req,
     proust__rail_t *rail = g->rail;
     /* first in its queue, and no ANY_SOURCE receive: it takes the next
      * message its tag accepts (zero any_posted is final under the stripe) */
-    if (!rail || !rail->ops->write || !rail->ops->expose || g->posted_head != req ||
-        atomic_load_explicit(&s->any_posted, memory_order_relaxed))
+    if (!rail || !rail->ops->write || !rail->ops->expose_once || !rail->ops->withdraw ||
+        g->posted_head != req || atomic_load_explicit(&s->any_posted, memory_order_relaxed))
         return false;
     struct proust__offer *o = calloc(1, sizeof *o);
     if (!o)
         return false;
-    int klen = rail->ops->expose(rail, req->seg0.iov_base, req->seg0.iov_len, msg->key,
-                                 sizeof msg->key);
-    o->token = klen > 0 ? proust__token_alloc(s, req, 0) : 0;
+    int klen = rail->ops->expose_once(rail, req->seg0.iov_base, req->seg0.iov_len, msg->key,
+                                      sizeof msg->key);
+    if (klen <= 0) {
+        free(o);
+        return false;
+    }
+    o->own_key_len = (uint32_t)klen;
+    memcpy(o->own_key, msg->key, (size_t)klen);
+    o->token = proust__token_alloc(s, req, 0);
     if (!o->token) {
+        rail->ops->withdraw(rail, o->own_key, o->own_key_len, 1);
         free(o);
         return false;
     }
@@ -70,18 +84,35 @@ void proust__offer_send(struct proust_session *s, int peer, const struct proust_
         proust__recv_on_offer_no(s, peer, msg->token);
 }
 
+/* Take the buffer back from the sender: 1 if it had not claimed it (it
+ * never will now), 0 if it is writing; with `force`, taken back anyway
+ * (its write was announced, or it is gone). */
+static int offer_withdraw(struct proust_session *s, struct proust_request *req,
+                          struct proust__offer *o, int force)
+{
+    if (!o->own_key_len)
+        return 1;
+    proust__rail_t *rail = s->gates[req->peer].rail;
+    int won = rail->ops->withdraw(rail, o->own_key, o->own_key_len, force);
+    if (won != 0 || force)
+        o->own_key_len = 0;
+    return won < 0 ? 1 : won; /* no claim to take: nobody can write */
+}
+
 void proust__offer_drop(struct proust_session *s, struct proust_request *req)
 {
     struct proust__offer *o = req->offer;
     if (!o)
         return;
     req->offer = NULL;
+    offer_withdraw(s, req, o, 1);
     proust__token_release(s, o->token);
     free(o);
 }
 
-bool proust__offer_hold(struct proust_request *req, int act, uint64_t sender_token,
-                        size_t accepted, const uint8_t *key, uint32_t key_len, bool *landed)
+bool proust__offer_hold(struct proust_session *s, struct proust_request *req, int act,
+                        uint64_t sender_token, size_t accepted, const uint8_t *key,
+                        uint32_t key_len, bool *landed)
 {
     struct proust__offer *o = req->offer;
     *landed = false;
@@ -91,7 +122,13 @@ bool proust__offer_hold(struct proust_request *req, int act, uint64_t sender_tok
         *landed = true;
         return true;
     }
-    o->held = true;
+    if (offer_withdraw(s, req, o, 0)) {
+        /* the sender had not started (it computes, or has not seen the
+         * offer yet): answer the RTS now; its later claim fails */
+        proust__offer_drop(s, req);
+        return false;
+    }
+    o->held = true; /* it is writing: DONE (or OFFER_NO) comes */
     o->act = (uint8_t)act;
     o->sender_token = sender_token;
     o->accepted = accepted;
@@ -149,20 +186,9 @@ void proust__recv_on_offer_no(struct proust_session *s, int peer, uint64_t token
         return;
     }
     struct proust__offer held = *o;
-    bool cancelled = false;
-    if (o->revoking && !o->held && req->where == PROUST__IN_POSTED) {
-        proust__posted_remove(s, req);
-        req->where = PROUST__IN_NONE;
-        req->status.error = PROUST_ERR_CANCELED;
-        req->status.source = req->peer;
-        req->status.count = 0;
-        cancelled = true;
-    }
     proust__offer_drop(s, req);
     proust__match_unlock(g);
-    if (cancelled) {
-        proust__request_complete(req);
-    } else if (held.held && held.act == PROUST__OFFER_ACT_GET) {
+    if (held.held && held.act == PROUST__OFFER_ACT_GET) {
         if (g->rail->ops->write) /* polling: copy after the pass, as run_actions does */
             proust__queue_get(s, peer, req, 0, held.sender_token, held.accepted, held.key,
                               held.key_len);
@@ -174,13 +200,15 @@ void proust__recv_on_offer_no(struct proust_session *s, int peer, uint64_t token
     }
 }
 
-uint64_t proust__offer_revoke(struct proust_request *req)
+bool proust__offer_withdraw(struct proust_session *s, struct proust_request *req,
+                            uint64_t *token)
 {
     struct proust__offer *o = req->offer;
-    if (!o || o->revoking)
-        return 0;
-    o->revoking = true;
-    return o->token;
+    if (!offer_withdraw(s, req, o, 0))
+        return false;
+    *token = o->token;
+    proust__offer_drop(s, req);
+    return true;
 }
 
 /* ---- sender side ------------------------------------------------------------ */
@@ -239,10 +267,7 @@ void proust__send_on_revoke(struct proust_session *s, int peer, uint64_t token)
         g->offer_in = NULL;
     }
     proust__unlock(&g->lock);
-    if (o) { /* not used: give it back (a used one was answered already) */
-        proust__offer_decline(s, peer, o);
-        free(o);
-    }
+    free(o); /* not used; the receiver took its buffer back and waits for nothing */
 }
 
 int proust__offer_check_send(struct proust__gate *g, struct proust_request *req, uint32_t seq,
@@ -271,10 +296,16 @@ void proust__offer_use(struct proust_session *s, int peer, uint64_t sender_token
     bool ok = req && req->kind == PROUST__REQ_SEND && req->peer == peer && seg == 0 &&
               req->nseg == 1 && req->where == PROUST__IN_WAITING;
     size_t n = ok ? (req->segs[0].iov_len < o->cap ? req->segs[0].iov_len : o->cap) : 0;
+    const void *data = ok ? req->segs[0].iov_base : NULL; /* req may be gone after the lock */
     proust__unlock(&g->lock);
-    /* the send cannot complete meanwhile: the receiver holds its answer */
-    if (!n || !g->rail->ops->write || g->rail->ops->write(g->rail, peer, o->key, o->key_len, 0, req->segs[0].iov_base,
-                                  n) != PROUST_OK) {
+    /* the send cannot complete meanwhile: the receiver answers its RTS
+     * only after its claim, which fails once ours succeeded */
+    int rc = n && g->rail->ops->write
+                 ? g->rail->ops->write(g->rail, peer, o->key, o->key_len, 0, data, n)
+                 : PROUST_ERR_NOT_SUPPORTED;
+    if (rc == PROUST_ERR_CANCELED)
+        return; /* the receiver took it back first and answers the RTS */
+    if (rc != PROUST_OK) {
         proust__offer_decline(s, peer, o); /* the receiver answers the RTS instead */
         return;
     }

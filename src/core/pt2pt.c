@@ -165,12 +165,12 @@ int proust_cancel(proust_request_t *req)
     proust__match_lock_source(s, req->peer);
     bool posted = req->where == PROUST__IN_POSTED;
     uint64_t revoke = 0;
-    bool offered = posted && req->offer;
-    if (offered) {
-        /* the sender may be writing into it: it answers first */
-        revoke = proust__offer_revoke(req);
+    /* an offered receive: cancelled only if its sender had not started
+     * writing into it (then it never will); otherwise it completes with
+     * the data, as a matched receive does */
+    if (posted && req->offer && !proust__offer_withdraw(s, req, &revoke))
         posted = false;
-    } else if (posted) {
+    if (posted) {
         proust__posted_remove(s, req);
         req->where = PROUST__IN_NONE;
         req->status.error = PROUST_ERR_CANCELED;
@@ -179,13 +179,9 @@ int proust_cancel(proust_request_t *req)
         proust__request_complete(req);
     }
     proust__match_unlock_source(s, req->peer);
-    if (revoke)
+    if (revoke) /* the sender may keep the offer for its next send: forget it */
         proust__send_control(s, req->peer, PROUST__CH_REVOKE, revoke, NULL, 0);
     PROUST__COARSE_LEAVE(&s->prog);
     proust__run_deferred();
-    if (offered) {
-        proust__wait_request(req);
-        return req->status.error == PROUST_ERR_CANCELED ? PROUST_OK : PROUST_ERR_BUSY;
-    }
     return posted ? PROUST_OK : PROUST_ERR_BUSY;
 }

@@ -75,8 +75,8 @@ static void deliver_segment(struct proust_session *s, struct proust__gate *g,
         acts->a[acts->n++] = (struct action){.kind = ACT_ACK, .sender_token = sync_token,
                                              .key_len = 0};
     if (!rts) {
-        /* an offered receive matched by an eager message: the sender,
-         * which sent it before it saw the offer, declines the offer */
+        /* an offered receive matched by an eager message (sent before
+         * the sender saw the offer): nobody will write into it */
         if (__builtin_expect(req->offer != NULL, 0))
             proust__offer_drop(s, req);
         if (take)
@@ -101,9 +101,9 @@ static void deliver_segment(struct proust_session *s, struct proust__gate *g,
         req->remote_owed++;
     bool landed;
     if (__builtin_expect(req->offer != NULL, 0) && seg == 0 && take &&
-        proust__offer_hold(req, rts->key_len ? PROUST__OFFER_ACT_GET : PROUST__OFFER_ACT_CTS,
+        proust__offer_hold(s, req, rts->key_len ? PROUST__OFFER_ACT_GET : PROUST__OFFER_ACT_CTS,
                            rts->sender_token, take, key, rts->key_len, &landed)) {
-        /* the sender answers the offer (writes, or declines) */
+        /* the sender is writing: its DONE completes the segment */
         if (landed)
             acts->a[acts->n++] = (struct action){.kind = ACT_LANDED, .req = req};
         return;

@@ -125,6 +125,16 @@ struct proust__rail_ops {
      * synchronously. PROUST_ERR_NOT_SUPPORTED when the system refuses. */
     int (*write)(proust__rail_t *rail, int peer, const void *key, size_t key_len,
                  uint64_t offset, const void *src, size_t len);
+    /* Optional (with write): expose buf for one write() by one peer, guarded
+     * by a claim the owner can take back (drivers/shm_claim.h); returns the
+     * key length or a negative error. write() on such a key returns
+     * PROUST_ERR_CANCELED, writing nothing, once the owner withdrew it. */
+    int (*expose_once)(proust__rail_t *rail, const void *buf, size_t len, void *key,
+                       size_t cap);
+    /* Owner: end an expose_once exposure. 1: no peer claimed it (none ever
+     * will); 0: a peer claimed it for its write (with `force` the exposure
+     * ends anyway: the write was announced, or the peer is gone). */
+    int (*withdraw)(proust__rail_t *rail, const void *key, size_t key_len, int force);
     /* Is there unsent data queued for peer? (the engine packs the next packet
      * only when the rail is idle for that peer) */
     int (*busy)(proust__rail_t *rail, int peer);

@@ -38,6 +38,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "drivers/driver.h"
+#include "drivers/shm_claim.h"
 #include "drivers/shm_ring.h"
 #include "proust.h"
 
@@ -95,6 +96,7 @@ struct shm_state {
     int get_refused;
     int bell_fd;          /* my doorbell (bound datagram socket), or -1 */
     char bell_path[128];  /* until every peer opened it */
+    struct proust__shm_claims claims; /* one-shot exposures (offers) in my segment */
 };
 
 static void bell_path(char *out, size_t len, const char *jobid, int rank)
@@ -144,10 +146,17 @@ static inline void wake_peer(struct shm_peer *p, int urgent)
         ring_bell(p->bell_fd);
 }
 
+/* Segment: header page, the rings, then the claim words. */
 static size_t seg_bytes(int nrings, size_t ring_size)
 {
     size_t per_ring = sizeof(struct proust__shm_ring_ctl) + ring_size;
-    return 4096 + (size_t)nrings * per_ring;
+    return 4096 + (size_t)nrings * per_ring + PROUST__SHM_CLAIMS * sizeof(uint64_t);
+}
+
+static _Atomic uint64_t *claim_words(void *seg, int nrings, size_t ring_size)
+{
+    size_t per_ring = sizeof(struct proust__shm_ring_ctl) + ring_size;
+    return (_Atomic uint64_t *)((uint8_t *)seg + 4096 + (size_t)nrings * per_ring);
 }
 
 static uint8_t *ring_base(void *seg, int index, size_t ring_size)
@@ -329,6 +338,7 @@ static int shm_connect(proust__rail_t *rail)
      * placement puts this rail's receive buffers, before the first touch */
     if (rail->up.place_memory)
         rail->up.place_memory(rail->up.engine, rail->index, st->seg, st->seg_len);
+    proust__shm_claims_init(&st->claims, claim_words(st->seg, st->nlocal, st->ring_size));
     struct seg_header *h = st->seg;
     h->nrings = (uint32_t)st->nlocal;
     h->ring_size = st->ring_size;
@@ -501,9 +511,10 @@ static int shm_busy(proust__rail_t *rail, int peer)
 
 struct shm_key {
     int32_t pid;
-    uint32_t pad;
+    uint32_t claim; /* one-shot exposure: claim slot + 1; 0: none */
     uint64_t addr;
     uint64_t len;
+    uint64_t gen; /* the claim word's generation */
 };
 
 static int shm_expose(proust__rail_t *rail, const void *buf, size_t len, void *key, size_t cap)
@@ -514,6 +525,36 @@ static int shm_expose(proust__rail_t *rail, const void *buf, size_t len, void *k
         return PROUST_ERR_INVALID;
     memcpy(key, &k, sizeof k);
     return (int)sizeof k;
+}
+
+/* A buffer one peer may write into once (an offer), until we withdraw it. */
+static int shm_expose_once(proust__rail_t *rail, const void *buf, size_t len, void *key,
+                           size_t cap)
+{
+    struct shm_state *st = rail->priv;
+    struct shm_key k = {.pid = getpid(), .addr = (uintptr_t)buf, .len = len};
+    if (cap < sizeof k)
+        return PROUST_ERR_INVALID;
+    if (st->get_refused) /* peers cannot write into us either */
+        return PROUST_ERR_NOT_SUPPORTED;
+    uint32_t slot;
+    if (!proust__shm_claim_new(&st->claims, &slot, &k.gen))
+        return PROUST_ERR_NOMEM;
+    k.claim = slot + 1;
+    memcpy(key, &k, sizeof k);
+    return (int)sizeof k;
+}
+
+static int shm_withdraw(proust__rail_t *rail, const void *key, size_t key_len, int force)
+{
+    struct shm_state *st = rail->priv;
+    struct shm_key k;
+    if (key_len != sizeof k)
+        return PROUST_ERR_INVALID;
+    memcpy(&k, key, sizeof k);
+    if (!k.claim || k.pid != getpid())
+        return PROUST_ERR_INVALID;
+    return proust__shm_claim_withdraw(&st->claims, k.claim - 1, k.gen, force != 0) ? 1 : 0;
 }
 
 /* One copy between this process and a peer's exposed memory, in either
@@ -530,6 +571,12 @@ static int cross_copy(proust__rail_t *rail, int peer, const void *key, size_t ke
     memcpy(&k, key, sizeof k);
     if (k.pid != st->peers[peer].pid || offset > k.len || len > k.len - offset)
         return PROUST_ERR_INVALID;
+    /* a one-shot exposure: ours to write only if the owner did not take
+     * it back first */
+    if (k.claim && (!to_peer || !proust__shm_claim_take(claim_words(st->peers[peer].map,
+                                                                    st->nlocal, st->ring_size),
+                                                        k.claim - 1, k.gen)))
+        return PROUST_ERR_CANCELED;
     size_t done = 0;
     while (done < len) {
         struct iovec local = {(uint8_t *)local_buf + done, len - done};
@@ -723,6 +770,8 @@ const struct proust__rail_ops proust__rail_shm = {
     .try_send = shm_try_send,
     .put = shm_put,
     .expose = shm_expose,
+    .expose_once = shm_expose_once,
+    .withdraw = shm_withdraw,
     .get = shm_get,
     .write = shm_write,
     .busy = shm_busy,

@@ -16,6 +16,12 @@
  *  G. cancel racing a matching send: either cancelled (the message then
  *     reaches a second receive) or received whole — never both, never lost.
  *  H. both directions at once, many rounds (Isend + Irecv on each side).
+ *  I. the receiver never waits for a sender that computes: Isend, then
+ *     1.5 s without a library call, against Irecv + Wait; with --pull (a
+ *     rail where the receiver can pull a rendezvous: shm get) the Wait
+ *     takes the offer back and pulls the data in well under that.
+ *  J. cancel never waits for the peer: an offered receive cancelled while
+ *     its sender computes 1.5 s (or sits in finalize) returns at once.
  */
 #include "test_util.h"
 
@@ -253,8 +259,71 @@ static void phase_h(void)
     free(rb);
 }
 
-int main(void)
+#define BUSY_MS 1500 /* the peer computes this long without a library call */
+
+static int can_pull;
+
+static void phase_i(void)
 {
+    TU_PHASE("I: a computing sender never delays the receiver");
+    size_t n = 1 << 20;
+    uint8_t *p = malloc(n);
+    proust_tag_t tag = TAG | 0x800;
+    if (tu_rank == 0) {
+        proust_request_t *r;
+        memset(p, 0, n);
+        CHECK(proust_irecv(S, p, n, peer, tag, PROUST_TAG_MASK_FULL, &r));
+        tu_barrier(S);
+        tu_sleep_ms(200); /* the RTS is here, the sender computes */
+        double t0 = tu_now();
+        proust_status_t st;
+        CHECK(proust_wait(&r, &st));
+        double dt = tu_now() - t0;
+        EXPECT_STATUS(st, peer, tag, n, n, PROUST_OK);
+        EXPECT_PATTERN(p, n, 900, "pulled while the sender computes");
+        EXPECT(!can_pull || dt < 1.0,
+               "the receive took %.3f s: it waited for a sender computing %d ms instead of "
+               "taking its offer back", dt, BUSY_MS);
+    } else {
+        tu_fill(p, n, 900);
+        tu_barrier(S);
+        proust_request_t *r;
+        CHECK(proust_isend(S, p, n, peer, tag, &r));
+        tu_sleep_ms(BUSY_MS);
+        CHECK(proust_wait(&r, NULL));
+    }
+    tu_barrier(S);
+    free(p);
+}
+
+static void phase_j(void)
+{
+    TU_PHASE("J: cancel does not wait for the sender");
+    size_t n = 1 << 20;
+    uint8_t *p = malloc(n);
+    if (tu_rank == 0) {
+        proust_request_t *r;
+        CHECK(proust_irecv(S, p, n, peer, TAG | 0x900, PROUST_TAG_MASK_FULL, &r));
+        tu_barrier(S);
+        double t0 = tu_now();
+        CHECK(proust_cancel(r));
+        proust_status_t st;
+        proust_wait(&r, &st);
+        double dt = tu_now() - t0;
+        EXPECT(st.error == PROUST_ERR_CANCELED, "status %d", st.error);
+        EXPECT(dt < 1.0, "cancel + wait took %.3f s: it waited for a sender computing %d ms",
+               dt, BUSY_MS);
+    } else {
+        tu_barrier(S);
+        tu_sleep_ms(BUSY_MS); /* the OFFER, then the REVOKE, sit unread */
+    }
+    tu_barrier(S);
+    free(p);
+}
+
+int main(int argc, char **argv)
+{
+    can_pull = tu_has_arg(argc, argv, "--pull");
     S = tu_init(120);
     EXPECT(tu_size == 2, "run with 2 processes");
     peer = 1 - tu_rank;
@@ -266,6 +335,8 @@ int main(void)
     phase_f();
     phase_g();
     phase_h();
+    phase_i();
+    phase_j();
     tu_barrier(S);
     if (tu_rank == 0)
         printf("offer: ok\n");
