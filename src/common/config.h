@@ -49,10 +49,9 @@
     X(LOCKING, "PROUST_LOCKING", "fine",                                                        \
       "fine (per gate, per rail, per queue locks) or coarse (one session lock around every "    \
       "post and progress pass, for comparison)")                                               \
-    X(OFFER_BYTES, "PROUST_OFFER_BYTES", "0",                                                  \
+    X(OFFER_BYTES, "PROUST_OFFER_BYTES", "128K",                                               \
       "a nonblocking receive of at least this size, for one source, is offered to its sender, "\
-      "which writes the message straight into it (shm) while the receiver computes; 0 = never "\
-      "(the default: see docs/CONFIG.md for what an offer waits for)")                          \
+      "which writes the message straight into it (shm) while the receiver computes; 0 = never")\
     X(MATCH_STRIPES, "PROUST_MATCH_STRIPES", "16",                                              \
       "locks over the receive-side matching state: peer i's messages and receives are "        \
       "matched under lock i % N (N is at most the number of ranks); ANY_SOURCE receives take " \
