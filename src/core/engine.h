@@ -309,6 +309,7 @@ struct proust_session {
     bool placed;
     hwloc_cpuset_t place_restore; /* the binding to give back at finalize */
     size_t offer_bytes; /* PROUST_OFFER_BYTES: offer receives this large (0: never) */
+    _Atomic int offers_writing; /* offers a peer claimed and writes now: waits spin */
     int place_threads; /* progress threads to start (an XML machine's
                           decision is described, not applied) */
     double place_ms;   /* what deciding and applying cost init */

@@ -105,6 +105,8 @@ void proust__offer_drop(struct proust_session *s, struct proust_request *req)
     if (!o)
         return;
     req->offer = NULL;
+    if (o->held)
+        atomic_fetch_sub_explicit(&s->offers_writing, 1, memory_order_relaxed);
     offer_withdraw(s, req, o, 1);
     proust__token_release(s, o->token);
     free(o);
@@ -129,6 +131,7 @@ bool proust__offer_hold(struct proust_session *s, struct proust_request *req, in
         return false;
     }
     o->held = true; /* it is writing: DONE (or OFFER_NO) comes */
+    atomic_fetch_add_explicit(&s->offers_writing, 1, memory_order_relaxed);
     o->act = (uint8_t)act;
     o->sender_token = sender_token;
     o->accepted = accepted;

@@ -76,6 +76,7 @@ int proust_progress(proust_session_t *s)
 #define YIELD_NS 50000ull         /* poll mode: spin up to 50 us before yielding */
 #define NAP_AFTER_NS 5000000ull   /* poll mode: 5 ms without progress, nap */
 #define SPIN_SCALE_MAX 16u        /* adaptive spin: at most 16x the base window */
+#define OFFER_SPIN_MAX_NS 5000000ull /* spin for a peer writing an offer: 5 ms at most */
 
 /* Adaptive spin, per thread: a thread whose event comes soon after it
  * went to sleep spins twice as long next time; one that sleeps long
@@ -148,6 +149,15 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
      * in a barrier: a ping-pong 0.3-0.9 us instead of 3-13 us when
      * oversubscription alone sent every wait to sleep at once) */
     bool loaded = proust__machine_loaded(s, now);
+    /* a peer claimed one of our offered receives and is copying into it:
+     * its DONE comes within the copy (~0.1 ms a MiB), sooner than a sleep
+     * and its wake-up; a copy that takes far longer is not running */
+    if (atomic_load_explicit(&s->offers_writing, memory_order_relaxed) > 0 &&
+        idle < OFFER_SPIN_MAX_NS) {
+        if (loaded || s->oversubscribed)
+            sched_yield();
+        return;
+    }
     if (idle < p->spin_ns * spin_scale) {
         if (!loaded)
             return;
