@@ -263,13 +263,15 @@ int proust_finalize(proust_session_t *s)
     int rc = s->boot.ops->fence(&s->boot);
     proust__progress_stop(s); /* nobody polls the rails from here on */
     atomic_store(&s->active, 0);
-    close_rails(s);
     /* Incoming messages nobody received are dropped; the memory of every
-     * request, waited for or not, goes with the session below. */
+     * request, waited for or not, goes with the session below. Before the
+     * rails close: a pending offered receive gives its claim word back to
+     * the rail. */
     proust__offer_uses_forget(s, -1);
     proust__match_lock_all(s);
     proust__recv_cleanup(s);
     proust__match_unlock_all(s);
+    close_rails(s);
     proust__gates_destroy(s);
     proust__tokens_destroy(s);
     proust__boot_close(&s->boot);

@@ -549,7 +549,7 @@ static int shm_withdraw(proust__rail_t *rail, const void *key, size_t key_len, i
 {
     struct shm_state *st = rail->priv;
     struct shm_key k;
-    if (key_len != sizeof k)
+    if (!st || key_len != sizeof k)
         return PROUST_ERR_INVALID;
     memcpy(&k, key, sizeof k);
     if (!k.claim || k.pid != getpid())
