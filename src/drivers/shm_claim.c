@@ -53,9 +53,13 @@ bool proust__shm_claim_withdraw(struct proust__shm_claims *c, uint32_t slot, uin
         put_free(c, slot);
         return true;
     }
-    /* claimed by the peer; a word of another generation or already free
-     * is not this exposure's any more (never put a slot back twice) */
-    if (force && seen == proust__shm_claim_word(gen, SHM_CLAIM_WRITING)) {
+    if (seen != proust__shm_claim_word(gen, SHM_CLAIM_WRITING))
+        /* not this exposure's word any more (free, or of another
+         * generation: only a peer scribbling on our segment does that):
+         * nobody can claim it for this key, and the slot is not ours to
+         * put back (never twice) */
+        return true;
+    if (force) { /* the write was announced, or its writer is gone */
         atomic_store_explicit(&c->words[slot], freed, memory_order_release);
         put_free(c, slot);
     }

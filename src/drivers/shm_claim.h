@@ -47,7 +47,8 @@ void proust__shm_claims_init(struct proust__shm_claims *c, void *words);
 bool proust__shm_claim_new(struct proust__shm_claims *c, uint32_t *slot, uint64_t *gen);
 /* Owner: end an exposure. Returns true if no peer had claimed it (none ever
  * will), false if a peer is writing (or wrote): with `force`, ended anyway
- * (the peer's DONE came, or the peer is gone). */
+ * (the peer's DONE came, or the peer is gone). A word that is no longer
+ * this exposure's counts as not claimed. */
 bool proust__shm_claim_withdraw(struct proust__shm_claims *c, uint32_t slot, uint64_t gen,
                                 bool force);
 /* Peer: claim the exposure for its one write, in the owner's mapped words;
