@@ -153,16 +153,16 @@ static size_t seg_bytes(int nrings, size_t ring_size)
     return 4096 + (size_t)nrings * per_ring + PROUST__SHM_CLAIMS * sizeof(uint64_t);
 }
 
-static _Atomic uint64_t *claim_words(void *seg, int nrings, size_t ring_size)
-{
-    size_t per_ring = sizeof(struct proust__shm_ring_ctl) + ring_size;
-    return (_Atomic uint64_t *)((uint8_t *)seg + 4096 + (size_t)nrings * per_ring);
-}
-
 static uint8_t *ring_base(void *seg, int index, size_t ring_size)
 {
     size_t per_ring = sizeof(struct proust__shm_ring_ctl) + ring_size;
     return (uint8_t *)seg + 4096 + (size_t)index * per_ring;
+}
+
+/* The claim words start where a ring after the last one would. */
+static _Atomic uint64_t *claim_words(void *seg, int nrings, size_t ring_size)
+{
+    return (_Atomic uint64_t *)ring_base(seg, nrings, ring_size);
 }
 
 static void host_identity(char *out, size_t len)
