@@ -297,6 +297,8 @@ typedef struct {
     double spin_us;        /* how long a waiter polls before it sleeps */
     double wake_us;        /* measured cost of a blocking wake-up */
     const char *spin_reason;
+    int rdv_thread;        /* block mode: the rendezvous helper runs (PROUST_RDV_THREAD) */
+    const char *rdv_thread_reason;
 } proust_progress_info_t;
 int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info);
 

@@ -60,6 +60,7 @@ static void print_progress(void)
             printf("  waiters poll for %.1f us, then sleep: %s\n", pi.spin_us, pi.spin_reason);
         if (pi.wake_us > 0)
             printf("  measured wake-up of a sleeping thread: %.1f us\n", pi.wake_us);
+        printf("  rendezvous helper (PROUST_RDV_THREAD): %s\n", pi.rdv_thread_reason);
     }
     char place[4096];
     if (proust_placement_describe(s, place, sizeof place) > 0)

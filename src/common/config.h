@@ -39,6 +39,11 @@
     X(PROGRESS_THREADS, "PROUST_PROGRESS_THREADS", "0",                                         \
       "background progress threads with PROUST_PROGRESS=thread; 0 = one per NUMA node the "    \
       "process may run on")                                                                     \
+    X(RDV_THREAD, "PROUST_RDV_THREAD", "off",                                                   \
+      "with PROUST_PROGRESS=block: on = a helper thread, asleep until a nonblocking transfer "   \
+      "of 256 KiB or more on a rail where our cpu moves the data (tcp) is in flight while the " \
+      "application computes, advances it on another core; off (default): such transfers move " \
+      "inside Wait")                                                                            \
     X(SPIN_US, "PROUST_SPIN_US", "auto",                                                        \
       "microseconds a waiter polls before it sleeps; auto = the cost of a blocking wake-up "       \
       "measured at init (20 to 200), 0 when the machine is loaded")                             \

@@ -44,6 +44,7 @@ enum { PROUST__IN_NONE = 0, PROUST__IN_POSTED, PROUST__IN_WAITING, PROUST__IN_RE
 #define PROUST__RF_CB 0x2u    /* a callback is installed */
 #define PROUST__RF_FREED 0x4u /* the user released it without waiting */
 #define PROUST__RF_CB_DONE 0x8u /* the callback has returned */
+#define PROUST__RF_HELPED 0x10u /* counted in prog.helped until it completes */
 
 /* Finished from the user's point of view: complete, and its callback (if
  * any) has returned, so the request may be released. */
@@ -611,17 +612,36 @@ struct proust__waiter {
     unsigned idle_polls;
     bool polling; /* counted in prog.app_polling */
     bool slept;   /* has slept once: no longer an application poller */
+    bool counted; /* counted in prog.app_waiting (helper sessions) */
     uint64_t idle_since_ns;
     uint64_t last_check_ns;
     proust__done_fn done;
     void *ctx;
 };
 void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int events);
-static inline void proust__waiter_end(struct proust_session *s, struct proust__waiter *w)
+/* Before each pass of a wait: the rendezvous helper stands aside while
+ * application threads wait (they advance its transfers themselves). */
+static inline void proust__waiter_enter(struct proust_session *s, struct proust__waiter *w)
+{
+    if (__builtin_expect(s->prog.helper && !w->counted, 0)) {
+        w->counted = true;
+        proust__helper_wait_begins(s);
+    }
+}
+static inline void proust__waiter_stop_polling(struct proust_session *s, struct proust__waiter *w)
 {
     if (w->polling) {
-        atomic_fetch_sub_explicit(&s->prog.app_polling, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&s->prog.app_polling, 1, memory_order_seq_cst);
         w->polling = false;
+    }
+}
+/* The wait is over: the thread goes back to the application. */
+static inline void proust__waiter_end(struct proust_session *s, struct proust__waiter *w)
+{
+    proust__waiter_stop_polling(s, w);
+    if (w->counted) {
+        w->counted = false;
+        proust__helper_wait_ends(s);
     }
 }
 /* Ask the launcher and the rails whether peers died. */

@@ -11,7 +11,7 @@ static int check_session(const struct proust_session *s)
 }
 
 static int post_send(struct proust_session *s, const void *buf, size_t len, int dest,
-                     proust_tag_t tag, bool sync, proust_request_t **reqp)
+                     proust_tag_t tag, bool sync, bool blocking, proust_request_t **reqp)
 {
     int rc = check_session(s);
     if (rc != PROUST_OK)
@@ -31,6 +31,8 @@ static int post_send(struct proust_session *s, const void *buf, size_t len, int 
     req->segs = &req->seg0;
     req->total = len;
     proust__send_post(s, req, sync, NULL);
+    if (!blocking) /* we return to compute: the helper may push the data */
+        proust__helper_engage(s, req);
     *reqp = req;
     proust__run_deferred();
     return PROUST_OK;
@@ -39,13 +41,13 @@ static int post_send(struct proust_session *s, const void *buf, size_t len, int 
 int proust_isend(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag,
                  proust_request_t **req)
 {
-    return post_send(s, buf, len, dest, tag, false, req);
+    return post_send(s, buf, len, dest, tag, false, false, req);
 }
 
 int proust_issend(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag,
                   proust_request_t **req)
 {
-    return post_send(s, buf, len, dest, tag, true, req);
+    return post_send(s, buf, len, dest, tag, true, false, req);
 }
 
 static int check_recv(const struct proust_session *s, const void *buf, size_t len, int source)
@@ -86,6 +88,7 @@ int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_
         return PROUST_ERR_NOMEM;
     fill_recv(req, buf, len, source, tag, mask);
     proust__recv_post(s, req, true);
+    proust__helper_engage(s, req);
     *reqp = req;
     proust__run_deferred();
     return PROUST_OK;
@@ -105,6 +108,7 @@ int proust_imrecv(proust_session_t *s, proust_message_t *msg, void *buf, size_t 
         return PROUST_ERR_NOMEM;
     fill_recv(req, buf, len, m->source, m->tag, PROUST_TAG_MASK_FULL);
     proust__recv_post_message(s, req, m);
+    proust__helper_engage(s, req);
     *reqp = req;
     proust__run_deferred();
     return PROUST_OK;
@@ -122,14 +126,14 @@ int proust_send(proust_session_t *s, const void *buf, size_t len, int dest, prou
         }
     }
     proust_request_t *req;
-    int rc = proust_isend(s, buf, len, dest, tag, &req);
+    int rc = post_send(s, buf, len, dest, tag, false, true, &req);
     return rc == PROUST_OK ? proust_wait(&req, NULL) : rc;
 }
 
 int proust_ssend(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag)
 {
     proust_request_t *req;
-    int rc = proust_issend(s, buf, len, dest, tag, &req);
+    int rc = post_send(s, buf, len, dest, tag, true, true, &req);
     return rc == PROUST_OK ? proust_wait(&req, NULL) : rc;
 }
 

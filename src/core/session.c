@@ -244,6 +244,7 @@ static void drain_sends(struct proust_session *s)
     struct proust__waiter w = {0};
     while ((atomic_load(&s->gates_pending) > 0 || atomic_load(&s->sends_waiting) > 0) &&
            proust__now_ns() < deadline) {
+        proust__waiter_enter(s, &w);
         int ev = proust__progress(s);
         proust__run_deferred();
         proust__waiter_idle(s, &w, ev);

@@ -171,7 +171,7 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
         }
     }
     /* spun as long as sleeping costs: sleep */
-    proust__waiter_end(s, w);
+    proust__waiter_stop_polling(s, w);
     w->slept = true;
     if (w->done) {
         uint64_t slept_at = proust__now_ns();
@@ -221,6 +221,7 @@ void proust__wait_request(struct proust_request *req)
     struct proust_session *s = req->session;
     struct proust__waiter w = {.done = request_done, .ctx = req};
     while (!is_finished(req)) {
+        proust__waiter_enter(s, &w);
         int ev = proust__progress(s);
         proust__run_deferred();
         if (!is_finished(req))
@@ -311,6 +312,7 @@ int proust_waitany(size_t count, proust_request_t **reqs, size_t *index, proust_
                 return finish(&reqs[i], status);
             }
         }
+        proust__waiter_enter(s, &w);
         int ev = proust__progress(s);
         proust__run_deferred();
         proust__waiter_idle(s, &w, ev);
@@ -346,6 +348,7 @@ int proust_waitall(size_t count, proust_request_t **reqs, proust_status_t *statu
         }
         if (next >= count)
             break;
+        proust__waiter_enter(s, &w);
         int ev = proust__progress(s);
         proust__run_deferred();
         proust__waiter_idle(s, &w, ev);
@@ -482,7 +485,7 @@ int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t
         int flag = 0;
         int rc = proust_iprobe(s, source, tag, mask, &flag, status);
         if (rc != PROUST_OK || flag) {
-            if (rc == PROUST_OK)
+            if (rc == PROUST_OK || w.counted || w.polling) /* (s is valid then) */
                 proust__waiter_end(s, &w);
             return rc;
         }
@@ -493,6 +496,7 @@ int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t
                 return failed;
             }
         }
+        proust__waiter_enter(s, &w);
         proust__waiter_idle(s, &w, 0);
     }
 }

@@ -86,7 +86,7 @@ static int choose_spin(struct proust__progress *p)
 int proust__progress_init(struct proust_session *s)
 {
     struct proust__progress *p = &s->prog;
-    p->epfd = p->kick_fd = -1;
+    p->epfd = p->kick_fd = p->helper_timer = -1;
     p->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     pthread_mutex_init(&p->reg_lock, NULL);
     proust__lock_init(&p->big_lock);
@@ -159,6 +159,8 @@ int proust__progress_start(struct proust_session *s)
         rc = proust__ptask_add_rail(s, &s->rails[i].rail);
     if (rc == PROUST_OK && thread)
         rc = proust__threads_start(s, topo);
+    if (rc == PROUST_OK)
+        rc = proust__helper_start(s);
     proust__topo_unload(&local);
     return rc;
 }
@@ -166,6 +168,7 @@ int proust__progress_start(struct proust_session *s)
 void proust__progress_stop(struct proust_session *s)
 {
     proust__threads_stop(s);
+    proust__helper_stop(s);
 }
 
 void proust__progress_destroy(struct proust_session *s)
@@ -198,5 +201,7 @@ int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info
     info->spin_us = p->spin_ns == UINT64_MAX ? -1.0 : (double)p->spin_ns / 1000.0;
     info->wake_us = p->wake_us;
     info->spin_reason = p->spin_reason;
+    info->rdv_thread = p->helper;
+    info->rdv_thread_reason = p->helper_reason ? p->helper_reason : "not started";
     return PROUST_OK;
 }

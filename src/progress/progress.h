@@ -20,6 +20,7 @@
 #define PROUST_PROGRESS_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -122,6 +123,21 @@ struct proust__progress {
     _Atomic unsigned kick_seq; /* futex word of napping progress threads */
     _Atomic int napping;
     uint64_t peer_check_ns;
+    /* rendezvous helper (block mode, helper.c): asleep on helper_timer
+     * while helped (requests it must advance, RF_HELPED) is 0 or
+     * application threads wait (app_waiting) */
+    bool helper;
+    const char *helper_reason;
+    int helper_timer;             /* timerfd: armed by posts and ends of waits */
+    _Atomic int helped;
+    _Atomic int app_waiting;
+    pthread_t helper_thread;
+    _Atomic int helper_avoid_cpu; /* the last poster's cpu: kept out of helper_cpus */
+    _Atomic int helper_tid;
+    _Atomic int helper_armed;           /* the timer may be armed */
+    _Atomic bool helper_waited_at_once; /* the last helped post was waited for at once */
+    _Atomic uint64_t helper_post_ns;    /* when the last helped post was made */
+    cpu_set_t helper_cpus;        /* where the process may run */
     /* offload: job queues, one per NUMA node (none: offload off) */
     struct proust__jobq *queues;
     int nqueues;
@@ -180,6 +196,31 @@ int proust__threads_start(struct proust_session *s, struct hwloc_topology *topo)
 void proust__threads_stop(struct proust_session *s);
 /* Bring napping progress threads back at once (new background work). */
 void proust__threads_kick(struct proust_session *s);
+/* The loop of a background thread, one step at a time (thread.c): a
+ * pass; or a nap while application threads poll; or, after a few empty
+ * passes, a sleep in the wait set until something happens or idle(ctx). */
+struct proust__pt_state {
+    uint64_t seen_entries;
+    uint64_t nap_ns;
+    unsigned idle_passes;
+};
+void proust__pt_state_init(struct proust_session *s, struct proust__pt_state *st);
+void proust__pt_step(struct proust_session *s, struct proust__pt_state *st, proust__done_fn idle,
+                     void *ctx);
+void proust__helper_stop(struct proust_session *s);
+/* Block mode: start the rendezvous helper if PROUST_RDV_THREAD and the
+ * machine allow it (sets prog.helper, helper_reason). */
+int proust__helper_start(struct proust_session *s);
+/* A nonblocking post of req (application thread): if the helper serves it
+ * (large, on a rail where we push or pull the data ourselves), count it
+ * and wake the helper away from this thread's cpu. */
+void proust__helper_engage(struct proust_session *s, struct proust_request *req);
+/* An application thread starts / ends a wait (helper sessions only): the
+ * helper stands aside while any waits. */
+void proust__helper_wait_begins(struct proust_session *s);
+void proust__helper_wait_ends(struct proust_session *s);
+/* A helped request completed (request.c). */
+void proust__helper_release(struct proust_session *s);
 
 /* ---- offload (offload.c) ----------------------------------------------------------- */
 /* Queues per NUMA node when PROUST_PROGRESS=thread, 2+ cores and

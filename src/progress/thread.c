@@ -67,6 +67,51 @@ static bool stopping(void *ctx)
     return atomic_load(&p->stop) != 0;
 }
 
+void proust__pt_state_init(struct proust_session *s, struct proust__pt_state *st)
+{
+    st->seen_entries = atomic_load(&s->prog.app_entries);
+    st->nap_ns = NAP_MIN_NS;
+    st->idle_passes = 0;
+}
+
+void proust__pt_step(struct proust_session *s, struct proust__pt_state *st, proust__done_fn idle,
+                     void *ctx)
+{
+    struct proust__progress *p = &s->prog;
+    int ev = proust__progress(s);
+    proust__run_deferred();
+    if (ev > 0) {
+        st->idle_passes = 0;
+        st->nap_ns = NAP_MIN_NS;
+        return;
+    }
+    uint64_t entries = atomic_load_explicit(&p->app_entries, memory_order_relaxed);
+    if (entries != st->seen_entries ||
+        atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 0) {
+        /* the application polls: stay out of its way, look again
+         * later, and later still while it keeps polling */
+        st->seen_entries = entries;
+        nap(p, st->nap_ns);
+        if (st->nap_ns < NAP_MAX_NS)
+            st->nap_ns *= 2;
+        st->idle_passes = 0;
+        return;
+    }
+    /* Nothing moves and nobody polls: a few more passes (a reply often
+     * follows what we just did), then sleep. Spinning longer would
+     * take a core from the application; waiters spin for themselves. */
+    if (++st->idle_passes < IDLE_PASSES) {
+        proust__cpu_relax();
+        return;
+    }
+    uint64_t t0 = proust__now_ns();
+    proust__block(s, idle, ctx, p->peer_check_ns);
+    st->idle_passes = 0;
+    st->nap_ns = NAP_MIN_NS;
+    if (proust__now_ns() - t0 >= p->peer_check_ns)
+        proust__check_peers(s);
+}
+
 static void *progress_main(void *argp)
 {
     struct proust__pt_arg *a = argp;
@@ -75,43 +120,10 @@ static void *progress_main(void *argp)
     if (a->bind)
         (void)sched_setaffinity(0, sizeof a->cpus, &a->cpus);
     proust__in_progress_thread = true;
-    uint64_t seen_entries = atomic_load(&p->app_entries);
-    uint64_t nap_ns = NAP_MIN_NS;
-    unsigned idle_passes = 0;
-    while (!atomic_load_explicit(&p->stop, memory_order_acquire)) {
-        int ev = proust__progress(s);
-        proust__run_deferred();
-        if (ev > 0) {
-            idle_passes = 0;
-            nap_ns = NAP_MIN_NS;
-            continue;
-        }
-        uint64_t entries = atomic_load_explicit(&p->app_entries, memory_order_relaxed);
-        if (entries != seen_entries ||
-            atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 0) {
-            /* the application polls: stay out of its way, look again
-             * later, and later still while it keeps polling */
-            seen_entries = entries;
-            nap(p, nap_ns);
-            if (nap_ns < NAP_MAX_NS)
-                nap_ns *= 2;
-            idle_passes = 0;
-            continue;
-        }
-        /* Nothing moves and nobody polls: a few more passes (a reply often
-         * follows what we just did), then sleep. Spinning longer would
-         * take a core from the application; waiters spin for themselves. */
-        if (++idle_passes < IDLE_PASSES) {
-            proust__cpu_relax();
-            continue;
-        }
-        uint64_t t0 = proust__now_ns();
-        proust__block(s, stopping, p, p->peer_check_ns);
-        idle_passes = 0;
-        nap_ns = NAP_MIN_NS;
-        if (proust__now_ns() - t0 >= p->peer_check_ns)
-            proust__check_peers(s);
-    }
+    struct proust__pt_state st;
+    proust__pt_state_init(s, &st);
+    while (!atomic_load_explicit(&p->stop, memory_order_acquire))
+        proust__pt_step(s, &st, stopping, p);
     return NULL;
 }
 
