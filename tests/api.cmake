@@ -298,6 +298,11 @@ if(EXISTS ${API_DIR}/progress.c)
       api_job(NAME progress_overlap_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
               ARGS --test=overlap ENV PROUST_PROGRESS=${mode} TIMEOUT 60)
     endforeach()
+    # block mode's rendezvous helper (tcp only; checked where it starts: 2+ cpus)
+    if(rname STREQUAL "tcp")
+      api_job(NAME progress_overlap_tcp_block_helper NPROCS 2 RAILS tcp PROGRAM progress
+              ARGS --test=overlap ENV PROUST_PROGRESS=block PROUST_RDV_THREAD=on TIMEOUT 60)
+    endif()
     # 8 threads blocked on one source, each gets its own message
     foreach(mode thread block poll)
       api_job(NAME progress_waiters_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress

@@ -98,7 +98,7 @@ static void test_overlap_send(void)
         proust_status_t st;
         if (thread_mode) {
             EXPECT(calls == 1,
-                   "with PROUST_PROGRESS=thread the 4 MiB isend did not complete while the "
+                   "with background progress the 4 MiB isend did not complete while the "
                    "sender computed %.2f s without calling the library (callback ran %d times)",
                    end - t0, calls);
             EXPECT(when <= end, "callback time %.6f after the end of the computation %.6f", when,
@@ -157,7 +157,7 @@ static void test_overlap_recv(void)
         proust_status_t st;
         if (thread_mode) {
             EXPECT(calls == 1,
-                   "with PROUST_PROGRESS=thread the posted 4 MiB irecv did not complete while "
+                   "with background progress the posted 4 MiB irecv did not complete while "
                    "the receiver computed %.2f s without calling the library", end - t0);
             EXPECT(when <= end, "callback time after the end of the computation");
             int flag = 0;
@@ -407,14 +407,16 @@ int main(int argc, char **argv)
     EXPECT(tu_size == 2, "run with 2 processes, got %d", tu_size);
     proust_progress_info_t info;
     CHECK(proust_progress_info(S, &info));
-    thread_mode = strcmp(info.mode, "thread") == 0;
+    /* background progress: progress threads, or block mode's rendezvous
+     * helper (tcp, PROUST_RDV_THREAD=on, 2+ cpus) */
+    thread_mode = strcmp(info.mode, "thread") == 0 || info.rdv_thread;
     if (tu_has_arg(argc, argv, "--claim-background")) /* to see the checks fail */
         thread_mode = 1;
     const char *which = tu_arg(argc, argv, "--test", "all");
     int all = strcmp(which, "all") == 0;
     if (tu_rank == 0)
-        printf("progress: mode %s, locking %s, %d thread(s), spin %.1f us\n", info.mode,
-               info.locking, info.threads, info.spin_us);
+        printf("progress: mode %s, locking %s, %d thread(s), spin %.1f us, helper: %s\n",
+               info.mode, info.locking, info.threads, info.spin_us, info.rdv_thread_reason);
     if (all || strcmp(which, "overlap") == 0) {
         test_overlap_send();
         test_overlap_recv();
