@@ -35,7 +35,6 @@
  * computes needs the peers' state, not the load average.
  */
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>

@@ -212,8 +212,9 @@ void proust__helper_stop(struct proust_session *s);
  * machine allow it (sets prog.helper, helper_reason). */
 int proust__helper_start(struct proust_session *s);
 /* A nonblocking post of req (application thread): if the helper serves it
- * (large, on a rail where we push or pull the data ourselves), count it
- * and wake the helper away from this thread's cpu. */
+ * (256 KiB+, with a peer on a rail where our cpu moves the data), count it,
+ * keep the helper off this thread's cpu and arm its wake-up (unless the
+ * last helped post was waited for at once). */
 void proust__helper_engage(struct proust_session *s, struct proust_request *req);
 /* An application thread starts / ends a wait (helper sessions only): the
  * helper stands aside while any waits. */
