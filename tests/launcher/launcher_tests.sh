@@ -230,6 +230,20 @@ grandchild)
     expect_count "$OUT" '^bye [01]$' 2
     expect_faster 3000
     ;;
+session)
+    # Every rank leads its own session (hence its own process group and,
+    # where the kernel has autogroups, its own share of the cpus), not ours.
+    run -n 2 --tag-output sh -c 'echo "$$ $(ps -o sid= -p $$) $(ps -o pgid= -p $$)"'
+    expect_rc 0
+    mysid=$(ps -o sid= -p $$ | tr -d ' ')
+    for r in 0 1; do
+        set -- $(sed -n "s/^\[$r\] //p" "$OUT")
+        [ $# -eq 3 ] || fail "rank $r printed no pid/sid/pgid"
+        [ "$1" = "$2" ] || fail "rank $r (pid $1) is in session $2, expected its own"
+        [ "$1" = "$3" ] || fail "rank $r (pid $1) is in process group $3, expected its own"
+        [ "$2" != "$mysid" ] || fail "rank $r shares the launcher's session $mysid"
+    done
+    ;;
 lost)
     timeout -k 2 20 "$CLIENT" lost >"$OUT" 2>"$ERR"
     RC=$?
