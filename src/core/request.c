@@ -200,13 +200,6 @@ void proust__request_set_error(struct proust_request *req, int err)
     atomic_compare_exchange_strong(&req->error, &expected, err);
 }
 
-static void helped_clear(struct proust_request *req)
-{
-    if (atomic_fetch_and_explicit(&req->flags, ~PROUST__RF_HELPED, memory_order_seq_cst) &
-        PROUST__RF_HELPED)
-        proust__helper_release(req->session);
-}
-
 void proust__request_complete(struct proust_request *req)
 {
     /* read before DONE: a waiter may return and drop a request on its
@@ -219,12 +212,12 @@ void proust__request_complete(struct proust_request *req)
      * still counted); whoever clears the flag uncounts it */
     if (__builtin_expect(atomic_load_explicit(&req->flags, memory_order_relaxed) &
                              PROUST__RF_HELPED, 0))
-        helped_clear(req);
+        proust__helper_unhelp(req);
     unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_DONE, memory_order_seq_cst);
     if (prev & PROUST__RF_DONE)
         return; /* completed already (a failure forced it): never twice */
     if (__builtin_expect(prev & PROUST__RF_HELPED, 0)) /* engaged meanwhile */
-        helped_clear(req);
+        proust__helper_unhelp(req);
     if (prev & (PROUST__RF_CB | PROUST__RF_FREED)) {
         req->deferred_next = proust__deferred_head;
         proust__deferred_head = req;

@@ -192,9 +192,7 @@ void proust__helper_engage(struct proust_session *s, struct proust_request *req)
      * whoever clears the flag (request.c, or we) uncounts it */
     atomic_fetch_add(&p->helped, 1);
     if (atomic_fetch_or(&req->flags, PROUST__RF_HELPED) & PROUST__RF_DONE) {
-        /* completed already: nothing to help */
-        if (atomic_fetch_and(&req->flags, ~PROUST__RF_HELPED) & PROUST__RF_HELPED)
-            atomic_fetch_sub(&p->helped, 1);
+        proust__helper_unhelp(req); /* completed already: nothing to help */
         return;
     }
     /* keep it off our cpu (we compute there), before it wakes: a wake-up
@@ -248,11 +246,14 @@ void proust__helper_wait_ends(struct proust_session *s)
     }
 }
 
-void proust__helper_release(struct proust_session *s)
+void proust__helper_unhelp(struct proust_request *req)
 {
-    struct proust__progress *p = &s->prog;
+    if (!(atomic_fetch_and_explicit(&req->flags, ~PROUST__RF_HELPED, memory_order_seq_cst) &
+          PROUST__RF_HELPED))
+        return; /* someone else cleared it, and uncounted it */
+    struct proust__progress *p = &req->session->prog;
     /* the last one: if the helper holds the wait set, let it go to sleep
      * (an application waiter then takes the wait set) */
     if (atomic_fetch_sub(&p->helped, 1) == 1 && atomic_load(&p->pt_blocking))
-        proust__kick(s);
+        proust__kick(req->session);
 }

@@ -220,8 +220,9 @@ void proust__helper_engage(struct proust_session *s, struct proust_request *req)
  * helper stands aside while any waits. */
 void proust__helper_wait_begins(struct proust_session *s);
 void proust__helper_wait_ends(struct proust_session *s);
-/* A helped request completed (request.c). */
-void proust__helper_release(struct proust_session *s);
+/* Clear req's helped flag; whoever clears it uncounts it (a completion,
+ * or a post that found the request done already). */
+void proust__helper_unhelp(struct proust_request *req);
 
 /* ---- offload (offload.c) ----------------------------------------------------------- */
 /* Queues per NUMA node when PROUST_PROGRESS=thread, 2+ cores and
