@@ -46,7 +46,12 @@
       "inside Wait")                                                                            \
     X(SPIN_US, "PROUST_SPIN_US", "auto",                                                        \
       "microseconds a waiter polls before it sleeps; auto = the cost of a blocking wake-up "       \
-      "measured at init (20 to 200), 0 when the machine is loaded")                             \
+      "measured at init (20 to 200); 0 while the cpus are overcommitted and the waiter's "      \
+      "own process computes on other threads")                                                  \
+    X(HANDOFF, "PROUST_HANDOFF", "migrate",                                                     \
+      "every cpu busy, and the rank a waiter waits for is queued behind it on its cpu: "        \
+      "migrate (the waiter moves to another cpu it may use; its affinity mask is kept) or "     \
+      "sleep (it hands the cpu over)")                                                          \
     X(OFFLOAD_BYTES, "PROUST_OFFLOAD_BYTES", "1M",                                             \
       "a rendezvous copy of at least twice this size is cut into pieces of this size that "    \
       "idle threads (progress threads, waiting threads) copy in parallel; 0 = never "           \

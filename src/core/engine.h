@@ -615,6 +615,7 @@ struct proust__waiter {
     bool counted; /* counted in prog.app_waiting (helper sessions) */
     uint64_t idle_since_ns;
     uint64_t last_check_ns;
+    int partner; /* the rank awaited + 1; 0: any (co-location, colocate.c) */
     proust__done_fn done;
     void *ctx;
 };

@@ -135,6 +135,8 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
     }
     uint64_t idle = now - w->idle_since_ns;
     struct proust__progress *p = &s->prog;
+    int cpu = proust__current_cpu();
+    proust__presence_publish(s, cpu, now);
     if (p->mode == PROUST__PROGRESS_POLL) {
         if (idle > NAP_AFTER_NS) {
             struct timespec nap = {0, 50000};
@@ -158,14 +160,26 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
             sched_yield();
         return;
     }
+    bool handoff = false;
     if (idle < p->spin_ns * spin_scale) {
-        if (!loaded)
-            return;
+        /* Our own threads do not need this cpu; the partner may, when the
+         * kernel queued it behind us (colocate.c): move to another cpu,
+         * or hand this one over by sleeping. */
+        if (!loaded) {
+            if (!proust__cpus_overcommitted(s) ||
+                !proust__partner_behind(s, w->partner - 1, cpu, w->idle_since_ns))
+                return;
+            if (p->handoff_migrate && proust__migrate_away(cpu)) {
+                proust__presence_publish(s, proust__current_cpu(), proust__now_ns());
+                return;
+            }
+            handoff = true;
+        }
         /* Loaded, and other threads of ours poll too: the core most likely
          * goes to one of them, which finds its message and answers; a
          * sleep would cost a ~40 us wake-up for each. Loaded by compute
          * threads instead: sleep now, the kernel wakes us on the event. */
-        if (atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 1) {
+        else if (atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 1) {
             sched_yield();
             return;
         }
@@ -176,11 +190,13 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
     if (w->done) {
         uint64_t slept_at = proust__now_ns();
         proust__block(s, w->done, w->ctx, (uint64_t)s->peer_check_ms * 1000000ull);
-        uint64_t slept = proust__now_ns() - slept_at;
+        uint64_t woke_at = proust__now_ns(), slept = woke_at - slept_at;
+        proust__presence_publish(s, proust__current_cpu(), woke_at);
         /* woken within a few wake-up costs (by an event: the timeout is far
          * longer; the next pass completes the request): a little more spin
-         * would have caught it (unless loaded: the core belongs to others) */
-        if (!loaded && slept < 4 * p->spin_ns) {
+         * would have caught it (unless loaded: the core belongs to others;
+         * or a hand-off: the partner answered because we let it run) */
+        if (!loaded && !handoff && slept < 4 * p->spin_ns) {
             if (spin_scale < SPIN_SCALE_MAX)
                 spin_scale *= 2;
         } else if (slept > 16 * p->spin_ns * spin_scale && spin_scale > 1) {
@@ -219,7 +235,7 @@ static bool request_done(void *ctx)
 void proust__wait_request(struct proust_request *req)
 {
     struct proust_session *s = req->session;
-    struct proust__waiter w = {.done = request_done, .ctx = req};
+    struct proust__waiter w = {.done = request_done, .ctx = req, .partner = req->peer + 1};
     while (!is_finished(req)) {
         proust__waiter_enter(s, &w);
         int ev = proust__progress(s);
@@ -338,8 +354,10 @@ int proust_waitall(size_t count, proust_request_t **reqs, proust_status_t *statu
                     next++;
                 continue;
             }
-            if (!is_finished(reqs[i]))
+            if (!is_finished(reqs[i])) {
+                w.partner = reqs[i]->peer + 1;
                 break;
+            }
             int err = finish(&reqs[i], statuses ? &statuses[i] : NULL);
             if (err != PROUST_OK && first_err == PROUST_OK)
                 first_err = err;
@@ -480,7 +498,7 @@ int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t
                  proust_status_t *status)
 {
     struct probe_ctx ctx = {s, source, tag, mask};
-    struct proust__waiter w = {.done = probe_done, .ctx = &ctx};
+    struct proust__waiter w = {.done = probe_done, .ctx = &ctx, .partner = source + 1};
     for (;;) {
         int flag = 0;
         int rc = proust_iprobe(s, source, tag, mask, &flag, status);

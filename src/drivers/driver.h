@@ -156,6 +156,13 @@ struct proust__rail_ops {
      * the sender's check, so a message written before the arm is seen by
      * the poll that follows it. */
     void (*arm)(proust__rail_t *rail, int level);
+    /* Optional: a waiting thread of this process polls on `cpu` at `now_ns`
+     * (CLOCK_MONOTONIC): publish it where local peers can read it. */
+    void (*presence)(proust__rail_t *rail, unsigned cpu, uint64_t now_ns);
+    /* Optional: is `peer` (any local peer when < 0) probably queued behind
+     * the caller on `cpu`: last seen polling there before `since_ns`, not
+     * since, and runnable (not blocked, or rung since)? 1 yes, 0 no. */
+    int (*behind)(proust__rail_t *rail, int peer, unsigned cpu, uint64_t since_ns);
     /* Optional: the engine learned (from the launcher, or a protocol error)
      * that `peer` is gone: stop talking to it and complete its queued sends
      * and puts with send_done(ctx, status). Called with the gate lock held. */

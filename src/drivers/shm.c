@@ -54,6 +54,11 @@ struct seg_header {
     int32_t owner_pid;
     /* a thread of the owner blocks: ring its doorbell after writing */
     _Alignas(64) _Atomic uint32_t sleeping;
+    /* where and when a waiting thread of the owner last polled (cpu + 1,
+     * CLOCK_MONOTONIC ns): a line of its own, written while it waits, read
+     * by peers deciding whether it queues behind them */
+    _Alignas(64) _Atomic uint32_t seen_cpu;
+    _Atomic uint64_t seen_ns;
 };
 
 /* An operation waiting for room in a peer's ring. */
@@ -79,6 +84,7 @@ struct shm_peer {
     struct queued_op *q_head, *q_tail;
     _Atomic int dead;
     int bell_fd; /* write end of the peer's doorbell, or -1 */
+    _Atomic uint64_t rang_ns; /* when we last rang it */
 };
 
 struct shm_state {
@@ -142,8 +148,14 @@ static inline void wake_peer(struct shm_peer *p, int urgent)
     const struct seg_header *h = p->map;
     uint32_t level = atomic_load_explicit(&h->sleeping, memory_order_relaxed);
     if (__builtin_expect(level != 0, 0) && (level == PROUST__ARM_ALL || urgent) &&
-        p->bell_fd >= 0)
+        p->bell_fd >= 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        atomic_store_explicit(&p->rang_ns,
+                              (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+                              memory_order_relaxed);
         ring_bell(p->bell_fd);
+    }
 }
 
 /* Segment: header page, the rings, then the claim words. */
@@ -723,6 +735,51 @@ static void shm_arm(proust__rail_t *rail, int level)
     }
 }
 
+static void shm_presence(proust__rail_t *rail, unsigned cpu, uint64_t now_ns)
+{
+    struct shm_state *st = rail->priv;
+    if (!st || !st->seg)
+        return;
+    struct seg_header *h = st->seg;
+    atomic_store_explicit(&h->seen_cpu, cpu + 1, memory_order_relaxed);
+    atomic_store_explicit(&h->seen_ns, now_ns, memory_order_relaxed);
+}
+
+/* (a torn pair, cpu from one sighting and time from another, only makes
+ * one guess wrong: a waiter then spins or sleeps once too many) */
+static bool peer_behind(struct shm_peer *p, unsigned cpu, uint64_t since_ns)
+{
+    const struct seg_header *h = p->map;
+    if (!h || atomic_load_explicit(&p->dead, memory_order_relaxed))
+        return false;
+    if (atomic_load_explicit(&h->seen_cpu, memory_order_relaxed) != cpu + 1)
+        return false;
+    uint64_t seen = atomic_load_explicit(&h->seen_ns, memory_order_relaxed);
+    if (seen >= since_ns)
+        return false; /* polled since: it runs */
+    /* blocked, and nobody here rang it since: not runnable at all */
+    if (atomic_load_explicit(&h->sleeping, memory_order_relaxed) &&
+        atomic_load_explicit(&p->rang_ns, memory_order_relaxed) < seen)
+        return false;
+    return true;
+}
+
+static int shm_behind(proust__rail_t *rail, int peer, unsigned cpu, uint64_t since_ns)
+{
+    struct shm_state *st = rail->priv;
+    if (!st)
+        return 0;
+    if (peer >= 0)
+        return peer < st->size && peer != st->rank && st->peers[peer].local_index >= 0 &&
+               peer_behind(&st->peers[peer], cpu, since_ns);
+    for (int i = 0; i < st->nlocal; i++) {
+        int r = st->local_ranks[i];
+        if (r != st->rank && peer_behind(&st->peers[r], cpu, since_ns))
+            return 1;
+    }
+    return 0;
+}
+
 static void shm_close(proust__rail_t *rail)
 {
     struct shm_state *st = rail->priv;
@@ -779,6 +836,8 @@ const struct proust__rail_ops proust__rail_shm = {
     .poll = shm_poll,
     .fd = shm_fd,
     .arm = shm_arm,
+    .presence = shm_presence,
+    .behind = shm_behind,
     .disconnect = shm_disconnect,
     .close = shm_close,
 };

@@ -12,9 +12,10 @@
  * samples from 4 µs (the virtual CPU was still polling) to milliseconds
  * (the hypervisor ran something else); a thread woken right after it fell
  * asleep costs ~3 µs, which would badly underestimate a real sleep.
- * When more threads are runnable than there are cores (twice in a row, 10
- * ms apart: a progress thread running for a moment does not count),
- * spinning only delays whoever we wait for: the window drops to zero.
+ * When more threads are runnable than there are cores and the waiter's own
+ * process computes on other threads (twice in a row, 10 ms apart: a
+ * progress thread running for a moment does not count), spinning only
+ * takes the core from them: the window drops to zero.
  */
 #include <limits.h>
 #include <linux/futex.h>
@@ -79,15 +80,15 @@ double proust__measure_wake_us(void)
     return (double)w.latency[(ROUNDS * 3) / 4] / 1000.0;
 }
 
-bool proust__machine_loaded(struct proust_session *s, uint64_t now)
+/* More threads runnable than cores, from the 4th field of /proc/loadavg
+ * (runnable entities now / all), sampled at most every 10 ms for the whole
+ * session, through a descriptor kept open: a pread costs a few µs. */
+static bool cpus_overcommitted(struct proust__progress *p, uint64_t now)
 {
-    struct proust__progress *p = &s->prog;
     uint64_t last = atomic_load_explicit(&p->load_checked_ns, memory_order_relaxed);
     if (now - last < 10000000ull ||
         !atomic_compare_exchange_strong(&p->load_checked_ns, &last, now))
-        return atomic_load_explicit(&p->loaded, memory_order_relaxed);
-    /* the 4th field of /proc/loadavg: runnable entities now / all (read
-     * through a descriptor kept open: a pread costs a few µs) */
+        return atomic_load_explicit(&p->overcommitted, memory_order_relaxed);
     int running = 0;
     char buf[128];
     ssize_t n = p->loadavg_fd >= 0 ? pread(p->loadavg_fd, buf, sizeof buf - 1, 0) : -1;
@@ -97,19 +98,62 @@ bool proust__machine_loaded(struct proust_session *s, uint64_t now)
         if (sscanf(buf, "%lf %lf %lf %d/", &a, &b, &c, &running) != 4)
             running = 0;
     }
-    /* Loaded: more runnable threads than cores, and ours are being
-     * preempted (2+ involuntary switches in the interval): a transient
-     * reader or daemon makes the first true for an instant on a busy 2-core
-     * machine, and sleeping at once then costs a wake-up per message
-     * (40-150 us ping-pongs right after init). Seen twice in a row. */
+    bool over = running > p->ncpus;
+    atomic_store_explicit(&p->overcommitted, over, memory_order_relaxed);
+    return over;
+}
+
+bool proust__cpus_overcommitted(struct proust_session *s)
+{
+    return atomic_load_explicit(&s->prog.overcommitted, memory_order_relaxed);
+}
+
+static uint64_t cpu_ns(int who)
+{
     struct rusage ru;
-    long nivcsw = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_nivcsw : 0;
-    long preempted = nivcsw - atomic_exchange_explicit(&p->nivcsw_last, nivcsw,
-                                                       memory_order_relaxed);
-    bool over = running > p->ncpus && preempted >= 2;
-    bool loaded = over && atomic_exchange_explicit(&p->over_last, over, memory_order_relaxed);
-    if (!over)
-        atomic_store_explicit(&p->over_last, false, memory_order_relaxed);
-    atomic_store_explicit(&p->loaded, loaded, memory_order_relaxed);
-    return loaded;
+    if (getrusage(who, &ru) != 0)
+        return 0;
+    return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+           (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+/* What one waiting thread knows of the load, sampled every 10 ms. */
+struct thread_load {
+    uint64_t checked_ns;
+    uint64_t process_cpu_ns; /* CPU time of the whole process then */
+    uint64_t thread_cpu_ns;  /* ... and of this thread */
+    bool busy_last;          /* the previous sample saw load too */
+    bool loaded;
+};
+static _Thread_local struct thread_load my_load;
+
+/* Loaded, for a waiter: the cpus are overcommitted AND the other threads of
+ * its own process used more than half a cpu since the last sample; twice
+ * in a row. Those threads are the ones our spinning would take the core
+ * from (compute threads next to a waiting one: seed 004's table 2), and
+ * they would wake us on the event anyway. A rank whose only thread waits
+ * spins its window even on a busy machine: sleeping at once there made
+ * every message a wake-up, which the kernel then tended to serve on the
+ * very cpu its peer runs on (8 B ping-pong against a rank running 16
+ * compute threads on 2 cores: half round trips of 4-7 us in about half of
+ * the runs, 0.25-0.29 us in all of them with that rank spinning). */
+bool proust__machine_loaded(struct proust_session *s, uint64_t now)
+{
+    struct thread_load *l = &my_load;
+    if (l->checked_ns && now - l->checked_ns < 10000000ull)
+        return l->loaded;
+    bool over = cpus_overcommitted(&s->prog, now);
+    uint64_t proc = cpu_ns(RUSAGE_SELF), mine = cpu_ns(RUSAGE_THREAD);
+    bool busy = false;
+    if (l->checked_ns) {
+        /* (signed: this thread's clock is read last, a little later) */
+        int64_t others = (int64_t)(proc - l->process_cpu_ns) - (int64_t)(mine - l->thread_cpu_ns);
+        busy = over && others > 0 && (uint64_t)others * 2 > now - l->checked_ns;
+    }
+    l->loaded = busy && l->busy_last;
+    l->busy_last = busy;
+    l->checked_ns = now;
+    l->process_cpu_ns = proc;
+    l->thread_cpu_ns = mine;
+    return l->loaded;
 }

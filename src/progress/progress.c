@@ -79,7 +79,8 @@ static int choose_spin(struct proust__progress *p)
         us = 200.0;
     p->spin_ns = (uint64_t)(us * 1000.0);
     p->spin_reason = "the measured wake-up cost (spin as long as sleeping would cost; "
-                     "0 while the machine is loaded)";
+                     "0 while the cpus are overcommitted and the waiter's process "
+                     "computes on other threads)";
     return PROUST_OK;
 }
 
@@ -97,6 +98,12 @@ int proust__progress_init(struct proust_session *s)
     int rc = read_mode(p);
     if (rc != PROUST_OK)
         return rc;
+    const char *h = proust__config_str(PROUST_CFG_HANDOFF);
+    if (strcmp(h, "migrate") != 0 && strcmp(h, "sleep") != 0) {
+        PROUST_ERROR("PROUST_HANDOFF=%s: expected migrate or sleep", h);
+        return PROUST_ERR_INVALID;
+    }
+    p->handoff_migrate = strcmp(h, "migrate") == 0;
     if ((rc = choose_spin(p)) != PROUST_OK)
         return rc;
     if (p->mode != PROUST__PROGRESS_POLL) {

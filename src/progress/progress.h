@@ -109,9 +109,8 @@ struct proust__progress {
     uint64_t spin_ns;         /* when the machine is not loaded */
     double wake_us;           /* measured wake-up cost */
     const char *spin_reason;
-    _Atomic int loaded;       /* more runnable threads than cores */
-    _Atomic bool over_last;   /* the previous sample saw that too */
-    _Atomic long nivcsw_last; /* the process's involuntary switches then */
+    bool handoff_migrate;     /* PROUST_HANDOFF=migrate (colocate.c) */
+    _Atomic bool overcommitted; /* more runnable threads than cores */
     _Atomic uint64_t load_checked_ns;
     int ncpus;
     int loadavg_fd;
@@ -186,9 +185,22 @@ extern _Thread_local bool proust__in_progress_thread;
 /* ---- spin window and load (calibrate.c) --------------------------------------- */
 /* Measure the cost of waking a sleeping thread (futex round trip / 2). */
 double proust__measure_wake_us(void);
-/* Is the machine loaded (more runnable threads than cores)? Sampled from
- * /proc/loadavg at most every 10 ms. */
+/* Is the calling waiter loaded: more runnable threads than cores, and the
+ * other threads of its process want the cpu? Sampled every 10 ms. */
 bool proust__machine_loaded(struct proust_session *s, uint64_t now_ns);
+/* More runnable threads than cores at the last sample (/proc/loadavg). */
+bool proust__cpus_overcommitted(struct proust_session *s);
+
+/* ---- co-location with the partner (colocate.c) --------------------------------- */
+/* Move the calling thread off `cpu`, keeping its affinity mask. */
+bool proust__migrate_away(int cpu);
+/* The cpu this thread runs on, or -1. */
+int proust__current_cpu(void);
+/* A waiting thread polls on cpu at now_ns: tell local peers. */
+void proust__presence_publish(struct proust_session *s, int cpu, uint64_t now_ns);
+/* Is rank `partner` (any local peer when < 0) probably queued behind us on
+ * `cpu`: last seen polling there before since_ns and runnable? */
+bool proust__partner_behind(struct proust_session *s, int partner, int cpu, uint64_t since_ns);
 
 /* ---- background threads (thread.c) -------------------------------------------- */
 /* topo: this machine's topology, or NULL (threads then float). */

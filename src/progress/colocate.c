@@ -1,0 +1,66 @@
+/*
+ * colocate.c — is the partner we wait for queued behind us on our own cpu?
+ *
+ * When every cpu is busy, the kernel often wakes a thread onto its waker's
+ * cpu. Two ranks in a ping-pong can then share one cpu while the other
+ * computes: whoever spins there only delays the partner it waits for (a
+ * rank with 16 compute threads on 2 cores against one that spins: 170 µs
+ * half round trips, the partner runnable behind a whole spin window). So
+ * waiting threads publish the cpu they poll on through the rails that
+ * reach local peers (shm: a line of the segment header), and a waiter that
+ * would spin first asks whether its partner was last seen on this very
+ * cpu and has not polled since: then it moves to another cpu it may run
+ * on (PROUST_HANDOFF=migrate, the default), or hands the cpu over by
+ * sleeping (=sleep). Sleeping alone keeps the pair on one cpu: each wakes
+ * the other onto the cpu it is about to leave, ~5 µs per message for good.
+ * Moving costs two sched_setaffinity calls, a few times a second at most
+ * in that benchmark, and the pair then runs apart (0.27 µs).
+ * sched_getcpu reads the kernel's rseq area: a few nanoseconds.
+ */
+#include <sched.h>
+
+#include "core/engine.h"
+
+/* Leave `cpu` for another one we may run on, keeping our affinity: set a
+ * mask without it, which migrates us at once, then put the mask back. */
+bool proust__migrate_away(int cpu)
+{
+    cpu_set_t mine, other;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof mine, &mine) != 0 ||
+        !CPU_ISSET(cpu, &mine) || CPU_COUNT(&mine) < 2)
+        return false;
+    other = mine;
+    CPU_CLR(cpu, &other);
+    if (sched_setaffinity(0, sizeof other, &other) != 0)
+        return false;
+    (void)sched_setaffinity(0, sizeof mine, &mine);
+    return true;
+}
+
+int proust__current_cpu(void)
+{
+    return sched_getcpu();
+}
+
+void proust__presence_publish(struct proust_session *s, int cpu, uint64_t now_ns)
+{
+    if (cpu < 0)
+        return;
+    for (int i = 0; i < s->nrails; i++) {
+        proust__rail_t *r = &s->rails[i].rail;
+        if (r->ops->presence)
+            r->ops->presence(r, (unsigned)cpu, now_ns);
+    }
+}
+
+bool proust__partner_behind(struct proust_session *s, int partner, int cpu, uint64_t since_ns)
+{
+    if (cpu < 0 || partner == s->rank)
+        return false;
+    for (int i = 0; i < s->nrails; i++) {
+        proust__rail_t *r = &s->rails[i].rail;
+        if (r->ops->behind && r->ops->behind(r, partner, (unsigned)cpu, since_ns) > 0)
+            return true;
+    }
+    return false;
+}
