@@ -164,9 +164,10 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
     if (idle < p->spin_ns * spin_scale) {
         /* Our own threads do not need this cpu; the partner may, when the
          * kernel queued it behind us (colocate.c): move to another cpu,
-         * or hand this one over by sleeping. */
+         * or hand this one over by sleeping. (More ranks than cores: the
+         * yields above hand it over; moving only lands on another rank.) */
         if (!loaded) {
-            if (!proust__cpus_overcommitted(s) ||
+            if (s->oversubscribed || !proust__cpus_overcommitted(s) ||
                 !proust__partner_behind(s, w->partner - 1, cpu, w->idle_since_ns))
                 return;
             if (p->handoff_migrate && proust__migrate_away(cpu)) {
