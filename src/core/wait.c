@@ -9,6 +9,7 @@
  * (so 8 processes on 2 cores still make progress). Either way it checks
  * that its peers are alive when nothing has moved for PROUST_PEER_CHECK_MS.
  */
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,13 @@ static inline bool is_finished(const struct proust_request *req)
         atomic_load_explicit(&((struct proust_request *)req)->flags, memory_order_acquire));
 }
 
+/* The waiter's partner field: rank + 1, 0 for any (or a rank no session
+ * has, which the call rejects anyway) */
+static int partner_of(int rank)
+{
+    return rank >= 0 && rank < INT_MAX ? rank + 1 : 0;
+}
+
 static bool request_done(void *ctx)
 {
     return is_finished(ctx);
@@ -236,7 +244,7 @@ static bool request_done(void *ctx)
 void proust__wait_request(struct proust_request *req)
 {
     struct proust_session *s = req->session;
-    struct proust__waiter w = {.done = request_done, .ctx = req, .partner = req->peer + 1};
+    struct proust__waiter w = {.done = request_done, .ctx = req, .partner = partner_of(req->peer)};
     while (!is_finished(req)) {
         proust__waiter_enter(s, &w);
         int ev = proust__progress(s);
@@ -356,7 +364,7 @@ int proust_waitall(size_t count, proust_request_t **reqs, proust_status_t *statu
                 continue;
             }
             if (!is_finished(reqs[i])) {
-                w.partner = reqs[i]->peer + 1;
+                w.partner = partner_of(reqs[i]->peer);
                 break;
             }
             int err = finish(&reqs[i], statuses ? &statuses[i] : NULL);
@@ -499,7 +507,7 @@ int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t
                  proust_status_t *status)
 {
     struct probe_ctx ctx = {s, source, tag, mask};
-    struct proust__waiter w = {.done = probe_done, .ctx = &ctx, .partner = source + 1};
+    struct proust__waiter w = {.done = probe_done, .ctx = &ctx, .partner = partner_of(source)};
     for (;;) {
         int flag = 0;
         int rc = proust_iprobe(s, source, tag, mask, &flag, status);

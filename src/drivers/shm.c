@@ -10,12 +10,8 @@
  * puts through the ring. Peers on this machine are those whose published
  * host identity (boot id + host name) equals ours.
  *
- * Doorbells: each process has a datagram socket bound next to its segment
- * (a file, so network namespaces do not matter; a datagram, so a dead
- * reader means an error, not SIGPIPE). While one of its threads blocks
- * (arm), the `sleeping` word of its segment header is set, and a peer that
- * writes into one of its rings sends it one byte, which wakes the blocked
- * thread's epoll. A sender whose ring is full asks
+ * A peer that writes into the ring of a process one of whose threads
+ * sleeps rings its doorbell (shm_bell.c). A sender whose ring is full asks
  * for space (want_space in the ring's control line); the receiver rings it
  * when it frees some while the sender sleeps.
  */
@@ -29,7 +25,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -40,123 +35,8 @@
 #include "drivers/driver.h"
 #include "drivers/shm_claim.h"
 #include "drivers/shm_ring.h"
+#include "drivers/shm_state.h"
 #include "proust.h"
-
-#define SEG_MAGIC 0x50524f5553545348ull /* "PROUSTSH" */
-#define HOST_ID_LEN 128
-#define MAX_QUEUED_IOV 128
-
-struct seg_header {
-    uint64_t magic;
-    uint32_t nrings;
-    uint32_t pad;
-    uint64_t ring_size;
-    int32_t owner_pid;
-    /* a thread of the owner blocks: ring its doorbell after writing */
-    _Alignas(64) _Atomic uint32_t sleeping;
-    /* where and when a waiting thread of the owner last polled (cpu + 1,
-     * CLOCK_MONOTONIC ns): a line of its own, written while it waits, read
-     * by peers deciding whether it queues behind them */
-    _Alignas(64) _Atomic uint32_t seen_cpu;
-    _Atomic uint64_t seen_ns;
-};
-
-/* An operation waiting for room in a peer's ring. */
-struct queued_op {
-    struct queued_op *next;
-    uint16_t kind;
-    uint16_t urgent; /* proust__packet_urgent when queued */
-    uint64_t token, offset;
-    size_t len;
-    void *ctx;
-    int iovcnt;
-    struct iovec iov[MAX_QUEUED_IOV];
-};
-
-struct shm_peer {
-    int local_index; /* -1: not on this machine */
-    pid_t pid;
-    int pidfd;
-    void *map; /* peer's segment */
-    size_t map_len;
-    struct proust__shm_producer out; /* my ring in the peer's segment */
-    struct proust__shm_consumer in;  /* the peer's ring in my segment */
-    struct queued_op *q_head, *q_tail;
-    _Atomic int dead;
-    int bell_fd; /* write end of the peer's doorbell, or -1 */
-    _Atomic uint64_t rang_ns; /* when we last rang it */
-};
-
-struct shm_state {
-    int rank, size;
-    size_t ring_size;
-    char seg_name[96];
-    void *seg; /* my segment */
-    size_t seg_len;
-    int nlocal;
-    int *local_ranks; /* local index -> rank */
-    struct shm_peer *peers;
-    unsigned poll_counter;
-    uint64_t last_check_ns;
-    long check_ms;
-    int get_refused;
-    int bell_fd;          /* my doorbell (bound datagram socket), or -1 */
-    char bell_path[128];  /* until every peer opened it */
-    struct proust__shm_claims claims; /* one-shot exposures (offers) in my segment */
-};
-
-static void bell_path(char *out, size_t len, const char *jobid, int rank)
-{
-    snprintf(out, len, "/dev/shm/proust-%s-%d.bell", jobid, rank);
-}
-
-static inline void ring_bell(int fd)
-{
-    char b = 1;
-    /* EAGAIN: rung already, bytes are pending; ECONNREFUSED: it died */
-    (void)!send(fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-}
-
-/* A datagram socket bound to (listen) or connected to `path`, or -1. */
-static int bell_socket(const char *path, bool listen)
-{
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof a.sun_path) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    strcpy(a.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    int rc = listen ? bind(fd, (struct sockaddr *)&a, sizeof a)
-                    : connect(fd, (struct sockaddr *)&a, sizeof a);
-    if (rc != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
-}
-
-/* After writing into p's ring: wake p if one of its threads sleeps. The
- * fence orders our record before the check (Dekker with arm). */
-static inline void wake_peer(struct shm_peer *p, int urgent)
-{
-    atomic_thread_fence(memory_order_seq_cst);
-    const struct seg_header *h = p->map;
-    uint32_t level = atomic_load_explicit(&h->sleeping, memory_order_relaxed);
-    if (__builtin_expect(level != 0, 0) && (level == PROUST__ARM_ALL || urgent) &&
-        p->bell_fd >= 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        atomic_store_explicit(&p->rang_ns,
-                              (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-                              memory_order_relaxed);
-        ring_bell(p->bell_fd);
-    }
-}
 
 /* Segment: header page, the rings, then the claim words. */
 static size_t seg_bytes(int nrings, size_t ring_size)
@@ -277,8 +157,8 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
     p->map_len = len;
     p->pid = h->owner_pid;
     char bell[128];
-    bell_path(bell, sizeof bell, jobid, rank);
-    p->bell_fd = bell_socket(bell, false);
+    proust__shm_bell_path(bell, sizeof bell, jobid, rank);
+    p->bell_fd = proust__shm_bell_socket(bell, false);
     if (p->bell_fd < 0)
         PROUST_INFO("shm: no doorbell to rank %d (%s): its sleeping threads wake by timeout",
                     rank, strerror(errno));
@@ -357,9 +237,9 @@ static int shm_connect(proust__rail_t *rail)
     h->owner_pid = getpid();
     atomic_thread_fence(memory_order_release);
     h->magic = SEG_MAGIC;
-    bell_path(st->bell_path, sizeof st->bell_path, rail->boot->jobid, st->rank);
+    proust__shm_bell_path(st->bell_path, sizeof st->bell_path, rail->boot->jobid, st->rank);
     unlink(st->bell_path); /* left by a crashed job with our id */
-    st->bell_fd = bell_socket(st->bell_path, true);
+    st->bell_fd = proust__shm_bell_socket(st->bell_path, true);
     if (st->bell_fd < 0) {
         PROUST_INFO("shm: no doorbell (%s): blocked threads poll shm every ms", strerror(errno));
         st->bell_path[0] = '\0';
@@ -430,7 +310,7 @@ static inline int write_or_queue(proust__rail_t *rail, int peer, uint16_t kind, 
     if (!p->q_head) {
         int rc = proust__shm_ring_write(&p->out, kind, token, offset, iov, iovcnt, len);
         if (rc == PROUST_OK)
-            wake_peer(p, proust__packet_urgent);
+            proust__shm_wake_peer(p, proust__packet_urgent);
         if (rc != PROUST_ERR_BUSY)
             return rc;
     }
@@ -457,7 +337,7 @@ static int shm_try_send(proust__rail_t *rail, int peer, const struct iovec *iov,
         return PROUST_ERR_BUSY;
     int rc = proust__shm_ring_write(&p->out, SHM_REC_PACKET, 0, 0, iov, iovcnt, len);
     if (rc == PROUST_OK)
-        wake_peer(p, 0); /* eager data only */
+        proust__shm_wake_peer(p, 0); /* eager data only */
     return rc;
 }
 
@@ -482,7 +362,7 @@ static int shm_flush(proust__rail_t *rail, int peer)
                                                                 op->len);
         if (rc == PROUST_ERR_BUSY) {
             if (wrote)
-                wake_peer(p, urgent);
+                proust__shm_wake_peer(p, urgent);
             return PROUST_OK;
         }
         wrote |= rc == PROUST_OK;
@@ -494,7 +374,7 @@ static int shm_flush(proust__rail_t *rail, int peer)
         free(op);
     }
     if (wrote)
-        wake_peer(p, urgent);
+        proust__shm_wake_peer(p, urgent);
     return PROUST_OK;
 }
 
@@ -705,7 +585,7 @@ static int shm_poll(proust__rail_t *rail)
             atomic_thread_fence(memory_order_seq_cst);
             if (atomic_load_explicit(&p->in.ctl->want_space, memory_order_relaxed) &&
                 atomic_exchange(&p->in.ctl->want_space, 0) && r != st->rank)
-                wake_peer(p, 1); /* it waits to send: always worth a wake-up */
+                proust__shm_wake_peer(p, 1); /* it waits to send: always worth a wake-up */
         }
         if (err && !atomic_exchange(&p->dead, 1))
             rail->up.peer_failed(rail->up.engine, r, PROUST_ERR_PROTO, err);
@@ -713,71 +593,6 @@ static int shm_poll(proust__rail_t *rail)
     if (events == 0 && (++st->poll_counter & 1023u) == 0)
         check_peers(rail, st);
     return events;
-}
-
-static int shm_fd(proust__rail_t *rail)
-{
-    struct shm_state *st = rail->priv;
-    return st ? st->bell_fd : -1;
-}
-
-static void shm_arm(proust__rail_t *rail, int level)
-{
-    struct shm_state *st = rail->priv;
-    if (!st || !st->seg)
-        return;
-    struct seg_header *h = st->seg;
-    atomic_store_explicit(&h->sleeping, (uint32_t)level, memory_order_seq_cst);
-    if (!level && st->bell_fd >= 0) {
-        char b;
-        while (recv(st->bell_fd, &b, 1, MSG_DONTWAIT) > 0)
-            ;
-    }
-}
-
-static void shm_presence(proust__rail_t *rail, unsigned cpu, uint64_t now_ns)
-{
-    struct shm_state *st = rail->priv;
-    if (!st || !st->seg)
-        return;
-    struct seg_header *h = st->seg;
-    atomic_store_explicit(&h->seen_cpu, cpu + 1, memory_order_relaxed);
-    atomic_store_explicit(&h->seen_ns, now_ns, memory_order_relaxed);
-}
-
-/* (a torn pair, cpu from one sighting and time from another, only makes
- * one guess wrong: a waiter then spins or sleeps once too many) */
-static bool peer_behind(struct shm_peer *p, unsigned cpu, uint64_t since_ns)
-{
-    const struct seg_header *h = p->map;
-    if (!h || atomic_load_explicit(&p->dead, memory_order_relaxed))
-        return false;
-    if (atomic_load_explicit(&h->seen_cpu, memory_order_relaxed) != cpu + 1)
-        return false;
-    uint64_t seen = atomic_load_explicit(&h->seen_ns, memory_order_relaxed);
-    if (seen >= since_ns)
-        return false; /* polled since: it runs */
-    /* blocked, and nobody here rang it since: not runnable at all */
-    if (atomic_load_explicit(&h->sleeping, memory_order_relaxed) &&
-        atomic_load_explicit(&p->rang_ns, memory_order_relaxed) < seen)
-        return false;
-    return true;
-}
-
-static int shm_behind(proust__rail_t *rail, int peer, unsigned cpu, uint64_t since_ns)
-{
-    struct shm_state *st = rail->priv;
-    if (!st)
-        return 0;
-    if (peer >= 0)
-        return peer < st->size && peer != st->rank && st->peers[peer].local_index >= 0 &&
-               peer_behind(&st->peers[peer], cpu, since_ns);
-    for (int i = 0; i < st->nlocal; i++) {
-        int r = st->local_ranks[i];
-        if (r != st->rank && peer_behind(&st->peers[r], cpu, since_ns))
-            return 1;
-    }
-    return 0;
 }
 
 static void shm_close(proust__rail_t *rail)
@@ -834,10 +649,10 @@ const struct proust__rail_ops proust__rail_shm = {
     .busy = shm_busy,
     .flush = shm_flush,
     .poll = shm_poll,
-    .fd = shm_fd,
-    .arm = shm_arm,
-    .presence = shm_presence,
-    .behind = shm_behind,
+    .fd = proust__shm_fd,
+    .arm = proust__shm_arm,
+    .presence = proust__shm_presence,
+    .behind = proust__shm_behind,
     .disconnect = shm_disconnect,
     .close = shm_close,
 };
