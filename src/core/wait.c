@@ -151,7 +151,7 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
      * load while the others sleep (4 ranks on 2 cores, 2 of them waiting
      * in a barrier: a ping-pong 0.3-0.9 us instead of 3-13 us when
      * oversubscription alone sent every wait to sleep at once) */
-    bool loaded = proust__machine_loaded(s, now);
+    bool loaded = proust__waiter_loaded(s, now);
     /* a peer claimed one of our offered receives and is copying into it:
      * its DONE comes within the copy (~0.1 ms a MiB), sooner than a sleep
      * and its wake-up; a copy that takes far longer is not running */

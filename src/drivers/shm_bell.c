@@ -100,8 +100,8 @@ static bool peer_behind(struct shm_peer *p, unsigned cpu, uint64_t since_ns)
 int proust__shm_behind(proust__rail_t *rail, int peer, unsigned cpu, uint64_t since_ns)
 {
     struct shm_state *st = rail->priv;
-    if (!st)
-        return 0;
+    if (!st || !st->peers)
+        return 0; /* not connected */
     if (peer >= 0)
         return peer < st->size && peer != st->rank && st->peers[peer].local_index >= 0 &&
                peer_behind(&st->peers[peer], cpu, since_ns);

@@ -137,7 +137,7 @@ static _Thread_local struct thread_load my_load;
  * very cpu its peer runs on (8 B ping-pong against a rank running 16
  * compute threads on 2 cores: half round trips of 4-7 us in about half of
  * the runs, 0.25-0.29 us in all of them with that rank spinning). */
-bool proust__machine_loaded(struct proust_session *s, uint64_t now)
+bool proust__waiter_loaded(struct proust_session *s, uint64_t now)
 {
     struct thread_load *l = &my_load;
     if (l->checked_ns && now - l->checked_ns < 10000000ull)

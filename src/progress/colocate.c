@@ -13,7 +13,7 @@
  * on (PROUST_HANDOFF=migrate, the default), or hands the cpu over by
  * sleeping (=sleep). Sleeping alone keeps the pair on one cpu: each wakes
  * the other onto the cpu it is about to leave, ~5 µs per message for good.
- * Moving costs two sched_setaffinity calls, a few times a second at most
+ * Moving costs two sched_setaffinity calls, a few dozen times a second
  * in that benchmark, and the pair then runs apart (0.27 µs).
  * sched_getcpu reads the kernel's rseq area: a few nanoseconds.
  */

@@ -187,7 +187,7 @@ extern _Thread_local bool proust__in_progress_thread;
 double proust__measure_wake_us(void);
 /* Is the calling waiter loaded: more runnable threads than cores, and the
  * other threads of its process want the cpu? Sampled every 10 ms. */
-bool proust__machine_loaded(struct proust_session *s, uint64_t now_ns);
+bool proust__waiter_loaded(struct proust_session *s, uint64_t now_ns);
 /* More runnable threads than cores at the last sample (/proc/loadavg). */
 bool proust__cpus_overcommitted(struct proust_session *s);
 
