@@ -64,12 +64,71 @@ int proust__progress(struct proust_session *s)
     return events;
 }
 
+static inline bool is_finished(const struct proust_request *req)
+{
+    return proust__request_finished(
+        atomic_load_explicit(&((struct proust_request *)req)->flags, memory_order_acquire));
+}
+
+/* One poll on behalf of an application call that does not block (test,
+ * probe, progress): it counts as the application polling, so a progress
+ * thread naps instead of racing it for the poll flags. Otherwise, on a
+ * test loop, the progress thread takes every packet (each one a new
+ * event) and, woken onto the tester's cpu, gets preempted holding the
+ * flag: the test then fails for a whole time slice (mpi4py's
+ * testManyISSendAndRecv: 10 Testall calls after the last receive). */
+static int app_poll(struct proust_session *s)
+{
+    if (!proust__in_progress_thread)
+        atomic_fetch_add_explicit(&s->prog.app_entries, 1, memory_order_relaxed);
+    int ev = proust__progress(s);
+    proust__run_deferred();
+    return ev;
+}
+
+/* Is a rail being polled by another thread right now? */
+static bool rail_polled_elsewhere(const struct proust_session *s)
+{
+    for (int i = 0; i < s->nrails; i++)
+        if (s->rails[i].ngates &&
+            atomic_load_explicit(&s->rails[i].task.polling, memory_order_relaxed))
+            return true;
+    return false;
+}
+
+#define TEST_HOLD_NS 20000ull /* a test waits this long at most for another poller */
+
+/* The poll of a test: when the request is still not finished and another
+ * thread holds a rail's poll flag, what we test for may be in its hands
+ * (a pass takes every packet of the rail). Wait for its pass to end,
+ * briefly (a holder that was preempted may be gone for a time slice),
+ * and look again: a test soon after the event then sees it. Spin a
+ * little, then yield: the holder may be queued on our own cpu (a
+ * progress thread woken there), or waiting there for a gate lock. */
+static void test_poll(struct proust_session *s, const struct proust_request *req)
+{
+    app_poll(s);
+    if (is_finished(req) || !rail_polled_elsewhere(s))
+        return;
+    uint64_t until = proust__now_ns() + TEST_HOLD_NS;
+    for (unsigned i = 1; rail_polled_elsewhere(s); i++) {
+        if (i < 64) {
+            proust__cpu_relax();
+            continue;
+        }
+        sched_yield();
+        if (proust__now_ns() > until)
+            return;
+    }
+    if (!is_finished(req))
+        app_poll(s);
+}
+
 int proust_progress(proust_session_t *s)
 {
     if (!s || !atomic_load(&s->active))
         return PROUST_ERR_STATE;
-    proust__progress(s);
-    proust__run_deferred();
+    app_poll(s);
     return PROUST_OK;
 }
 
@@ -223,12 +282,6 @@ static int finish(struct proust_request **reqp, proust_status_t *status)
     return err;
 }
 
-static inline bool is_finished(const struct proust_request *req)
-{
-    return proust__request_finished(
-        atomic_load_explicit(&((struct proust_request *)req)->flags, memory_order_acquire));
-}
-
 /* The waiter's partner field: rank + 1, 0 for any (or a rank no session
  * has, which the call rejects anyway) */
 static int partner_of(int rank)
@@ -275,10 +328,8 @@ int proust_test(proust_request_t **reqp, int *flag, proust_status_t *status)
         *flag = 1;
         return PROUST_OK;
     }
-    if (!is_finished(req)) {
-        proust__progress(req->session);
-        proust__run_deferred();
-    }
+    if (!is_finished(req))
+        test_poll(req->session, req);
     if (!is_finished(req)) {
         *flag = 0;
         return PROUST_OK;
@@ -391,10 +442,8 @@ int proust_testsome(size_t count, proust_request_t **reqs, size_t *outcount, siz
     if ((count && !reqs) || !outcount)
         return PROUST_ERR_INVALID;
     struct proust_session *s = first_session(count, reqs);
-    if (s) {
-        proust__progress(s);
-        proust__run_deferred();
-    }
+    if (s)
+        app_poll(s);
     size_t n = 0;
     int first_err = PROUST_OK;
     for (size_t i = 0; i < count; i++) {
@@ -420,8 +469,7 @@ int proust_iprobe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_
         return PROUST_ERR_INVALID;
     if (source != PROUST_ANY_SOURCE && (source < 0 || source >= s->size))
         return PROUST_ERR_RANK;
-    proust__progress(s);
-    proust__run_deferred();
+    app_poll(s);
     /* nothing unexpected anywhere: no lock (a message counted by another
      * thread a moment ago is seen at the next call) */
     if (source == PROUST_ANY_SOURCE &&
@@ -456,8 +504,7 @@ int proust_improbe(proust_session_t *s, int source, proust_tag_t tag, proust_tag
         return PROUST_ERR_INVALID;
     if (source != PROUST_ANY_SOURCE && (source < 0 || source >= s->size))
         return PROUST_ERR_RANK;
-    proust__progress(s);
-    proust__run_deferred();
+    app_poll(s);
     PROUST__COARSE_ENTER(&s->prog);
     proust__match_lock_source(s, source);
     struct proust__inmsg *m = proust__unexpected_find(s, source, tag, mask, false);

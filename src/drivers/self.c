@@ -87,7 +87,12 @@ static int self_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
     st->tail = p;
     pthread_mutex_unlock(&st->lock);
     atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&st->armed, memory_order_relaxed) && st->bell >= 0) {
+    /* ring as the level asks: a progress thread asleep alone (URGENT)
+     * has nothing to do for an eager packet or an ACK, and waking it
+     * only has it race the sender's own next test for the poll flag */
+    int armed = atomic_load_explicit(&st->armed, memory_order_relaxed);
+    if ((armed == PROUST__ARM_ALL || (armed == PROUST__ARM_URGENT && proust__packet_urgent)) &&
+        st->bell >= 0) {
         uint64_t one = 1;
         (void)!write(st->bell, &one, sizeof one);
     }
@@ -184,7 +189,6 @@ static int self_fd(proust__rail_t *rail)
 static void self_arm(proust__rail_t *rail, int level)
 {
     struct self_state *st = rail->priv;
-    /* local sends come from our own threads: ring for every one */
     atomic_store_explicit(&st->armed, level, memory_order_seq_cst);
     if (!level && st->bell >= 0) {
         uint64_t v;

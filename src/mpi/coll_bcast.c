@@ -137,15 +137,15 @@ static int bcast_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, void 
     if (rc)
         return rc;
     struct pm_comm *c = *cp;
-    if ((rc = pm_coll_check_buf(fn, c, count, dt)))
-        return rc;
     if ((rc = pm_coll_check_root(fn, c, root)))
         return rc;
+    *bytes = 0;
+    if (c->is_inter && root == MPI_PROC_NULL)
+        return MPI_SUCCESS; /* only root is significant there */
+    if ((rc = pm_coll_check_buf(fn, c, count, dt)))
+        return rc;
     *bytes = (size_t)count * (size_t)pm_type_get(dt)->size;
-    if (!(c->is_inter && root == MPI_PROC_NULL))
-        if ((rc = pm_coll_check_data(fn, c, "buffer", buf, count, dt)))
-            return rc;
-    return MPI_SUCCESS;
+    return pm_coll_check_data(fn, c, "buffer", buf, count, dt);
 }
 
 /* Latency path: up to PM_CX_BLOCKING_SEND bytes of a predefined contiguous
@@ -195,8 +195,11 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     int rc = bcast_check("MPI_Bcast", comm, &c, buffer, count, datatype, root, &bytes);
     if (rc)
         return rc;
-    if (bytes == 0 || (!c->is_inter && c->size == 1))
-        return MPI_SUCCESS; /* the same on every rank: signatures match */
+    /* the same on every rank of an intracommunicator (signatures match);
+     * not across an intercommunicator, where MPI_PROC_NULL members pass
+     * nothing while the root sends: all take part, to keep the sequence */
+    if (!c->is_inter && (bytes == 0 || c->size == 1))
+        return MPI_SUCCESS;
     struct pm_cx cx;
     pm_cx_direct(&cx, c);
     bcast_build(&cx, buffer, count, datatype, root);

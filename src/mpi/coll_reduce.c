@@ -158,17 +158,17 @@ static int reduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, cons
     if (rc)
         return rc;
     struct pm_comm *c = *cp;
+    if ((rc = pm_coll_check_root(fn, c, root)))
+        return rc;
+    if (c->is_inter && root == MPI_PROC_NULL)
+        return MPI_SUCCESS; /* only root is significant there */
     if ((rc = pm_coll_check_buf(fn, c, count, dt)))
         return rc;
     if ((rc = pm_coll_check_op(fn, c, op, dt)))
         return rc;
-    if ((rc = pm_coll_check_root(fn, c, root)))
-        return rc;
     if (c->is_inter) {
         if (root == MPI_ROOT)
             return pm_coll_check_data(fn, c, "recvbuf", rbuf, count, dt);
-        if (root == MPI_PROC_NULL)
-            return MPI_SUCCESS;
         return pm_coll_check_reduce_bufs(fn, c, sbuf, count, rbuf, count, dt, false, false);
     }
     bool at_root = root == c->rank;
@@ -183,7 +183,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     int rc = reduce_check("MPI_Reduce", comm, &c, sendbuf, recvbuf, count, datatype, op, root);
     if (rc)
         return rc;
-    if (count == 0)
+    if (count == 0 && !c->is_inter) /* intercommunicator: see MPI_Bcast */
         return MPI_SUCCESS;
     struct pm_cx cx;
     pm_cx_direct(&cx, c);

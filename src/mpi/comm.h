@@ -89,6 +89,9 @@ int pm_comm_create_impl(struct pm_comm *c, struct pm_group *g, struct pm_comm **
 /* Intercommunicator versions (intercomm.c). */
 int pm_intercomm_dup(struct pm_comm *c, struct pm_comm **out);
 int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **out);
+/* Split by host (MPI_COMM_TYPE_SHARED); host is a hash of the host name, 0
+ * for MPI_UNDEFINED. */
+int pm_intercomm_split_shared(struct pm_comm *c, uint64_t host, int key, struct pm_comm **out);
 int pm_intercomm_create_sub(struct pm_comm *c, struct pm_group *g, struct pm_comm **out);
 /* New intercommunicator over groups local/remote with contexts ids[0] (the
  * intercommunicator) and ids[1] (its local_comm). */

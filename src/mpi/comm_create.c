@@ -284,8 +284,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     GET_COMM(c, comm, fn);
     if (newcomm)
         *newcomm = MPI_COMM_NULL;
-    if (c->is_inter)
-        return pm_error(comm, MPI_ERR_COMM, "%s: not supported on intercommunicators", fn);
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
         return pm_error(comm, MPI_ERR_ARG,
                         "%s: unknown split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", fn,
@@ -297,12 +295,24 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     /* Processes that share memory are those on one host: the color is the
      * lowest rank with our host name. */
     enum { HOST = 256 };
-    char *hosts = malloc((size_t)c->size * HOST), mine[HOST];
-    if (!hosts)
-        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    char mine[HOST];
     memset(mine, 0, sizeof mine);
     if (gethostname(mine, sizeof mine - 1) != 0)
         strcpy(mine, "localhost");
+    if (c->is_inter) {
+        uint64_t h = 1469598103934665603ull; /* FNV-1a; 0 stands for MPI_UNDEFINED */
+        for (const char *p = mine; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        struct pm_comm *nc = NULL;
+        int rc = pm_intercomm_split_shared(c, split_type == MPI_UNDEFINED ? 0 : h | 1, key, &nc);
+        if (rc != MPI_SUCCESS)
+            return pm_comm_fail(comm, rc, fn);
+        *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    char *hosts = malloc((size_t)c->size * HOST);
+    if (!hosts)
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     struct pm_xg x;
     pm_xg_of_comm(&x, c);
     int rc = pm_xg_allgather(&x, mine, hosts, HOST);

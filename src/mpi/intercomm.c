@@ -465,3 +465,36 @@ int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **o
     pm_context_free(ids[1]);
     return rc;
 }
+
+/* MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) on an intercommunicator: the
+ * color of a process is the lowest world rank, over both groups, on its
+ * host (hosts compared by a 64-bit hash of their names), so that both
+ * sides agree on it; then a split. `host` 0 means MPI_UNDEFINED. */
+int pm_intercomm_split_shared(struct pm_comm *c, uint64_t host, int key, struct pm_comm **out)
+{
+    *out = NULL;
+    int32_t mine[2] = {(int32_t)(host >> 32), (int32_t)(uint32_t)host};
+    int *lh = malloc((size_t)c->size * 2 * sizeof *lh);
+    if (!lh)
+        return MPI_ERR_NO_MEM;
+    struct inter_step s;
+    inter_step(&s, c);
+    int rc = pm_xg_allgather(&s.local, mine, lh, sizeof mine);
+    int *rh = NULL, rn = 0;
+    if (!rc)
+        rc = swap_lists(c, lh, 2 * c->size, 2 * c->remote->size, &rh, &rn);
+    if (!rc && rn != 2 * c->remote->size)
+        rc = MPI_ERR_INTERN;
+    int color = MPI_UNDEFINED;
+    for (int side = 0; !rc && host && side < 2; side++) {
+        const struct pm_group *g = side ? c->remote : c->local;
+        const int *h = side ? rh : lh;
+        for (int i = 0; i < g->size; i++)
+            if (h[2 * i] == mine[0] && h[2 * i + 1] == mine[1] &&
+                (color == MPI_UNDEFINED || g->world[i] < color))
+                color = g->world[i];
+    }
+    free(lh);
+    free(rh);
+    return rc ? rc : pm_intercomm_split(c, color, key, out);
+}

@@ -242,18 +242,30 @@ void pm_req_wait_one(struct pm_request *r)
 
 /* A completed request leaves: persistent ones become inactive, the others
  * are freed and the handle set to MPI_REQUEST_NULL. */
-void pm_req_retire(struct pm_request *r, MPI_Request *handle)
+int pm_req_retire(struct pm_request *r, MPI_Request *handle)
 {
     if (r->kind == PM_REQ_PERSISTENT) {
         pm_persistent_complete(r);
-        return;
+        return MPI_SUCCESS;
     }
+    int rc = MPI_SUCCESS;
     if (r->kind == PM_REQ_GREQ && r->gf) {
-        r->gf(r->gextra);
+        rc = r->gf(r->gextra);
         r->gf = NULL;
     }
     pm_request_free(r);
     *handle = MPI_REQUEST_NULL;
+    return rc;
+}
+
+/* The completion call of a generalized request returns what its free
+ * function returned (MPI 3.1 sec. 12.2), unless it failed already. */
+static int free_fn_error(const char *fname, int rc, int free_rc)
+{
+    if (rc != MPI_SUCCESS || free_rc == MPI_SUCCESS)
+        return rc;
+    return pm_error(MPI_COMM_WORLD, free_rc, "%s: the generalized request's free function failed",
+                    fname);
 }
 
 void pm_req_copy_status(MPI_Status *dst, const struct pm_request *r, bool with_error)
@@ -315,8 +327,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     pm_req_copy_status(status, r, rc != MPI_SUCCESS);
     if (rc != MPI_SUCCESS)
         rc = raise_request_error("MPI_Wait", r, rc);
-    pm_req_retire(r, request);
-    return rc;
+    return free_fn_error("MPI_Wait", rc, pm_req_retire(r, request));
 }
 PM_WEAK(Wait)
 
@@ -340,8 +351,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     pm_req_copy_status(status, r, rc != MPI_SUCCESS);
     if (rc != MPI_SUCCESS)
         rc = raise_request_error("MPI_Test", r, rc);
-    pm_req_retire(r, request);
-    return rc;
+    return free_fn_error("MPI_Test", rc, pm_req_retire(r, request));
 }
 PM_WEAK(Test)
 
@@ -393,8 +403,7 @@ int PMPI_Request_free(MPI_Request *request)
         if (!(atomic_fetch_or(&r->done, 2) & 1))
             break;
         greq_query(r);
-        pm_req_retire(r, request);
-        break;
+        return free_fn_error("MPI_Request_free", MPI_SUCCESS, pm_req_retire(r, request));
     case PM_REQ_DONE:
         pm_request_free(r);
         break;
@@ -445,8 +454,12 @@ int PMPI_Cancel(MPI_Request *request)
             proust_cancel(r->preq); /* PROUST_ERR_BUSY: already matched, completes normally */
         break;
     case PM_REQ_GREQ:
-        if (r->gc)
-            r->gc(r->gextra, atomic_load(&r->done) != 0);
+        if (r->gc) {
+            int crc = r->gc(r->gextra, (atomic_load(&r->done) & 1) != 0);
+            if (crc != MPI_SUCCESS)
+                return pm_error(MPI_COMM_WORLD, crc,
+                                "MPI_Cancel: the generalized request's cancel function failed");
+        }
         break;
     case PM_REQ_COLL:
         return pm_error(r->comm->handle, MPI_ERR_REQUEST,
@@ -503,7 +516,7 @@ int PMPI_Grequest_complete(MPI_Request request)
     if (pm_flag_set(&r->done, &r->sleeper, 1) & 2) {
         greq_query(r); /* freed already: nobody will wait for it */
         MPI_Request h = request;
-        pm_req_retire(r, &h);
+        (void)pm_req_retire(r, &h); /* freed: no call is left to report to */
     }
     return MPI_SUCCESS;
 }

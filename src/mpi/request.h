@@ -11,8 +11,9 @@ struct pm_request *pm_req_lookup(const char *fname, MPI_Request h, int *rc);
 /* Block until the request completes (engine wait, schedule or flag). */
 void pm_req_wait_one(struct pm_request *r);
 /* A completed request leaves: persistent ones become inactive, the others
- * are freed and *handle set to MPI_REQUEST_NULL. */
-void pm_req_retire(struct pm_request *r, MPI_Request *handle);
+ * are freed and *handle set to MPI_REQUEST_NULL. Returns what a
+ * generalized request's free function returned (else MPI_SUCCESS). */
+int pm_req_retire(struct pm_request *r, MPI_Request *handle);
 /* An engine request of `r` completed (proust_wait/test returned rc): record
  * its status, unpack a noncontiguous receive, mark it done. */
 void pm_req_finish_engine(struct pm_request *r, int rc, const proust_status_t *ps);

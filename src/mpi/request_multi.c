@@ -34,7 +34,15 @@ static void collect(struct pm_request *r, MPI_Request *handle, MPI_Status *st,
     }
     if (err != MPI_SUCCESS && !*failed)
         *failed = hold_comm(r);
-    pm_req_retire(r, handle);
+    int frc = pm_req_retire(r, handle); /* a generalized request's free function */
+    if (err == MPI_SUCCESS && frc != MPI_SUCCESS) {
+        if (st)
+            st->MPI_ERROR = frc;
+        if (!*failed) {
+            *failed = pm_comm_world;
+            pm_comm_retain(pm_comm_world);
+        }
+    }
 }
 
 /* Raise `code` on a held communicator and let it go. */
@@ -173,8 +181,11 @@ static int finish_index(int i, MPI_Request reqs[], MPI_Status *status, const cha
     int err = pm_request_poll(r, &f, NULL, false);
     pm_req_copy_status(status, r, err != MPI_SUCCESS);
     if (err == MPI_SUCCESS) {
-        pm_req_retire(r, &reqs[i]);
-        return MPI_SUCCESS;
+        int frc = pm_req_retire(r, &reqs[i]);
+        if (frc == MPI_SUCCESS)
+            return MPI_SUCCESS;
+        return pm_error(MPI_COMM_WORLD, frc, "%s: the generalized request's free function failed",
+                        fname);
     }
     struct pm_comm *c = hold_comm(r);
     pm_req_retire(r, &reqs[i]);

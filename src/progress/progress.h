@@ -102,7 +102,8 @@ struct proust__progress {
     _Atomic int pt_blocking;     /* the blocker is a progress thread */
     _Atomic int app_sleepers;    /* application threads asleep on the futex */
     /* application threads polling in a wait: the progress thread stays out
-     * of their way while there are some (entries changes at every wait) */
+     * of their way while there are some; entries changes at every wait and
+     * at every test, probe or progress call of an application thread */
     _Atomic int app_polling;
     _Atomic uint64_t app_entries;
     /* spin window */

@@ -80,14 +80,16 @@ void proust__pt_step(struct proust_session *s, struct proust__pt_state *st, prou
     struct proust__progress *p = &s->prog;
     int ev = proust__progress(s);
     proust__run_deferred();
-    if (ev > 0) {
+    uint64_t entries = atomic_load_explicit(&p->app_entries, memory_order_relaxed);
+    bool app_entered = entries != st->seen_entries;
+    if (ev > 0 && !app_entered) {
         st->idle_passes = 0;
         st->nap_ns = NAP_MIN_NS;
         return;
     }
-    uint64_t entries = atomic_load_explicit(&p->app_entries, memory_order_relaxed);
-    if (entries != st->seen_entries ||
-        atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 0) {
+    /* (events or not: an application that keeps calling in polls them
+     * itself, and our passes would only take the poll flags from it) */
+    if (app_entered || atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 0) {
         /* the application polls: stay out of its way, look again
          * later, and later still while it keeps polling */
         st->seen_entries = entries;

@@ -29,7 +29,7 @@ function(p2p_jobs prog)
 endfunction()
 
 foreach(prog p2p_data p2p_order p2p_wild p2p_ring p2p_persist p2p_mprobe p2p_req p2p_err
-        p2p_threads p2p_bsend p2p_abort)
+        p2p_threads p2p_bsend p2p_abort p2p_greq p2p_test_soon)
   if(EXISTS ${MPI_TEST_DIR}/${prog}.c)
     mpi_test_program(mpi_${prog} ${MPI_TEST_DIR}/${prog}.c)
   endif()
@@ -65,6 +65,13 @@ endif()
 if(TARGET mpi_p2p_bsend)
   p2p_jobs(p2p_bsend SHM 1 2 3 8 TCP 2 8)
 endif()
+# Generalized requests: the callbacks' error codes (one rank is enough).
+mpi_job(NAME p2p_greq_1 NPROCS 1 RAILS self,shm PROGRAM mpi_p2p_greq TIMEOUT 60)
+# A test soon after the event sees it, beside a progress thread (forced on
+# one rank; two ranks get what auto picks: a thread where cores are free).
+mpi_job(NAME p2p_test_soon_1 NPROCS 1 RAILS self,shm PROGRAM mpi_p2p_test_soon
+        ENV PROUST_PROGRESS=thread TIMEOUT 120)
+mpi_job(NAME p2p_test_soon_2 NPROCS 2 RAILS self,shm PROGRAM mpi_p2p_test_soon TIMEOUT 120)
 
 # MPI_Abort from one rank stops the whole job, proustrun exiting with the
 # code given (p2p_abort.sh checks the status and that no rank hung).
