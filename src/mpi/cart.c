@@ -526,7 +526,7 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
     GET_COMM(c, comm, "MPI_Topo_test");
     if (!status)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Topo_test: status is NULL");
-    *status = c->cart ? MPI_CART : MPI_UNDEFINED;
+    *status = c->cart ? MPI_CART : c->graph ? MPI_GRAPH : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
 PM_WEAK(Topo_test)

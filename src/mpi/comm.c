@@ -79,6 +79,7 @@ void pm_comm_release(struct pm_comm *c)
     if (c->is_inter)
         pm_group_release(c->remote);
     pm_cart_free(c->cart);
+    pm_graph_free(c->graph);
     pm_errhandler_release(c->errhandler);
     pm_context_free(c->context);
     free(c);

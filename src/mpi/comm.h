@@ -122,5 +122,9 @@ int pm_kv_get(int id, int kind, bool allow_predefined, MPI_Comm comm, const char
 struct pm_cart *pm_cart_new(int ndims, const int *dims, const int *periods, int rank);
 struct pm_cart *pm_cart_copy(const struct pm_cart *t);
 void pm_cart_free(struct pm_cart *t);
+/* (graph.c) */
+struct pm_graph *pm_graph_new(int nnodes, const int *index, const int *edges);
+struct pm_graph *pm_graph_copy(const struct pm_graph *t);
+void pm_graph_free(struct pm_graph *t);
 
 #endif /* PROUST_MPI_COMM_H */

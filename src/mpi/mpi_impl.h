@@ -224,10 +224,14 @@ void pm_group_retain(struct pm_group *g);
 void pm_group_release(struct pm_group *g);
 void pm_groups_init(void);
 
-/* ---- Communicators (comm*.c, intercomm.c, cart.c) ------------------------ */
+/* ---- Communicators (comm*.c, intercomm.c, cart.c, graph.c) ----------------- */
 struct pm_cart {
     int ndims;
     int *dims, *periods, *coords;
+};
+struct pm_graph {
+    int nnodes;
+    int *index, *edges; /* as given to MPI_Graph_create */
 };
 struct pm_comm {
     int handle;
@@ -244,6 +248,7 @@ struct pm_comm {
     _Atomic uint32_t coll_seq;   /* collectives started on this communicator */
     MPI_Errhandler errhandler;
     struct pm_cart *cart;        /* Cartesian topology, or NULL */
+    struct pm_graph *graph;      /* graph topology, or NULL */
     struct pm_attr *attrs;       /* attr.c */
     atomic_flag attr_lock;
     MPI_Info info;               /* hints given with set_info/dup_with_info */

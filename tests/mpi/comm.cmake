@@ -18,7 +18,7 @@ function(comm_jobs prog)
 endfunction()
 
 foreach(prog group_algebra comm_split comm_errors attr_cb cart_topo intercomm_basic
-        intercomm_roots comm_threads)
+        intercomm_roots graph_topo comm_threads)
   mpi_test_program(mpi_${prog} ${MPI_TEST_DIR}/${prog}.c)
 endforeach()
 
@@ -29,4 +29,5 @@ comm_jobs(attr_cb 1 2 4)
 comm_jobs(cart_topo 1 2 4 6 8)
 comm_jobs(intercomm_basic 2 3 4 5 8)
 comm_jobs(intercomm_roots 2 3 4 5)
+comm_jobs(graph_topo 1 2 3 5 8)
 comm_jobs(comm_threads 1 2 3 4)
