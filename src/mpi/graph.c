@@ -184,7 +184,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
     GET_GRAPH(t, c, comm, fn);
     if (!nneighbors)
         return pm_error(comm, MPI_ERR_ARG, "%s: nneighbors is NULL", fn);
-    int first;
+    int first = 0;
     return neighbors_of(comm, t, rank, &first, nneighbors, fn);
 }
 PM_WEAK(Graph_neighbors_count)
@@ -195,7 +195,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm, fn);
     GET_GRAPH(t, c, comm, fn);
-    int first, n;
+    int first = 0, n = 0;
     int rc = neighbors_of(comm, t, rank, &first, &n, fn);
     if (rc)
         return rc;
