@@ -108,12 +108,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     if (rc)
         return rc;
     /* The first nnodes ranks, in order, make the grid. */
-    struct pm_group *g = pm_group_new(nnodes, c->local->world);
-    if (!g)
-        return pm_error(comm_old, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     struct pm_comm *nc;
-    rc = pm_comm_create_impl(c, g, &nc);
-    pm_group_release(g);
+    rc = pm_comm_create_first(c, nnodes, &nc);
     if (rc)
         return pm_comm_fail(comm_old, rc, fn);
     if (nc) {

@@ -86,6 +86,9 @@ int pm_comm_split_impl(struct pm_comm *c, int color, int key, struct pm_comm **o
 /* Collective over intracomm c: a communicator over g (a subset of c's group,
  * the same at every process); *out NULL where this process is not in g. */
 int pm_comm_create_impl(struct pm_comm *c, struct pm_group *g, struct pm_comm **out);
+/* A communicator over the first n ranks of c, in order (the topology
+ * constructors); *out is NULL on the others. Collective over c. */
+int pm_comm_create_first(struct pm_comm *c, int n, struct pm_comm **out);
 /* Intercommunicator versions (intercomm.c). */
 int pm_intercomm_dup(struct pm_comm *c, struct pm_comm **out);
 int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **out);

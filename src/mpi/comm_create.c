@@ -41,6 +41,17 @@ int pm_comm_create_impl(struct pm_comm *c, struct pm_group *g, struct pm_comm **
     return MPI_SUCCESS;
 }
 
+int pm_comm_create_first(struct pm_comm *c, int n, struct pm_comm **out)
+{
+    *out = NULL;
+    struct pm_group *g = pm_group_new(n, c->local->world);
+    if (!g)
+        return MPI_ERR_NO_MEM;
+    int rc = pm_comm_create_impl(c, g, out);
+    pm_group_release(g);
+    return rc;
+}
+
 struct split_entry {
     int key, rank;
 };

@@ -108,12 +108,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
         return rc;
     /* The first nnodes ranks, in order, are the nodes (collective even
      * when nnodes is 0: everyone gets MPI_COMM_NULL). */
-    struct pm_group *g = pm_group_new(nnodes, c->local->world);
-    if (!g)
-        return pm_error(comm_old, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     struct pm_comm *nc;
-    rc = pm_comm_create_impl(c, g, &nc);
-    pm_group_release(g);
+    rc = pm_comm_create_first(c, nnodes, &nc);
     if (rc)
         return pm_comm_fail(comm_old, rc, fn);
     if (nc) {
