@@ -410,22 +410,32 @@ static int *select_color(const struct pm_group *g, const int *ck, int color, int
     return w;
 }
 
+/* Everyone learns the pair of ints of every member of both groups: *lp
+ * (local group, by rank) and *rp (remote group), both to free, even on an
+ * error. */
+static int pairs_of_both(struct pm_comm *c, const int mine[2], int **lp, int **rp)
+{
+    *rp = NULL;
+    *lp = malloc((size_t)c->size * 2 * sizeof **lp);
+    if (!*lp)
+        return MPI_ERR_NO_MEM;
+    struct inter_step s;
+    inter_step(&s, c);
+    int rc = pm_xg_allgather(&s.local, mine, *lp, 2 * sizeof *mine);
+    int rn = 0;
+    if (!rc)
+        rc = swap_lists(c, *lp, 2 * c->size, 2 * c->remote->size, rp, &rn);
+    if (!rc && rn != 2 * c->remote->size)
+        rc = MPI_ERR_INTERN;
+    return rc;
+}
+
 int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **out)
 {
     *out = NULL;
     int mine[2] = {color, key};
-    int *lck = malloc((size_t)c->size * 2 * sizeof *lck);
-    if (!lck)
-        return MPI_ERR_NO_MEM;
-    /* Everyone learns (color, key) of both groups. */
-    struct inter_step s;
-    inter_step(&s, c);
-    int rc = pm_xg_allgather(&s.local, mine, lck, sizeof mine);
-    int *rck = NULL, rn = 0;
-    if (!rc)
-        rc = swap_lists(c, lck, 2 * c->size, 2 * c->remote->size, &rck, &rn);
-    if (!rc && rn != 2 * c->remote->size)
-        rc = MPI_ERR_INTERN;
+    int *lck, *rck; /* (color, key) of both groups */
+    int rc = pairs_of_both(c, mine, &lck, &rck);
     uint16_t ids[2];
     if (!rc)
         rc = pm_context_alloc_n(c, 2, ids);
@@ -473,18 +483,9 @@ int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **o
 int pm_intercomm_split_shared(struct pm_comm *c, uint64_t host, int key, struct pm_comm **out)
 {
     *out = NULL;
-    int32_t mine[2] = {(int32_t)(host >> 32), (int32_t)(uint32_t)host};
-    int *lh = malloc((size_t)c->size * 2 * sizeof *lh);
-    if (!lh)
-        return MPI_ERR_NO_MEM;
-    struct inter_step s;
-    inter_step(&s, c);
-    int rc = pm_xg_allgather(&s.local, mine, lh, sizeof mine);
-    int *rh = NULL, rn = 0;
-    if (!rc)
-        rc = swap_lists(c, lh, 2 * c->size, 2 * c->remote->size, &rh, &rn);
-    if (!rc && rn != 2 * c->remote->size)
-        rc = MPI_ERR_INTERN;
+    int mine[2] = {(int32_t)(host >> 32), (int32_t)(uint32_t)host};
+    int *lh, *rh; /* the hosts of both groups */
+    int rc = pairs_of_both(c, mine, &lh, &rh);
     int color = MPI_UNDEFINED;
     for (int side = 0; !rc && host && side < 2; side++) {
         const struct pm_group *g = side ? c->remote : c->local;
