@@ -299,6 +299,7 @@ typedef struct {
     const char *spin_reason;
     int rdv_thread;        /* block mode: the rendezvous helper runs (PROUST_RDV_THREAD) */
     const char *rdv_thread_reason;
+    const char *wait_boost; /* what a waiter asleep on a loaded machine gets (PROUST_WAIT_BOOST) */
 } proust_progress_info_t;
 int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info);
 

@@ -5,6 +5,7 @@ proust_add_unit_test(unit_shm_ring unit/shm_ring_test.c)
 proust_add_unit_test(unit_shm_claim unit/shm_claim_test.c)
 proust_add_unit_test(unit_colocate unit/colocate_test.c)
 proust_add_unit_test(unit_shm_presence unit/shm_presence_test.c)
+proust_add_unit_test(unit_wait_boost unit/boost_test.c)
 
 # docs/CONFIG.md names every variable proust-info prints.
 add_test(NAME config_doc

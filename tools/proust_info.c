@@ -61,6 +61,7 @@ static void print_progress(void)
         if (pi.wake_us > 0)
             printf("  measured wake-up of a sleeping thread: %.1f us\n", pi.wake_us);
         printf("  rendezvous helper (PROUST_RDV_THREAD): %s\n", pi.rdv_thread_reason);
+        printf("  wait boost (PROUST_WAIT_BOOST): %s\n", pi.wait_boost);
     }
     char place[4096];
     if (proust_placement_describe(s, place, sizeof place) > 0)

@@ -52,6 +52,11 @@
       "every cpu busy, and the rank a waiter waits for is queued behind it on its cpu: "        \
       "migrate (the waiter moves to another cpu it may use; its affinity mask is kept) or "     \
       "sleep (it hands the cpu over)")                                                          \
+    X(WAIT_BOOST, "PROUST_WAIT_BOOST", "auto",                                                  \
+      "a thread asleep in a wait while its own process's threads keep every cpu busy takes a " \
+      "100 us slice (Linux 6.12+) and, where permitted (CAP_SYS_NICE or RLIMIT_NICE), a nice " \
+      "10 lower until the wait ends, so that its wake-up preempts them: auto, slice (the "     \
+      "slice only) or off")                                                                     \
     X(OFFLOAD_BYTES, "PROUST_OFFLOAD_BYTES", "1M",                                             \
       "a rendezvous copy of at least twice this size is cut into pieces of this size that "    \
       "idle threads (progress threads, waiting threads) copy in parallel; 0 = never "           \

@@ -616,6 +616,9 @@ struct proust__waiter {
     uint64_t idle_since_ns;
     uint64_t last_check_ns;
     int partner; /* the rank awaited + 1; 0: any (co-location, colocate.c) */
+    bool boosted; /* slept with a boosted priority (boost.c), undone at the end */
+    int8_t saved_nice;
+    uint8_t saved_flags;
     proust__done_fn done;
     void *ctx;
 };
@@ -640,6 +643,8 @@ static inline void proust__waiter_stop_polling(struct proust_session *s, struct 
 static inline void proust__waiter_end(struct proust_session *s, struct proust__waiter *w)
 {
     proust__waiter_stop_polling(s, w);
+    if (w->boosted)
+        proust__boost_end(w);
     if (w->counted) {
         w->counted = false;
         proust__helper_wait_ends(s);

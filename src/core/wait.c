@@ -245,7 +245,10 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
             return;
         }
     }
-    /* spun as long as sleeping costs: sleep */
+    /* spun as long as sleeping costs: sleep; loaded by our own threads,
+     * with a wake-up that preempts them (boost.c) */
+    if (loaded)
+        proust__boost_begin(s, w);
     proust__waiter_stop_polling(s, w);
     w->slept = true;
     if (w->done) {

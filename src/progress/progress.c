@@ -104,6 +104,10 @@ int proust__progress_init(struct proust_session *s)
         return PROUST_ERR_INVALID;
     }
     p->handoff_migrate = strcmp(h, "migrate") == 0;
+    if ((rc = proust__boost_parse(proust__config_str(PROUST_CFG_WAIT_BOOST), &p->boost_mode)))
+        return rc;
+    p->boost_reason = p->mode == PROUST__PROGRESS_POLL ? "none: waiters never sleep (poll mode)"
+                                                       : proust__boost_probe(p->boost_mode);
     if ((rc = choose_spin(p)) != PROUST_OK)
         return rc;
     if (p->mode != PROUST__PROGRESS_POLL) {
@@ -208,6 +212,7 @@ int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info
     info->spin_us = p->spin_ns == UINT64_MAX ? -1.0 : (double)p->spin_ns / 1000.0;
     info->wake_us = p->wake_us;
     info->spin_reason = p->spin_reason;
+    info->wait_boost = p->boost_reason;
     info->rdv_thread = p->helper;
     info->rdv_thread_reason = p->helper_reason ? p->helper_reason : "not started";
     return PROUST_OK;

@@ -111,6 +111,8 @@ struct proust__progress {
     double wake_us;           /* measured wake-up cost */
     const char *spin_reason;
     bool handoff_migrate;     /* PROUST_HANDOFF=migrate (colocate.c) */
+    int boost_mode;           /* PROUST_WAIT_BOOST (boost.c) */
+    const char *boost_reason; /* what a boosted wait gets here */
     _Atomic bool overcommitted; /* more runnable threads than cores */
     _Atomic uint64_t load_checked_ns;
     int ncpus;
@@ -195,6 +197,14 @@ bool proust__cpus_overcommitted(struct proust_session *s);
 /* ---- co-location with the partner (colocate.c) --------------------------------- */
 /* Move the calling thread off `cpu`, keeping its affinity mask. */
 bool proust__migrate_away(int cpu);
+
+/* boost.c: a waiter that sleeps while its process loads every cpu */
+enum { PROUST__BOOST_OFF, PROUST__BOOST_SLICE, PROUST__BOOST_AUTO };
+int proust__boost_parse(const char *v, int *mode);
+const char *proust__boost_probe(int mode);
+struct proust__waiter;
+void proust__boost_begin(struct proust_session *s, struct proust__waiter *w);
+void proust__boost_end(struct proust__waiter *w);
 /* The cpu this thread runs on, or -1. */
 int proust__current_cpu(void);
 /* A waiting thread polls on cpu at now_ns: tell local peers. */
