@@ -11,18 +11,20 @@
  * MPI, and stop on a flag after the K. Then rank 0 and rank 1's main
  * thread ping-pong `size` bytes (-s, 8) with MPI_Send / MPI_Recv: untimed
  * warm-up (a tenth of the budget), then timed round trips until -n
- * (20000) are done or -T seconds (1.0) have passed, whichever comes first
+ * (1000000) are done or -T seconds (1.0) have passed, whichever comes first
  * (rank 0 decides, and tells rank 1 in the message itself, so a slow K
  * costs at most about -T). Spinning MPIs may see milliseconds per round
  * trip here: the ping-pong thread competes with the compute threads for
- * the cores.
+ * the cores. -n is large so that each K runs its whole budget: at HZ=250
+ * a single stalled round trip costs 4 ms, 40 % of the mean of a 10 ms run.
  *
  * Thread level: MPI_THREAD_FUNNELED (only the main thread calls MPI).
  *
  * Output (rank 0): '#' lines, then one line per K:
  *   reactivity <K> <threads> <lat_mean> <lat_median> <round_trips>
  * lat_mean = loop time / (2 x round trips) in us (as bench/mpi/pingpong's
- * lat); lat_median = median round trip / 2, in us.
+ * lat); lat_median = median round trip / 2, in us. Then a comment line:
+ *   # stalls <K> <round trips over 1 ms> <their share of the loop, %> <max us>
  */
 #include "pg_common.h"
 
@@ -60,7 +62,7 @@ static void re_usage(FILE *f, const char *prog)
             "  -K  compute threads per core on rank 1, comma list (0,1,2,4,8)\n"
             "  -s  message size in bytes, >= 1 (8)\n"
             "  -T  time budget per K in seconds (1.0)\n"
-            "  -n  at most this many timed round trips per K (20000)\n",
+            "  -n  at most this many timed round trips per K (1000000)\n",
             prog);
 }
 
@@ -71,7 +73,7 @@ static int re_parse(int argc, char **argv, struct re_opts *o)
     memcpy(o->ks, def, sizeof def);
     o->size = 8;
     o->budget = 1.0;
-    o->iters = 20000;
+    o->iters = 1000000;
     int c;
     opterr = 0;
     while ((c = getopt(argc, argv, "K:s:T:n:h")) != -1) {
@@ -123,6 +125,25 @@ static long re_pingpong(unsigned char *buf, size_t size, long max, uint64_t budg
         } while (buf[0] != RE_STOP);
     }
     return n;
+}
+
+/* Round trips over 1 ms (a tick-long wait for a cpu, or worse): how
+ * many, their share of the loop time, and the worst. */
+static void re_print_stalls(long k, const double *rt, long n)
+{
+    double total = 0, stalled = 0, worst = 0;
+    long count = 0;
+    for (long i = 0; i < n; i++) {
+        total += rt[i];
+        if (rt[i] > worst)
+            worst = rt[i];
+        if (rt[i] > 1e6) {
+            stalled += rt[i];
+            count++;
+        }
+    }
+    printf("# stalls %ld %ld %.1f %.0f\n", k, count, total > 0 ? 100.0 * stalled / total : 0.0,
+           worst / 1e3);
 }
 
 int main(int argc, char **argv)
@@ -200,6 +221,7 @@ int main(int argc, char **argv)
             double mean = (double)loop / 1e3 / (2.0 * (double)n);
             double med = pg_median(rt, (size_t)n) / 1e3 / 2.0;
             printf("reactivity %ld %ld %.3f %.3f %ld\n", o.ks[k], nth, mean, med, n);
+            re_print_stalls(o.ks[k], rt, n);
             fflush(stdout);
         }
         MPI_Barrier(MPI_COMM_WORLD);
