@@ -20,7 +20,7 @@ if(TARGET proustrun)
     string(REPLACE "," "_" rtag "${rails}")
     add_test(NAME bench_pingpong_smoke_${rtag}
              COMMAND $<TARGET_FILE:proustrun> -n 2 $<TARGET_FILE:bench_pingpong>
-                     -i 0.001 -M 64K)
+                     -t all,testlat -i 0.001 -M 64K)
     set_tests_properties(bench_pingpong_smoke_${rtag} PROPERTIES TIMEOUT 120 LABELS bench
                          ENVIRONMENT "PROUST_RAILS=${rails}")
     foreach(strategy default aggreg)
@@ -52,7 +52,7 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
   foreach(rails "self,shm" "tcp")
     string(REPLACE "," "_" rtag "${rails}")
     add_test(NAME bench_mpi_pingpong_smoke_${rtag}
-             COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/pingpong -i 0.001 -M 64K)
+             COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/pingpong -t all,testlat -i 0.001 -M 64K)
     add_test(NAME bench_mpi_multiflow_smoke_${rtag}
              COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/multiflow -i 20)
     set(smoke bench_mpi_pingpong_smoke_${rtag} bench_mpi_multiflow_smoke_${rtag})

@@ -15,6 +15,7 @@
  *   void bk_isend(const void *buf, size_t len, int peer, int tag, bk_req_t *r)
  *   void bk_irecv(void *buf, size_t len, int peer, int tag, bk_req_t *r)
  *   void bk_waitall(size_t n, bk_req_t *reqs)
+ *   int  bk_test(bk_req_t *r)       1 when complete (the request is freed)
  * Every bk_* call aborts the job on error, so the loops check nothing.
  * Before each measurement ranks 0 and 1 synchronise with a 0-byte exchange
  * (bench_sync.h), so ranks beyond 1 take no part at all.
@@ -23,6 +24,10 @@
  *   lat   half round trip: rank 0 sends `size` bytes with a blocking send,
  *         rank 1 receives and sends them back; latency = loop time / (2 n),
  *         in microseconds.
+ *   testlat the same exchange completed by polling, as a task runtime does
+ *         between tasks: each side posts its receive, sends with a
+ *         nonblocking send, and calls Test on each until both complete
+ *         (rank 1 sends once its receive completed). Not part of "all".
  *   bw    rank 0 streams windows of `window` nonblocking sends of `size`
  *         bytes (all from one buffer); rank 1 pre-posts the matching
  *         receives (all into one buffer, as osu_bw does), waits, then sends a
@@ -50,7 +55,7 @@
 #include "bench_util.h"
 #include "bench_sync.h"
 
-enum { PP_LAT = 1u, PP_BW = 2u, PP_BIBW = 4u };
+enum { PP_LAT = 1u, PP_BW = 2u, PP_BIBW = 4u, PP_TESTLAT = 8u };
 enum { PP_TAG_LAT = 11, PP_TAG_BW = 12, PP_TAG_ACK = 13 };
 
 struct pp_opts {
@@ -65,9 +70,9 @@ struct pp_opts {
 static void pp_usage(FILE *f, const char *prog)
 {
     fprintf(f,
-            "usage: %s [-t lat|bw|bibw|all] [-m min] [-M max] [-i scale] [-r reps]\n"
+            "usage: %s [-t lat|bw|bibw|testlat|all] [-m min] [-M max] [-i scale] [-r reps]\n"
             "          [-w window] [-c cap]\n"
-            "  -t  test(s) to run, comma-separated (default all)\n"
+            "  -t  test(s) to run, comma-separated (default all = lat,bw,bibw)\n"
             "  -m  smallest size in bytes, K/M suffixes allowed (default 0)\n"
             "  -M  largest size (default 16M); sizes are 0 then powers of two\n"
             "  -i  iteration scale factor, e.g. 0.1 for a quick run (default 1)\n"
@@ -98,6 +103,7 @@ static int pp_parse(int argc, char **argv, struct pp_opts *o)
                 if (strcmp(tok, "lat") == 0) o->tests |= PP_LAT;
                 else if (strcmp(tok, "bw") == 0) o->tests |= PP_BW;
                 else if (strcmp(tok, "bibw") == 0) o->tests |= PP_BIBW;
+                else if (strcmp(tok, "testlat") == 0) o->tests |= PP_TESTLAT;
                 else if (strcmp(tok, "all") == 0) o->tests |= PP_LAT | PP_BW | PP_BIBW;
                 else return -1;
             }
@@ -185,6 +191,36 @@ static double pp_lat(size_t size, long n, unsigned char *sbuf, unsigned char *rb
     return 0.0;
 }
 
+/* Calls Test on each request until all are complete. */
+static void pp_test_until_done(size_t n, bk_req_t *reqs)
+{
+    for (size_t done = 0; done < n;) {
+        done = 0;
+        for (size_t i = 0; i < n; i++)
+            done += (size_t)bk_test(&reqs[i]);
+    }
+}
+
+/* One latency measurement completed with Test loops; microseconds (rank 0)
+ * or 0. reqs holds 2 requests. */
+static double pp_testlat(size_t size, long n, unsigned char *sbuf, unsigned char *rbuf,
+                         bk_req_t *reqs)
+{
+    long warm = pp_warmup(n);
+    uint64_t t0 = 0;
+    bk_sync();
+    for (long i = 0; i < warm + n; i++) {
+        if (i == warm) t0 = bench_now_ns();
+        bk_irecv(rbuf, size, 1 - bk_rank, PP_TAG_LAT, &reqs[0]);
+        if (bk_rank == 1)
+            pp_test_until_done(1, reqs);
+        bk_isend(sbuf, size, 1 - bk_rank, PP_TAG_LAT, &reqs[1]);
+        pp_test_until_done(bk_rank == 0 ? 2 : 1, bk_rank == 0 ? reqs : &reqs[1]);
+    }
+    uint64_t t1 = bench_now_ns();
+    return bk_rank == 0 ? (double)(t1 - t0) / 1e3 / (2.0 * (double)n) : 0.0;
+}
+
 /* One unidirectional bandwidth measurement; returns MB/s (rank 0) or 0. */
 static double pp_bw(size_t size, long w, long n, unsigned char *sbuf, unsigned char *rbuf,
                     bk_req_t *reqs)
@@ -254,7 +290,7 @@ static int pingpong_main(int argc, char **argv)
         bk_describe(stdout);
         printf("# ranks=%d sizes=%zu..%zu iscale=%g reps=%ld window=%ld cap=%zu\n", bk_size,
                o.min, o.max, o.iscale, o.reps, o.window, o.cap);
-        printf("# lat: half round trip, us | bw, bibw: MB/s (1e6 B/s), bibw counts both ways\n");
+        printf("# lat, testlat: half round trip, us | bw, bibw: MB/s (1e6 B/s), bibw counts both ways\n");
         printf("# test metric size value\n");
         fflush(stdout);
     }
@@ -270,16 +306,18 @@ static int pingpong_main(int argc, char **argv)
     if (!reqs) bench_die("out of memory");
 
     static const struct { unsigned bit; const char *name; } tests[] = {
-        {PP_LAT, "lat"}, {PP_BW, "bw"}, {PP_BIBW, "bibw"}};
+        {PP_LAT, "lat"}, {PP_BW, "bw"}, {PP_BIBW, "bibw"}, {PP_TESTLAT, "testlat"}};
     for (size_t t = 0; t < sizeof tests / sizeof tests[0]; t++) {
         if (!(o.tests & tests[t].bit)) continue;
         for (size_t size = o.min; size <= o.max; size = pp_next_size(size)) {
-            if (size == 0 && tests[t].bit != PP_LAT) continue;
+            if (size == 0 && !(tests[t].bit & (PP_LAT | PP_TESTLAT))) continue;
             long w = pp_window(&o, size);
             for (long r = 0; r < o.reps; r++) {
                 double v;
                 if (tests[t].bit == PP_LAT)
                     v = pp_lat(size, pp_lat_iters(size, o.iscale), sbuf, rbuf);
+                else if (tests[t].bit == PP_TESTLAT)
+                    v = pp_testlat(size, pp_lat_iters(size, o.iscale), sbuf, rbuf, reqs);
                 else if (tests[t].bit == PP_BW)
                     v = pp_bw(size, w, pp_bw_iters(size, w, o.iscale), sbuf, rbuf, reqs);
                 else

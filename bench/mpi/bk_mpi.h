@@ -82,6 +82,13 @@ static inline void bk_irecv(void *buf, size_t len, int peer, int tag, bk_req_t *
     MPI_Irecv(buf, bk_count(len), MPI_BYTE, peer, tag, MPI_COMM_WORLD, r);
 }
 
+static inline int bk_test(bk_req_t *r)
+{
+    int flag = 0;
+    MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+    return flag;
+}
+
 /* GCC >= 11 takes MPICH's MPI_STATUSES_IGNORE ((MPI_Status *)1) for an
  * array of size 0 and warns (-Wstringop-overflow); the call is correct. */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 7

@@ -5,7 +5,7 @@
  * bench/native/pingpong.c, which also documents the options and the output.
  *
  *   mpicc -O2 -o pingpong bench/mpi/pingpong.c
- *   mpiexec -n 2 ./pingpong [-t lat|bw|bibw|all] [-m min] [-M max] [-i scale]
+ *   mpiexec -n 2 ./pingpong [-t lat|bw|bibw|testlat|all] [-m min] [-M max] [-i scale]
  *                           [-r reps] [-w window] [-c cap]
  */
 #include "bk_mpi.h"

@@ -90,4 +90,12 @@ static inline void bk_waitall(size_t n, bk_req_t *reqs)
     if (rc != PROUST_OK) bk_check(rc, "proust_waitall");
 }
 
+static inline int bk_test(bk_req_t *r)
+{
+    int flag = 0;
+    int rc = proust_test(r, &flag, NULL);
+    if (rc != PROUST_OK) bk_check(rc, "proust_test");
+    return flag;
+}
+
 #endif /* PROUST_BENCH_NATIVE_H */

@@ -4,7 +4,7 @@
  * bench/common/pingpong_core.h (shared with bench/mpi/pingpong.c), which
  * also documents what is measured, the options and the output format.
  *
- *   proustrun -n 2 proust-bench-pingpong [-t lat|bw|bibw|all] [-m min]
+ *   proustrun -n 2 proust-bench-pingpong [-t lat|bw|bibw|testlat|all] [-m min]
  *             [-M max] [-i scale] [-r reps] [-w window] [-c cap]
  */
 #include "bk_native.h"
