@@ -37,6 +37,7 @@
  * PROUST_PROGRESS / PROUST_LOCKING / PROUST_SPIN_US value); after the
  * variables are removed, proust_init must succeed.
  */
+#include <string.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -124,6 +125,10 @@ static void test_info(void)
                    "auto spin window %g us, documented bounds 5-200", info.spin_us);
     }
     EXPECT(info.spin_reason != NULL, "no spin_reason");
+    EXPECT(info.wait_boost != NULL && info.wait_boost[0], "no wait_boost");
+    if (info.spin_us < 0)
+        EXPECT(strstr(info.wait_boost, "never sleep") != NULL, "poll mode boost: %s",
+               info.wait_boost);
     CHECK_RC(proust_progress_info(S, NULL), PROUST_ERR_INVALID);
     CHECK_RC(proust_progress_info(NULL, &info), PROUST_ERR_STATE);
 }
