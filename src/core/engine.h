@@ -513,17 +513,29 @@ int proust__offer_uses_run(struct proust_session *s);
 /* Drop the queued uses for `peer` (it failed), or all (peer < 0). */
 void proust__offer_uses_forget(struct proust_session *s, int peer);
 void proust__offer_decline(struct proust_session *s, int peer, struct proust__offer_in *o);
+/* Sender: should a matching offer from `peer` be written into? (not while
+ * we have a receive posted from it) */
+bool proust__offer_worth_using(struct proust_session *s, int peer);
 
 /* ---- receive path (recv_path.c) ------------------------------------------- */
 void proust__on_packet(void *engine, int peer, const void *data, size_t len);
 void *proust__on_put_target(void *engine, int peer, uint64_t token, uint64_t offset, size_t len);
 void proust__on_put_done(void *engine, int peer, uint64_t token, uint64_t offset, size_t len);
 void proust__on_peer_failed(void *engine, int peer, int status, const char *why);
+/* How a receive is posted (proust__recv_post). */
+enum {
+    /* a nonblocking call: a rendezvous it matches at once is copied by the
+     * next progress pass, not inside the call (its caller's own sends must
+     * leave first: two ranks exchanging 4 MiB each copied one after the
+     * other when each Irecv pulled its peer's message before its Isend) */
+    PROUST__POST_NONBLOCKING = 1u,
+    PROUST__POST_MAY_OFFER = 2u, /* may be offered to its sender (offer.c) */
+};
 /* A receive was just posted: match it against unexpected messages (takes the
- * match locks). may_offer: a nonblocking receive, which may be offered to
- * its sender (offer.c). */
-int proust__recv_post(struct proust_session *s, struct proust_request *req, bool may_offer);
-/* Receive a message taken out of matching by proust_improbe. */
+ * match locks). how: PROUST__POST_* flags. */
+int proust__recv_post(struct proust_session *s, struct proust_request *req, unsigned how);
+/* Receive a message taken out of matching by proust_improbe (nonblocking:
+ * a rendezvous is copied by the next progress pass). */
 int proust__recv_post_message(struct proust_session *s, struct proust_request *req,
                               struct proust__inmsg *m);
 /* Receiver side of the rendezvous (recv_rdv.c), no lock held. */

@@ -150,7 +150,7 @@ int proust_unpack_end(proust_pack_t *pack, proust_request_t **reqp)
         return PROUST_ERR_NOMEM;
     struct proust_session *s = pack->s;
     free(pack);
-    proust__recv_post(s, req, false);
+    proust__recv_post(s, req, PROUST__POST_NONBLOCKING);
     *reqp = req;
     proust__run_deferred();
     return PROUST_OK;

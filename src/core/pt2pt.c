@@ -87,7 +87,7 @@ int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_
     if (!req)
         return PROUST_ERR_NOMEM;
     fill_recv(req, buf, len, source, tag, mask);
-    proust__recv_post(s, req, true);
+    proust__recv_post(s, req, PROUST__POST_NONBLOCKING | PROUST__POST_MAY_OFFER);
     proust__helper_engage(s, req);
     *reqp = req;
     proust__run_deferred();
@@ -148,7 +148,7 @@ int proust_recv(proust_session_t *s, void *buf, size_t len, int source, proust_t
     struct proust_request req;
     proust__request_init(&req, s, PROUST__REQ_RECV);
     fill_recv(&req, buf, len, source, tag, mask);
-    proust__recv_post(s, &req, false);
+    proust__recv_post(s, &req, 0);
     proust__wait_request(&req);
     proust__run_deferred();
     if (status)

@@ -527,13 +527,13 @@ static void recv_take(struct proust_session *s, struct proust_request *req,
     }
 }
 
-static int recv_post(struct proust_session *s, struct proust_request *req, bool may_offer)
+static int recv_post(struct proust_session *s, struct proust_request *req, unsigned how)
 {
     struct proust__offer_msg offer;
     bool offered = false;
     struct actions acts;
     acts.n = 0;
-    acts.defer_gets = false;
+    acts.defer_gets = (how & PROUST__POST_NONBLOCKING) != 0;
     /* ANY_SOURCE: every stripe, so no message can arrive between the search
      * of the unexpected messages and the queueing of the receive */
     proust__match_lock_source(s, req->peer);
@@ -549,7 +549,7 @@ static int recv_post(struct proust_session *s, struct proust_request *req, bool 
     } else {
         req->where = PROUST__IN_POSTED;
         proust__posted_append(s, req);
-        offered = may_offer && proust__offer_prepare(s, req, &offer);
+        offered = (how & PROUST__POST_MAY_OFFER) && proust__offer_prepare(s, req, &offer);
     }
     proust__match_unlock_source(s, req->peer);
     if (acts.n)
@@ -559,10 +559,10 @@ static int recv_post(struct proust_session *s, struct proust_request *req, bool 
     return PROUST_OK;
 }
 
-int proust__recv_post(struct proust_session *s, struct proust_request *req, bool may_offer)
+int proust__recv_post(struct proust_session *s, struct proust_request *req, unsigned how)
 {
     PROUST__COARSE_ENTER(&s->prog);
-    int rc = recv_post(s, req, may_offer);
+    int rc = recv_post(s, req, how);
     PROUST__COARSE_LEAVE(&s->prog);
     if (req->total >= PROUST__KICK_BYTES) /* its RTS may come while we compute */
         proust__threads_kick(s);
@@ -574,7 +574,7 @@ int proust__recv_post_message(struct proust_session *s, struct proust_request *r
 {
     struct actions acts;
     acts.n = 0;
-    acts.defer_gets = false;
+    acts.defer_gets = true;
     struct proust__gate *g = &s->gates[m->source];
     PROUST__COARSE_ENTER(&s->prog);
     proust__match_lock(g);

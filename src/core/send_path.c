@@ -236,7 +236,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
     PROUST__COARSE_LEAVE(&s->prog);
     if (__builtin_expect(todo.what != 0, 0)) {
         /* after the message: the receiver matches it first */
-        if (todo.what > 0)
+        if (todo.what > 0 && proust__offer_worth_using(s, req->peer))
             proust__offer_queue_use(s, req->peer, todo.rts_token, todo.o);
         else
             proust__offer_decline(s, req->peer, todo.o);

@@ -22,6 +22,10 @@
  *     takes the offer back and pulls the data in well under that.
  *  J. cancel never waits for the peer: an offered receive cancelled while
  *     its sender computes 1.5 s (or sits in finalize) returns at once.
+ *  K. a nonblocking receive (irecv, imrecv) that finds its rendezvous
+ *     already there leaves the copy to the next progress call: the buffer
+ *     is untouched when the call returns (without a thread that could run
+ *     it meanwhile), and Test loops alone complete it with the data.
  */
 #include "test_util.h"
 
@@ -296,6 +300,68 @@ static void phase_i(void)
     free(p);
 }
 
+/* Receive with Test calls only; the data must be whole. */
+static void test_until_done(proust_request_t *r, size_t n, proust_tag_t tag)
+{
+    proust_status_t st;
+    int flag = 0;
+    double t0 = tu_now();
+    while (!flag && tu_now() - t0 < 20.0)
+        CHECK(proust_test(&r, &flag, &st));
+    EXPECT(flag, "a receive driven by proust_test alone never completed");
+    if (flag)
+        EXPECT_STATUS(st, peer, tag, n, n, PROUST_OK);
+}
+
+static void phase_k(void)
+{
+    TU_PHASE("K: a nonblocking receive does not copy inside the call");
+    size_t n = (1u << 20) + 13;
+    uint8_t *p = malloc(n);
+    proust_progress_info_t info;
+    CHECK(proust_progress_info(S, &info));
+    /* nobody else may run the queued copy between the call and our look */
+    int quiet = can_pull && info.threads == 0 && !info.rdv_thread;
+    for (int how = 0; how < 2; how++) {
+        proust_tag_t tag = TAG | 0xB00 | (uint64_t)how;
+        if (tu_rank == 1) {
+            tu_fill(p, n, 1100 + (uint64_t)how);
+            proust_request_t *r;
+            CHECK(proust_isend(S, p, n, peer, tag, &r));
+            CHECK(proust_wait(&r, NULL));
+        } else {
+            memset(p, 0, n);
+            proust_status_t st;
+            int flag = 0;
+            double t0 = tu_now();
+            proust_request_t *r = NULL;
+            if (how == 0) { /* the RTS is seen (unexpected) before the receive */
+                while (!flag && tu_now() - t0 < 20.0)
+                    CHECK(proust_iprobe(S, peer, tag, PROUST_TAG_MASK_FULL, &flag, &st));
+                EXPECT(flag, "the rendezvous never showed up");
+                CHECK(proust_irecv(S, p, n, peer, tag, PROUST_TAG_MASK_FULL, &r));
+            } else {
+                proust_message_t *m = NULL;
+                while (!flag && tu_now() - t0 < 20.0)
+                    CHECK(proust_improbe(S, peer, tag, PROUST_TAG_MASK_FULL, &flag, &m, &st));
+                EXPECT(flag, "the rendezvous never showed up");
+                CHECK(proust_imrecv(S, m, p, n, &r));
+            }
+            if (quiet) {
+                size_t touched = 0;
+                for (size_t i = 0; i < n; i++)
+                    touched += p[i] != 0;
+                EXPECT(touched == 0, "%s copied %zu bytes before returning",
+                       how ? "proust_imrecv" : "proust_irecv", touched);
+            }
+            test_until_done(r, n, tag);
+            EXPECT_PATTERN(p, n, 1100 + (uint64_t)how, "%s then test", how ? "imrecv" : "irecv");
+        }
+        tu_barrier(S);
+    }
+    free(p);
+}
+
 static void phase_j(void)
 {
     TU_PHASE("J: cancel does not wait for the sender");
@@ -337,6 +403,7 @@ int main(int argc, char **argv)
     phase_h();
     phase_i();
     phase_j();
+    phase_k();
     tu_barrier(S);
     if (tu_rank == 0)
         printf("offer: ok\n");
