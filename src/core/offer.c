@@ -226,7 +226,7 @@ bool proust__offer_withdraw(struct proust_session *s, struct proust_request *req
  * us a round against 21-26 us with reads alone; reads ~15 us, writes ~17
  * us each when always done the same way, 22-30 us mixed). A one-way sender
  * (a blocking send to a rank that computes) still writes. */
-static bool worth_using(struct proust_session *s, int peer)
+bool proust__offer_worth_using(struct proust_session *s, int peer)
 {
     if (atomic_load_explicit(&s->any_posted, memory_order_relaxed))
         return false;
@@ -235,11 +235,6 @@ static bool worth_using(struct proust_session *s, int peer)
     bool expecting = g->posted_head != NULL;
     proust__match_unlock(g);
     return !expecting;
-}
-
-bool proust__offer_worth_using(struct proust_session *s, int peer)
-{
-    return worth_using(s, peer);
 }
 
 void proust__send_on_offer(struct proust_session *s, int peer, const struct proust__chunk_hdr *h,
@@ -280,7 +275,7 @@ void proust__send_on_offer(struct proust_session *s, int peer, const struct prou
     else
         keep = false;
     proust__unlock(&g->lock);
-    if (use && worth_using(s, peer))
+    if (use && proust__offer_worth_using(s, peer))
         proust__offer_queue_use(s, peer, use, &o);
     else if (!keep)
         proust__offer_decline(s, peer, &o);
