@@ -221,6 +221,9 @@ struct proust__gate {
     struct proust__inmsg *active; /* matched messages still receiving segments */
     struct proust__inmsg *unexp_head, *unexp_tail;
     struct proust_request *posted_head, *posted_tail;
+    /* offers this peer declined for an exchange (offer.c): receives left
+     * to post without offering, and the next such pause */
+    uint16_t offer_skip, offer_backoff;
     _Atomic int pending_work; /* window or driver queue non-empty */
     /* sends waiting for the peer (CTS, FIN, ACK), under gate->lock */
     struct proust_request *waiting_head, *waiting_tail;
@@ -492,7 +495,7 @@ void proust__offer_drop(struct proust_session *s, struct proust_request *req);
 bool proust__offer_withdraw(struct proust_session *s, struct proust_request *req,
                             uint64_t *token);
 /* Receiver: OFFER_NO from peer (no lock held). */
-void proust__recv_on_offer_no(struct proust_session *s, int peer, uint64_t token);
+void proust__recv_on_offer_no(struct proust_session *s, int peer, uint64_t token, bool exchange);
 /* Sender: OFFER / REVOKE from peer (no lock held). */
 void proust__send_on_offer(struct proust_session *s, int peer, const struct proust__chunk_hdr *h,
                            const uint8_t *body);
@@ -512,7 +515,10 @@ void proust__offer_queue_use(struct proust_session *s, int peer, uint64_t sender
 int proust__offer_uses_run(struct proust_session *s);
 /* Drop the queued uses for `peer` (it failed), or all (peer < 0). */
 void proust__offer_uses_forget(struct proust_session *s, int peer);
-void proust__offer_decline(struct proust_session *s, int peer, struct proust__offer_in *o);
+/* `exchange`: declined because we wait for a message from that peer
+ * (proust__offer_worth_using said no): it pauses its offers to us. */
+void proust__offer_decline(struct proust_session *s, int peer, struct proust__offer_in *o,
+                           bool exchange);
 /* Sender: should a matching offer from `peer` be written into? (not while
  * we have a receive posted from it) */
 bool proust__offer_worth_using(struct proust_session *s, int peer);
@@ -568,9 +574,10 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
 /* Queue a control chunk (CTS/FIN/ACK) to peer; takes the gate lock. */
 int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint64_t token,
                          const void *body, size_t body_len);
-/* The same with the header's seq and tag set (OFFER). */
-int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, uint64_t token,
-                             uint32_t seq, proust_tag_t tag, const void *body, size_t body_len);
+/* The same with the header's flags, seq and tag set (OFFER, OFFER_NO). */
+int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, uint8_t flags,
+                             uint64_t token, uint32_t seq, proust_tag_t tag, const void *body,
+                             size_t body_len);
 void proust__on_send_done(void *engine, void *ctx, int status);
 /* Sender side of a CTS: start the puts. */
 void proust__send_on_cts(struct proust_session *s, int peer, const struct proust__cts_body *cts);

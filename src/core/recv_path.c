@@ -465,7 +465,8 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
             } else if (ch.hdr.type == PROUST__CH_OFFER) {
                 proust__send_on_offer(s, peer, &ch.hdr, ch.body);
             } else if (ch.hdr.type == PROUST__CH_OFFER_NO) {
-                proust__recv_on_offer_no(s, peer, ch.hdr.total);
+                proust__recv_on_offer_no(s, peer, ch.hdr.total,
+                                         (ch.hdr.flags & PROUST__CF_EXCHANGE) != 0);
             } else if (ch.hdr.type == PROUST__CH_REVOKE) {
                 proust__send_on_revoke(s, peer, ch.hdr.total);
             } else {

@@ -236,10 +236,12 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
     PROUST__COARSE_LEAVE(&s->prog);
     if (__builtin_expect(todo.what != 0, 0)) {
         /* after the message: the receiver matches it first */
-        if (todo.what > 0 && proust__offer_worth_using(s, req->peer))
+        if (todo.what < 0)
+            proust__offer_decline(s, req->peer, todo.o, false);
+        else if (proust__offer_worth_using(s, req->peer))
             proust__offer_queue_use(s, req->peer, todo.rts_token, todo.o);
         else
-            proust__offer_decline(s, req->peer, todo.o);
+            proust__offer_decline(s, req->peer, todo.o, true);
         free(todo.o);
     }
     /* A rendezvous on a rail where the sender must push the data (no get:
@@ -294,11 +296,12 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
 int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint64_t token,
                          const void *body, size_t body_len)
 {
-    return proust__send_control_ext(s, peer, type, token, 0, 0, body, body_len);
+    return proust__send_control_ext(s, peer, type, 0, token, 0, 0, body, body_len);
 }
 
-int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, uint64_t token,
-                             uint32_t seq, proust_tag_t tag, const void *body, size_t body_len)
+int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, uint8_t flags,
+                             uint64_t token, uint32_t seq, proust_tag_t tag, const void *body,
+                             size_t body_len)
 {
     struct proust__gate *g = &s->gates[peer];
     struct proust__chunk *c = calloc(1, sizeof *c);
@@ -307,6 +310,7 @@ int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, u
     c->owned = true;
     c->urgent = true;
     c->hdr.type = type;
+    c->hdr.flags = flags;
     c->hdr.total = token;
     c->hdr.seq = seq;
     c->hdr.tag = tag;

@@ -33,13 +33,16 @@ enum proust__chunk_type {
                              straight into it: total = receiver token, tag, seq = the
                              receiver's next expected sequence number, body = struct
                              proust__offer_body + key; answered by DONE or OFFER_NO */
-    PROUST__CH_OFFER_NO = 9, /* the offer was not used: total = receiver token */
+    PROUST__CH_OFFER_NO = 9, /* the offer was not used: total = receiver token,
+                                flags: PROUST__CF_EXCHANGE */
     PROUST__CH_REVOKE = 10,  /* the offered receive is being cancelled: total = token */
     PROUST__CH_TYPE_MAX = 10,
 };
 
 /* chunk flags */
 #define PROUST__CF_SYNC 0x1u /* sender wants an ACK when matched (DATA) */
+#define PROUST__CF_EXCHANGE 0x2u /* OFFER_NO: declined because the sender waits for a \
+                                    message from the receiver itself (offer.c) */
 
 struct proust__pkt_hdr {
     uint16_t magic;

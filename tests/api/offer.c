@@ -26,6 +26,10 @@
  *     already there leaves the copy to the next progress call: the buffer
  *     is untouched when the call returns (without a thread that could run
  *     it meanwhile), and Test loops alone complete it with the data.
+ *  L. after an exchange (both sides Irecv + Isend: each declines the
+ *     other's offers and the receivers pause them), a one-way sender gets
+ *     offers again: its blocking send completes while the receiver sleeps
+ *     in the last rounds of 80 (the pause is 64 receives at most).
  */
 #include "test_util.h"
 
@@ -362,6 +366,58 @@ static void phase_k(void)
     free(p);
 }
 
+static void phase_l(void)
+{
+    TU_PHASE("L: offers come back after an exchange");
+    size_t n = 256u << 10; /* over PROUST_OFFER_BYTES in every configuration run */
+    uint8_t *sb = malloc(n), *rb = malloc(n);
+    const char *ob = getenv("PROUST_OFFER_BYTES");
+    proust_progress_info_t info;
+    CHECK(proust_progress_info(S, &info));
+    /* without offers, or with a thread that answers the RTS, every send is fast */
+    int judged = can_pull && info.threads == 0 && !info.rdv_thread && !(ob && !strcmp(ob, "0"));
+    for (int i = 0; i < 40; i++) { /* the exchange */
+        proust_tag_t tag = TAG | 0xC00;
+        proust_request_t *r[2];
+        tu_fill(sb, n, 1200 + (uint64_t)i * 2 + (uint64_t)tu_rank);
+        CHECK(proust_irecv(S, rb, n, peer, tag, PROUST_TAG_MASK_FULL, &r[0]));
+        CHECK(proust_isend(S, sb, n, peer, tag, &r[1]));
+        proust_status_t st[2];
+        CHECK(proust_waitall(2, r, st));
+        EXPECT_STATUS(st[0], peer, tag, n, n, PROUST_OK);
+        EXPECT_PATTERN(rb, n, 1200 + (uint64_t)i * 2 + (uint64_t)peer, "exchange round %d", i);
+    }
+    enum { ROUNDS = 80, LAST = 8, NAP_MS = 20 };
+    int fast_last = 0;
+    for (int i = 0; i < ROUNDS; i++) { /* one way: 1 sends, 0 receives and sleeps */
+        proust_tag_t tag = TAG | 0xC01, go = TAG | 0xC02;
+        char tok = 0;
+        if (tu_rank == 0) {
+            proust_request_t *r;
+            CHECK(proust_irecv(S, rb, n, peer, tag, PROUST_TAG_MASK_FULL, &r));
+            CHECK(proust_send(S, &tok, 1, peer, go)); /* after the offer */
+            tu_sleep_ms(NAP_MS);
+            proust_status_t st;
+            CHECK(proust_wait(&r, &st));
+            EXPECT_STATUS(st, peer, tag, n, n, PROUST_OK);
+            EXPECT_PATTERN(rb, n, 1300 + (uint64_t)i, "one-way round %d", i);
+        } else {
+            tu_fill(sb, n, 1300 + (uint64_t)i);
+            CHECK(proust_recv(S, &tok, 1, peer, go, PROUST_TAG_MASK_FULL, NULL));
+            double t0 = tu_now();
+            CHECK(proust_send(S, sb, n, peer, tag));
+            if (i >= ROUNDS - LAST && tu_now() - t0 < NAP_MS / 2 * 1e-3)
+                fast_last++;
+        }
+    }
+    EXPECT(!judged || tu_rank == 0 || fast_last > LAST / 2,
+           "only %d of the last %d blocking sends completed while the receiver slept: its "
+           "offers did not come back after the exchange", fast_last, LAST);
+    tu_barrier(S);
+    free(sb);
+    free(rb);
+}
+
 static void phase_j(void)
 {
     TU_PHASE("J: cancel does not wait for the sender");
@@ -404,6 +460,7 @@ int main(int argc, char **argv)
     phase_i();
     phase_j();
     phase_k();
+    phase_l();
     tu_barrier(S);
     if (tu_rank == 0)
         printf("offer: ok\n");
