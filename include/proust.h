@@ -119,6 +119,14 @@ int proust_issend(proust_session_t *s, const void *buf, size_t len, int dest,
 int proust_irecv(proust_session_t *s, void *buf, size_t len, int source,
                  proust_tag_t tag, proust_tag_t mask, proust_request_t **req);
 
+/* Send now or not at all: PROUST_OK when the message left inside the call
+ * (an eager message with nothing queued ahead of it to `dest`: the buffer
+ * may be reused, there is nothing to wait for); PROUST_ERR_BUSY when it
+ * would have had to wait (rendezvous size, a full queue, an aggregating
+ * strategy): nothing was sent, post it with proust_isend. Other errors as
+ * proust_isend. Order with the other sends to `dest` is kept. */
+int proust_try_send(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag);
+
 /* Blocking helpers: post then wait. */
 int proust_send(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag);
 int proust_ssend(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag);

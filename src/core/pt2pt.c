@@ -114,16 +114,38 @@ int proust_imrecv(proust_session_t *s, proust_message_t *msg, void *buf, size_t 
     return PROUST_OK;
 }
 
+/* An eager message sent from the caller's thread, with no request:
+ * PROUST_ERR_BUSY when it would have to wait (rendezvous size, a rail that
+ * sends only from its queue, a strategy that gathers before sending, or
+ * chunks queued ahead of it, checked under the gate lock). */
+static int send_now(struct proust_session *s, const void *buf, size_t len, int dest,
+                    proust_tag_t tag)
+{
+    struct proust__gate *g = &s->gates[dest];
+    if (len < g->rdv_threshold && g->rail->ops->try_send && s->strategy->flush_on_submit)
+        return proust__send_eager_now(s, g, buf, len, tag);
+    return PROUST_ERR_BUSY;
+}
+
+int proust_try_send(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag)
+{
+    int rc = check_session(s);
+    if (rc != PROUST_OK)
+        return rc;
+    if (!buf && len)
+        return PROUST_ERR_INVALID;
+    if (dest < 0 || dest >= s->size)
+        return PROUST_ERR_RANK;
+    return send_now(s, buf, len, dest, tag);
+}
+
 int proust_send(proust_session_t *s, const void *buf, size_t len, int dest, proust_tag_t tag)
 {
     /* an eager message that can leave at once needs no request */
     if (check_session(s) == PROUST_OK && (buf || !len) && dest >= 0 && dest < s->size) {
-        struct proust__gate *g = &s->gates[dest];
-        if (len < g->rdv_threshold && g->rail->ops->try_send && s->strategy->flush_on_submit) {
-            int rc = proust__send_eager_now(s, g, buf, len, tag);
-            if (rc != PROUST_ERR_BUSY)
-                return rc;
-        }
+        int rc = send_now(s, buf, len, dest, tag);
+        if (rc != PROUST_ERR_BUSY)
+            return rc;
     }
     proust_request_t *req;
     int rc = post_send(s, buf, len, dest, tag, false, true, &req);

@@ -21,8 +21,9 @@ PM_TABLE_INIT(pm_op_table, "operation", PROUST_MPI_KIND_OP, PROUST_MPI_NUM_PREDE
 PM_TABLE_INIT(pm_errh_table, "error handler", PROUST_MPI_KIND_ERRHANDLER, 2);
 PM_TABLE_INIT(pm_info_table, "info", PROUST_MPI_KIND_INFO, 1);
 /* Request index 0 would make handle KIND_REQUEST|0, which is fine, but we
- * keep it unused so that a request handle is never a small number. */
-PM_TABLE_INIT(pm_request_table, "request", PROUST_MPI_KIND_REQUEST, 1);
+ * keep it unused so that a request handle is never a small number; index 1
+ * is the shared request of sends that left at once (PM_REQ_SENT_HANDLE). */
+PM_TABLE_INIT(pm_request_table, "request", PROUST_MPI_KIND_REQUEST, 2);
 PM_TABLE_INIT(pm_message_table, "message", PROUST_MPI_KIND_MESSAGE, 1);
 
 static struct pm_table *const all_tables[] = {

@@ -52,6 +52,7 @@ static int init_common(int required, int *provided, const char *fname)
         *provided = pm_thread_level;
     main_thread = pthread_self();
     pm_tables_init();
+    pm_requests_init();
     pm_errhandler_init();
     pm_datatypes_init();
     for (int i = 0; i < PM_TYPE_FIRST_USER; i++) {

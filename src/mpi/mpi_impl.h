@@ -345,6 +345,12 @@ static inline struct pm_request *pm_request_get(MPI_Request h)
     struct pm_request *r = (struct pm_request *)pm_table_get(&pm_request_table, h);
     return r && __atomic_load_n(&r->kind, __ATOMIC_ACQUIRE) != PM_REQ_FREE ? r : NULL;
 }
+/* The request of every MPI_Isend whose message left inside the call: shared,
+ * complete from the start, never freed (request.c). Its handle is fixed, so
+ * Wait and Waitall recognise it without a lookup. */
+#define PM_REQ_SENT_HANDLE ((MPI_Request)(PROUST_MPI_KIND_REQUEST | 1))
+extern struct pm_request pm_req_sent;
+void pm_requests_init(void);
 /* COLL/GREQ/DONE: mark complete with MPI error `err` (status already set). */
 void pm_request_set_done(struct pm_request *r, int err);
 /* Is it complete? Fills *st (unless NULL) without releasing it. Progresses

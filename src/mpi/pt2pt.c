@@ -260,11 +260,19 @@ static int isend_api(const char *fname, const void *buf, int count, MPI_Datatype
     /* Fast path: what MPI_Send's takes, with a request. */
     if (PM_LIKELY(c && esize >= 0 && count >= 0 && (unsigned)tag <= PM_TAG_UB &&
                   (unsigned)dest < (unsigned)c->remote->size && request && mode != 'S')) {
+        size_t len = (size_t)count * (size_t)esize;
+        int peer = pm_comm_peer(c, dest);
+        proust_tag_t ptag = c->tag_pt2pt | c->tag_src | (proust_tag_t)tag;
+        /* An eager message that can leave now needs no request of its own;
+         * anything else (busy, or an error the request will carry as
+         * before) takes the request path. */
+        if (PM_LIKELY(proust_try_send(pm_session, buf, len, peer, ptag) == PROUST_OK)) {
+            *request = PM_REQ_SENT_HANDLE;
+            return MPI_SUCCESS;
+        }
         struct pm_request *r = pm_request_new(PM_REQ_SEND, c);
         if (PM_LIKELY(r != NULL)) {
-            int rc = proust_isend(pm_session, buf, (size_t)count * (size_t)esize,
-                                  pm_comm_peer(c, dest),
-                                  c->tag_pt2pt | c->tag_src | (proust_tag_t)tag, &r->preq);
+            int rc = proust_isend(pm_session, buf, len, peer, ptag, &r->preq);
             if (PM_LIKELY(rc == PROUST_OK)) {
                 r->status.MPI_SOURCE = dest;
                 r->status.MPI_TAG = tag;

@@ -43,6 +43,24 @@ static void req_cache_key_init(void)
     pthread_key_create(&req_cache_key, req_cache_drain);
 }
 
+/* An MPI_Isend whose eager message left inside the call (proust_try_send)
+ * has nothing to wait for: it gets this request, as MPICH gives its
+ * lightweight one, instead of an MPI request and an engine request of its
+ * own. Nothing writes to it after init: lookups read it, retiring it only
+ * clears the caller's handle. The standard leaves a send's status undefined
+ * but for MPI_ERROR and the cancelled flag, both clear here. */
+struct pm_request pm_req_sent = {
+    .handle = PM_REQ_SENT_HANDLE,
+    .kind = PM_REQ_DONE,
+    .done = 1,
+    .status = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG, .MPI_ERROR = MPI_SUCCESS},
+};
+
+void pm_requests_init(void)
+{
+    pm_table_set(&pm_request_table, PM_REQ_SENT_HANDLE & PROUST_MPI_INDEX_MASK, &pm_req_sent);
+}
+
 struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c)
 {
     struct pm_request *r = req_cache;
@@ -90,6 +108,8 @@ struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c)
 
 void pm_request_free(struct pm_request *r)
 {
+    if (r == &pm_req_sent)
+        return;
     if (r->preq)
         proust_request_free(&r->preq);
     free(r->tmp);
@@ -319,6 +339,11 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Wait: request pointer is NULL");
     if (*request == MPI_REQUEST_NULL) {
         pm_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (*request == PM_REQ_SENT_HANDLE) {
+        pm_req_copy_status(status, &pm_req_sent, false);
+        *request = MPI_REQUEST_NULL;
         return MPI_SUCCESS;
     }
     int rc = MPI_SUCCESS;

@@ -89,6 +89,12 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     struct pm_comm *failed_comm = NULL;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses ? &statuses[i] : NULL;
+        if (reqs[i] == PM_REQ_SENT_HANDLE) { /* left at once, nothing to wait for */
+            if (st)
+                *st = pm_req_sent.status;
+            reqs[i] = MPI_REQUEST_NULL;
+            continue;
+        }
         struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Waitall");
         if (!r) {
             pm_status_empty(st);

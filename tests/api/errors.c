@@ -127,6 +127,7 @@ static void bad_arguments(proust_session_t *s)
         CHECK_RC(proust_issend(s, b, 1, r, 1, &req), PROUST_ERR_RANK);
         CHECK_RC(proust_send(s, b, 1, r, 1), PROUST_ERR_RANK);
         CHECK_RC(proust_ssend(s, b, 1, r, 1), PROUST_ERR_RANK);
+        CHECK_RC(proust_try_send(s, b, 1, r, 1), PROUST_ERR_RANK);
         CHECK_RC(proust_irecv(s, b, 1, r, 1, PROUST_TAG_MASK_FULL, &req), PROUST_ERR_RANK);
         CHECK_RC(proust_recv(s, b, 1, r, 1, PROUST_TAG_MASK_FULL, NULL), PROUST_ERR_RANK);
         CHECK_RC(proust_iprobe(s, r, 1, PROUST_TAG_MASK_FULL, &flag, NULL), PROUST_ERR_RANK);
@@ -144,6 +145,8 @@ static void bad_arguments(proust_session_t *s)
     CHECK_RC(proust_isend(s, NULL, 4, 0, 1, &req), PROUST_ERR_INVALID);
     CHECK_RC(proust_irecv(s, NULL, 4, 0, 1, PROUST_TAG_MASK_FULL, &req), PROUST_ERR_INVALID);
     CHECK_RC(proust_send(s, NULL, 4, 0, 1), PROUST_ERR_INVALID);
+    CHECK_RC(proust_try_send(s, NULL, 4, 0, 1), PROUST_ERR_INVALID);
+    CHECK_RC(proust_try_send(NULL, b, 1, 0, 1), PROUST_ERR_STATE);
     CHECK_RC(proust_recv(s, NULL, 4, 0, 1, PROUST_TAG_MASK_FULL, NULL), PROUST_ERR_INVALID);
     EXPECT(req == (proust_request_t *)0x1, "a failed call wrote the request handle");
     CHECK_RC(proust_wait(NULL, NULL), PROUST_ERR_INVALID);

@@ -2,7 +2,8 @@
  * ordering — the non-overtaking rule and matching by tag.
  *
  *  A. 1000 messages with one tag, sizes mixing eager and rendezvous (and
- *     some synchronous sends), both directions at once: the i-th receive
+ *     some synchronous sends, and some proust_try_send, which sends at once
+ *     or not at all and never a rendezvous), both directions at once: the i-th receive
  *     gets the i-th message (each receive buffer has exactly the expected
  *     size and the data pattern is per message, so any overtaking shows as
  *     a size, truncation or data mismatch). Half the receives are posted
@@ -73,10 +74,22 @@ static void phase_a(proust_session_t *s, int peer)
         CHECK(proust_irecv(s, rbuf[i], size_a(i), peer, TAG_A, PROUST_TAG_MASK_FULL, &rreq[i]));
     tu_barrier(s);
     for (int i = 0; i < NA; i++) {
-        if (i % 7 == 2)
+        if (i % 7 == 2) {
             CHECK(proust_issend(s, sbuf[i], size_a(i), peer, TAG_A, &sreq[i]));
-        else
+        } else if (i % 7 == 4) {
+            /* sent now (nothing to wait for) or not at all: post it then */
+            int rc = proust_try_send(s, sbuf[i], size_a(i), peer, TAG_A);
+            EXPECT(rc == PROUST_OK || rc == PROUST_ERR_BUSY, "try_send of message %d: %s", i,
+                   proust_error_name(rc));
+            EXPECT(rc == PROUST_ERR_BUSY || size_a(i) < 66000,
+                   "try_send of message %d (%zu bytes, rendezvous on every rail) sent it at once",
+                   i, size_a(i));
+            sreq[i] = NULL;
+            if (rc == PROUST_ERR_BUSY)
+                CHECK(proust_isend(s, sbuf[i], size_a(i), peer, TAG_A, &sreq[i]));
+        } else {
             CHECK(proust_isend(s, sbuf[i], size_a(i), peer, TAG_A, &sreq[i]));
+        }
     }
     tu_sleep_ms(30);
     for (int k = 0; k < 50; k++)

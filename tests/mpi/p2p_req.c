@@ -4,6 +4,8 @@
  * results, handles freed only when completed, statuses in the right
  * slots), Request_get_status (does not free), and MPI_Cancel of a posted
  * receive (Test_cancelled true, the message goes to the next receive).
+ * Small sends that leave inside MPI_Isend share one complete request: every
+ * completion call takes it, several times in one array too.
  *
  * Each rank works with its ring neighbours; a message the receiver is
  * waiting for is released by a "go" message so that "not complete yet" is
@@ -179,6 +181,71 @@ static void any_some_all(void)
     CHECK(w[0] == from + 30 && w[1] == from + 31, "Waitsome data %d %d", w[0], w[1]);
 }
 
+/* Small sends, each completed by a different call; Proust gives the ones
+ * that left inside MPI_Isend one shared request, so the arrays below hold
+ * the same handle several times. The data must arrive in order. */
+static void left_at_once(void)
+{
+    enum { N = 14 };
+    int out[N], in[N];
+    MPI_Request s[N], r[N];
+    MPI_Status st, sts[N];
+    int flag, idx, cnt, ind[N];
+    for (int i = 0; i < N; i++) {
+        in[i] = -1;
+        MPI_CHECK(MPI_Irecv(&in[i], 1, MPI_INT, from, 50, MPI_COMM_WORLD, &r[i]));
+    }
+    for (int i = 0; i < N; i++) {
+        out[i] = 1000 * rank + i;
+        MPI_CHECK(MPI_Isend(&out[i], 1, MPI_INT, to, 50, MPI_COMM_WORLD, &s[i]));
+        CHECK(s[i] != MPI_REQUEST_NULL, "MPI_Isend %d returned MPI_REQUEST_NULL", i);
+    }
+    MPI_CHECK(MPI_Wait(&s[0], &st));
+    flag = 1;
+    MPI_CHECK(MPI_Test_cancelled(&st, &flag));
+    CHECK(s[0] == MPI_REQUEST_NULL && !flag, "Wait on a send: handle %#x cancelled %d",
+          (unsigned)s[0], flag);
+    for (flag = 0; !flag;)
+        MPI_CHECK(MPI_Test(&s[1], &flag, &st));
+    CHECK(s[1] == MPI_REQUEST_NULL, "Test completed a send but left its handle");
+    MPI_Request keep = s[2];
+    for (flag = 0; !flag;)
+        MPI_CHECK(MPI_Request_get_status(s[2], &flag, &st));
+    CHECK(s[2] == keep, "Request_get_status freed a send");
+    MPI_CHECK(MPI_Wait(&s[2], MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Cancel(&s[3]));
+    MPI_CHECK(MPI_Wait(&s[3], &st));
+    MPI_CHECK(MPI_Test_cancelled(&st, &flag));
+    CHECK(!flag, "a send that left was reported cancelled");
+    MPI_CHECK(MPI_Request_free(&s[4]));
+    CHECK(s[4] == MPI_REQUEST_NULL, "Request_free left the handle");
+    for (int k = 0; k < 2; k++) {
+        MPI_CHECK(MPI_Waitany(2, &s[5], &idx, &st));
+        CHECK(idx >= 0 && idx < 2 && s[5 + idx] == MPI_REQUEST_NULL, "Waitany index %d", idx);
+    }
+    CHECK(s[5] == MPI_REQUEST_NULL && s[6] == MPI_REQUEST_NULL, "Waitany left a send");
+    for (int done = 0; done < 2; done += cnt) {
+        MPI_CHECK(MPI_Testsome(2, &s[7], &cnt, ind, sts));
+        CHECK(cnt >= 0 && cnt <= 2 - done, "Testsome outcount %d after %d", cnt, done);
+    }
+    CHECK(s[7] == MPI_REQUEST_NULL && s[8] == MPI_REQUEST_NULL, "Testsome left a send");
+    for (flag = 0; !flag;)
+        MPI_CHECK(MPI_Testall(2, &s[9], &flag, sts));
+    CHECK(s[9] == MPI_REQUEST_NULL && s[10] == MPI_REQUEST_NULL, "Testall left a send");
+    for (int i = 11; i < N; i++)
+        sts[i].MPI_ERROR = -1;
+    MPI_CHECK(MPI_Waitall(N - 11, &s[11], &sts[11]));
+    for (int i = 11; i < N; i++)
+        CHECK(s[i] == MPI_REQUEST_NULL && sts[i].MPI_ERROR == MPI_SUCCESS,
+              "Waitall of sends: entry %d handle %#x error %d", i, (unsigned)s[i],
+              sts[i].MPI_ERROR);
+    MPI_CHECK(MPI_Waitall(N, r, sts));
+    for (int i = 0; i < N; i++)
+        CHECK(in[i] == 1000 * from + i && sts[i].MPI_SOURCE == from && sts[i].MPI_TAG == 50,
+              "receive %d: value %d (expected %d) from %d", i, in[i], 1000 * from + i,
+              sts[i].MPI_SOURCE);
+}
+
 static void cancel(void)
 {
     /* A receive nobody sends to: cancelled. */
@@ -248,6 +315,7 @@ int main(int argc, char **argv)
     from = (rank - 1 + size) % size;
     nulls();
     any_some_all();
+    left_at_once();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     cancel();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
