@@ -60,15 +60,8 @@ struct pm_comm *pm_comm_new(struct pm_group *local, struct pm_group *remote, uin
     return c;
 }
 
-void pm_comm_retain(struct pm_comm *c)
+void pm_comm_destroy(struct pm_comm *c)
 {
-    atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
-}
-
-void pm_comm_release(struct pm_comm *c)
-{
-    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) != 1)
-        return;
     if (c->local_comm) {
         /* The local intracommunicator of an intercommunicator is private to
          * it: its handle goes with it. */
@@ -136,6 +129,7 @@ static struct pm_comm *comm_predefined(int index, int n, const int *world, uint1
     }
     pm_group_release(g); /* the communicator holds it */
     c->handle = PROUST_MPI_KIND_COMM | index;
+    c->predefined = true;
     pm_strlcpy(c->name, name, sizeof c->name);
     pm_table_set(&pm_comm_table, index, c);
     return c;

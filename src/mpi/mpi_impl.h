@@ -236,6 +236,7 @@ struct pm_graph {
 struct pm_comm {
     int handle;
     _Atomic int refs;            /* handle + pending operations */
+    bool predefined;             /* WORLD, SELF: live until exit, not counted */
     int rank, size;              /* in the local group */
     struct pm_group *local;      /* local group (world ranks) */
     struct pm_group *remote;     /* intercommunicators: the remote group, else == local */
@@ -286,8 +287,20 @@ static inline int pm_tag_tag(proust_tag_t t)
  * NULL) with context `context`; takes a reference on the groups; registers
  * a handle. NULL when out of memory. */
 struct pm_comm *pm_comm_new(struct pm_group *local, struct pm_group *remote, uint16_t context);
-void pm_comm_retain(struct pm_comm *c);
-void pm_comm_release(struct pm_comm *c);
+/* References (requests, schedules, handles). The predefined communicators
+ * are never freed, so they are not counted: every request on them would
+ * otherwise pay two atomic operations on one shared line. */
+void pm_comm_destroy(struct pm_comm *c);
+static inline void pm_comm_retain(struct pm_comm *c)
+{
+    if (!c->predefined)
+        atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+}
+static inline void pm_comm_release(struct pm_comm *c)
+{
+    if (!c->predefined && atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
+        pm_comm_destroy(c);
+}
 /* Agree on a context id unused by every member of `c` (collective over c). */
 int pm_context_alloc(struct pm_comm *c, uint16_t *context);
 void pm_context_free(uint16_t context);
