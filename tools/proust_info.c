@@ -10,6 +10,7 @@
 #include "boot/boot.h"
 #include "common/config.h"
 #include "common/log.h"
+#include "core/engine.h"
 #include "drivers/driver.h"
 #include "proust.h"
 #include "proust_info.h"
@@ -26,9 +27,11 @@ static void print_rail(const struct proust__rail_ops *ops, int in_use)
         printf("        unavailable here: %s\n", proust_strerror(rc));
     } else {
         const struct proust__rail_caps *c = &rail.caps;
+        size_t room = proust__eager_room(c);
         printf("        max packet %zu B, rendezvous from %zu B, %zu iovec entries, "
                "put fragments %zu B\n",
-               c->max_packet, c->rdv_threshold, c->max_iov, c->put_fragment);
+               c->max_packet, c->rdv_threshold < room ? c->rdv_threshold : room, c->max_iov,
+               c->put_fragment);
         printf("        profile %.2f us, %.1f GB/s; get (receiver pulls): %s",
                c->latency_us, c->bandwidth_gbs, (c->flags & PROUST__RAIL_CAN_GET) ? "yes" : "no");
         if (c->flags & PROUST__RAIL_CAN_GET)

@@ -614,6 +614,9 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g);
 /* Fail everything queued or in flight on a gate (no lock held). */
 void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int status,
                        const char *why);
+/* Largest eager message a packet of `caps` holds, headers taken off: the
+ * rendezvous threshold never exceeds it. */
+size_t proust__eager_room(const struct proust__rail_caps *caps);
 /* Compute g->rdv_threshold from the rail and PROUST_RDV_THRESHOLD. */
 void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
                            proust__rail_t *rail);

@@ -50,14 +50,19 @@ void proust__gates_destroy(struct proust_session *s)
     s->gates = NULL;
 }
 
+size_t proust__eager_room(const struct proust__rail_caps *caps)
+{
+    /* an eager chunk (header + sync tail + data) must fit one packet */
+    return caps->max_packet - sizeof(struct proust__pkt_hdr) - sizeof(struct proust__chunk_hdr) -
+           sizeof(struct proust__data_tail);
+}
+
 void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
                            proust__rail_t *rail)
 {
     const struct proust__rail_caps *caps = &rail->caps;
     size_t t = s->rdv_threshold_override ? s->rdv_threshold_override : caps->rdv_threshold;
-    /* an eager chunk (header + sync tail + data) must fit one packet */
-    size_t room = caps->max_packet - sizeof(struct proust__pkt_hdr) -
-                  sizeof(struct proust__chunk_hdr) - sizeof(struct proust__data_tail);
+    size_t room = proust__eager_room(caps);
     g->rail = rail;
     g->rdv_threshold = t < room ? t : room;
     g->budget.max_bytes = caps->max_packet - sizeof(struct proust__pkt_hdr);

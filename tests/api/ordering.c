@@ -32,7 +32,7 @@ static size_t size_a(int i)
     case 3:
         return 9000 + (size_t)i;        /* rendezvous on self, eager elsewhere */
     case 5:
-        return 33000 + (size_t)i * 3;   /* rendezvous on shm */
+        return 33000 + (size_t)i * 3;   /* eager, half a packet on shm and tcp */
     case 7:
         return 70000 + (size_t)i;       /* rendezvous on every rail */
     default:
