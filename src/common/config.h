@@ -20,7 +20,8 @@
     X(LOG_LEVEL, "PROUST_LOG_LEVEL", "warn", "error, warn, info, debug or trace")               \
     X(SHM_RING_SIZE, "PROUST_SHM_RING_SIZE", "0",                                               \
       "bytes of each shared-memory receive ring (one per sending peer); a power of two; "      \
-      "0 = by processes on the node: 1M up to 8, 512K up to 32, else 256K")                    \
+      "0 = by processes on the node: 1M up to 8, 512K up to 32, else 256K; the first 4M of "   \
+      "each ring get their memory at init")                                                    \
     X(SHM_GET_THRESHOLD, "PROUST_SHM_GET_THRESHOLD", "0",                                       \
       "shm rendezvous size from which the receiver copies straight from the sender "           \
       "(process_vm_readv); smaller ones stream through the ring; 0 = every rendezvous")        \
