@@ -638,6 +638,7 @@ struct proust__waiter {
     uint64_t idle_since_ns;
     uint64_t last_check_ns;
     int partner; /* the rank awaited + 1; 0: any (co-location, colocate.c) */
+    uint64_t spin_floor_ns; /* spin at least this long (a transfer under way), 0: none */
     bool boosted; /* slept with a boosted priority (boost.c), undone at the end */
     int8_t saved_nice;
     uint8_t saved_flags;
