@@ -308,12 +308,14 @@ static bool request_done(void *ctx)
  * sender's cpu is not needed meanwhile, but a sleep then costs a wake-up
  * that a VM sometimes takes milliseconds to deliver (a 4 MiB Isend + Wait,
  * receiver in Recv: 4.6 ms against 0.55 polling). Spin for about the
- * transfer instead (a loaded waiter still sleeps at once). */
+ * transfer instead (a loaded waiter still sleeps at once; with more
+ * ranks than cores, the window stays as it is). */
 static uint64_t spin_floor(const struct proust_request *req)
 {
     struct proust_session *s = req->session;
-    if (req->kind != PROUST__REQ_SEND || req->peer < 0 || req->peer >= s->size ||
-        req->total < s->gates[req->peer].rdv_threshold)
+    /* more ranks than cores: the receiver may need our core for the copy */
+    if (s->oversubscribed || req->kind != PROUST__REQ_SEND || req->peer < 0 ||
+        req->peer >= s->size || req->total < s->gates[req->peer].rdv_threshold)
         return 0;
     uint64_t ns = (uint64_t)(req->total >> 10) * RDV_SPIN_NS_PER_KIB;
     return ns < RDV_SPIN_MAX_NS ? ns : RDV_SPIN_MAX_NS;
