@@ -170,6 +170,18 @@ static void waiter_start_polling(struct proust_session *s, struct proust__waiter
     atomic_fetch_add_explicit(&p->app_entries, 1, memory_order_relaxed);
 }
 
+/* Application threads of ours inside a wait besides the caller: polling
+ * ones, and asleep ones (on the futex, or holding the wait set). */
+static int others_in_waits(struct proust__progress *p, const struct proust__waiter *me)
+{
+    unsigned w = atomic_load_explicit(&p->waiting, memory_order_relaxed);
+    int n = atomic_load_explicit(&p->app_polling, memory_order_relaxed) - (me->polling ? 1 : 0);
+    n += atomic_load_explicit(&p->app_sleepers, memory_order_relaxed);
+    if ((w & PROUST__WAIT_BLOCKER) && !atomic_load_explicit(&p->pt_blocking, memory_order_relaxed))
+        n++;
+    return n;
+}
+
 void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int events)
 {
     if (events > 0) {
@@ -179,9 +191,16 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
     }
     if (!w->polling && !w->slept)
         waiter_start_polling(s, w);
-    /* More processes than cores: whoever we wait for may need this core,
-     * so give it up after a few empty polls rather than a whole spin. */
-    if (++w->idle_polls, s->oversubscribed && !(w->idle_polls & 7u))
+    /* More processes than cores, or more threads than cores with others of
+     * ours waiting too: whoever we wait for may need this core (a thread
+     * of ours whose message is in, or a peer rank), so give it up after a
+     * few empty polls rather than a whole spin. Otherwise the scheduler
+     * shares the core between our waiting threads by time slices (8
+     * threads per rank in concurrent ping-pongs on 2 cpus: 133 us a
+     * message, median of 5 paired rounds, against 7.5 with the yields;
+     * benchmark 6 in PERFORMANCE.md). */
+    if (++w->idle_polls, !(w->idle_polls & 7u) &&
+        (s->oversubscribed || (proust__cpus_overcommitted(s) && others_in_waits(&s->prog, w) > 0)))
         sched_yield();
     if (w->idle_polls < SPIN_POLLS || (w->idle_polls & 15u))
         return; /* the clock costs more than a poll: read it every 16 */
