@@ -6,6 +6,8 @@ proust_add_unit_test(unit_shm_claim unit/shm_claim_test.c)
 proust_add_unit_test(unit_colocate unit/colocate_test.c)
 proust_add_unit_test(unit_shm_presence unit/shm_presence_test.c)
 proust_add_unit_test(unit_wait_boost unit/boost_test.c)
+proust_add_unit_test(unit_copy unit/copy_test.c)
+set_tests_properties(unit_copy PROPERTIES SKIP_RETURN_CODE 77)
 
 # docs/CONFIG.md names every variable proust-info prints.
 add_test(NAME config_doc

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/engine.h"
+#include "common/copy.h"
 
 enum { ACT_ACK = 1, ACT_CTS, ACT_GET, ACT_LANDED };
 
@@ -80,7 +81,7 @@ static void deliver_segment(struct proust_session *s, struct proust__gate *g,
         if (__builtin_expect(req->offer != NULL, 0))
             proust__offer_drop(s, req);
         if (take)
-            memcpy(req->segs[seg].iov_base, data, take);
+            proust__copy(req->segs[seg].iov_base, data, take);
         req->status.count += take;
         if (atomic_load_explicit(&req->pending, memory_order_acquire) == 1)
             /* its last event and no other thread can add one: no need to count */
@@ -187,7 +188,7 @@ static int inmsg_store(struct proust__inmsg *m, const struct proust__chunk_hdr *
             sg->data = malloc(sg->len ? sg->len : 1);
         if (!sg->data)
             return PROUST_ERR_NOMEM;
-        memcpy(sg->data, body + skip, sg->len);
+        proust__copy(sg->data, body + skip, sg->len);
         sg->state = PROUST__SEG_EAGER;
     } else {
         struct proust__rts_body rb;
@@ -322,7 +323,7 @@ static int stash_chunk(struct proust__gate *g, const struct proust__chunk_hdr *h
     if (!st)
         return PROUST_ERR_NOMEM;
     st->hdr = *h;
-    memcpy(st->body, body, h->len);
+    proust__copy(st->body, body, h->len);
     st->next = g->stash;
     g->stash = st;
     return PROUST_OK;
@@ -386,7 +387,7 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
                 n = cap;
             }
             if (n)
-                memcpy(req->seg0.iov_base, body, n);
+                proust__copy(req->seg0.iov_base, body, n);
             req->status.count = n;
             proust__request_complete(req);
             return PROUST_OK;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/engine.h"
+#include "common/copy.h"
 
 static void fill_envelope(struct proust__chunk *c, const struct proust_request *req,
                           uint16_t seg, uint32_t seq)
@@ -316,7 +317,7 @@ int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, u
     c->hdr.tag = tag;
     c->hdr.len = (uint32_t)body_len;
     if (body_len) {
-        memcpy(c->storage, body, body_len);
+        proust__copy(c->storage, body, body_len);
         c->body[0].iov_base = c->storage;
         c->body[0].iov_len = body_len;
         c->nbody = 1;

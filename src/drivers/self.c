@@ -13,6 +13,7 @@
 
 #include "drivers/driver.h"
 #include "proust.h"
+#include "common/copy.h"
 
 struct self_packet {
     struct self_packet *next;
@@ -76,7 +77,7 @@ static int self_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
     p->len = len;
     uint8_t *dst = p->data;
     for (int i = 0; i < iovcnt; i++) {
-        memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+        proust__copy(dst, iov[i].iov_base, iov[i].iov_len);
         dst += iov[i].iov_len;
     }
     pthread_mutex_lock(&st->lock);
@@ -111,7 +112,7 @@ static int self_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t off
     (void)ctx;
     void *dst = rail->up.put_target(rail->up.engine, peer, token, offset, len);
     if (dst) {
-        memcpy(dst, buf, len);
+        proust__copy(dst, buf, len);
         rail->up.put_done(rail->up.engine, peer, token, offset, len);
     }
     return PROUST_OK;
@@ -142,7 +143,7 @@ static int self_get(proust__rail_t *rail, int peer, const void *key, size_t key_
     memcpy(&k, key, sizeof k);
     if (offset > k.len || len > k.len - offset)
         return PROUST_ERR_INVALID;
-    memcpy(dst, (const uint8_t *)(uintptr_t)k.addr + offset, len);
+    proust__copy(dst, (const uint8_t *)(uintptr_t)k.addr + offset, len);
     return PROUST_OK;
 }
 

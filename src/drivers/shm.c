@@ -37,6 +37,7 @@
 #include "drivers/shm_ring.h"
 #include "drivers/shm_state.h"
 #include "proust.h"
+#include "common/copy.h"
 
 /* Segment: header page, the rings, then the claim words. */
 static size_t seg_bytes(int nrings, size_t ring_size)
@@ -540,27 +541,15 @@ static int cross_copy(proust__rail_t *rail, int peer, const void *key, size_t ke
                                                         k.claim - 1, k.gen)))
         return PROUST_ERR_CANCELED;
     size_t done = 0;
-    while (done < len) {
-        struct iovec local = {(uint8_t *)local_buf + done, len - done};
-        struct iovec remote = {(void *)(uintptr_t)(k.addr + offset + done), len - done};
-        ssize_t n = to_peer ? process_vm_writev(k.pid, &local, 1, &remote, 1, 0)
-                            : process_vm_readv(k.pid, &local, 1, &remote, 1, 0);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EPERM || errno == ENOSYS || errno == EACCES) {
-                st->get_refused = 1;
-                PROUST_INFO("shm: cross-process copy refused (%s); using the ring",
-                            strerror(errno));
-                return done ? PROUST_ERR_SYS : PROUST_ERR_NOT_SUPPORTED;
-            }
-            return errno == ESRCH ? PROUST_ERR_PEER_FAILED : PROUST_ERR_SYS;
-        }
-        if (n == 0)
-            return PROUST_ERR_SYS;
-        done += (size_t)n;
+    int err = proust__shm_cross_copy(k.pid, local_buf, k.addr + offset, len, to_peer, &done);
+    if (!err)
+        return PROUST_OK;
+    if (err == EPERM || err == ENOSYS || err == EACCES) {
+        st->get_refused = 1;
+        PROUST_INFO("shm: cross-process copy refused (%s); using the ring", strerror(err));
+        return done ? PROUST_ERR_SYS : PROUST_ERR_NOT_SUPPORTED;
     }
-    return PROUST_OK;
+    return err == ESRCH ? PROUST_ERR_PEER_FAILED : PROUST_ERR_SYS;
 }
 
 static int shm_get(proust__rail_t *rail, int peer, const void *key, size_t key_len,
@@ -641,7 +630,7 @@ static int shm_poll(proust__rail_t *rail)
                 uint64_t token = rec->token, offset = rec->offset;
                 void *dst = rail->up.put_target(rail->up.engine, r, token, offset, len);
                 if (dst) {
-                    memcpy(dst, payload, len);
+                    proust__copy(dst, payload, len);
                     rail->up.put_done(rail->up.engine, r, token, offset, len);
                 }
             }

@@ -22,6 +22,7 @@
 #include <sys/uio.h>
 
 #include "proust.h"
+#include "common/copy.h"
 
 #define PROUST__SHM_LINE 64u
 
@@ -114,7 +115,7 @@ static inline int proust__shm_ring_write(struct proust__shm_producer *p, uint16_
         switch (iov[i].iov_len) {
         case 8: memcpy(dst, iov[i].iov_base, 8); break;
         case 32: memcpy(dst, iov[i].iov_base, 32); break;
-        default: memcpy(dst, iov[i].iov_base, iov[i].iov_len); break;
+        default: proust__copy(dst, iov[i].iov_base, iov[i].iov_len); break;
         }
         dst += iov[i].iov_len;
     }

@@ -91,6 +91,10 @@ int proust__shm_fd(proust__rail_t *rail);
 void proust__shm_arm(proust__rail_t *rail, int level);
 void proust__shm_presence(proust__rail_t *rail, unsigned cpu, uint64_t now_ns);
 int proust__shm_behind(proust__rail_t *rail, int peer, unsigned cpu, uint64_t since_ns);
+/* shm_cross.c: len bytes between local and a peer's address (its write
+ * when to_peer); 0 or an errno, *copied what was done before it */
+int proust__shm_cross_copy(pid_t pid, void *local, uint64_t remote, size_t len, bool to_peer,
+                           size_t *copied);
 
 static inline void proust__shm_ring_bell(int fd)
 {

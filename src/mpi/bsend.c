@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "p2p.h"
+#include "common/copy.h"
 
 /* One message in the buffer: [off, off + span) is taken. */
 struct bseg {
@@ -149,7 +150,7 @@ int pm_bsend_start(const char *fname, MPI_Comm comm, struct pm_comm *c, const vo
     }
     if (bytes) {
         if (t->contiguous)
-            memcpy(data, (const char *)buf + t->true_lb, bytes);
+            proust__copy(data, (const char *)buf + t->true_lb, bytes);
         else
             pm_type_pack(buf, count, t, 0, data, bytes);
     }

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "coll_algo.h"
+#include "common/copy.h"
 
 enum { ST_SEND, ST_RECV, ST_REDUCE, ST_COPY, ST_FENCE };
 
@@ -290,7 +291,9 @@ int pm_coll_copy(const void *src, MPI_Count scount, const struct pm_datatype *st
     if (st->contiguous && rt->contiguous) {
         void *d = pm_at(dst, rt->true_lb);
         const void *sp = pm_at(src, st->true_lb);
-        if (d != sp)
+        if ((const char *)d + bytes <= (const char *)sp || (const char *)sp + bytes <= (const char *)d)
+            proust__copy(d, sp, bytes);
+        else if (d != sp)
             memmove(d, sp, bytes);
     } else if (rt->contiguous) {
         pm_type_pack(src, scount, st, 0, pm_at(dst, rt->true_lb), bytes);
