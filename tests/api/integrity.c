@@ -16,7 +16,8 @@
 static const size_t sizes[] = {
     0,      1,      2,      3,      7,       8,       63,      64,
     65,     1000,   4095,   4096,   4097,    32767,   32768,   65535,
-    65536,  65537,  (1u << 20) - 1, (1u << 20) + 3, 4u << 20, 16u << 20,
+    65536,  65537,  65735,   65736,   65737,   65792,   65793,   (1u << 20) - 1,
+    (1u << 20) + 3, 4u << 20, 16u << 20, /* (shm: eager up to 65735, packets of 65792) */
 };
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 static const size_t offsets[] = {0, 1, 3, 7};
