@@ -37,6 +37,9 @@ static void print_rail(const struct proust__rail_ops *ops, int in_use)
         if (c->flags & PROUST__RAIL_CAN_GET)
             printf(" from %zu B", c->get_threshold);
         printf("; blocking fd: %s\n", (c->flags & PROUST__RAIL_HAS_FD) ? "yes" : "no");
+        if (c->stream_max)
+            printf("        a rendezvous between a blocking send and a blocking receive: "
+                   "streamed through the rail by the sender\n");
     }
     ops->close(&rail);
     boot.ops->finalize(&boot);

@@ -59,6 +59,7 @@ struct proust_request {
     uint8_t kind;
     uint8_t where;     /* which list holds it: PROUST__IN_* */
     bool in_use;       /* allocated (not in a free list) */
+    bool waited;       /* posted by a blocking call, which waits for it at once */
     struct proust_session *session;
     int peer;          /* destination, or requested source (may be ANY) */
     proust_tag_t tag;
@@ -352,6 +353,7 @@ static inline void proust__request_init(struct proust_request *req, struct prous
     req->cb = NULL;
     req->deferred_next = NULL;
     req->offer = NULL;
+    req->waited = false;
     req->kind = (uint8_t)kind;
     req->session = s;
 }

@@ -30,6 +30,7 @@ static int post_send(struct proust_session *s, const void *buf, size_t len, int 
     req->seg0.iov_len = len;
     req->segs = &req->seg0;
     req->total = len;
+    req->waited = blocking;
     proust__send_post(s, req, sync, NULL);
     if (!blocking) /* we return to compute: the helper may push the data */
         proust__helper_engage(s, req);
@@ -170,6 +171,7 @@ int proust_recv(proust_session_t *s, void *buf, size_t len, int source, proust_t
     struct proust_request req;
     proust__request_init(&req, s, PROUST__REQ_RECV);
     fill_recv(&req, buf, len, source, tag, mask);
+    req.waited = true;
     proust__recv_post(s, &req, 0);
     proust__wait_request(&req);
     proust__run_deferred();

@@ -77,6 +77,8 @@ static int build_segment(struct proust_session *s, struct proust__gate *g,
     }
     memcpy(c->storage, &rb, sizeof rb);
     c->hdr.type = PROUST__CH_RTS;
+    if (req->waited)
+        c->hdr.flags |= PROUST__CF_WAITS;
     c->body[0].iov_base = c->storage;
     c->body[0].iov_len = sizeof rb + rb.key_len;
     c->nbody = 1;

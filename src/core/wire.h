@@ -43,6 +43,8 @@ enum proust__chunk_type {
 #define PROUST__CF_SYNC 0x1u /* sender wants an ACK when matched (DATA) */
 #define PROUST__CF_EXCHANGE 0x2u /* OFFER_NO: declined because the sender waits for a \
                                     message from the receiver itself (offer.c) */
+#define PROUST__CF_WAITS 0x4u /* RTS: the sender waits in a blocking send, ready to \
+                                 stream the data itself (recv_path.c) */
 
 struct proust__pkt_hdr {
     uint16_t magic;

@@ -49,6 +49,9 @@ struct proust__rail_caps {
     size_t write_threshold; /* with write(): when several rendezvous wait, the
                                receiver asks the sender to write those of at
                                least this size itself (both copy); 0 = never */
+    size_t stream_max;      /* a rendezvous up to this size whose sender and
+                               receiver both wait in blocking calls goes by puts
+                               (CTS) even where get() is possible; 0 = never */
     double latency_us;      /* profile for strategies and placement */
     double bandwidth_gbs;
     unsigned flags;
