@@ -180,7 +180,7 @@ static int shm_open_rail(proust__rail_t *rail)
         .write_threshold = 1u << 20,
         /* measured: when both sides wait, the ring's two copies (one on
          * each core, pipelined) beat the kernel's one at every size
-         * (ping-pong 128 KiB - 4 MiB: 2.0-2.6x; docs/PERFORMANCE.md) */
+         * (ping-pong 128 KiB - 4 MiB: 1.5-2.1x; docs/PERFORMANCE.md) */
         .stream_max = SIZE_MAX,
         .latency_us = 0.1,
         .bandwidth_gbs = 15.0,
