@@ -123,8 +123,10 @@ static int test_cross(void)
 
 int main(void)
 {
-    src_area = aligned_alloc(4096, MAXLEN + 4096);
-    dst_area = aligned_alloc(4096, MAXLEN + 4096 + GUARD);
+    /* (C11: the size a multiple of the alignment) */
+    size_t area = (MAXLEN + 4096 + GUARD + 4095) & ~(size_t)4095;
+    src_area = aligned_alloc(4096, area);
+    dst_area = aligned_alloc(4096, area);
     EXPECT_TRUE(src_area && dst_area);
     fill(src_area, MAXLEN + 4096, 7);
     test_copy();
