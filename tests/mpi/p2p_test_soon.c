@@ -15,7 +15,10 @@
 
 #define ROUNDS 20000
 #define FEW_CALLS 10
-#define SLOW_ALLOWED 5      /* rounds allowed more than FEW_CALLS calls */
+/* rounds allowed more than FEW_CALLS calls: 0.1 %. The bug this guards
+ * made nearly every round slow; a preempted holder makes a few (under
+ * ASan on 2 loaded cores: 4 in a quiet run, 6 amid the test suite) */
+#define SLOW_ALLOWED 20
 #define MAX_CALLS 20000     /* beyond this, a round fails outright */
 
 int main(int argc, char **argv)
