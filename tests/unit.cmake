@@ -7,6 +7,7 @@ proust_add_unit_test(unit_colocate unit/colocate_test.c)
 proust_add_unit_test(unit_shm_presence unit/shm_presence_test.c)
 proust_add_unit_test(unit_wait_boost unit/boost_test.c)
 proust_add_unit_test(unit_copy unit/copy_test.c)
+proust_add_unit_test(unit_unexp_pool unit/unexp_pool_test.c)
 set_tests_properties(unit_copy PROPERTIES SKIP_RETURN_CODE 77)
 
 # docs/CONFIG.md names every variable proust-info prints.

@@ -198,10 +198,14 @@ struct proust__packet_slot {
  * thread posts for a second peer, do not meet. What spans peers
  * (ANY_SOURCE receives, probes of any source) takes every stripe, in index
  * order, so the count stays bounded. */
+#define PROUST__UNEXP_CLASSES 8 /* unexp_pool.c: 1 KiB .. 128 KiB */
 struct proust__match_stripe {
     _Alignas(64) proust__lock_t lock;
     struct proust__inmsg *inmsg_cache; /* free descriptor blocks */
     unsigned inmsg_cached;
+    /* buffers for unexpected eager bytes (unexp_pool.c) */
+    struct proust__pool_link *pool[PROUST__UNEXP_CLASSES];
+    size_t pool_bytes, pool_budget;
 };
 
 struct proust__gate {
@@ -430,6 +434,12 @@ void proust__unexpected_append(struct proust_session *s, struct proust__inmsg *m
 /* A descriptor block from / back to a gate's stripe cache (stripe held). */
 struct proust__inmsg *proust__inmsg_block_get(struct proust__gate *g);
 void proust__inmsg_block_put(struct proust__gate *g, struct proust__inmsg *m);
+/* unexp_pool.c: buffers for unexpected eager bytes, per stripe (its lock
+ * held); put with the length given to get; ms NULL: just free */
+void proust__unexp_pool_init(struct proust__match_stripe *ms, int nstripes);
+void *proust__unexp_buf_get(struct proust__match_stripe *ms, size_t len);
+void proust__unexp_buf_put(struct proust__match_stripe *ms, void *buf, size_t len);
+void proust__unexp_pool_drain(struct proust__match_stripe *ms);
 static inline bool proust__tag_match(proust_tag_t msg, proust_tag_t want, proust_tag_t mask)
 {
     return ((msg ^ want) & mask) == 0;

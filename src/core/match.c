@@ -31,6 +31,7 @@ int proust__match_init(struct proust_session *s)
         proust__lock_init(&s->stripes[i].lock);
         s->stripes[i].inmsg_cache = NULL;
         s->stripes[i].inmsg_cached = 0;
+        proust__unexp_pool_init(&s->stripes[i], s->nstripes);
     }
     for (int r = 0; r < s->size; r++)
         s->gates[r].ms = &s->stripes[r % s->nstripes];
@@ -48,6 +49,7 @@ void proust__match_destroy(struct proust_session *s)
             s->stripes[i].inmsg_cache = m->next;
             free(m);
         }
+        proust__unexp_pool_drain(&s->stripes[i]);
     }
     free(s->stripes);
     s->stripes = NULL;

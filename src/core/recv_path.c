@@ -153,10 +153,11 @@ static struct proust__inmsg *inmsg_new(struct proust__gate *g, const struct prou
 }
 
 /* Free a segment's private bytes unless they live in the block. */
-static inline void inseg_release(struct proust__inmsg *m, struct proust__inseg *sg)
+static inline void inseg_release(struct proust__match_stripe *ms, struct proust__inmsg *m,
+                                 struct proust__inseg *sg)
 {
     if (sg->data && (uint8_t *)sg->data != inmsg_inline(m))
-        free(sg->data);
+        proust__unexp_buf_put(ms, sg->data, sg->len);
     sg->data = NULL;
 }
 
@@ -165,7 +166,7 @@ static inline void inseg_release(struct proust__inmsg *m, struct proust__inseg *
 static void inmsg_release(struct proust_session *s, struct proust__inmsg *m)
 {
     for (uint16_t i = 0; i < m->nseg; i++)
-        inseg_release(m, &m->seg[i]);
+        inseg_release(s->gates[m->source].ms, m, &m->seg[i]);
     if (m->cached)
         proust__inmsg_block_put(&s->gates[m->source], m);
     else
@@ -173,8 +174,8 @@ static void inmsg_release(struct proust_session *s, struct proust__inmsg *m)
 }
 
 /* Keep a segment of an unexpected message (the gate's stripe held). */
-static int inmsg_store(struct proust__inmsg *m, const struct proust__chunk_hdr *h,
-                       const uint8_t *body)
+static int inmsg_store(struct proust__gate *g, struct proust__inmsg *m,
+                       const struct proust__chunk_hdr *h, const uint8_t *body)
 {
     struct proust__inseg *sg = &m->seg[h->seg];
     if (sg->state != PROUST__SEG_NONE)
@@ -192,7 +193,7 @@ static int inmsg_store(struct proust__inmsg *m, const struct proust__chunk_hdr *
         if (m->nseg == 1 && sg->len <= m->inline_cap)
             sg->data = inmsg_inline(m);
         else
-            sg->data = malloc(sg->len ? sg->len : 1);
+            sg->data = proust__unexp_buf_get(g->ms, sg->len);
         if (!sg->data)
             return PROUST_ERR_NOMEM;
         proust__copy(sg->data, body + skip, sg->len);
@@ -222,7 +223,7 @@ static void inmsg_replay(struct proust_session *s, struct proust__gate *g,
     uint8_t flags = seg == 0 ? m->flags : 0; /* only segment 0 asks for the ACK */
     if (sg->state == PROUST__SEG_EAGER) {
         deliver_segment(s, g, m->req, seg, sg->data, sg->len, flags, m->sync_token, NULL, NULL, acts);
-        inseg_release(m, sg);
+        inseg_release(g->ms, m, sg);
     } else {
         struct proust__rts_body rb = {.sender_token = sg->sender_token,
                                       .seg_size = sg->len,
@@ -309,7 +310,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
             return PROUST_ERR_PROTO;
     }
     if (!m->req)
-        return inmsg_store(m, h, body);
+        return inmsg_store(g, m, h, body);
     struct proust__inseg *sg = &m->seg[h->seg];
     if (sg->state != PROUST__SEG_NONE)
         return PROUST_ERR_PROTO;
@@ -600,7 +601,7 @@ int proust__recv_post_message(struct proust_session *s, struct proust_request *r
 void proust__inmsg_free(struct proust__inmsg *m)
 {
     for (uint16_t i = 0; i < m->nseg; i++)
-        inseg_release(m, &m->seg[i]);
+        inseg_release(NULL, m, &m->seg[i]);
     free(m);
 }
 
