@@ -20,6 +20,9 @@
 struct pm_type_store {
     _Atomic int refs;
     size_t n;
+    /* a regular list (a vector's): every block reg_len bytes, block i at
+     * b[0].disp + i * reg_stride; reg_len 0: not so (datatype_pack.c) */
+    MPI_Aint reg_len, reg_stride;
     struct pm_block b[]; /* n blocks, then n + 1 MPI_Aint stream offsets */
 };
 

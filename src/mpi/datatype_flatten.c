@@ -61,6 +61,18 @@ static void attach_store(struct pm_dtype *d, struct pm_type_store *s)
         off += s->b[i].len;
     }
     pre[s->n] = off;
+    s->reg_len = 0;
+    s->reg_stride = 0;
+    if (s->n >= 2) {
+        MPI_Aint len = s->b[0].len, stride = s->b[1].disp - s->b[0].disp;
+        size_t i = 1;
+        while (i < s->n && s->b[i].len == len && s->b[i].disp - s->b[i - 1].disp == stride)
+            i++;
+        if (i == s->n) {
+            s->reg_len = len;
+            s->reg_stride = stride;
+        }
+    }
     d->t.blocks = s->b;
     d->t.nblocks = s->n;
     d->x.prefix = pre;

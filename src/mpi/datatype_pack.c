@@ -43,6 +43,39 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
     }
 }
 
+/* k blocks of len bytes, `stride` apart from address `at`, to or from the
+ * stream; the usual element sizes get a copy the compiler inlines. */
+static inline void walk_strided(uintptr_t at, MPI_Aint stride, size_t len, size_t k,
+                                unsigned char *stream, bool pack)
+{
+#define PM_STRIDED(L)                                                                            \
+    for (size_t i = 0; i < k; i++, at += (uintptr_t)stride, stream += (L)) {                     \
+        if (pack)                                                                                \
+            memcpy(stream, (const void *)at, (L));                                               \
+        else                                                                                     \
+            memcpy((void *)at, stream, (L));                                                     \
+    }
+    switch (len) {
+    case 4:
+        PM_STRIDED(4);
+        break;
+    case 8:
+        PM_STRIDED(8);
+        break;
+    case 16:
+        PM_STRIDED(16);
+        break;
+    default:
+        for (size_t i = 0; i < k; i++, at += (uintptr_t)stride, stream += len) {
+            if (pack)
+                copy_bytes(stream, (const void *)at, len);
+            else
+                copy_bytes((void *)at, stream, len);
+        }
+    }
+#undef PM_STRIDED
+}
+
 /* Move `n` bytes between the stream (starting `skip` bytes in) and the
  * typed buffer at address `base`. Addresses are computed as integers: the
  * buffer may be MPI_BOTTOM with absolute displacements. */
@@ -57,7 +90,23 @@ static inline void walk(const struct pm_datatype *t, uintptr_t base, size_t skip
     size_t b = find_block(prefix, nb, off);
     MPI_Aint in_block = off - prefix[b];
     uintptr_t at = base + (uintptr_t)(inst * t->extent);
+    const struct pm_type_store *st = pm_type_x(t)->store;
+    size_t reg_len = st ? (size_t)st->reg_len : 0;
     while (n > 0) {
+        if (reg_len && in_block == 0 && n >= reg_len) {
+            /* whole blocks of a regular list: a strided loop */
+            size_t k = n / reg_len;
+            if (k > nb - b)
+                k = nb - b;
+            walk_strided(at + (uintptr_t)blocks[b].disp, st->reg_stride, reg_len, k, stream, pack);
+            stream += k * reg_len;
+            n -= k * reg_len;
+            if ((b += k) == nb) {
+                b = 0;
+                at += (uintptr_t)t->extent;
+            }
+            continue;
+        }
         size_t avail = (size_t)(blocks[b].len - in_block);
         size_t c = avail < n ? avail : n;
         void *typed = (void *)(at + (uintptr_t)blocks[b].disp + (uintptr_t)in_block);
