@@ -6,9 +6,10 @@
  *
  * Keyvals are small ints (predefined ones below PROUST_MPI_NUM_PREDEFINED_
  * KEYVALS), never reused. A keyval lives while its number (until freed) or
- * an attribute uses it; a freed keyval still in use can no longer set or
- * get attributes, but freeing it again does nothing (as in MPICH, which
- * its test suite relies on).
+ * an attribute uses it. MPI-1 §5.7.1: freeing a keyval in use does not
+ * remove it, so until its last attribute goes a freed number still sets,
+ * gets and deletes attributes, and freeing it again does nothing (as in
+ * MPICH and Open MPI; MPICH's test suite deletes through a freed number).
  */
 #include <stdlib.h>
 
@@ -85,9 +86,9 @@ static const char *kind_name(int kind)
 }
 
 /* The keyval `id` of `kind` with a reference taken, or raise on `comm`.
- * A freed keyval is refused unless `allow_freed`. */
-static int kv_lookup(int id, int kind, bool allow_predefined, bool allow_freed, MPI_Comm comm,
-                     const char *fn, struct pm_keyval **out)
+ * A freed keyval is found while attributes still hold it. */
+static int kv_lookup(int id, int kind, bool allow_predefined, MPI_Comm comm, const char *fn,
+                     struct pm_keyval **out)
 {
     *out = NULL;
     if (id > 0 && id < PROUST_MPI_NUM_PREDEFINED_KEYVALS) {
@@ -97,20 +98,18 @@ static int kv_lookup(int id, int kind, bool allow_predefined, bool allow_freed, 
                         kind == PM_KV_COMM ? " and cannot be changed" : " (a communicator keyval)");
     }
     struct pm_keyval *kv = NULL;
-    bool freed = false;
     pm_lock(&kv_lock);
     if (id >= PROUST_MPI_NUM_PREDEFINED_KEYVALS && id < kv_next)
         kv = kvs[id];
-    if (kv) {
-        freed = kv->freed;
-        if (!freed || allow_freed)
-            kv->refs++;
-    }
+    if (kv)
+        kv->refs++;
     pm_unlock(&kv_lock);
-    if (!kv || (freed && !allow_freed))
+    if (!kv)
         return pm_error(comm, MPI_ERR_KEYVAL, "%s: invalid keyval %d%s", fn, id,
                         id == MPI_KEYVAL_INVALID ? " (MPI_KEYVAL_INVALID)"
-                        : kv ? " (it has been freed)" : "");
+                        : id >= PROUST_MPI_NUM_PREDEFINED_KEYVALS && id < kv_next
+                            ? " (freed, and no attribute uses it any more)"
+                            : "");
     if (kv->kind != kind) {
         pm_kv_release(kv);
         return pm_error(comm, MPI_ERR_KEYVAL, "%s: keyval %d is a %s keyval, not a %s keyval", fn,
@@ -123,7 +122,7 @@ static int kv_lookup(int id, int kind, bool allow_predefined, bool allow_freed, 
 int pm_kv_get(int id, int kind, bool allow_predefined, MPI_Comm comm, const char *fn,
                   struct pm_keyval **out)
 {
-    return kv_lookup(id, kind, allow_predefined, false, comm, fn, out);
+    return kv_lookup(id, kind, allow_predefined, comm, fn, out);
 }
 
 static int kv_create(struct pm_keyval *proto, int *keyval, const char *fn)
@@ -162,7 +161,7 @@ static int kv_free(int *keyval, int kind, const char *fn)
     if (!keyval)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: keyval is NULL", fn);
     struct pm_keyval *kv;
-    int rc = kv_lookup(*keyval, kind, false, true, MPI_COMM_NULL, fn, &kv);
+    int rc = kv_lookup(*keyval, kind, false, MPI_COMM_NULL, fn, &kv);
     if (rc)
         return rc;
     pm_lock(&kv_lock);
