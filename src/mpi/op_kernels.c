@@ -222,10 +222,12 @@ const struct pm_op_type pm_op_types[PROUST_MPI_NUM_PREDEFINED_TYPES] = {
     T_PLAIN(MPI_UINT16_T, "MPI_UINT16_T", CI, uint16_t, k_u16),
     T_PLAIN(MPI_UINT32_T, "MPI_UINT32_T", CI, uint32_t, k_u32),
     T_PLAIN(MPI_UINT64_T, "MPI_UINT64_T", CI, uint64_t, k_u64),
-    /* Fortran integer (MPI-3.1 puts MPI_AINT, OFFSET and COUNT here) */
-    T_PLAIN(MPI_AINT, "MPI_AINT", FI, MPI_Aint, k_aint),
-    T_PLAIN(MPI_OFFSET, "MPI_OFFSET", FI, pm_llong, k_llong),
-    T_PLAIN(MPI_COUNT, "MPI_COUNT", FI, pm_llong, k_llong),
+    /* Multi-language types: MPI-3.1 allows every integer operation but the
+     * logical ones; MPICH allows those too and its test suite checks them */
+    T_PLAIN(MPI_AINT, "MPI_AINT", CI | FI, MPI_Aint, k_aint),
+    T_PLAIN(MPI_OFFSET, "MPI_OFFSET", CI | FI, pm_llong, k_llong),
+    T_PLAIN(MPI_COUNT, "MPI_COUNT", CI | FI, pm_llong, k_llong),
+    /* Fortran integer */
     T_PLAIN(MPI_INTEGER, "MPI_INTEGER", FI, int32_t, k_i32),
     T_PLAIN(MPI_INTEGER1, "MPI_INTEGER1", FI, int8_t, k_i8),
     T_PLAIN(MPI_INTEGER2, "MPI_INTEGER2", FI, int16_t, k_i16),
