@@ -17,6 +17,13 @@
 
 struct pm_comm *pm_comm_world, *pm_comm_self;
 
+void pm_comm_set_context(struct pm_comm *c, uint16_t context)
+{
+    c->context = context;
+    c->tag_pt2pt = (uint64_t)(context << 1) << PM_CTX_SHIFT;
+    c->tag_coll = (uint64_t)((context << 1) | 1) << PM_CTX_SHIFT;
+}
+
 static struct pm_comm *comm_alloc(struct pm_group *local, struct pm_group *remote,
                                   uint16_t context)
 {
@@ -32,9 +39,7 @@ static struct pm_comm *comm_alloc(struct pm_group *local, struct pm_group *remot
     c->remote = remote ? remote : local;
     c->rank = local->rank;
     c->size = local->size;
-    c->context = context;
-    c->tag_pt2pt = (uint64_t)(context << 1) << PM_CTX_SHIFT;
-    c->tag_coll = (uint64_t)((context << 1) | 1) << PM_CTX_SHIFT;
+    pm_comm_set_context(c, context);
     c->tag_src = (uint64_t)(c->rank >= 0 ? c->rank : 0) << PM_TAG_BITS;
     atomic_init(&c->coll_seq, 0);
     c->errhandler = MPI_ERRORS_ARE_FATAL;

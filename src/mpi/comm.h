@@ -50,6 +50,7 @@ struct pm_agree {
     int leader;               /* two-group agreement: this group's leader */
     uint64_t ctx_field;       /* context field of the local rounds */
     uint64_t fixed_tag;       /* tag of the local rounds when seq_comm is NULL */
+    uint32_t fixed_seq;       /* ... and the number `exchange` gets then */
     uint64_t key;
     /* Two-group agreement: called at the leader with this step's sequence
      * number (when seq_comm) to AND the other group's words into v. */
@@ -63,12 +64,19 @@ int pm_context_agree(const struct pm_agree *a, int n, uint16_t *ids);
 #define PM_KEY_COMM(ctx) ((uint64_t)(ctx) << 32)
 #define PM_KEY_GROUP(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 30) | (uint32_t)(tag))
 #define PM_KEY_ICREATE(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 29) | (uint32_t)(tag))
+#define PM_KEY_IDUP(ctx, seq) (((uint64_t)(ctx) << 32) | (1u << 28) | ((seq) & 0x0fffffffu))
 /* Agree on n ids over communicator c (intra: its group; inter: both groups). */
 int pm_context_alloc_n(struct pm_comm *c, int n, uint16_t *ids);
+/* The same with every step on the tag of one sequence number of c, taken
+ * by the caller: the agreement may then run at any time after the caller's
+ * turn among c's collectives (MPI_Comm_idup). */
+int pm_context_alloc_at(struct pm_comm *c, int n, uint16_t *ids, uint32_t seq);
 
 /* ---- Communicator objects (comm.c) ------------------------------------------ */
 /* Give `nc` the error handler of `parent` (instead of the default). */
 void pm_comm_inherit_errhandler(struct pm_comm *nc, const struct pm_comm *parent);
+/* Give c context id `context` (and the tag fields derived from it). */
+void pm_comm_set_context(struct pm_comm *c, uint16_t context);
 /* Undo pm_comm_new for a communicator never shown to the user. */
 void pm_comm_discard(struct pm_comm *c);
 /* Is info a valid info handle (MPI_INFO_NULL is not)? */

@@ -240,6 +240,7 @@ static int agree_and(const struct pm_agree *a, uint64_t *v, size_t n)
         x.tag = a->ctx_field | seq;
     } else {
         x.tag = a->fixed_tag;
+        seq = a->fixed_seq;
     }
     int rc = pm_xg_allreduce_band(&x, v, n);
     if (rc || !a->exchange)
@@ -324,14 +325,16 @@ static int inter_exchange(void *arg, uint32_t seq, uint64_t *v, size_t n)
     return rc;
 }
 
-int pm_context_alloc_n(struct pm_comm *c, int n, uint16_t *ids)
+/* seq < 0: a sequence number of c per step; else every step on that one. */
+static int alloc_on(struct pm_comm *c, int n, uint16_t *ids, int64_t seq)
 {
     struct pm_agree a = {
-        .seq_comm = c,
+        .seq_comm = seq < 0 ? c : NULL,
         .world = c->local->world,
         .size = c->size,
         .rank = c->rank,
-        .key = PM_KEY_COMM(c->context),
+        .key = seq < 0 ? PM_KEY_COMM(c->context) : PM_KEY_IDUP(c->context, (uint32_t)seq),
+        .fixed_seq = seq < 0 ? 0 : (uint32_t)seq,
     };
     if (c->is_inter) {
         /* Local rounds on the local intracommunicator's context, numbered
@@ -343,7 +346,18 @@ int pm_context_alloc_n(struct pm_comm *c, int n, uint16_t *ids)
     } else {
         a.ctx_field = c->tag_coll;
     }
+    a.fixed_tag = a.ctx_field | a.fixed_seq;
     return pm_context_agree(&a, n, ids);
+}
+
+int pm_context_alloc_n(struct pm_comm *c, int n, uint16_t *ids)
+{
+    return alloc_on(c, n, ids, -1);
+}
+
+int pm_context_alloc_at(struct pm_comm *c, int n, uint16_t *ids, uint32_t seq)
+{
+    return alloc_on(c, n, ids, seq);
 }
 
 int pm_context_alloc(struct pm_comm *c, uint16_t *context)

@@ -84,6 +84,7 @@ int PMPI_Finalize(void)
 {
     PM_CHECK_INIT("MPI_Finalize");
     pthread_mutex_lock(&init_mutex);
+    pm_idup_quiesce();
     /* Attributes of MPI_COMM_SELF are deleted first (MPI-3.1 §8.7.1): their
      * callbacks may still communicate. */
     pm_comms_finalize();

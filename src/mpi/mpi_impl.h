@@ -306,6 +306,8 @@ int pm_context_alloc(struct pm_comm *c, uint16_t *context);
 void pm_context_free(uint16_t context);
 void pm_comms_init(void);      /* world (context 0) and self (context 1) */
 void pm_comms_finalize(void);
+/* MPI_Finalize: wait until no MPI_Comm_idup agreement thread runs (comm_idup.c). */
+void pm_idup_quiesce(void);
 /* Attributes (attr.c): copy on dup, delete on free. */
 int pm_attrs_copy_comm(struct pm_comm *from, struct pm_comm *to);
 int pm_attrs_delete_comm(struct pm_comm *c);

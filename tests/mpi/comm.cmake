@@ -18,7 +18,7 @@ function(comm_jobs prog)
 endfunction()
 
 foreach(prog group_algebra comm_split comm_errors attr_cb cart_topo intercomm_basic
-        intercomm_roots graph_topo comm_threads)
+        intercomm_roots graph_topo comm_threads comm_idup)
   mpi_test_program(mpi_${prog} ${MPI_TEST_DIR}/${prog}.c)
 endforeach()
 
@@ -26,6 +26,7 @@ comm_jobs(group_algebra 1 3 8)
 comm_jobs(comm_split 1 2 3 4 8)
 comm_jobs(comm_errors 1 3)
 comm_jobs(attr_cb 1 2 4)
+comm_jobs(comm_idup 1 2 3 5)
 comm_jobs(cart_topo 1 2 4 6 8)
 comm_jobs(intercomm_basic 2 3 4 5 8)
 comm_jobs(intercomm_roots 2 3 4 5)

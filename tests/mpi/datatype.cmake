@@ -26,3 +26,9 @@ endforeach()
 foreach(np 2 3)
   mpi_job(NAME datatype_p2p_${np}_tcp NPROCS ${np} RAILS tcp PROGRAM datatype_p2p)
 endforeach()
+
+# The MPI-1 names removed in MPI-3.0 (src/mpi/deprecated.c).
+mpi_test_program(mpi1_compat ${MPI_TEST_DIR}/mpi1_compat.c)
+mpi_job(NAME mpi1_compat_1 NPROCS 1 RAILS self,shm PROGRAM mpi1_compat)
+mpi_job(NAME mpi1_compat_3_shm NPROCS 3 RAILS self,shm PROGRAM mpi1_compat)
+mpi_job(NAME mpi1_compat_2_tcp NPROCS 2 RAILS tcp PROGRAM mpi1_compat)
