@@ -15,7 +15,7 @@ target_link_libraries(launcher_boot_client PRIVATE Threads::Threads)
 
 # One ctest per case of launcher/launcher_tests.sh.
 set(PROUST_LAUNCHER_TESTS
-  exit_code signal grace kill_escalation tag_output partial_line stdin env cloexec
+  exit_code signal grace timeout kill_escalation tag_output partial_line stdin env cloexec
   kv failnotice abort missing_program usage forward_signal launcher_death grandchild session lost
   singleton bind)
 foreach(t ${PROUST_LAUNCHER_TESTS})

@@ -63,6 +63,25 @@ grace)
     expect_faster 2500
     [ "$ELAPSED" -ge 400 ] || fail "took $ELAPSED ms: the grace period was not honoured"
     ;;
+timeout)
+    # --timeout / MPIEXEC_TIMEOUT stop a job that runs too long: status 124,
+    # a message, every rank gone (a rank ignoring SIGTERM gets SIGKILL).
+    run -n 2 --timeout 0.5 sh -c 'exec sleep 30'
+    expect_rc 124
+    expect_err 'ran past its time limit \(0.5 s\)'
+    expect_faster 2500
+    [ "$ELAPSED" -ge 400 ] || fail "took $ELAPSED ms: stopped before the time limit"
+    MPIEXEC_TIMEOUT=0.3 run -n 2 sh -c 'if [ "$PROUST_RANK" = 1 ]; then trap "" TERM; fi
+        while :; do sleep 0.1; done'
+    expect_rc 124
+    expect_faster 4500
+    # A job that ends in time is not touched; the option wins over the variable.
+    MPIEXEC_TIMEOUT=0.2 run -n 2 --timeout 5 sh -c 'sleep 0.5; exit 0'
+    expect_rc 0
+    MPIEXEC_TIMEOUT=soon run -n 1 true
+    expect_rc 2
+    expect_err 'MPIEXEC_TIMEOUT=soon is not a number of seconds'
+    ;;
 kill_escalation)
     # A survivor that ignores SIGTERM gets SIGKILL 2 s later.
     run -n 2 --grace=0.2 sh -c 'if [ "$PROUST_RANK" = 0 ]; then exit 5; fi

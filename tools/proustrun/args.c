@@ -22,6 +22,9 @@ static void usage(FILE *f)
             "  --tag-output       prefix each output line with \"[rank] \"\n"
             "  --grace SECONDS    after a rank fails, how long the others may run\n"
             "                     before they are terminated (default %g)\n"
+            "  --timeout SECONDS  stop the whole job (an error) after this long; the\n"
+            "                     environment variable MPIEXEC_TIMEOUT does the same, as\n"
+            "                     for MPICH's and Open MPI's mpiexec (the option wins)\n"
             "  --bind-to WHAT     bind each rank: none (default), hwthread, core, l3cache,\n"
             "                     numa, package (socket); rank i goes to the i-th core,\n"
             "                     then to the object of that type holding it\n"
@@ -32,7 +35,8 @@ static void usage(FILE *f)
             "Each rank gets PROUST_RANK, PROUST_SIZE, PROUST_LOCAL_RANK, PROUST_LOCAL_SIZE,\n"
             "PROUST_JOBID and PROUST_BOOT_FD. Rank 0 reads proustrun's stdin; the others\n"
             "read /dev/null. The exit status is 0 if every rank exits 0, else that of the\n"
-            "first rank to fail (128+signal for a signal), or the code given to abort.\n",
+            "first rank to fail (128+signal for a signal), the code given to abort, or\n"
+            "124 when the time limit stopped the job.\n",
             PR_DEFAULT_GRACE_S);
 }
 
@@ -83,7 +87,7 @@ int pr_parse_args(int argc, char **argv, struct pr_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->grace_s = PR_DEFAULT_GRACE_S;
-    int have_n = 0;
+    int have_n = 0, have_timeout = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -143,8 +147,21 @@ int pr_parse_args(int argc, char **argv, struct pr_options *opt)
                 return usage_error("'%s' is not a number of seconds", v);
             continue;
         }
+        if (strncmp(a, "--timeout", 9) == 0 && (a[9] == '\0' || a[9] == '=')) {
+            const char *v = option_value(argc, argv, &i, a, 9);
+            if (!v)
+                return usage_error("option '%s' needs a number of seconds", a);
+            if (parse_seconds(v, &opt->timeout_s) != 0)
+                return usage_error("'%s' is not a number of seconds", v);
+            have_timeout = 1;
+            continue;
+        }
         return usage_error("unknown option '%s'", a);
     }
+    const char *env_timeout = getenv("MPIEXEC_TIMEOUT");
+    if (!have_timeout && env_timeout && *env_timeout &&
+        parse_seconds(env_timeout, &opt->timeout_s) != 0)
+        return usage_error("MPIEXEC_TIMEOUT=%s is not a number of seconds", env_timeout);
     if (i >= argc)
         return usage_error("%s", "no program to run");
     if (!have_n)

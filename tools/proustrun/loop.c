@@ -165,6 +165,16 @@ static void forward_signal(struct pr_job *job, int sig)
 
 static void timers(struct pr_job *job, int64_t now)
 {
+    if (job->timeout_deadline_ms && now >= job->timeout_deadline_ms) {
+        job->timeout_deadline_ms = 0;
+        if (job->live > 0 && !job->terminating) {
+            pr_err("the job ran past its time limit (%g s): stopping it", job->opt.timeout_s);
+            decide(job, PR_TIMEOUT_EXIT);
+            job->terminating = 1;
+            pr_signal_all(job, SIGTERM);
+            job->kill_deadline_ms = now + PR_KILL_DELAY_MS;
+        }
+    }
     if (job->grace_deadline_ms && now >= job->grace_deadline_ms) {
         job->grace_deadline_ms = 0;
         if (job->live > 0 && !job->terminating) {
@@ -204,6 +214,8 @@ int pr_run(struct pr_job *job)
     }
     for (int i = 0; i < n; i++)
         pid_map[i] = (struct pid_slot){job->ranks[i].pid, i};
+    if (job->opt.timeout_s > 0)
+        job->timeout_deadline_ms = pr_now_ms() + (int64_t)(job->opt.timeout_s * 1000.0);
     qsort(pid_map, (size_t)n, sizeof *pid_map, cmp_pid);
 
     for (;;) {
@@ -241,6 +253,7 @@ int pr_run(struct pr_job *job)
             break;
 
         int64_t deadline = min_deadline(job->grace_deadline_ms, job->kill_deadline_ms);
+        deadline = min_deadline(deadline, job->timeout_deadline_ms);
         deadline = min_deadline(deadline, next_partial);
         deadline = min_deadline(deadline, job->live == 0 ? job->drain_deadline_ms : 0);
         int timeout = -1;

@@ -14,6 +14,7 @@
 
 #define PR_DEFAULT_GRACE_S 3.0
 #define PR_KILL_DELAY_MS 2000   /* SIGTERM -> SIGKILL */
+#define PR_TIMEOUT_EXIT 124     /* the time limit stopped the job (as timeout(1)) */
 #define PR_DRAIN_MS 1000        /* output drain once every child is gone */
 #define PR_PARTIAL_FLUSH_MS 200 /* a prompt of rank 0 waits this long for its end */
 #define PR_MAX_LINE 65536       /* longer lines are written in pieces */
@@ -28,6 +29,7 @@ struct pr_options {
     int bind_to;         /* PR_BIND_* */
     int report_bindings; /* print each rank's cpus */
     double grace_s;
+    double timeout_s;    /* the whole job's time limit, 0 = none */
     char **argv; /* program and its arguments, NULL-terminated */
 };
 
@@ -82,6 +84,7 @@ struct pr_job {
     int aborting;     /* an abort killed everything */
     int terminating;  /* SIGTERM sent (grace over or forwarded signal) */
     int64_t grace_deadline_ms, kill_deadline_ms, drain_deadline_ms; /* 0 = unset */
+    int64_t timeout_deadline_ms; /* --timeout / MPIEXEC_TIMEOUT, 0 = none */
     int stdout_broken, stderr_broken;
 };
 
