@@ -8,6 +8,7 @@
  * buffer of MPI_MAX_INFO_KEY / MPI_MAX_INFO_VAL characters. Keys keep the
  * order they were first set in (MPI_Info_get_nthkey, MPI_Info_dup).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +287,41 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
     return MPI_SUCCESS;
 }
 PM_WEAK(Info_get)
+
+/* MPI-4.0: *buflen in = room in value (counting the null), out = the value's
+ * length + 1; the value is cut to fit. */
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+    PM_CHECK_INIT("MPI_Info_get_string");
+    GET_INFO("MPI_Info_get_string", info, in);
+    int rc = check_key("MPI_Info_get_string", key);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!buflen || !flag)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_string: %s is NULL",
+                        buflen ? "flag" : "buflen");
+    if (*buflen < 0)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_string: *buflen %d < 0",
+                        *buflen);
+    if (*buflen > 0 && !value)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
+                        "MPI_Info_get_string: value is NULL and *buflen is %d", *buflen);
+    pm_lock(&in->lock);
+    int i = find(in, key);
+    if (i >= 0) {
+        size_t l = strlen(in->e[i].value);
+        if (*buflen > 0) {
+            size_t n = l < (size_t)*buflen - 1 ? l : (size_t)*buflen - 1;
+            memcpy(value, in->e[i].value, n);
+            value[n] = '\0';
+        }
+        *buflen = l + 1 > INT_MAX ? INT_MAX : (int)(l + 1);
+    }
+    pm_unlock(&in->lock);
+    *flag = i >= 0;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_get_string)
 
 int PMPI_Info_delete(MPI_Info info, const char *key)
 {

@@ -68,6 +68,26 @@ static void basics(void)
     MPI_CHECK(MPI_Info_get(info, "beta", 0, small, &flag));
     CHECK(flag && small[0] == '\0', "valuelen 0 gives \"%s\"", small);
 
+    /* MPI_Info_get_string: buflen counts the null; out, the length + 1. */
+    int buflen = 0;
+    memset(small, 'x', sizeof small);
+    MPI_CHECK(MPI_Info_get_string(info, "alpha", &buflen, NULL, &flag));
+    CHECK(flag && buflen == 4, "get_string length query: flag %d buflen %d", flag, buflen);
+    buflen = 3;
+    MPI_CHECK(MPI_Info_get_string(info, "alpha", &buflen, small, &flag));
+    CHECK(flag && buflen == 4 && strcmp(small, "on") == 0 && small[3] == 'x',
+          "get_string cut to 3: \"%s\", buflen %d", small, buflen);
+    buflen = (int)sizeof small;
+    MPI_CHECK(MPI_Info_get_string(info, "gamma", &buflen, small, &flag));
+    CHECK(flag && buflen == 1 && small[0] == '\0', "get_string of \"\": buflen %d", buflen);
+    buflen = 5;
+    flag = 1;
+    MPI_CHECK(MPI_Info_get_string(info, "delta", &buflen, small, &flag));
+    CHECK(!flag && buflen == 5, "get_string of a missing key: flag %d buflen %d", flag, buflen);
+    buflen = -1;
+    check_class(MPI_Info_get_string(info, "beta", &buflen, small, &flag), MPI_ERR_ARG,
+                "get_string buflen -1");
+
     /* dup copies keys and order; the two are independent afterwards */
     MPI_CHECK(MPI_Info_dup(info, &dup));
     CHECK(dup != info && dup != MPI_INFO_NULL, "dup handle %#x", (unsigned)dup);
