@@ -141,6 +141,16 @@ typedef struct MPI_Status {
 #define MPI_REAL4 PROUST_MPI_TYPE(57)
 #define MPI_REAL8 PROUST_MPI_TYPE(58)
 #define PROUST_MPI_NUM_PREDEFINED_TYPES 59 /* indices 1..58; 0 unused */
+/* Optional Fortran types this library does not provide (no Fortran
+ * binding): MPI_DATATYPE_NULL, as MPICH does for the ones its build lacks,
+ * so that programs can test for them. */
+#define MPI_INTEGER16 MPI_DATATYPE_NULL
+#define MPI_REAL2 MPI_DATATYPE_NULL
+#define MPI_REAL16 MPI_DATATYPE_NULL
+#define MPI_COMPLEX4 MPI_DATATYPE_NULL
+#define MPI_COMPLEX8 MPI_DATATYPE_NULL
+#define MPI_COMPLEX16 MPI_DATATYPE_NULL
+#define MPI_COMPLEX32 MPI_DATATYPE_NULL
 
 /* Predefined operations. */
 #define MPI_MAX ((MPI_Op)(PROUST_MPI_KIND_OP | 1))
