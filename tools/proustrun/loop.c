@@ -163,6 +163,14 @@ static void forward_signal(struct pr_job *job, int sig)
     job->kill_deadline_ms = pr_now_ms() + PR_KILL_DELAY_MS;
 }
 
+/* SIGTERM to every rank still running, SIGKILL PR_KILL_DELAY_MS later. */
+static void terminate_all(struct pr_job *job, int64_t now)
+{
+    job->terminating = 1;
+    pr_signal_all(job, SIGTERM);
+    job->kill_deadline_ms = now + PR_KILL_DELAY_MS;
+}
+
 static void timers(struct pr_job *job, int64_t now)
 {
     if (job->timeout_deadline_ms && now >= job->timeout_deadline_ms) {
@@ -170,18 +178,13 @@ static void timers(struct pr_job *job, int64_t now)
         if (job->live > 0 && !job->terminating) {
             pr_err("the job ran past its time limit (%g s): stopping it", job->opt.timeout_s);
             decide(job, PR_TIMEOUT_EXIT);
-            job->terminating = 1;
-            pr_signal_all(job, SIGTERM);
-            job->kill_deadline_ms = now + PR_KILL_DELAY_MS;
+            terminate_all(job, now);
         }
     }
     if (job->grace_deadline_ms && now >= job->grace_deadline_ms) {
         job->grace_deadline_ms = 0;
-        if (job->live > 0 && !job->terminating) {
-            job->terminating = 1;
-            pr_signal_all(job, SIGTERM);
-            job->kill_deadline_ms = now + PR_KILL_DELAY_MS;
-        }
+        if (job->live > 0 && !job->terminating)
+            terminate_all(job, now);
     }
     if (job->kill_deadline_ms && now >= job->kill_deadline_ms) {
         job->kill_deadline_ms = 0;
