@@ -12,14 +12,6 @@
 
 static int wrank, wsize;
 
-#define EXPECT(call, want)                                                          \
-    do {                                                                            \
-        int rc_ = (call), cls_ = -1;                                                \
-        MPI_Error_class(rc_, &cls_);                                                \
-        CHECK(rc_ != MPI_SUCCESS && cls_ == (want), "%s: class %d, expected %s",     \
-              #call, cls_, #want);                                                  \
-    } while (0)
-
 /* Delete callbacks record what they saw. */
 enum { LOG = 64 };
 struct deletion {
@@ -116,7 +108,7 @@ static void test_copy_delete(void)
     CHECK(k1 == MPI_KEYVAL_INVALID, "free_keyval did not reset the keyval");
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     CHECK(got_attr(c, k1_old, &v) && v == &a, "a freed keyval in use lost its attribute");
-    EXPECT(MPI_Comm_free_keyval(&k1), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Comm_free_keyval(&k1), MPI_ERR_KEYVAL);
     MPI_CHECK(MPI_Comm_dup(c, &d)); /* DUP_FN of the freed keyval still copies */
     ndel = 0;
     MPI_CHECK(MPI_Comm_free(&d));
@@ -135,13 +127,13 @@ static void test_copy_delete(void)
     MPI_CHECK(MPI_Comm_create_keyval(failing_copy, MPI_COMM_NULL_DELETE_FN, &k5, NULL));
     MPI_CHECK(MPI_Comm_set_attr(c, k5, NULL));
     d = MPI_COMM_SELF;
-    EXPECT(MPI_Comm_dup(c, &d), MPI_ERR_OTHER);
+    EXPECT_CLASS(MPI_Comm_dup(c, &d), MPI_ERR_OTHER);
     CHECK(d == MPI_COMM_NULL, "failed dup left %#x", (unsigned)d);
     MPI_CHECK(MPI_Comm_delete_attr(c, k5));
     MPI_CHECK(MPI_Comm_free_keyval(&k5));
     fail_delete = 1;
-    EXPECT(MPI_Comm_delete_attr(c, k2), MPI_ERR_OTHER);
-    EXPECT(MPI_Comm_free(&c), MPI_ERR_OTHER);
+    EXPECT_CLASS(MPI_Comm_delete_attr(c, k2), MPI_ERR_OTHER);
+    EXPECT_CLASS(MPI_Comm_free(&c), MPI_ERR_OTHER);
     CHECK(c != MPI_COMM_NULL, "a failed free reset the handle");
     fail_delete = 0;
     int n;
@@ -152,7 +144,7 @@ static void test_copy_delete(void)
     CHECK(ndel == 3, "final free: %d deletes (k1 k2 k3 expected)", ndel);
     /* k1's last attribute is gone: its number is now invalid. */
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
-    EXPECT(MPI_Comm_get_attr(MPI_COMM_SELF, k1_old, &v, &(int){0}), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Comm_get_attr(MPI_COMM_SELF, k1_old, &v, &(int){0}), MPI_ERR_KEYVAL);
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
     MPI_CHECK(MPI_Comm_free_keyval(&k2));
     MPI_CHECK(MPI_Comm_free_keyval(&k3));
@@ -186,10 +178,10 @@ static void test_predefined(void)
     MPI_CHECK(MPI_Add_error_code(cls, &code));
     MPI_CHECK(MPI_Attr_get(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &v, &flag));
     CHECK(flag && *v >= code && *v >= cls, "MPI_LASTUSEDCODE %d after adding %d", *v, code);
-    EXPECT(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, &big), MPI_ERR_KEYVAL);
-    EXPECT(MPI_Comm_delete_attr(MPI_COMM_WORLD, MPI_HOST), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, &big), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Comm_delete_attr(MPI_COMM_WORLD, MPI_HOST), MPI_ERR_KEYVAL);
     int k = MPI_TAG_UB;
-    EXPECT(MPI_Comm_free_keyval(&k), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Comm_free_keyval(&k), MPI_ERR_KEYVAL);
 }
 
 static int free_in_delete(MPI_Comm comm, int keyval, void *val, void *extra)
@@ -215,15 +207,15 @@ static void test_errors_and_deprecated(void)
 
     void *v;
     int flag, kt, kc, kd;
-    EXPECT(MPI_Comm_get_attr(MPI_COMM_WORLD, 999999, &v, &flag), MPI_ERR_KEYVAL);
-    EXPECT(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, NULL), MPI_ERR_KEYVAL);
-    EXPECT(MPI_Comm_set_attr(MPI_COMM_NULL, MPI_TAG_UB, NULL), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_get_attr(MPI_COMM_WORLD, 999999, &v, &flag), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, NULL), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Comm_set_attr(MPI_COMM_NULL, MPI_TAG_UB, NULL), MPI_ERR_COMM);
     MPI_CHECK(MPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, &kt, NULL));
     MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &kc, NULL));
-    EXPECT(MPI_Comm_set_attr(MPI_COMM_WORLD, kt, NULL), MPI_ERR_KEYVAL);
-    EXPECT(MPI_Type_set_attr(MPI_INT, kc, NULL), MPI_ERR_KEYVAL);
-    EXPECT(MPI_Type_free_keyval(&kc), MPI_ERR_KEYVAL);
-    EXPECT(MPI_Comm_get_attr(MPI_COMM_WORLD, kc, NULL, &flag), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Comm_set_attr(MPI_COMM_WORLD, kt, NULL), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Type_set_attr(MPI_INT, kc, NULL), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Type_free_keyval(&kc), MPI_ERR_KEYVAL);
+    EXPECT_CLASS(MPI_Comm_get_attr(MPI_COMM_WORLD, kc, NULL, &flag), MPI_ERR_ARG);
     MPI_CHECK(MPI_Type_free_keyval(&kt));
     MPI_CHECK(MPI_Comm_free_keyval(&kc));
 
@@ -283,7 +275,7 @@ static void test_types(void)
     MPI_CHECK(MPI_Type_get_attr(MPI_DOUBLE, k, &v, &flag));
     CHECK(flag && v == &x, "attribute on MPI_DOUBLE");
     MPI_CHECK(MPI_Type_delete_attr(MPI_DOUBLE, k));
-    EXPECT(MPI_Type_get_attr(MPI_DATATYPE_NULL, k, &v, &flag), MPI_ERR_TYPE);
+    EXPECT_CLASS(MPI_Type_get_attr(MPI_DATATYPE_NULL, k, &v, &flag), MPI_ERR_TYPE);
     MPI_CHECK(MPI_Type_free_keyval(&k));
 }
 

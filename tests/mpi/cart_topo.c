@@ -9,14 +9,6 @@
 
 static int wrank, wsize;
 
-#define EXPECT(call, want)                                                          \
-    do {                                                                            \
-        int rc_ = (call), cls_ = -1;                                                \
-        MPI_Error_class(rc_, &cls_);                                                \
-        CHECK(rc_ != MPI_SUCCESS && cls_ == (want), "%s: class %d, expected %s",     \
-              #call, cls_, #want);                                                  \
-    } while (0)
-
 static void dims_case(int nnodes, int ndims, const int *in, const int *want)
 {
     int d[16];
@@ -79,10 +71,10 @@ static void test_dims(void)
         }
     int d[2] = {0, 0};
     MPI_CHECK(MPI_Dims_create(1, 0, d));
-    EXPECT(MPI_Dims_create(10, 2, (int[]){3, 0}), MPI_ERR_DIMS);
-    EXPECT(MPI_Dims_create(10, 2, (int[]){-1, 0}), MPI_ERR_DIMS);
-    EXPECT(MPI_Dims_create(6, 2, (int[]){2, 2}), MPI_ERR_DIMS);
-    EXPECT(MPI_Dims_create(6, -1, d), MPI_ERR_DIMS);
+    EXPECT_CLASS(MPI_Dims_create(10, 2, (int[]){3, 0}), MPI_ERR_DIMS);
+    EXPECT_CLASS(MPI_Dims_create(10, 2, (int[]){-1, 0}), MPI_ERR_DIMS);
+    EXPECT_CLASS(MPI_Dims_create(6, 2, (int[]){2, 2}), MPI_ERR_DIMS);
+    EXPECT_CLASS(MPI_Dims_create(6, -1, d), MPI_ERR_DIMS);
 }
 
 /* Reference: rank of (x, y) in a dx*dy row-major grid, with wrapping or
@@ -133,9 +125,9 @@ static void test_grid(int periodic)
     CHECK(fr == ref_rank(far[0], far[1], dims[0], dims[1], per), "rank of wrapped coords %d", fr);
     MPI_Comm_set_errhandler(cart, MPI_ERRORS_RETURN);
     int bad[2] = {per[0] ? 0 : dims[0], per[1] ? 0 : -1};
-    EXPECT(MPI_Cart_rank(cart, bad, &fr), MPI_ERR_ARG);
-    EXPECT(MPI_Cart_coords(cart, wsize, 2, gc), MPI_ERR_RANK);
-    EXPECT(MPI_Cart_shift(cart, 2, 1, &fr, &fr), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Cart_rank(cart, bad, &fr), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Cart_coords(cart, wsize, 2, gc), MPI_ERR_RANK);
+    EXPECT_CLASS(MPI_Cart_shift(cart, 2, 1, &fr, &fr), MPI_ERR_ARG);
 
     for (int dir = 0; dir < 2; dir++)
         for (int disp = -3; disp <= 3; disp++) {
@@ -234,13 +226,13 @@ static void test_partial(void)
     /* Errors. */
     int status, big[2] = {wsize, 2}, periods[2] = {0, 0}, nd;
     MPI_Comm c = MPI_COMM_SELF;
-    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, big, periods, 0, &c), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Cart_create(MPI_COMM_WORLD, 2, big, periods, 0, &c), MPI_ERR_ARG);
     CHECK(c == MPI_COMM_NULL, "failed Cart_create left a communicator");
-    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, (int[]){1, -1}, periods, 0, &c), MPI_ERR_DIMS);
-    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, -1, big, periods, 0, &c), MPI_ERR_DIMS);
-    EXPECT(MPI_Cartdim_get(MPI_COMM_WORLD, &nd), MPI_ERR_TOPOLOGY);
-    EXPECT(MPI_Cart_shift(MPI_COMM_WORLD, 0, 1, &nd, &nd), MPI_ERR_TOPOLOGY);
-    EXPECT(MPI_Topo_test(MPI_COMM_NULL, &status), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Cart_create(MPI_COMM_WORLD, 2, (int[]){1, -1}, periods, 0, &c), MPI_ERR_DIMS);
+    EXPECT_CLASS(MPI_Cart_create(MPI_COMM_WORLD, -1, big, periods, 0, &c), MPI_ERR_DIMS);
+    EXPECT_CLASS(MPI_Cartdim_get(MPI_COMM_WORLD, &nd), MPI_ERR_TOPOLOGY);
+    EXPECT_CLASS(MPI_Cart_shift(MPI_COMM_WORLD, 0, 1, &nd, &nd), MPI_ERR_TOPOLOGY);
+    EXPECT_CLASS(MPI_Topo_test(MPI_COMM_NULL, &status), MPI_ERR_COMM);
     MPI_CHECK(MPI_Topo_test(MPI_COMM_WORLD, &status));
     CHECK(status == MPI_UNDEFINED, "Topo_test of MPI_COMM_WORLD: %d", status);
 }

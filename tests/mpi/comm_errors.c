@@ -8,14 +8,6 @@
 
 static int wrank, wsize;
 
-#define EXPECT(call, want)                                                          \
-    do {                                                                            \
-        int rc_ = (call), cls_ = -1;                                                \
-        MPI_Error_class(rc_, &cls_);                                                \
-        CHECK(rc_ != MPI_SUCCESS && cls_ == (want), "%s: class %d, expected %s",     \
-              #call, cls_, #want);                                                  \
-    } while (0)
-
 static int handler_calls, handler_code;
 static void count_errors(MPI_Comm *comm, int *code, ...)
 {
@@ -43,38 +35,38 @@ int main(int argc, char **argv)
 
     int x, flag;
     MPI_Comm c = MPI_COMM_NULL, bogus = MPI_COMM_WORLD + 12345;
-    EXPECT(MPI_Comm_size(MPI_COMM_NULL, &x), MPI_ERR_COMM);
-    EXPECT(MPI_Comm_rank(bogus, &x), MPI_ERR_COMM);
-    EXPECT(MPI_Comm_rank(MPI_GROUP_EMPTY, &x), MPI_ERR_COMM); /* a handle of another kind */
-    EXPECT(MPI_Comm_dup(MPI_COMM_NULL, &c), MPI_ERR_COMM);
-    EXPECT(MPI_Comm_size(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Comm_size(MPI_COMM_NULL, &x), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_rank(bogus, &x), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_rank(MPI_GROUP_EMPTY, &x), MPI_ERR_COMM); /* a handle of another kind */
+    EXPECT_CLASS(MPI_Comm_dup(MPI_COMM_NULL, &c), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_size(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
     MPI_Comm w = MPI_COMM_WORLD, s = MPI_COMM_SELF;
-    EXPECT(MPI_Comm_free(&w), MPI_ERR_COMM);
-    EXPECT(MPI_Comm_free(&s), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_free(&w), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_free(&s), MPI_ERR_COMM);
     CHECK(w == MPI_COMM_WORLD, "a failed Comm_free changed the handle");
     c = MPI_COMM_NULL;
-    EXPECT(MPI_Comm_free(&c), MPI_ERR_COMM);
-    EXPECT(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_NULL, &x), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_free(&c), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_NULL, &x), MPI_ERR_COMM);
     c = MPI_COMM_SELF; /* must become MPI_COMM_NULL on failure */
-    EXPECT(MPI_Comm_split(MPI_COMM_WORLD, -5, 0, &c), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Comm_split(MPI_COMM_WORLD, -5, 0, &c), MPI_ERR_ARG);
     CHECK(c == MPI_COMM_NULL, "failed Comm_split left %#x", (unsigned)c);
-    EXPECT(MPI_Comm_split_type(MPI_COMM_WORLD, 12345, 0, MPI_INFO_NULL, &c), MPI_ERR_ARG);
-    EXPECT(MPI_Comm_remote_size(MPI_COMM_WORLD, &x), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_split_type(MPI_COMM_WORLD, 12345, 0, MPI_INFO_NULL, &c), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Comm_remote_size(MPI_COMM_WORLD, &x), MPI_ERR_COMM);
     MPI_Group g;
-    EXPECT(MPI_Comm_remote_group(MPI_COMM_SELF, &g), MPI_ERR_COMM);
-    EXPECT(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &c), MPI_ERR_COMM);
-    EXPECT(MPI_Comm_create(MPI_COMM_WORLD, MPI_GROUP_NULL, &c), MPI_ERR_GROUP);
-    EXPECT(MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_EMPTY, -1, &c), MPI_ERR_TAG);
-    EXPECT(MPI_Comm_set_name(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
-    EXPECT(MPI_Intercomm_create(MPI_COMM_WORLD, wsize, MPI_COMM_WORLD, 0, 0, &c), MPI_ERR_RANK);
-    EXPECT(MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, 0, -3, &c), MPI_ERR_TAG);
-    EXPECT(MPI_Comm_set_info(MPI_COMM_WORLD, MPI_COMM_WORLD), MPI_ERR_INFO);
+    EXPECT_CLASS(MPI_Comm_remote_group(MPI_COMM_SELF, &g), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &c), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_create(MPI_COMM_WORLD, MPI_GROUP_NULL, &c), MPI_ERR_GROUP);
+    EXPECT_CLASS(MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_EMPTY, -1, &c), MPI_ERR_TAG);
+    EXPECT_CLASS(MPI_Comm_set_name(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, wsize, MPI_COMM_WORLD, 0, 0, &c), MPI_ERR_RANK);
+    EXPECT_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, 0, -3, &c), MPI_ERR_TAG);
+    EXPECT_CLASS(MPI_Comm_set_info(MPI_COMM_WORLD, MPI_COMM_WORLD), MPI_ERR_INFO);
 
     /* A group that is not a subset of the communicator. */
     MPI_Group world;
     MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
     if (wsize > 1) {
-        EXPECT(MPI_Comm_create(MPI_COMM_SELF, world, &c), MPI_ERR_GROUP);
+        EXPECT_CLASS(MPI_Comm_create(MPI_COMM_SELF, world, &c), MPI_ERR_GROUP);
         CHECK(c == MPI_COMM_NULL, "failed Comm_create left a communicator");
     }
 
@@ -104,7 +96,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
     MPI_Comm stale = d;
     MPI_CHECK(MPI_Comm_free(&d));
-    EXPECT(MPI_Comm_size(stale, &x), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_size(stale, &x), MPI_ERR_COMM);
 
     /* Running out of context ids is an error, not a crash or a hang, and
      * freeing gives them back. */

@@ -14,14 +14,6 @@
 
 #include "mpitest.h"
 
-#define EXPECT(call, want)                                                          \
-    do {                                                                            \
-        int rc_ = (call), cls_ = -1;                                                \
-        MPI_Error_class(rc_, &cls_);                                                \
-        CHECK(rc_ != MPI_SUCCESS && cls_ == (want), "%s: class %d, expected %s",     \
-              #call, cls_, #want);                                                  \
-    } while (0)
-
 static int rank, size;
 
 static void watchdog(int sig)
@@ -175,10 +167,10 @@ static void test_errors(void)
     MPI_Comm d = MPI_COMM_WORLD;
     MPI_Request q;
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    EXPECT(MPI_Comm_idup(MPI_COMM_WORLD, &d, NULL), MPI_ERR_REQUEST);
-    EXPECT(MPI_Comm_idup(MPI_COMM_WORLD, NULL, &q), MPI_ERR_ARG);
-    EXPECT(MPI_Comm_idup(MPI_COMM_NULL, &d, &q), MPI_ERR_COMM);
-    EXPECT(MPI_Comm_idup_with_info(MPI_COMM_WORLD, (MPI_Info)12345, &d, &q), MPI_ERR_INFO);
+    EXPECT_CLASS(MPI_Comm_idup(MPI_COMM_WORLD, &d, NULL), MPI_ERR_REQUEST);
+    EXPECT_CLASS(MPI_Comm_idup(MPI_COMM_WORLD, NULL, &q), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Comm_idup(MPI_COMM_NULL, &d, &q), MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Comm_idup_with_info(MPI_COMM_WORLD, (MPI_Info)12345, &d, &q), MPI_ERR_INFO);
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 

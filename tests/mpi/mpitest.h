@@ -49,6 +49,18 @@ static inline int mt_rank(void)
         }                                                                          \
     } while (0)
 
+/* Check that `call` fails with error class `cls` (MPI_ERRORS_RETURN must be
+ * in force on the communicator involved). */
+#define EXPECT_CLASS(call, cls)                                                    \
+    do {                                                                           \
+        int mt_ec_rc_ = (call), mt_ec_cls_ = 0;                                    \
+        if (mt_ec_rc_ != MPI_SUCCESS)                                              \
+            MPI_Error_class(mt_ec_rc_, &mt_ec_cls_);                               \
+        CHECK(mt_ec_rc_ != MPI_SUCCESS && mt_ec_cls_ == (cls),                     \
+              "%s returned %d (class %d), expected class %s (%d)", #call, mt_ec_rc_, \
+              mt_ec_cls_, #cls, (cls));                                            \
+    } while (0)
+
 /* Deterministic byte pattern: byte i of a message identified by `seed`. */
 static inline unsigned char mt_byte(uint64_t seed, size_t i)
 {

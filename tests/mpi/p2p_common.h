@@ -58,16 +58,6 @@ static inline int p2p_class(int code)
     return cls;
 }
 
-/* Check that `call` fails with error class `cls` (MPI_ERRORS_RETURN must be
- * in force on the communicator involved). */
-#define EXPECT_CLASS(call, cls)                                                    \
-    do {                                                                           \
-        int p2p_rc_ = (call);                                                      \
-        CHECK(p2p_rc_ != MPI_SUCCESS && p2p_class(p2p_rc_) == (cls),               \
-              "%s returned %d (class %d), expected class %s (%d)", #call, p2p_rc_,   \
-              p2p_rc_ == MPI_SUCCESS ? 0 : p2p_class(p2p_rc_), #cls, (cls));       \
-    } while (0)
-
 /* Check the envelope and byte count of a receive status. */
 #define CHECK_STATUS(st, src, tg, bytes)                                           \
     do {                                                                           \
