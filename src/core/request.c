@@ -275,7 +275,11 @@ int proust_request_monitor(proust_request_t *req, proust_request_cb_t cb, void *
     unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB, memory_order_acq_rel);
     if (prev & PROUST__RF_DONE) {
         cb(req, &req->status, arg); /* completed before we got here */
-        atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB_DONE, memory_order_acq_rel);
+        /* the callback may have freed it: then the last flag releases it */
+        unsigned f = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB_DONE,
+                                              memory_order_acq_rel);
+        if (f & PROUST__RF_FREED)
+            proust__request_release(req);
     }
     return PROUST_OK;
 }

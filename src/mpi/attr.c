@@ -2,7 +2,8 @@
  * attr.c — attribute caching on communicators and datatypes: set/get/
  * delete (and the deprecated MPI_Attr_put/get/delete), the copy on dup and
  * deletion on free, and the predefined attributes (MPI_TAG_UB & co). Keys
- * are in attr_keyval.c.
+ * are in attr_keyval.c; window attributes (win_attr.c) use the list
+ * functions here through struct pm_attr_host.
  *
  * An object's attributes are a list, newest first, so deleting from the
  * head deletes in LIFO order (which MPI-2.2 asks for MPI_COMM_SELF at
@@ -23,28 +24,24 @@ static atomic_flag type_attr_lock = ATOMIC_FLAG_INIT;
 
 /* ---- Attribute lists -------------------------------------------------------------- */
 
-/* An object's list and the lock that guards it. */
-struct attr_host {
-    struct pm_attr **list;
-    atomic_flag *lock;
-    int kind;
-    int handle; /* passed to the callbacks */
-};
+/* Hosts of communicator and datatype lists (struct pm_attr_host: comm.h). */
 
-static struct attr_host host_comm(struct pm_comm *c)
+static struct pm_attr_host host_comm(struct pm_comm *c)
 {
-    return (struct attr_host){&c->attrs, &c->attr_lock, PM_KV_COMM, c->handle};
+    return (struct pm_attr_host){&c->attrs, &c->attr_lock, PM_KV_COMM, c->handle};
 }
 
-static struct attr_host host_type(struct pm_datatype *t)
+static struct pm_attr_host host_type(struct pm_datatype *t)
 {
-    return (struct attr_host){&t->attrs, &type_attr_lock, PM_KV_TYPE, t->handle};
+    return (struct pm_attr_host){&t->attrs, &type_attr_lock, PM_KV_TYPE, t->handle};
 }
 
-static int call_delete(const struct attr_host *h, struct pm_keyval *kv, void *val)
+static int call_delete(const struct pm_attr_host *h, struct pm_keyval *kv, void *val)
 {
     if (h->kind == PM_KV_COMM)
         return kv->cdel ? kv->cdel(h->handle, kv->id, val, kv->extra) : MPI_SUCCESS;
+    if (h->kind == PM_KV_WIN)
+        return kv->wdel ? kv->wdel(h->handle, kv->id, val, kv->extra) : MPI_SUCCESS;
     return kv->tdel ? kv->tdel(h->handle, kv->id, val, kv->extra) : MPI_SUCCESS;
 }
 
@@ -70,9 +67,17 @@ static bool find_attr(struct pm_attr *list, const struct pm_keyval *kv, void **v
     return false;
 }
 
+bool pm_attr_get(const struct pm_attr_host *h, const struct pm_keyval *kv, void **val)
+{
+    pm_lock(h->lock);
+    bool found = find_attr(*h->list, kv, val);
+    pm_unlock(h->lock);
+    return found;
+}
+
 /* Delete the attribute of kv: its delete callback first; on failure the
  * attribute stays. */
-static int attr_delete(const struct attr_host *h, struct pm_keyval *kv)
+int pm_attr_delete(const struct pm_attr_host *h, struct pm_keyval *kv)
 {
     void *val;
     pm_lock(h->lock);
@@ -94,9 +99,9 @@ static int attr_delete(const struct attr_host *h, struct pm_keyval *kv)
 }
 
 /* As if the old value were deleted first, then the new one stored. */
-static int attr_set(const struct attr_host *h, struct pm_keyval *kv, void *val)
+int pm_attr_set(const struct pm_attr_host *h, struct pm_keyval *kv, void *val)
 {
-    int rc = attr_delete(h, kv);
+    int rc = pm_attr_delete(h, kv);
     if (rc != MPI_SUCCESS)
         return rc;
     struct pm_attr *a = malloc(sizeof *a);
@@ -119,7 +124,7 @@ static int attr_set(const struct attr_host *h, struct pm_keyval *kv, void *val)
 
 /* Delete every attribute, newest first. Stops at a failing callback (that
  * attribute and the older ones stay). */
-static int attrs_delete_all(const struct attr_host *h)
+int pm_attrs_delete_all(const struct pm_attr_host *h)
 {
     for (;;) {
         pm_lock(h->lock);
@@ -144,7 +149,7 @@ static int attrs_delete_all(const struct attr_host *h)
 
 /* Run the copy callbacks of from's attributes, oldest first, storing those
  * that ask to be copied on `to` (a new object nobody else sees yet). */
-static int attrs_copy(const struct attr_host *from, const struct attr_host *to)
+static int attrs_copy(const struct pm_attr_host *from, const struct pm_attr_host *to)
 {
     pm_lock(from->lock);
     size_t n = 0;
@@ -193,26 +198,26 @@ static int attrs_copy(const struct attr_host *from, const struct attr_host *to)
 
 int pm_attrs_copy_comm(struct pm_comm *from, struct pm_comm *to)
 {
-    struct attr_host f = host_comm(from), t = host_comm(to);
+    struct pm_attr_host f = host_comm(from), t = host_comm(to);
     return attrs_copy(&f, &t);
 }
 
 int pm_attrs_delete_comm(struct pm_comm *c)
 {
-    struct attr_host h = host_comm(c);
-    return attrs_delete_all(&h);
+    struct pm_attr_host h = host_comm(c);
+    return pm_attrs_delete_all(&h);
 }
 
 int pm_attrs_copy_type(struct pm_datatype *from, struct pm_datatype *to)
 {
-    struct attr_host f = host_type(from), t = host_type(to);
+    struct pm_attr_host f = host_type(from), t = host_type(to);
     return attrs_copy(&f, &t);
 }
 
 int pm_attrs_delete_type(struct pm_datatype *t)
 {
-    struct attr_host h = host_type(t);
-    return attrs_delete_all(&h);
+    struct pm_attr_host h = host_type(t);
+    return pm_attrs_delete_all(&h);
 }
 
 /* ---- Communicator attributes ------------------------------------------------------- */
@@ -253,8 +258,8 @@ static int comm_set_attr(MPI_Comm comm, int keyval, void *val, const char *fn)
     int rc = pm_kv_get(keyval, PM_KV_COMM, false, comm, fn, &kv);
     if (rc)
         return rc;
-    struct attr_host h = host_comm(c);
-    rc = attr_set(&h, kv, val);
+    struct pm_attr_host h = host_comm(c);
+    rc = pm_attr_set(&h, kv, val);
     pm_kv_release(kv);
     if (rc)
         return pm_error(comm, rc, "%s: the delete callback of the old value failed (error %d)",
@@ -281,9 +286,8 @@ static int comm_get_attr(MPI_Comm comm, int keyval, void *val, int *flag, const 
         return MPI_SUCCESS;
     }
     void *v = NULL;
-    pm_lock(&c->attr_lock);
-    *flag = find_attr(c->attrs, kv, &v);
-    pm_unlock(&c->attr_lock);
+    struct pm_attr_host h = host_comm(c);
+    *flag = pm_attr_get(&h, kv, &v);
     if (*flag)
         *(void **)val = v;
     pm_kv_release(kv);
@@ -298,8 +302,8 @@ static int comm_delete_attr(MPI_Comm comm, int keyval, const char *fn)
     int rc = pm_kv_get(keyval, PM_KV_COMM, false, comm, fn, &kv);
     if (rc)
         return rc;
-    struct attr_host h = host_comm(c);
-    rc = attr_delete(&h, kv);
+    struct pm_attr_host h = host_comm(c);
+    rc = pm_attr_delete(&h, kv);
     pm_kv_release(kv);
     if (rc)
         return pm_error(comm, rc, "%s: the delete callback failed (error %d)", fn, rc);
@@ -359,9 +363,9 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
     int rc = pm_kv_get(type_keyval, PM_KV_TYPE, false, MPI_COMM_NULL, fn, &kv);
     if (rc)
         return rc;
-    struct attr_host h = host_type(t);
+    struct pm_attr_host h = host_type(t);
     h.handle = datatype;
-    rc = attr_set(&h, kv, attribute_val);
+    rc = pm_attr_set(&h, kv, attribute_val);
     pm_kv_release(kv);
     if (rc)
         return pm_error(MPI_COMM_NULL, rc,
@@ -384,9 +388,8 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: attribute_val or flag is NULL", fn);
     }
     void *v = NULL;
-    pm_lock(&type_attr_lock);
-    *flag = find_attr(t->attrs, kv, &v);
-    pm_unlock(&type_attr_lock);
+    struct pm_attr_host h = host_type(t);
+    *flag = pm_attr_get(&h, kv, &v);
     if (*flag)
         *(void **)attribute_val = v;
     pm_kv_release(kv);
@@ -403,9 +406,9 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
     int rc = pm_kv_get(type_keyval, PM_KV_TYPE, false, MPI_COMM_NULL, fn, &kv);
     if (rc)
         return rc;
-    struct attr_host h = host_type(t);
+    struct pm_attr_host h = host_type(t);
     h.handle = datatype;
-    rc = attr_delete(&h, kv);
+    rc = pm_attr_delete(&h, kv);
     pm_kv_release(kv);
     if (rc)
         return pm_error(MPI_COMM_NULL, rc, "%s: the delete callback failed (error %d)", fn, rc);

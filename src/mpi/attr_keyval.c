@@ -1,8 +1,8 @@
 /*
- * attr_keyval.c — attribute keys: MPI_Comm/Type_create_keyval and
+ * attr_keyval.c — attribute keys: MPI_Comm/Type/Win_create_keyval and
  * _free_keyval, the deprecated MPI_Keyval_create/free, and the predefined
  * callbacks (MPI_COMM_NULL_COPY_FN & co). The attributes themselves are in
- * attr.c.
+ * attr.c and win_attr.c.
  *
  * Keyvals are small ints (predefined ones below PROUST_MPI_NUM_PREDEFINED_
  * KEYVALS), never reused. A keyval lives while its number (until freed) or
@@ -58,6 +58,24 @@ int MPI_TYPE_DUP_FN(MPI_Datatype type, int keyval, void *extra, void *in, void *
     return MPI_SUCCESS;
 }
 
+int MPI_WIN_NULL_COPY_FN(MPI_Win win, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+int MPI_WIN_NULL_DELETE_FN(MPI_Win win, int keyval, void *val, void *extra)
+{
+    return MPI_SUCCESS;
+}
+
+int MPI_WIN_DUP_FN(MPI_Win win, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
 /* ---- Keyvals ---------------------------------------------------------------------- */
 
 /* Reference counts change under kv_lock, so that a lookup never revives a
@@ -82,7 +100,7 @@ void pm_kv_release(struct pm_keyval *kv)
 
 static const char *kind_name(int kind)
 {
-    return kind == PM_KV_COMM ? "communicator" : "datatype";
+    return kind == PM_KV_COMM ? "communicator" : kind == PM_KV_WIN ? "window" : "datatype";
 }
 
 /* The keyval `id` of `kind` with a reference taken, or raise on `comm`.
@@ -96,6 +114,14 @@ static int kv_lookup(int id, int kind, bool allow_predefined, MPI_Comm comm, con
             return MPI_SUCCESS; /* *out NULL: predefined */
         return pm_error(comm, MPI_ERR_KEYVAL, "%s: keyval %d is predefined%s", fn, id,
                         kind == PM_KV_COMM ? " and cannot be changed" : " (a communicator keyval)");
+    }
+    const char *wname = pm_kv_win_predefined(id);
+    if (wname) {
+        if (kind == PM_KV_WIN)
+            return pm_error(comm, MPI_ERR_KEYVAL, "%s: keyval %s is predefined and cannot be changed",
+                            fn, wname);
+        return pm_error(comm, MPI_ERR_KEYVAL, "%s: keyval %s is a window keyval, not a %s keyval",
+                        fn, wname, kind_name(kind));
     }
     struct pm_keyval *kv = NULL;
     pm_lock(&kv_lock);
@@ -210,6 +236,24 @@ int PMPI_Type_free_keyval(int *type_keyval)
     return kv_free(type_keyval, PM_KV_TYPE, "MPI_Type_free_keyval");
 }
 PM_WEAK(Type_free_keyval)
+
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                           void *extra_state)
+{
+    PM_CHECK_INIT("MPI_Win_create_keyval");
+    struct pm_keyval p = {.kind = PM_KV_WIN, .wcopy = win_copy_attr_fn,
+                          .wdel = win_delete_attr_fn, .extra = extra_state};
+    return kv_create(&p, win_keyval, "MPI_Win_create_keyval");
+}
+PM_WEAK(Win_create_keyval)
+
+int PMPI_Win_free_keyval(int *win_keyval)
+{
+    PM_CHECK_INIT("MPI_Win_free_keyval");
+    return kv_free(win_keyval, PM_KV_WIN, "MPI_Win_free_keyval");
+}
+PM_WEAK(Win_free_keyval)
 
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                        void *extra_state)

@@ -1,8 +1,8 @@
 /*
  * comm.h — what the files of the communicator family share (group.c,
- * comm.c, comm_create.c, context.c, intercomm.c, cart.c, attr.c): internal
- * collective steps used to build communicators, context agreement, and the
- * constructors behind the public functions.
+ * comm.c, comm_create.c, context.c, intercomm.c, cart.c, attr.c; win_attr.c
+ * for attributes): internal collective steps used to build communicators,
+ * context agreement, and the constructors behind the public functions.
  */
 #ifndef PROUST_MPI_COMM_H
 #define PROUST_MPI_COMM_H
@@ -109,18 +109,33 @@ int pm_intercomm_create_sub(struct pm_comm *c, struct pm_group *g, struct pm_com
 struct pm_comm *pm_intercomm_new(struct pm_group *local, struct pm_group *remote,
                                  const uint16_t ids[2]);
 
-/* ---- Attribute keys (attr_keyval.c, used by attr.c) -------------------------- */
-enum { PM_KV_COMM = 1, PM_KV_TYPE = 2 };
+/* ---- Attribute keys (attr_keyval.c, used by attr.c and win_attr.c) ---------- */
+enum { PM_KV_COMM = 1, PM_KV_TYPE = 2, PM_KV_WIN = 3 };
 struct pm_keyval {
     int id, kind; /* PM_KV_* */
     MPI_Comm_copy_attr_function *ccopy;
     MPI_Comm_delete_attr_function *cdel;
     MPI_Type_copy_attr_function *tcopy;
     MPI_Type_delete_attr_function *tdel;
+    MPI_Win_copy_attr_function *wcopy; /* never called: windows are not duplicated */
+    MPI_Win_delete_attr_function *wdel;
     void *extra;
     int refs;   /* the number (until freed) + attributes using it (keyval lock) */
     bool freed; /* MPI_*_free_keyval was called */
 };
+/* The name of a predefined window keyval (MPI_WIN_BASE & co: outside the
+ * keyval number space, read by MPI_Win_get_attr only), else NULL. */
+static inline const char *pm_kv_win_predefined(int id)
+{
+    switch (id) {
+    case MPI_WIN_BASE: return "MPI_WIN_BASE";
+    case MPI_WIN_SIZE: return "MPI_WIN_SIZE";
+    case MPI_WIN_DISP_UNIT: return "MPI_WIN_DISP_UNIT";
+    case MPI_WIN_CREATE_FLAVOR: return "MPI_WIN_CREATE_FLAVOR";
+    case MPI_WIN_MODEL: return "MPI_WIN_MODEL";
+    default: return NULL;
+    }
+}
 void pm_kv_retain(struct pm_keyval *kv);
 void pm_kv_release(struct pm_keyval *kv);
 /* The keyval `id` of `kind` with a reference taken, or raise on `comm`
@@ -128,6 +143,26 @@ void pm_kv_release(struct pm_keyval *kv);
  * allow_predefined (communicator keyvals only). */
 int pm_kv_get(int id, int kind, bool allow_predefined, MPI_Comm comm, const char *fn,
               struct pm_keyval **out);
+
+/* ---- Attribute lists (attr.c) ------------------------------------------------
+ * An object's attribute list and the lock that guards it, for objects whose
+ * attribute functions live outside attr.c (windows, win_attr.c). No lock is
+ * held while a callback runs. */
+struct pm_attr_host {
+    struct pm_attr **list;
+    atomic_flag *lock;
+    int kind;   /* PM_KV_* */
+    int handle; /* passed to the callbacks */
+};
+/* Store val for kv (the old value's delete callback first); returns an MPI
+ * error class, not raised (a failing callback's code as is). */
+int pm_attr_set(const struct pm_attr_host *h, struct pm_keyval *kv, void *val);
+/* The value stored for kv: true and *val, or false. */
+bool pm_attr_get(const struct pm_attr_host *h, const struct pm_keyval *kv, void **val);
+/* Delete kv's attribute (delete callback first; none: MPI_SUCCESS). */
+int pm_attr_delete(const struct pm_attr_host *h, struct pm_keyval *kv);
+/* Delete every attribute, newest first; stops at a failing callback. */
+int pm_attrs_delete_all(const struct pm_attr_host *h);
 
 /* ---- Topologies (cart.c) ------------------------------------------------------ */
 struct pm_cart *pm_cart_new(int ndims, const int *dims, const int *periods, int rank);

@@ -1,8 +1,9 @@
 /*
  * errhandler.c — error handler objects: the predefined MPI_ERRORS_ARE_FATAL
  * and MPI_ERRORS_RETURN, handlers made by MPI_Comm_create_errhandler, and
- * attaching them to communicators (set/get/call/free). pm_error (error.c)
- * runs the handler found here.
+ * attaching them to communicators and windows (set/get/call/free; the
+ * MPI_Win_ entry points are in win_attr.c). pm_error (error.c) runs the
+ * handler found here.
  *
  * Two counts per user handler: `refs` (user handles plus communicators
  * using it; the object goes with the last) and `user_refs` (handles the
@@ -17,6 +18,7 @@
 struct pm_user_errh {
     struct pm_errhandler e;
     _Atomic int user_refs;
+    bool for_win; /* made by MPI_Win_create_errhandler */
 };
 
 static struct pm_errhandler predef_errh[2] = {
@@ -79,46 +81,54 @@ void pm_errhandler_release(MPI_Errhandler h)
     }
 }
 
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
-                                MPI_Errhandler *errhandler)
+/* The internals of MPI_{Comm,Win}_*_errhandler. A window's handler sits on
+ * its private communicator (c->win_handle set), so one set of functions
+ * serves both; errors are raised on c, which reaches the window's handler. */
+
+static const char *object_name(bool win)
 {
-    PM_CHECK_INIT("MPI_Comm_create_errhandler");
-    if (!comm_errhandler_fn)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
-                        "MPI_Comm_create_errhandler: comm_errhandler_fn is NULL");
+    return win ? "window" : "communicator";
+}
+
+int pm_errhandler_create(MPI_Comm_errhandler_function *fn, bool for_win,
+                         MPI_Errhandler *errhandler, const char *fname)
+{
+    if (!fn)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: %s_errhandler_fn is NULL", fname,
+                        for_win ? "win" : "comm");
     if (!errhandler)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
-                        "MPI_Comm_create_errhandler: errhandler is NULL");
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: errhandler is NULL", fname);
     struct pm_user_errh *u = calloc(1, sizeof *u);
     if (!u)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM,
-                        "MPI_Comm_create_errhandler: out of memory");
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fname);
     u->e.kind = PM_ERRH_USER;
-    u->e.fn = comm_errhandler_fn;
+    u->e.fn = fn;
+    u->for_win = for_win;
     atomic_init(&u->e.refs, 1);
     atomic_init(&u->user_refs, 1);
     int h = pm_table_add(&pm_errh_table, u);
     if (!h) {
         free(u);
-        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM,
-                        "MPI_Comm_create_errhandler: out of handles");
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of handles", fname);
     }
     u->e.handle = h;
     *errhandler = h;
     return MPI_SUCCESS;
 }
-PM_WEAK(Comm_create_errhandler)
 
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *fname)
 {
-    PM_CHECK_INIT("MPI_Comm_set_errhandler");
-    struct pm_comm *c = pm_comm_get(comm);
-    if (!c)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_COMM,
-                        "MPI_Comm_set_errhandler: invalid communicator %#x", (unsigned)comm);
-    if (!user_visible(errhandler))
-        return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler: invalid error handler %#x",
+    bool win = c->win_handle != 0;
+    struct pm_errhandler *e = user_visible(errhandler);
+    if (!e)
+        return pm_error(c->handle, MPI_ERR_ARG, "%s: invalid error handler %#x", fname,
                         (unsigned)errhandler);
+    /* MPI-3.1 §8.3: a user handler serves the kind of object it was made for
+     * (the function gets an MPI_Comm * or an MPI_Win *). */
+    if (e->kind == PM_ERRH_USER && ((struct pm_user_errh *)e)->for_win != win)
+        return pm_error(c->handle, MPI_ERR_ARG,
+                        "%s: error handler %#x was created for a %s, not a %s", fname,
+                        (unsigned)errhandler, object_name(!win), object_name(win));
     pm_errhandler_retain(errhandler);
     pm_lock(&swap_lock);
     MPI_Errhandler old = __atomic_exchange_n(&c->errhandler, errhandler, __ATOMIC_ACQ_REL);
@@ -126,22 +136,16 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     pm_errhandler_release(old);
     return MPI_SUCCESS;
 }
-PM_WEAK(Comm_set_errhandler)
 
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const char *fname)
 {
-    PM_CHECK_INIT("MPI_Comm_get_errhandler");
-    struct pm_comm *c = pm_comm_get(comm);
-    if (!c)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_COMM,
-                        "MPI_Comm_get_errhandler: invalid communicator %#x", (unsigned)comm);
     if (!errhandler)
-        return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler: errhandler is NULL");
+        return pm_error(c->handle, MPI_ERR_ARG, "%s: errhandler is NULL", fname);
     pm_lock(&swap_lock);
     MPI_Errhandler h = __atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE);
     struct pm_errhandler *e = pm_errhandler_get(h);
     if (!e) {
-        /* Never set: the default of every communicator. */
+        /* Never set: the default of every communicator and window. */
         h = MPI_ERRORS_ARE_FATAL;
         e = &predef_errh[0];
     }
@@ -153,24 +157,56 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     *errhandler = h;
     return MPI_SUCCESS;
 }
+
+int pm_errhandler_call(struct pm_comm *c, int errorcode, const char *fname)
+{
+    /* MPI_SUCCESS is no error: never a reason to abort the job. */
+    struct pm_errhandler *e = pm_errhandler_get(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE));
+    if (errorcode == MPI_SUCCESS && (!e || e->kind == PM_ERRH_FATAL))
+        return MPI_SUCCESS;
+    pm_error(c->handle, errorcode, "%s: error code %d raised by the application", fname,
+             errorcode);
+    /* The handler was called and returned (MPI_ERRORS_RETURN "handles" an
+     * error by doing nothing more): MPI_SUCCESS, as the standard specifies. */
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                MPI_Errhandler *errhandler)
+{
+    PM_CHECK_INIT("MPI_Comm_create_errhandler");
+    return pm_errhandler_create(comm_errhandler_fn, false, errhandler,
+                                "MPI_Comm_create_errhandler");
+}
+PM_WEAK(Comm_create_errhandler)
+
+#define GET_COMM(var, h, fname)                                                         \
+    struct pm_comm *var = pm_comm_get(h);                                               \
+    if (!var)                                                                           \
+    return pm_error(MPI_COMM_NULL, MPI_ERR_COMM, "%s: invalid communicator %#x", fname, \
+                    (unsigned)(h))
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    PM_CHECK_INIT("MPI_Comm_set_errhandler");
+    GET_COMM(c, comm, "MPI_Comm_set_errhandler");
+    return pm_errhandler_set(c, errhandler, "MPI_Comm_set_errhandler");
+}
+PM_WEAK(Comm_set_errhandler)
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    PM_CHECK_INIT("MPI_Comm_get_errhandler");
+    GET_COMM(c, comm, "MPI_Comm_get_errhandler");
+    return pm_errhandler_get_of(c, errhandler, "MPI_Comm_get_errhandler");
+}
 PM_WEAK(Comm_get_errhandler)
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     PM_CHECK_INIT("MPI_Comm_call_errhandler");
-    struct pm_comm *c = pm_comm_get(comm);
-    if (!c)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_COMM,
-                        "MPI_Comm_call_errhandler: invalid communicator %#x", (unsigned)comm);
-    /* MPI_SUCCESS is no error: never a reason to abort the job. */
-    struct pm_errhandler *e = pm_errhandler_get(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE));
-    if (errorcode == MPI_SUCCESS && (!e || e->kind == PM_ERRH_FATAL))
-        return MPI_SUCCESS;
-    pm_error(comm, errorcode, "MPI_Comm_call_errhandler: error code %d raised by the application",
-             errorcode);
-    /* The handler was called and returned (MPI_ERRORS_RETURN "handles" an
-     * error by doing nothing more): MPI_SUCCESS, as the standard specifies. */
-    return MPI_SUCCESS;
+    GET_COMM(c, comm, "MPI_Comm_call_errhandler");
+    return pm_errhandler_call(c, errorcode, "MPI_Comm_call_errhandler");
 }
 PM_WEAK(Comm_call_errhandler)
 

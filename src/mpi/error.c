@@ -151,7 +151,13 @@ int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
         return code;
     if (kind == PM_ERRH_USER) {
         int tmp = code;
-        eh->fn(&comm, &tmp);
+        /* A window's handler lives on its private communicator and is
+         * called with the window (MPI_Win_errhandler_function). */
+        MPI_Win win = c->win_handle;
+        if (win)
+            eh->fn((MPI_Comm *)&win, &tmp);
+        else
+            eh->fn(&comm, &tmp);
         return code;
     }
     char msg[MPI_MAX_ERROR_STRING];

@@ -6,7 +6,7 @@
  *
  * These may be called before MPI_Init: an empty table just finds nothing.
  */
-#include "mpi_impl.h"
+#include "win.h"
 
 #define PM_C2F(Name, CType)                                                        \
     MPI_Fint PMPI_##Name##_c2f(CType h)                                            \
@@ -62,3 +62,5 @@ PM_F2C(Errhandler, MPI_Errhandler, errh_valid(h))
 PM_C2F(Message, MPI_Message)
 PM_F2C(Message, MPI_Message,
        h == MPI_MESSAGE_NO_PROC || pm_table_get(&pm_message_table, h) != NULL)
+PM_C2F(Win, MPI_Win)
+PM_F2C(Win, MPI_Win, pm_win_get(h) != NULL)

@@ -101,7 +101,8 @@ struct pm_errhandler {
     _Atomic int refs;
 };
 /* Raise error class/code `code` on `comm` (MPI_COMM_NULL or an invalid
- * handle: MPI_COMM_WORLD's handler): format the message, run the handler
+ * handle: MPI_COMM_WORLD's handler; a window's private communicator: the
+ * window's handler, given the window): format the message, run the handler
  * (ERRORS_ARE_FATAL prints "MPI error in <func>: <message>" and aborts the
  * job), and return `code` for the caller to return. */
 int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
@@ -117,6 +118,15 @@ struct pm_errhandler *pm_errhandler_get(MPI_Errhandler h);
 void pm_errhandler_retain(MPI_Errhandler h);
 void pm_errhandler_release(MPI_Errhandler h);
 void pm_errhandler_init(void);
+/* The MPI_{Comm,Win}_*_errhandler internals on a communicator (a window's:
+ * its private one, win_handle set). They raise on c, `fname` naming the
+ * MPI function; `for_win`: made by MPI_Win_create_errhandler. */
+struct pm_comm;
+int pm_errhandler_create(MPI_Comm_errhandler_function *fn, bool for_win,
+                         MPI_Errhandler *errhandler, const char *fname);
+int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *fname);
+int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const char *fname);
+int pm_errhandler_call(struct pm_comm *c, int errorcode, const char *fname);
 
 /* ---- Datatypes (datatype_*.c) ------------------------------------------- */
 /* One instance of a datatype is a list of contiguous blocks (displacement
@@ -248,6 +258,8 @@ struct pm_comm {
     uint64_t tag_src;            /* this rank << 28, ORed into every tag sent */
     _Atomic uint32_t coll_seq;   /* collectives started on this communicator */
     MPI_Errhandler errhandler;
+    int win_handle;              /* a window's private communicator: the window
+                                    (its handler gets an MPI_Win *), else 0 */
     struct pm_cart *cart;        /* Cartesian topology, or NULL */
     struct pm_graph *graph;      /* graph topology, or NULL */
     struct pm_attr *attrs;       /* attr.c */
@@ -321,6 +333,7 @@ enum pm_req_kind {
     PM_REQ_PERSISTENT,/* MPI_Send_init & co (persistent.c); inactive or started */
     PM_REQ_COLL,      /* nonblocking collective (coll_sched.c) */
     PM_REQ_GREQ,      /* generalized request */
+    PM_REQ_RMA,       /* request-based RMA operation (rma_ops.c) */
     PM_REQ_DONE,      /* completed at creation (MPI_PROC_NULL, Ibsend...) */
     PM_REQ_FREE,      /* released, kept in a thread's cache with its handle */
 };

@@ -1,0 +1,580 @@
+/*
+ * rma_ops.c — the origin side of one-sided operations: MPI_Put, MPI_Get,
+ * the accumulates, fetch-and-op, compare-and-swap and their request-based
+ * forms.
+ *
+ * An operation is one header message — carrying the target layout and the
+ * data when they fit in PM_RMA_HDR_MAX — or a header and one data message
+ * (sent straight from the user's buffer when it is contiguous and the
+ * target is too: a large put then costs one copy, the engine's). Replies
+ * (get data, fetched values) are received by a receive posted before the
+ * header leaves, straight into the user's buffer when it is contiguous.
+ * Each operation counts in w->pending[target] until its sends are done and
+ * its reply has landed (local completion, what flush_local and the
+ * request-based forms wait for).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "common/copy.h"
+#include "op.h"
+#include "p2p.h"
+#include "request.h"
+#include "win.h"
+
+struct rma_op {
+    struct pm_win *w;
+    int target;
+    _Atomic int parts;       /* engine requests still in flight */
+    int err;                 /* MPI error class seen by a part */
+    struct pm_request *mreq; /* MPI_R* request, or NULL */
+    /* the reply: unpacked from rtmp into (ubuf, ucount, utype) if rtmp */
+    void *ubuf;
+    MPI_Count ucount;
+    struct pm_datatype *utype;
+    void *rtmp;
+    size_t rlen;
+    void *send_tmp;          /* the data message's buffer, if ours */
+    size_t msg_len;
+    char msg[];              /* the header message */
+};
+
+/* What an operation is, as the API functions hand it over. */
+struct rma_args {
+    const char *fn;
+    int kind;
+    const void *obuf;        /* origin data (PUT, ACC, GACC, CAS: new value) */
+    MPI_Count ocount;
+    struct pm_datatype *otype;
+    const void *cbuf;        /* CAS: compare value */
+    void *rbuf;              /* GET: origin buffer; GACC, CAS: result */
+    MPI_Count rcount;
+    struct pm_datatype *rtype;
+    int target;
+    MPI_Aint disp;
+    MPI_Count tcount;
+    struct pm_datatype *ttype;
+    MPI_Op op;
+};
+
+static void op_finish(struct rma_op *o)
+{
+    struct pm_win *w = o->w;
+    free(o->send_tmp);
+    free(o->rtmp);
+    if (o->utype)
+        pm_type_release(o->utype);
+    struct pm_request *r = o->mreq;
+    int err = o->err;
+    int target = o->target;
+    free(o);
+    atomic_fetch_sub_explicit(&w->pending[target], 1, memory_order_release);
+    if (r) {
+        if (err != MPI_SUCCESS)
+            r->status.MPI_ERROR = err;
+        /* bit 1: MPI_Request_free came first, the request is ours to free */
+        if (pm_flag_set(&r->done, &r->sleeper, 1) & 2)
+            pm_request_free(r);
+    }
+}
+
+static void op_part_done(struct rma_op *o)
+{
+    if (atomic_fetch_sub_explicit(&o->parts, 1, memory_order_acq_rel) == 1)
+        op_finish(o);
+}
+
+static void send_done(proust_request_t *req, const proust_status_t *st, void *arg)
+{
+    (void)req;
+    struct rma_op *o = arg;
+    if (st->error != PROUST_OK)
+        o->err = pm_error_from_proust(st->error);
+    op_part_done(o);
+}
+
+static void reply_done(proust_request_t *req, const proust_status_t *st, void *arg)
+{
+    (void)req;
+    struct rma_op *o = arg;
+    if (st->error != PROUST_OK && st->error != PROUST_ERR_TRUNCATE)
+        o->err = pm_error_from_proust(st->error);
+    else if (st->size != o->rlen)
+        o->err = MPI_ERR_RMA_RANGE; /* the target refused it (short reply) */
+    else if (o->rtmp)
+        pm_type_unpack(o->rtmp, o->rlen, o->ubuf, o->ucount, o->utype, 0);
+    op_part_done(o);
+}
+
+/* Track an engine request of `o` (one part). */
+static void track(struct rma_op *o, proust_request_t *req, proust_request_cb_t cb)
+{
+    if (proust_request_monitor(req, cb, o) != PROUST_OK) {
+        proust_status_t st;
+        proust_wait(&req, &st);
+        cb(NULL, &st, o);
+        return;
+    }
+    proust_request_free(&req);
+}
+
+/* ---- Layout of the target data -------------------------------------------- */
+
+/* Blocks of `count` instances of `t` relative to the target displacement,
+ * merged where adjacent; NULL and *n 0 for a contiguous type. */
+static int64_t *target_layout(const struct pm_datatype *t, MPI_Count count, uint64_t *n,
+                              int64_t *lo, int64_t *hi)
+{
+    *n = 0;
+    if (t->contiguous || count == 0 || t->size == 0) {
+        *lo = t->true_lb;
+        *hi = t->true_lb + (int64_t)(count * t->size);
+        return NULL;
+    }
+    size_t cap = (size_t)count * t->nblocks;
+    int64_t *lay = malloc(cap * 2 * sizeof *lay);
+    if (!lay)
+        return NULL;
+    size_t k = 0;
+    int64_t l = INT64_MAX, h = INT64_MIN;
+    for (MPI_Count i = 0; i < count; i++)
+        for (size_t j = 0; j < t->nblocks; j++) {
+            int64_t off = (int64_t)i * t->extent + t->blocks[j].disp, len = t->blocks[j].len;
+            if (!len)
+                continue;
+            if (off < l)
+                l = off;
+            if (off + len > h)
+                h = off + len;
+            if (k && lay[2 * (k - 1)] + lay[2 * (k - 1) + 1] == off)
+                lay[2 * (k - 1) + 1] += len;
+            else
+                lay[2 * k] = off, lay[2 * k + 1] = len, k++;
+        }
+    *n = k;
+    *lo = k ? l : 0;
+    *hi = k ? h : 0;
+    return lay;
+}
+
+/* ---- Checks ----------------------------------------------------------------- */
+
+static bool in_epoch(const struct pm_win *w, int target)
+{
+    if (w->fence_open || w->lock_all || w->locked[target])
+        return true;
+    for (int i = 0; i < w->access.n; i++)
+        if (w->access.ranks[i] == target)
+            return true;
+    return false;
+}
+
+static int check_type(MPI_Win win, const char *fn, const char *what, MPI_Datatype dt,
+                      int count, struct pm_datatype **out)
+{
+    if (count < 0)
+        return pm_win_error(win, MPI_ERR_COUNT, "%s: negative %s count %d", fn, what, count);
+    if (pm_type_check(dt, out) != MPI_SUCCESS)
+        return pm_win_error(win, MPI_ERR_TYPE, "%s: invalid or uncommitted %s datatype %#x", fn,
+                            what, (unsigned)dt);
+    return MPI_SUCCESS;
+}
+
+/* The element type every accumulate datatype must be made of. */
+static int check_acc(MPI_Win win, const struct rma_args *a)
+{
+    int basic = a->ttype->basic;
+    if (a->op != MPI_REPLACE && a->op != MPI_NO_OP) {
+        struct pm_op *o = pm_op_get(a->op);
+        if (!o)
+            return pm_win_error(win, MPI_ERR_OP, "%s: invalid operation %#x", a->fn,
+                                (unsigned)a->op);
+        if (o->fn)
+            return pm_win_error(win, MPI_ERR_OP,
+                                "%s: user-defined operations are not allowed in accumulates "
+                                "(MPI-3.1 §11.3.4)", a->fn);
+    } else if (!pm_op_get(a->op)) {
+        return pm_win_error(win, MPI_ERR_OP, "%s: invalid operation %#x", a->fn,
+                            (unsigned)a->op);
+    }
+    if (basic <= 0 || (a->otype && a->ocount && a->op != MPI_NO_OP && a->otype->basic != basic) ||
+        (a->rtype && a->rcount && a->rtype->basic != basic))
+        return pm_win_error(win, MPI_ERR_TYPE,
+                            "%s: the datatypes must all be made of one same predefined type",
+                            a->fn);
+    if (a->op != MPI_REPLACE && a->op != MPI_NO_OP &&
+        !pm_op_predef_applies(a->op, PROUST_MPI_TYPE(basic)))
+        return pm_win_error(win, MPI_ERR_OP, "%s: operation %#x does not apply to %s", a->fn,
+                            (unsigned)a->op, pm_type_predef[basic].name);
+    return MPI_SUCCESS;
+}
+
+/* ---- Issuing ------------------------------------------------------------------ */
+
+static bool contiguous(const struct pm_datatype *t)
+{
+    return t->contiguous || t->size == 0;
+}
+
+static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Request *request)
+{
+    int world = pm_comm_peer(w->comm, a->target);
+    uint64_t nb = 0;
+    int64_t lo = 0, hi = 0;
+    int64_t *lay = target_layout(a->ttype, a->tcount, &nb, &lo, &hi);
+    if (!lay && nb)
+        return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
+    uint64_t tbytes = (uint64_t)(a->tcount * a->ttype->size);
+    int64_t disp = (int64_t)a->disp * w->disp_units[a->target];
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC && tbytes &&
+        (disp + lo < 0 || disp + hi > (int64_t)w->sizes[a->target])) {
+        free(lay);
+        return pm_win_error(win, MPI_ERR_RMA_RANGE,
+                            "%s: bytes [%lld, %lld) are outside the %td-byte window of rank %d",
+                            a->fn, (long long)(disp + lo), (long long)(disp + hi),
+                            w->sizes[a->target], a->target);
+    }
+    /* offsets from the lowest byte touched: the target checks them as unsigned */
+    for (uint64_t i = 0; i < nb; i++)
+        lay[2 * i] -= lo;
+    bool has_data = a->kind == PM_RMA_PUT || a->kind == PM_RMA_ACC ||
+                    (a->kind == PM_RMA_GACC && a->op != MPI_NO_OP) || a->kind == PM_RMA_CAS;
+    uint64_t dbytes = a->kind == PM_RMA_CAS ? 2 * tbytes : has_data ? tbytes : 0;
+    uint64_t lay_bytes = nb * 16;
+    bool follow = sizeof(struct pm_rma_hdr) + lay_bytes + dbytes > PM_RMA_HDR_MAX;
+    size_t msg_len = sizeof(struct pm_rma_hdr) + (follow ? 0 : lay_bytes + dbytes);
+    struct rma_op *o = malloc(sizeof *o + msg_len);
+    if (!o) {
+        free(lay);
+        return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
+    }
+    memset(o, 0, sizeof *o);
+    o->w = w;
+    o->target = a->target;
+    o->msg_len = msg_len;
+    atomic_init(&o->parts, 1); /* ours until everything is posted */
+    struct pm_rma_hdr *h = (struct pm_rma_hdr *)o->msg;
+    *h = (struct pm_rma_hdr){
+        .kind = (uint8_t)a->kind,
+        .flags = follow ? PM_RMA_F_FOLLOW : 0,
+        .op = (uint8_t)(a->op ? PM_OPI(a->op) : 0),
+        .basic = (uint16_t)(a->kind >= PM_RMA_ACC ? a->ttype->basic : 0),
+        .id = atomic_fetch_add(&w->next_id, 1) & PM_RMA_ID_MASK,
+        .epoch = w->epoch,
+        .disp = (uint64_t)(disp + lo),
+        .nblocks = nb,
+        .bytes = tbytes,
+    };
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        h->disp = (uint64_t)(a->disp + lo); /* an address, unit 1 */
+    /* Where the data comes from: the user's buffer, or packed. */
+    char *payload = follow ? NULL : o->msg + sizeof *h + lay_bytes;
+    const void *direct = NULL;
+    if (has_data && tbytes) {
+        bool pack = !contiguous(a->otype) || !follow || nb || a->kind == PM_RMA_CAS;
+        if (pack) {
+            char *dst = payload;
+            if (follow) {
+                o->send_tmp = malloc((size_t)(lay_bytes + dbytes));
+                if (!o->send_tmp) {
+                    free(o);
+                    free(lay);
+                    return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
+                }
+                memcpy(o->send_tmp, lay, (size_t)lay_bytes);
+                dst = (char *)o->send_tmp + lay_bytes;
+            }
+            pm_type_pack(a->obuf, a->ocount, a->otype, 0, dst, (size_t)tbytes);
+            if (a->kind == PM_RMA_CAS)
+                pm_type_pack(a->cbuf, a->ocount, a->otype, 0, dst + tbytes, (size_t)tbytes);
+        } else {
+            direct = (const char *)a->obuf + a->otype->true_lb;
+        }
+    } else if (follow && lay_bytes) {
+        o->send_tmp = malloc((size_t)lay_bytes);
+        if (!o->send_tmp) {
+            free(o);
+            free(lay);
+            return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
+        }
+        memcpy(o->send_tmp, lay, (size_t)lay_bytes);
+    }
+    if (!follow && lay_bytes)
+        memcpy(o->msg + sizeof *h, lay, (size_t)lay_bytes);
+    free(lay);
+    struct pm_request *r = NULL;
+    if (request) {
+        r = pm_request_new(PM_REQ_RMA, w->comm);
+        if (!r) {
+            free(o->send_tmp);
+            free(o);
+            return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
+        }
+        o->mreq = r;
+    }
+    atomic_fetch_add_explicit(&w->pending[a->target], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&w->sent[a->target], 1, memory_order_relaxed);
+    int prc = PROUST_OK;
+    /* The reply's receive first: it must be there before the target answers. */
+    if (a->kind == PM_RMA_GET || a->kind == PM_RMA_GACC || a->kind == PM_RMA_CAS) {
+        o->rlen = a->kind == PM_RMA_CAS ? (size_t)a->ttype->size : (size_t)tbytes;
+        void *land = (char *)a->rbuf + a->rtype->true_lb;
+        if (!contiguous(a->rtype) && o->rlen) {
+            o->rtmp = malloc(o->rlen);
+            o->ubuf = a->rbuf;
+            o->ucount = a->rcount;
+            o->utype = a->rtype;
+            pm_type_retain(a->rtype);
+            land = o->rtmp;
+            if (!o->rtmp)
+                prc = PROUST_ERR_NOMEM;
+        }
+        proust_request_t *rq = NULL;
+        proust_tag_t tag = w->comm->tag_pt2pt | ((proust_tag_t)a->target << PM_TAG_BITS) |
+                           PM_RMA_TAG_RESP | h->id;
+        if (prc == PROUST_OK)
+            prc = proust_irecv(pm_session, land, o->rlen, world, tag, PROUST_TAG_MASK_FULL, &rq);
+        if (prc == PROUST_OK) {
+            atomic_fetch_add(&o->parts, 1);
+            track(o, rq, reply_done);
+        }
+    }
+    proust_tag_t base = w->comm->tag_pt2pt | w->comm->tag_src;
+    if (prc == PROUST_OK &&
+        proust_try_send(pm_session, o->msg, msg_len, world, base | PM_RMA_TAG_HDR) != PROUST_OK) {
+        proust_request_t *sq = NULL;
+        prc = proust_isend(pm_session, o->msg, msg_len, world, base | PM_RMA_TAG_HDR, &sq);
+        if (prc == PROUST_OK) {
+            atomic_fetch_add(&o->parts, 1);
+            track(o, sq, send_done);
+        }
+    }
+    if (prc == PROUST_OK && follow) {
+        const void *src = direct ? direct : o->send_tmp;
+        size_t len = direct ? (size_t)tbytes : (size_t)(lay_bytes + dbytes);
+        proust_request_t *dq = NULL;
+        prc = proust_isend(pm_session, src, len, world, base | PM_RMA_TAG_DATA, &dq);
+        if (prc == PROUST_OK) {
+            atomic_fetch_add(&o->parts, 1);
+            track(o, dq, send_done);
+        }
+    }
+    /* counted once its header is posted: a flush sent after this sees it */
+    atomic_fetch_add_explicit(&w->unflushed[a->target], 1, memory_order_release);
+    if (prc != PROUST_OK)
+        o->err = pm_error_from_proust(prc);
+    int err = o->err;
+    if (request)
+        *request = r->handle;
+    op_part_done(o); /* may finish it (and free o) */
+    if (prc != PROUST_OK)
+        return pm_win_error(win, err, "%s: sending to rank %d failed: %s", a->fn, a->target,
+                            proust_strerror(prc));
+    return MPI_SUCCESS;
+}
+
+/* Validate and issue `a`; MPI_PROC_NULL gives a request already complete. */
+static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, int ocount,
+                     MPI_Datatype rdt, int rcount, MPI_Datatype tdt, int tcount,
+                     MPI_Request *request)
+{
+    PM_CHECK_INIT(a->fn);
+    struct pm_win *w = pm_win_get(win);
+    if (!w)
+        return pm_win_error(win, MPI_ERR_WIN, "%s: invalid window %#x", a->fn, (unsigned)win);
+    if (request)
+        *request = MPI_REQUEST_NULL;
+    int rc;
+    if (odt != MPI_DATATYPE_NULL || a->kind != PM_RMA_GACC) {
+        if ((rc = check_type(win, a->fn, "origin", odt, ocount, &a->otype)) != MPI_SUCCESS)
+            return rc;
+    }
+    if (rdt != MPI_DATATYPE_NULL &&
+        (rc = check_type(win, a->fn, "result", rdt, rcount, &a->rtype)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = check_type(win, a->fn, "target", tdt, tcount, &a->ttype)) != MPI_SUCCESS)
+        return rc;
+    a->ocount = ocount;
+    a->rcount = rcount;
+    a->tcount = tcount;
+    if (a->target == MPI_PROC_NULL) {
+        if (request) {
+            struct pm_request *r = pm_request_new(PM_REQ_DONE, w->comm);
+            if (!r)
+                return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
+            atomic_store(&r->done, 1);
+            *request = r->handle;
+        }
+        return MPI_SUCCESS;
+    }
+    if (a->target < 0 || a->target >= w->size)
+        return pm_win_error(win, MPI_ERR_RANK, "%s: invalid target rank %d (window of %d)",
+                            a->fn, a->target, w->size);
+    if (!in_epoch(w, a->target))
+        return pm_win_error(win, MPI_ERR_RMA_SYNC,
+                            "%s: no access epoch to rank %d is open (fence, lock or start)",
+                            a->fn, a->target);
+    if (a->disp < 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return pm_win_error(win, MPI_ERR_DISP, "%s: negative target displacement %td", a->fn,
+                            a->disp);
+    MPI_Count tbytes = (MPI_Count)tcount * a->ttype->size;
+    const struct pm_datatype *data = a->kind == PM_RMA_GET ? a->rtype : a->otype;
+    MPI_Count dcount = a->kind == PM_RMA_GET ? rcount : ocount;
+    if (data && (a->kind != PM_RMA_GACC || a->op != MPI_NO_OP) &&
+        dcount * data->size != tbytes)
+        return pm_win_error(win, MPI_ERR_TYPE,
+                            "%s: the origin holds %lld bytes but the target %lld", a->fn,
+                            (long long)(dcount * data->size), (long long)tbytes);
+    if (a->rtype && a->kind != PM_RMA_GET && rcount * a->rtype->size != tbytes)
+        return pm_win_error(win, MPI_ERR_TYPE,
+                            "%s: the result buffer holds %lld bytes but the target %lld", a->fn,
+                            (long long)(rcount * a->rtype->size), (long long)tbytes);
+    if (a->kind >= PM_RMA_ACC && (rc = check_acc(win, a)) != MPI_SUCCESS)
+        return rc;
+    if (a->kind == PM_RMA_GACC && a->op == MPI_NO_OP)
+        a->otype = NULL;
+    return issue(win, w, a, request);
+}
+
+/* ---- API ------------------------------------------------------------------------ */
+
+int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Put", .kind = PM_RMA_PUT, .obuf = origin_addr,
+                         .target = target_rank, .disp = target_disp};
+    return rma_start(win, &a, origin_datatype, origin_count, MPI_DATATYPE_NULL, 0,
+                     target_datatype, target_count, NULL);
+}
+PM_WEAK(Put)
+
+int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    if (!request)
+        return pm_win_error(win, MPI_ERR_ARG, "MPI_Rput: request is NULL");
+    struct rma_args a = {.fn = "MPI_Rput", .kind = PM_RMA_PUT, .obuf = origin_addr,
+                         .target = target_rank, .disp = target_disp};
+    return rma_start(win, &a, origin_datatype, origin_count, MPI_DATATYPE_NULL, 0,
+                     target_datatype, target_count, request);
+}
+PM_WEAK(Rput)
+
+int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Get", .kind = PM_RMA_GET, .rbuf = origin_addr,
+                         .target = target_rank, .disp = target_disp};
+    return rma_start(win, &a, origin_datatype, origin_count, origin_datatype, origin_count,
+                     target_datatype, target_count, NULL);
+}
+PM_WEAK(Get)
+
+int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request *request)
+{
+    if (!request)
+        return pm_win_error(win, MPI_ERR_ARG, "MPI_Rget: request is NULL");
+    struct rma_args a = {.fn = "MPI_Rget", .kind = PM_RMA_GET, .rbuf = origin_addr,
+                         .target = target_rank, .disp = target_disp};
+    return rma_start(win, &a, origin_datatype, origin_count, origin_datatype, origin_count,
+                     target_datatype, target_count, request);
+}
+PM_WEAK(Rget)
+
+int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Accumulate", .kind = PM_RMA_ACC, .obuf = origin_addr,
+                         .target = target_rank, .disp = target_disp, .op = op};
+    return rma_start(win, &a, origin_datatype, origin_count, MPI_DATATYPE_NULL, 0,
+                     target_datatype, target_count, NULL);
+}
+PM_WEAK(Accumulate)
+
+int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    if (!request)
+        return pm_win_error(win, MPI_ERR_ARG, "MPI_Raccumulate: request is NULL");
+    struct rma_args a = {.fn = "MPI_Raccumulate", .kind = PM_RMA_ACC, .obuf = origin_addr,
+                         .target = target_rank, .disp = target_disp, .op = op};
+    return rma_start(win, &a, origin_datatype, origin_count, MPI_DATATYPE_NULL, 0,
+                     target_datatype, target_count, request);
+}
+PM_WEAK(Raccumulate)
+
+int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void *result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Get_accumulate", .kind = PM_RMA_GACC, .obuf = origin_addr,
+                         .rbuf = result_addr, .target = target_rank, .disp = target_disp,
+                         .op = op};
+    return rma_start(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : origin_datatype,
+                     origin_count, result_datatype, result_count, target_datatype,
+                     target_count, NULL);
+}
+PM_WEAK(Get_accumulate)
+
+int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                         MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                         MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                         MPI_Request *request)
+{
+    if (!request)
+        return pm_win_error(win, MPI_ERR_ARG, "MPI_Rget_accumulate: request is NULL");
+    struct rma_args a = {.fn = "MPI_Rget_accumulate", .kind = PM_RMA_GACC, .obuf = origin_addr,
+                         .rbuf = result_addr, .target = target_rank, .disp = target_disp,
+                         .op = op};
+    return rma_start(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : origin_datatype,
+                     origin_count, result_datatype, result_count, target_datatype,
+                     target_count, request);
+}
+PM_WEAK(Rget_accumulate)
+
+int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Fetch_and_op", .kind = PM_RMA_GACC, .obuf = origin_addr,
+                         .rbuf = result_addr, .target = target_rank, .disp = target_disp,
+                         .op = op};
+    return rma_start(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : datatype, 1, datatype, 1,
+                     datatype, 1, NULL);
+}
+PM_WEAK(Fetch_and_op)
+
+int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Win win)
+{
+    struct rma_args a = {.fn = "MPI_Compare_and_swap", .kind = PM_RMA_CAS, .obuf = origin_addr,
+                         .cbuf = compare_addr, .rbuf = result_addr, .target = target_rank,
+                         .disp = target_disp, .op = MPI_REPLACE};
+    struct pm_datatype *t = pm_type_get(datatype);
+    if (t && !t->predefined)
+        return pm_win_error(win, MPI_ERR_TYPE,
+                            "MPI_Compare_and_swap: the datatype must be predefined");
+    return rma_start(win, &a, datatype, 1, datatype, 1, datatype, 1, NULL);
+}
+PM_WEAK(Compare_and_swap)
+
+void pm_rma_wait_local(struct pm_win *w, int target)
+{
+    int lo = target < 0 ? 0 : target, hi = target < 0 ? w->size : target + 1;
+    for (int r = lo; r < hi; r++) {
+        unsigned idle = 0;
+        while (atomic_load_explicit(&w->pending[r], memory_order_acquire) > 0) {
+            proust_progress(pm_session);
+            pm_p2p_backoff(&idle);
+        }
+    }
+}

@@ -1,0 +1,464 @@
+/*
+ * win.c — window objects: creation in the four flavors (create, allocate,
+ * allocate_shared, dynamic), attach/detach, shared_query and free.
+ *
+ * A window owns a private duplicate of the communicator it was made on,
+ * so RMA traffic and the window's internal collectives (fence) never meet
+ * the application's messages. Creation allgathers every rank's size and
+ * displacement unit: origins check target ranges and scale displacements
+ * themselves, and targets check again (a malformed header is dropped, never
+ * applied).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "win.h"
+
+/* Memory of MPI_Win_allocate(_shared): aligned like MPI_Alloc_mem. */
+#define PM_WIN_ALIGN 64
+
+static void win_destroy(struct pm_win *w)
+{
+    if (!w)
+        return;
+    if (w->comm)
+        pm_comm_discard(w->comm);
+    free(w->alloc);
+    if (w->shm_base)
+        munmap(w->shm_base, w->shm_len);
+    free(w->shm_offsets);
+    free(w->sizes);
+    free(w->disp_units);
+    free(w->sent);
+    free(w->pending);
+    free(w->unflushed);
+    free(w->locked);
+    free(w->lock_nocheck);
+    free(w->post_seen);
+    free(w->complete_seen);
+    free(w->access.ranks);
+    free(w->exposure.ranks);
+    free(w->regions);
+    if (w->info != MPI_INFO_NULL)
+        PMPI_Info_free(&w->info);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+/* A window over a private dup of `comm` with its per-rank arrays; memory
+ * and ports come later. Raises on `comm`. */
+static int win_new(MPI_Comm comm, MPI_Info info, int flavor, const char *fn, struct pm_win **out)
+{
+    struct pm_comm *c = pm_comm_get(comm);
+    if (!c)
+        return pm_comm_invalid(comm, fn);
+    if (c->is_inter)
+        return pm_error(comm, MPI_ERR_COMM, "%s: windows are made on intracommunicators", fn);
+    if (info != MPI_INFO_NULL && !pm_info_valid(info))
+        return pm_error(comm, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
+    struct pm_win *w = calloc(1, sizeof *w);
+    if (!w)
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    pthread_mutex_init(&w->lock, NULL);
+    w->info = MPI_INFO_NULL;
+    w->flavor = flavor;
+    w->rank = c->rank;
+    w->size = c->size;
+    uint16_t ctx;
+    int rc = pm_context_alloc(c, &ctx);
+    if (rc != MPI_SUCCESS) {
+        free(w);
+        return pm_comm_fail(comm, rc, fn);
+    }
+    w->comm = pm_comm_new(c->local, NULL, ctx);
+    if (!w->comm) {
+        pm_context_free(ctx);
+        free(w);
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    }
+    size_t n = (size_t)w->size;
+    w->sizes = calloc(n, sizeof *w->sizes);
+    w->disp_units = calloc(n, sizeof *w->disp_units);
+    w->sent = calloc(n, sizeof *w->sent);
+    w->pending = calloc(n, sizeof *w->pending);
+    w->unflushed = calloc(n, sizeof *w->unflushed);
+    w->locked = calloc(n, sizeof *w->locked);
+    w->lock_nocheck = calloc(n, sizeof *w->lock_nocheck);
+    w->post_seen = calloc(n, sizeof *w->post_seen);
+    w->complete_seen = calloc(n, sizeof *w->complete_seen);
+    if (!w->sizes || !w->disp_units || !w->sent || !w->pending || !w->unflushed || !w->locked ||
+        !w->lock_nocheck || !w->post_seen || !w->complete_seen) {
+        win_destroy(w);
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    }
+    if (info != MPI_INFO_NULL && PMPI_Info_dup(info, &w->info) != MPI_SUCCESS)
+        w->info = MPI_INFO_NULL;
+    *out = w;
+    return MPI_SUCCESS;
+}
+
+/* Exchange sizes and units, open the ports, publish the handle. The
+ * exchange is the creation's synchronisation: no rank sends to a window
+ * before every rank has made it (messages arriving early would simply wait
+ * unexpected, but a failed creation must fail everywhere first). */
+static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win *win)
+{
+    int64_t mine[2] = {(int64_t)w->win_size, w->disp_unit};
+    int64_t *all = malloc((size_t)w->size * sizeof mine);
+    if (!all) {
+        win_destroy(w);
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    }
+    int rc = PMPI_Allgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, w->comm->handle);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        win_destroy(w);
+        return pm_error(comm, rc, "%s: exchanging window sizes failed", fn);
+    }
+    for (int r = 0; r < w->size; r++) {
+        w->sizes[r] = (MPI_Aint)all[2 * r];
+        w->disp_units[r] = (int)all[2 * r + 1];
+    }
+    free(all);
+    w->handle = pm_table_add(&pm_win_table, w);
+    if (!w->handle) {
+        win_destroy(w);
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of handles", fn);
+    }
+    w->comm->win_handle = w->handle;
+    if (pm_rma_ports_open(w) != MPI_SUCCESS) {
+        pm_table_remove(&pm_win_table, w->handle);
+        win_destroy(w);
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    }
+    *win = w->handle;
+    return MPI_SUCCESS;
+}
+
+static int check_size_unit(MPI_Comm comm, MPI_Aint size, int disp_unit, const char *fn)
+{
+    if (size < 0)
+        return pm_error(comm, MPI_ERR_SIZE, "%s: negative window size %td", fn, size);
+    if (disp_unit <= 0)
+        return pm_error(comm, MPI_ERR_DISP, "%s: displacement unit %d is not positive", fn,
+                        disp_unit);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                    MPI_Win *win)
+{
+    static const char fn[] = "MPI_Win_create";
+    PM_CHECK_INIT(fn);
+    if (!win)
+        return pm_error(comm, MPI_ERR_ARG, "%s: win is NULL", fn);
+    *win = MPI_WIN_NULL;
+    int rc = check_size_unit(comm, size, disp_unit, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (size > 0 && !base)
+        return pm_error(comm, MPI_ERR_ARG, "%s: NULL base for a window of %td bytes", fn, size);
+    struct pm_win *w;
+    rc = win_new(comm, info, MPI_WIN_FLAVOR_CREATE, fn, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    w->base = base;
+    w->win_size = size;
+    w->disp_unit = disp_unit;
+    return win_publish(comm, w, fn, win);
+}
+PM_WEAK(Win_create)
+
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                      MPI_Win *win)
+{
+    static const char fn[] = "MPI_Win_allocate";
+    PM_CHECK_INIT(fn);
+    if (!win || !baseptr)
+        return pm_error(comm, MPI_ERR_ARG, "%s: %s is NULL", fn, win ? "baseptr" : "win");
+    *win = MPI_WIN_NULL;
+    int rc = check_size_unit(comm, size, disp_unit, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct pm_win *w;
+    rc = win_new(comm, info, MPI_WIN_FLAVOR_ALLOCATE, fn, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    size_t bytes = ((size_t)size + PM_WIN_ALIGN - 1) & ~(size_t)(PM_WIN_ALIGN - 1);
+    w->alloc = aligned_alloc(PM_WIN_ALIGN, bytes ? bytes : PM_WIN_ALIGN);
+    if (!w->alloc) {
+        win_destroy(w);
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: cannot allocate %td bytes", fn, size);
+    }
+    w->base = size ? w->alloc : NULL;
+    w->win_size = size;
+    w->disp_unit = disp_unit;
+    rc = win_publish(comm, w, fn, win);
+    if (rc == MPI_SUCCESS)
+        *(void **)baseptr = w->base;
+    return rc;
+}
+PM_WEAK(Win_allocate)
+
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    static const char fn[] = "MPI_Win_create_dynamic";
+    PM_CHECK_INIT(fn);
+    if (!win)
+        return pm_error(comm, MPI_ERR_ARG, "%s: win is NULL", fn);
+    *win = MPI_WIN_NULL;
+    struct pm_win *w;
+    int rc = win_new(comm, info, MPI_WIN_FLAVOR_DYNAMIC, fn, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    w->base = MPI_BOTTOM;
+    w->disp_unit = 1;
+    return win_publish(comm, w, fn, win);
+}
+PM_WEAK(Win_create_dynamic)
+
+/* ---- Shared memory windows ------------------------------------------------ */
+
+/* Do all ranks of the window run on this host? (allgather of host names) */
+static int same_host(struct pm_win *w, bool *same)
+{
+    enum { HOST = 256 };
+    char mine[HOST] = {0};
+    if (gethostname(mine, HOST - 1) != 0)
+        strcpy(mine, "localhost");
+    char *all = malloc((size_t)w->size * HOST);
+    if (!all)
+        return MPI_ERR_NO_MEM;
+    int rc = PMPI_Allgather(mine, HOST, MPI_CHAR, all, HOST, MPI_CHAR, w->comm->handle);
+    *same = true;
+    for (int r = 0; rc == MPI_SUCCESS && r < w->size; r++)
+        if (strncmp(all + (size_t)r * HOST, mine, HOST))
+            *same = false;
+    free(all);
+    return rc;
+}
+
+/* Rank 0 creates one POSIX shared memory segment holding every rank's part
+ * (each aligned); the others map it once it exists; the name is removed as
+ * soon as everyone has it mapped. */
+static int map_shared(struct pm_win *w, MPI_Aint size)
+{
+    int64_t mine = size, *all = malloc((size_t)w->size * sizeof *all);
+    w->shm_offsets = calloc((size_t)w->size + 1, sizeof *w->shm_offsets);
+    if (!all || !w->shm_offsets) {
+        free(all);
+        return MPI_ERR_NO_MEM;
+    }
+    int rc = PMPI_Allgather(&mine, 1, MPI_INT64_T, all, 1, MPI_INT64_T, w->comm->handle);
+    size_t total = 0;
+    for (int r = 0; r < w->size; r++) {
+        w->shm_offsets[r] = (MPI_Aint)total;
+        total += ((size_t)all[r] + PM_WIN_ALIGN - 1) & ~(size_t)(PM_WIN_ALIGN - 1);
+    }
+    free(all);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    w->shm_len = total ? total : PM_WIN_ALIGN;
+    char name[64];
+    int64_t id[2] = {getpid(), w->comm->context};
+    rc = PMPI_Bcast(id, 2, MPI_INT64_T, 0, w->comm->handle);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    snprintf(name, sizeof name, "/proust-win-%lld-%lld", (long long)id[0], (long long)id[1]);
+    int fd = -1, ok = 1;
+    if (w->rank == 0) {
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 || ftruncate(fd, (off_t)w->shm_len) != 0)
+            ok = 0;
+    }
+    rc = PMPI_Bcast(&ok, 1, MPI_INT, 0, w->comm->handle);
+    if (rc == MPI_SUCCESS && ok && w->rank != 0) {
+        fd = shm_open(name, O_RDWR, 0);
+        ok = fd >= 0;
+    }
+    if (ok && fd >= 0) {
+        void *p = mmap(NULL, w->shm_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+            ok = 0;
+        else
+            w->shm_base = p;
+    }
+    if (fd >= 0)
+        close(fd);
+    int all_ok = 0;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, w->comm->handle);
+    if (w->rank == 0)
+        shm_unlink(name);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return all_ok ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void *baseptr, MPI_Win *win)
+{
+    static const char fn[] = "MPI_Win_allocate_shared";
+    PM_CHECK_INIT(fn);
+    if (!win || !baseptr)
+        return pm_error(comm, MPI_ERR_ARG, "%s: %s is NULL", fn, win ? "baseptr" : "win");
+    *win = MPI_WIN_NULL;
+    int rc = check_size_unit(comm, size, disp_unit, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct pm_win *w;
+    rc = win_new(comm, info, MPI_WIN_FLAVOR_SHARED, fn, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    bool same = false;
+    rc = same_host(w, &same);
+    if (rc == MPI_SUCCESS && !same) {
+        win_destroy(w);
+        return pm_error(comm, MPI_ERR_RMA_SHARED,
+                        "%s: the processes of the communicator are not all on one host", fn);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = map_shared(w, size);
+    if (rc != MPI_SUCCESS) {
+        win_destroy(w);
+        return pm_error(comm, rc, "%s: cannot map a shared segment of the window", fn);
+    }
+    w->base = size ? (char *)w->shm_base + w->shm_offsets[w->rank] : NULL;
+    w->win_size = size;
+    w->disp_unit = disp_unit;
+    rc = win_publish(comm, w, fn, win);
+    if (rc == MPI_SUCCESS)
+        *(void **)baseptr = w->base;
+    return rc;
+}
+PM_WEAK(Win_allocate_shared)
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    static const char fn[] = "MPI_Win_shared_query";
+    PM_CHECK_INIT(fn);
+    struct pm_win *w = pm_win_get(win);
+    if (!w)
+        return pm_win_error(win, MPI_ERR_WIN, "%s: invalid window %#x", fn, (unsigned)win);
+    if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+        return pm_win_error(win, MPI_ERR_RMA_FLAVOR,
+                            "%s: the window was not made by MPI_Win_allocate_shared", fn);
+    if (!size || !disp_unit || !baseptr)
+        return pm_win_error(win, MPI_ERR_ARG, "%s: a NULL output argument", fn);
+    if (rank == MPI_PROC_NULL) {
+        /* the first rank with memory (MPI-3.1 §11.2.3) */
+        rank = 0;
+        while (rank < w->size - 1 && w->sizes[rank] == 0)
+            rank++;
+    } else if (rank < 0 || rank >= w->size) {
+        return pm_win_error(win, MPI_ERR_RANK, "%s: invalid rank %d (window of %d)", fn, rank,
+                            w->size);
+    }
+    *size = w->sizes[rank];
+    *disp_unit = w->disp_units[rank];
+    *(void **)baseptr = w->sizes[rank] ? (char *)w->shm_base + w->shm_offsets[rank] : NULL;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Win_shared_query)
+
+/* ---- Dynamic windows ------------------------------------------------------ */
+
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    static const char fn[] = "MPI_Win_attach";
+    PM_CHECK_INIT(fn);
+    struct pm_win *w = pm_win_get(win);
+    if (!w)
+        return pm_win_error(win, MPI_ERR_WIN, "%s: invalid window %#x", fn, (unsigned)win);
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return pm_win_error(win, MPI_ERR_RMA_FLAVOR,
+                            "%s: the window was not made by MPI_Win_create_dynamic", fn);
+    if (size < 0)
+        return pm_win_error(win, MPI_ERR_SIZE, "%s: negative size %td", fn, size);
+    if (!base && size > 0)
+        return pm_win_error(win, MPI_ERR_ARG, "%s: NULL base", fn);
+    pthread_mutex_lock(&w->lock);
+    uintptr_t b = (uintptr_t)base;
+    for (int i = 0; i < w->nregions; i++) {
+        const struct pm_win_region *r = &w->regions[i];
+        if (b < r->base + r->size && r->base < b + (size_t)size) {
+            pthread_mutex_unlock(&w->lock);
+            return pm_win_error(win, MPI_ERR_RMA_ATTACH,
+                                "%s: [%p, +%td) overlaps a region already attached", fn, base,
+                                size);
+        }
+    }
+    if (w->nregions == w->cap_regions) {
+        int cap = w->cap_regions ? 2 * w->cap_regions : 8;
+        struct pm_win_region *n = realloc(w->regions, (size_t)cap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&w->lock);
+            return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        }
+        w->regions = n;
+        w->cap_regions = cap;
+    }
+    w->regions[w->nregions++] = (struct pm_win_region){b, (size_t)size};
+    pthread_mutex_unlock(&w->lock);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Win_attach)
+
+int PMPI_Win_detach(MPI_Win win, const void *base)
+{
+    static const char fn[] = "MPI_Win_detach";
+    PM_CHECK_INIT(fn);
+    struct pm_win *w = pm_win_get(win);
+    if (!w)
+        return pm_win_error(win, MPI_ERR_WIN, "%s: invalid window %#x", fn, (unsigned)win);
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return pm_win_error(win, MPI_ERR_RMA_FLAVOR,
+                            "%s: the window was not made by MPI_Win_create_dynamic", fn);
+    pthread_mutex_lock(&w->lock);
+    for (int i = 0; i < w->nregions; i++) {
+        if (w->regions[i].base == (uintptr_t)base) {
+            w->regions[i] = w->regions[--w->nregions];
+            pthread_mutex_unlock(&w->lock);
+            return MPI_SUCCESS;
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    return pm_win_error(win, MPI_ERR_RMA_ATTACH, "%s: no region attached at %p", fn, base);
+}
+PM_WEAK(Win_detach)
+
+/* ---- Free ----------------------------------------------------------------- */
+
+int PMPI_Win_free(MPI_Win *win)
+{
+    static const char fn[] = "MPI_Win_free";
+    PM_CHECK_INIT(fn);
+    if (!win)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: win is NULL", fn);
+    struct pm_win *w = pm_win_get(*win);
+    if (!w)
+        return pm_win_error(*win, MPI_ERR_WIN, "%s: invalid window %#x", fn, (unsigned)*win);
+    for (int r = 0; r < w->size; r++)
+        if (w->locked[r])
+            return pm_win_error(*win, MPI_ERR_RMA_SYNC,
+                                "%s: rank %d of the window is still locked", fn, r);
+    if (w->access.ranks || w->exposure.ranks)
+        return pm_win_error(*win, MPI_ERR_RMA_SYNC,
+                            "%s: a post/start epoch is still open", fn);
+    pm_rma_wait_local(w, -1);
+    int rc = pm_attrs_delete_win(w);
+    if (rc != MPI_SUCCESS)
+        return pm_win_error(*win, rc, "%s: an attribute delete callback failed (error %d)", fn,
+                            rc);
+    pm_rma_ports_close(w);
+    pm_table_remove(&pm_win_table, w->handle);
+    *win = MPI_WIN_NULL;
+    win_destroy(w);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Win_free)

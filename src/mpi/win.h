@@ -1,0 +1,172 @@
+/*
+ * win.h — one-sided communication (MPI_Win), shared by win*.c and rma_*.c.
+ *
+ * Every RMA operation is an active message on the window's private
+ * communicator (a dup of the one given at creation): the origin sends a
+ * header — and the data, inline when small — and the target applies it in
+ * a completion callback of the receive it keeps posted for that origin
+ * (rma_target.c). Callbacks run in whichever thread drives the engine, the
+ * background progress thread included, so a target computing outside MPI
+ * still serves puts, gets and locks when a progress thread runs.
+ *
+ * Per origin, the target handles one message at a time, in the order sent
+ * (its receive is reposted only when the previous operation is applied):
+ * accumulate ordering, and "every operation before this unlock/flush/
+ * complete is applied", come from that order alone.
+ *
+ * Tags, in the MPI tag field of the window's communicator:
+ *   PM_RMA_TAG_HDR        a header (always eager: at most PM_RMA_HDR_MAX)
+ *   PM_RMA_TAG_DATA       the layout and data that did not fit in it
+ *   PM_RMA_TAG_RESP | id  a reply: data of a get, result of a fetch, an ack
+ */
+#ifndef PROUST_MPI_WIN_H
+#define PROUST_MPI_WIN_H
+
+#include <pthread.h>
+
+#include "mpi_impl.h"
+
+#define PM_RMA_TAG_HDR 0u
+#define PM_RMA_TAG_DATA 1u
+#define PM_RMA_TAG_RESP (1u << 27)
+#define PM_RMA_ID_MASK ((1u << 27) - 1)
+/* Largest header message: header, target layout and data that fit. */
+#define PM_RMA_HDR_MAX 8192
+
+enum pm_rma_kind {
+    PM_RMA_PUT = 1,
+    PM_RMA_GET,
+    PM_RMA_ACC,      /* accumulate (MPI_REPLACE included) */
+    PM_RMA_GACC,     /* get_accumulate, fetch_and_op (MPI_NO_OP included) */
+    PM_RMA_CAS,      /* compare_and_swap */
+    PM_RMA_LOCK,     /* lock request; granted by an ack */
+    PM_RMA_UNLOCK,   /* release; acked once every earlier operation is applied */
+    PM_RMA_FLUSH,    /* acked once every earlier operation is applied */
+    PM_RMA_POST,     /* PSCW: the target (sender) exposes its window */
+    PM_RMA_COMPLETE, /* PSCW: the origin (sender) ends its access epoch */
+    PM_RMA_CLOSE,    /* MPI_Win_free: the last message of an origin */
+    PM_RMA_KIND_MAX
+};
+
+/* Header flags. */
+#define PM_RMA_F_FOLLOW 0x1u  /* layout and data come in a PM_RMA_TAG_DATA message */
+#define PM_RMA_F_NOCHECK 0x2u /* unlock of a lock taken with MPI_MODE_NOCHECK */
+
+struct pm_rma_hdr {
+    uint8_t kind;      /* enum pm_rma_kind */
+    uint8_t flags;     /* PM_RMA_F_* */
+    uint8_t lock_type; /* LOCK/UNLOCK: MPI_LOCK_* - 233 (1 exclusive, 2 shared) */
+    uint8_t op;        /* ACC/GACC: index of the predefined operation */
+    uint16_t basic;    /* ACC/GACC/CAS: index of the predefined element type */
+    uint16_t reserved;
+    uint32_t id;       /* reply tag (GET, GACC, CAS, LOCK, UNLOCK, FLUSH) */
+    uint32_t epoch;    /* origin's fence epoch when the operation was issued */
+    uint64_t disp;     /* target offset in bytes (dynamic windows: address) */
+    uint64_t nblocks;  /* target layout blocks; 0: one block of `bytes` at disp */
+    uint64_t bytes;    /* data bytes at the target (and reply bytes of a get) */
+};
+/* After the header: nblocks (offset, length) int64 pairs relative to disp,
+ * then the data (PUT, ACC, GACC: the packed origin data; CAS: the new value
+ * then the compare value). */
+
+/* A region attached to a dynamic window. */
+struct pm_win_region {
+    uintptr_t base;
+    size_t size;
+};
+
+/* The target side of one origin (rma_target.c). */
+struct pm_rma_port;
+
+/* A PSCW group translated to ranks of the window. */
+struct pm_win_group {
+    int n;
+    int *ranks;
+};
+
+struct pm_win {
+    int handle;
+    struct pm_comm *comm;   /* private dup: RMA traffic and internal collectives */
+    int rank, size;
+    int flavor;             /* MPI_WIN_FLAVOR_* */
+    void *base;             /* local window memory */
+    MPI_Aint win_size;      /* bytes of the local window */
+    int disp_unit;
+    MPI_Aint *sizes;        /* every rank's window size (range checks) */
+    int *disp_units;        /* every rank's displacement unit */
+    void *alloc;            /* ALLOCATE: memory to release at free */
+    /* SHARED flavor: the mapped segment and each rank's part of it */
+    void *shm_base;
+    size_t shm_len;
+    MPI_Aint *shm_offsets;
+
+    pthread_mutex_t lock;   /* regions, lock state, queue, PSCW counters */
+    struct pm_win_region *regions;
+    int nregions, cap_regions;
+
+    /* Target side. */
+    struct pm_rma_port *ports; /* one per origin rank */
+    _Atomic int ports_live;    /* ports whose receive is still posted */
+    atomic_flag acc_lock;      /* accumulates are atomic with each other */
+    int lock_excl;             /* exclusive holder present */
+    int lock_shared;           /* shared holders */
+    struct pm_rma_waiter *lock_queue, *lock_queue_tail;
+    _Atomic uint64_t applied[2]; /* operations applied, by epoch parity */
+    int *post_seen;            /* PSCW: posts received from each target */
+    int *complete_seen;        /* PSCW: completes received from each origin */
+
+    /* Origin side. */
+    _Atomic uint32_t next_id;
+    uint32_t epoch;            /* fence epoch of the operations being issued */
+    _Atomic uint64_t *sent;    /* operations issued to each rank in this epoch */
+    _Atomic int *pending;      /* operations to each rank not complete locally */
+    _Atomic int *unflushed;    /* operations to each rank since the last flush */
+    int *locked;               /* passive target: 0, MPI_LOCK_* (held) */
+    bool *lock_nocheck;
+    bool lock_all;             /* inside MPI_Win_lock_all */
+    bool lock_all_nocheck;
+    struct pm_win_group access, exposure; /* PSCW groups in force */
+    bool fence_open;           /* a fence opened an epoch (not NOSUCCEED) */
+
+    MPI_Info info;
+    char name[MPI_MAX_OBJECT_NAME];
+    struct pm_attr *attrs;     /* user attributes (win_attr.c) */
+    atomic_flag attr_lock;
+};
+
+extern struct pm_table pm_win_table;
+
+static inline struct pm_win *pm_win_get(MPI_Win h)
+{
+    return (struct pm_win *)pm_table_get(&pm_win_table, h);
+}
+
+/* Raise `code` on the window's error handler (MPI_WIN_NULL or an invalid
+ * window: MPI_COMM_WORLD's). */
+int pm_win_error(MPI_Win win, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- Target side (rma_target.c) ---- */
+/* Post the receive of every origin; MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int pm_rma_ports_open(struct pm_win *w);
+/* Close every port (collective: each waits for every origin's CLOSE). */
+void pm_rma_ports_close(struct pm_win *w);
+/* Send a header-only control message to `target` (LOCK, UNLOCK, FLUSH,
+ * POST, COMPLETE); with `wait_ack`, wait for the reply. Returns an MPI
+ * error class (the target's reply may carry one). */
+int pm_rma_control(struct pm_win *w, int target, int kind, int flags, int lock_type,
+                   bool wait_ack);
+/* Drive the engine until `*counter` is at least `value` (flags set by
+ * callbacks). */
+void pm_rma_wait_until(_Atomic int *counter, int value);
+
+/* ---- Origin side (rma_ops.c) ---- */
+/* Wait until the operations issued to `target` (-1: every rank) completed
+ * locally (buffers reusable, gets landed). */
+void pm_rma_wait_local(struct pm_win *w, int target);
+
+/* ---- Attributes (win_attr.c) ---- */
+/* Delete every user attribute of a window being freed. */
+int pm_attrs_delete_win(struct pm_win *w);
+
+#endif /* PROUST_MPI_WIN_H */
