@@ -194,6 +194,10 @@ static int check_acc(MPI_Win win, const struct rma_args *a)
             return pm_win_error(win, MPI_ERR_OP,
                                 "%s: user-defined operations are not allowed in accumulates "
                                 "(MPI-3.1 §11.3.4)", a->fn);
+    } else if (a->op == MPI_NO_OP && a->kind == PM_RMA_ACC) {
+        return pm_win_error(win, MPI_ERR_OP,
+                            "%s: MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op "
+                            "only (MPI-3.1 §11.3.4)", a->fn);
     } else if (!pm_op_get(a->op)) {
         return pm_win_error(win, MPI_ERR_OP, "%s: invalid operation %#x", a->fn,
                             (unsigned)a->op);
@@ -415,6 +419,10 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, int ocou
         return pm_win_error(win, MPI_ERR_RMA_SYNC,
                             "%s: no access epoch to rank %d is open (fence, lock or start)",
                             a->fn, a->target);
+    if (request && !w->lock_all && !w->locked[a->target])
+        return pm_win_error(win, MPI_ERR_RMA_SYNC,
+                            "%s: request-based operations need a passive target epoch (lock "
+                            "or lock_all) on rank %d (MPI-3.1 §11.3.5)", a->fn, a->target);
     if (a->disp < 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return pm_win_error(win, MPI_ERR_DISP, "%s: negative target displacement %td", a->fn,
                             a->disp);
@@ -547,6 +555,10 @@ int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype d
     struct rma_args a = {.fn = "MPI_Fetch_and_op", .kind = PM_RMA_GACC, .obuf = origin_addr,
                          .rbuf = result_addr, .target = target_rank, .disp = target_disp,
                          .op = op};
+    struct pm_datatype *t = pm_type_get(datatype);
+    if (t && !t->predefined) /* one predefined element (MPI-3.1 §11.3.4) */
+        return pm_win_error(win, MPI_ERR_TYPE, "MPI_Fetch_and_op: %s is not a predefined type",
+                            t->name[0] ? t->name : "the datatype");
     return rma_start(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : datatype, 1, datatype, 1,
                      datatype, 1, NULL);
 }
@@ -560,9 +572,12 @@ int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, voi
                          .cbuf = compare_addr, .rbuf = result_addr, .target = target_rank,
                          .disp = target_disp, .op = MPI_REPLACE};
     struct pm_datatype *t = pm_type_get(datatype);
-    if (t && !t->predefined)
+    /* integer, logical or byte elements only (MPI-3.1 §11.3.4) */
+    if (t && (!t->predefined || t->basic <= 0 ||
+              !(pm_op_types[t->basic].cls & (PM_TC_CINT | PM_TC_FINT | PM_TC_LOGICAL | PM_TC_BYTE))))
         return pm_win_error(win, MPI_ERR_TYPE,
-                            "MPI_Compare_and_swap: the datatype must be predefined");
+                            "MPI_Compare_and_swap: %s is not an integer, logical or byte type",
+                            t->name);
     return rma_start(win, &a, datatype, 1, datatype, 1, datatype, 1, NULL);
 }
 PM_WEAK(Compare_and_swap)

@@ -447,6 +447,8 @@ int PMPI_Win_free(MPI_Win *win)
         if (w->locked[r])
             return pm_win_error(*win, MPI_ERR_RMA_SYNC,
                                 "%s: rank %d of the window is still locked", fn, r);
+    if (w->lock_all)
+        return pm_win_error(*win, MPI_ERR_RMA_SYNC, "%s: a lock_all epoch is still open", fn);
     if (w->access.ranks || w->exposure.ranks)
         return pm_win_error(*win, MPI_ERR_RMA_SYNC,
                             "%s: a post/start epoch is still open", fn);
