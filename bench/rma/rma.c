@@ -24,12 +24,25 @@ static int iters_for(int bytes, int base)
     return bytes >= (1 << 20) ? base / 20 + 10 : bytes >= 65536 ? base / 4 + 10 : base;
 }
 
+/* One operation of `test` from rank 0 to rank 1. */
+static void one_op(const char *test, MPI_Win win, char *src, char *dst, int bytes)
+{
+    static long long one = 1, res; /* live until the epoch ends */
+    if (!strcmp(test, "put"))
+        MPI_Put(src, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
+    else if (!strcmp(test, "get"))
+        MPI_Get(dst, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
+    else if (!strcmp(test, "acc"))
+        MPI_Accumulate(src, bytes / 4, MPI_INT, 1, 0, bytes / 4, MPI_INT, MPI_SUM, win);
+    else
+        MPI_Fetch_and_op(&one, &res, MPI_LONG_LONG, 1, 0, MPI_SUM, win);
+}
+
 /* Time `iters` rounds of one operation with its synchronisation. */
 static double run_lat(const char *test, int lock, MPI_Win win, char *src, char *dst, int bytes,
                       int iters, int rank)
 {
     double t0 = 0, total = 0;
-    long long one = 1, res = 0;
     for (int i = -iters / 10 - 1; i < iters; i++) {
         if (i == 0) {
             MPI_Barrier(MPI_COMM_WORLD);
@@ -38,29 +51,12 @@ static double run_lat(const char *test, int lock, MPI_Win win, char *src, char *
         if (lock) {
             if (rank == 0) {
                 MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
-                if (!strcmp(test, "put"))
-                    MPI_Put(src, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
-                else if (!strcmp(test, "get"))
-                    MPI_Get(dst, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
-                else if (!strcmp(test, "acc"))
-                    MPI_Accumulate(src, bytes / 4, MPI_INT, 1, 0, bytes / 4, MPI_INT, MPI_SUM,
-                                   win);
-                else
-                    MPI_Fetch_and_op(&one, &res, MPI_LONG_LONG, 1, 0, MPI_SUM, win);
+                one_op(test, win, src, dst, bytes);
                 MPI_Win_unlock(1, win);
             }
         } else {
-            if (rank == 0) {
-                if (!strcmp(test, "put"))
-                    MPI_Put(src, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
-                else if (!strcmp(test, "get"))
-                    MPI_Get(dst, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, win);
-                else if (!strcmp(test, "acc"))
-                    MPI_Accumulate(src, bytes / 4, MPI_INT, 1, 0, bytes / 4, MPI_INT, MPI_SUM,
-                                   win);
-                else
-                    MPI_Fetch_and_op(&one, &res, MPI_LONG_LONG, 1, 0, MPI_SUM, win);
-            }
+            if (rank == 0)
+                one_op(test, win, src, dst, bytes);
             MPI_Win_fence(0, win);
         }
     }

@@ -174,10 +174,12 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
 }
 PM_WEAK(Win_create)
 
-int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                      MPI_Win *win)
+/* The start of MPI_Win_allocate(_shared): check the arguments, make the
+ * window of `flavor` (memory comes next). */
+static int allocating_new(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                          void *baseptr, MPI_Win *win, int flavor, const char *fn,
+                          struct pm_win **out)
 {
-    static const char fn[] = "MPI_Win_allocate";
     PM_CHECK_INIT(fn);
     if (!win || !baseptr)
         return pm_error(comm, MPI_ERR_ARG, "%s: %s is NULL", fn, win ? "baseptr" : "win");
@@ -185,8 +187,15 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
     int rc = check_size_unit(comm, size, disp_unit, fn);
     if (rc != MPI_SUCCESS)
         return rc;
+    return win_new(comm, info, flavor, fn, out);
+}
+
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                      MPI_Win *win)
+{
+    static const char fn[] = "MPI_Win_allocate";
     struct pm_win *w;
-    rc = win_new(comm, info, MPI_WIN_FLAVOR_ALLOCATE, fn, &w);
+    int rc = allocating_new(size, disp_unit, info, comm, baseptr, win, MPI_WIN_FLAVOR_ALLOCATE, fn, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     size_t bytes = ((size_t)size + PM_WIN_ALIGN - 1) & ~(size_t)(PM_WIN_ALIGN - 1);
@@ -304,15 +313,8 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
                              void *baseptr, MPI_Win *win)
 {
     static const char fn[] = "MPI_Win_allocate_shared";
-    PM_CHECK_INIT(fn);
-    if (!win || !baseptr)
-        return pm_error(comm, MPI_ERR_ARG, "%s: %s is NULL", fn, win ? "baseptr" : "win");
-    *win = MPI_WIN_NULL;
-    int rc = check_size_unit(comm, size, disp_unit, fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
     struct pm_win *w;
-    rc = win_new(comm, info, MPI_WIN_FLAVOR_SHARED, fn, &w);
+    int rc = allocating_new(size, disp_unit, info, comm, baseptr, win, MPI_WIN_FLAVOR_SHARED, fn, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     bool same = false;

@@ -82,6 +82,30 @@ except MPI.Exception as e:
 else:
     raise AssertionError("send to an invalid rank did not fail")
 
+# One-sided communication: a put to the right under fence, an atomic
+# counter at rank 0 under a shared lock.
+win = MPI.Win.Allocate(8 * 4, 8, comm=comm)
+mem = array("l", [0] * 4)
+win.Fence()
+win.Put(array("l", [rank + 1] * 4), right)
+win.Fence()
+win.Lock(rank, MPI.LOCK_SHARED)
+win.Get(mem, rank)
+win.Unlock(rank)
+assert list(mem) == [left + 1] * 4, list(mem)
+win.Fence()
+win.Lock(0, MPI.LOCK_SHARED)
+win.Accumulate(array("l", [1]), 0, target=(0, 1, MPI.LONG), op=MPI.SUM)
+win.Unlock(0)
+comm.Barrier()
+total = array("l", [0])
+win.Lock(0, MPI.LOCK_SHARED)
+win.Get(total, 0)
+win.Unlock(0)
+# rank 0's first slot: size (the put of rank size-1), then +1 per rank
+assert total[0] == 2 * size, total[0]
+win.Free()
+
 comm.Barrier()
 if rank == 0:
     print("mpi4py smoke test passed on %d processes (%s)" % (size, MPI.Get_library_version()))
