@@ -36,7 +36,6 @@ struct rma_op {
     void *rtmp;
     size_t rlen;
     void *send_tmp;          /* the data message's buffer, if ours */
-    size_t msg_len;
     char msg[];              /* the header message */
 };
 
@@ -242,9 +241,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     /* offsets from the lowest byte touched: the target checks them as unsigned */
     for (uint64_t i = 0; i < nb; i++)
         lay[2 * i] -= lo;
-    bool has_data = a->kind == PM_RMA_PUT || a->kind == PM_RMA_ACC ||
-                    (a->kind == PM_RMA_GACC && a->op != MPI_NO_OP) || a->kind == PM_RMA_CAS;
-    uint64_t dbytes = a->kind == PM_RMA_CAS ? 2 * tbytes : has_data ? tbytes : 0;
+    uint64_t dbytes = pm_rma_data_bytes(a->kind, a->op ? PM_OPI(a->op) : 0, tbytes);
     uint64_t lay_bytes = nb * 16;
     bool follow = sizeof(struct pm_rma_hdr) + lay_bytes + dbytes > PM_RMA_HDR_MAX;
     size_t msg_len = sizeof(struct pm_rma_hdr) + (follow ? 0 : lay_bytes + dbytes);
@@ -256,7 +253,6 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     memset(o, 0, sizeof *o);
     o->w = w;
     o->target = a->target;
-    o->msg_len = msg_len;
     atomic_init(&o->parts, 1); /* ours until everything is posted */
     struct pm_rma_hdr *h = (struct pm_rma_hdr *)o->msg;
     *h = (struct pm_rma_hdr){
@@ -275,7 +271,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     /* Where the data comes from: the user's buffer, or packed. */
     char *payload = follow ? NULL : o->msg + sizeof *h + lay_bytes;
     const void *direct = NULL;
-    if (has_data && tbytes) {
+    if (dbytes) {
         bool pack = !contiguous(a->otype) || !follow || nb || a->kind == PM_RMA_CAS;
         if (pack) {
             char *dst = payload;
@@ -321,7 +317,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     atomic_fetch_add_explicit(&w->sent[a->target], 1, memory_order_relaxed);
     int prc = PROUST_OK;
     /* The reply's receive first: it must be there before the target answers. */
-    if (a->kind == PM_RMA_GET || a->kind == PM_RMA_GACC || a->kind == PM_RMA_CAS) {
+    if (pm_rma_fetches(a->kind)) {
         o->rlen = a->kind == PM_RMA_CAS ? (size_t)a->ttype->size : (size_t)tbytes;
         void *land = (char *)a->rbuf + a->rtype->true_lb;
         if (!contiguous(a->rtype) && o->rlen) {
@@ -384,9 +380,7 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, int ocou
                      MPI_Request *request)
 {
     PM_CHECK_INIT(a->fn);
-    struct pm_win *w = pm_win_get(win);
-    if (!w)
-        return pm_win_error(win, MPI_ERR_WIN, "%s: invalid window %#x", a->fn, (unsigned)win);
+    PM_GET_WIN(w, win, a->fn);
     if (request)
         *request = MPI_REQUEST_NULL;
     int rc;

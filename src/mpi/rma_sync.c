@@ -19,11 +19,9 @@
 #include "p2p.h"
 #include "win.h"
 
-#define GET_WIN(w, win, fn)                                                             \
-    PM_CHECK_INIT(fn);                                                                  \
-    struct pm_win *w = pm_win_get(win);                                                 \
-    if (!w)                                                                             \
-        return pm_win_error(win, MPI_ERR_WIN, "%s: invalid window %#x", fn, (unsigned)win)
+#define GET_WIN(w, win, fn) \
+    PM_CHECK_INIT(fn);      \
+    PM_GET_WIN(w, win, fn)
 
 static bool passive_open(const struct pm_win *w)
 {

@@ -325,20 +325,14 @@ static bool acc_valid(int opi, int basic)
            pm_op_predef_applies(op, PROUST_MPI_TYPE(basic));
 }
 
-/* Bytes of the data part a header announces (besides the layout). */
-static uint64_t data_bytes(const struct pm_rma_hdr *h)
+/* A refused operation: counted for the next ack and as applied (a fence
+ * waits for it), and a fetch gets an empty reply, its origin's error. */
+static void drop(struct pm_rma_port *p, const struct pm_rma_hdr *h)
 {
-    switch (h->kind) {
-    case PM_RMA_PUT:
-    case PM_RMA_ACC:
-        return h->bytes;
-    case PM_RMA_GACC: /* a fetch with MPI_NO_OP sends nothing */
-        return h->op == PM_OPI(MPI_NO_OP) ? 0 : h->bytes;
-    case PM_RMA_CAS:
-        return 2 * h->bytes;
-    default:
-        return 0;
-    }
+    p->errors++;
+    if (pm_rma_fetches(h->kind))
+        reply(p->w, p->world, h->id, NULL, 0, NULL);
+    atomic_fetch_add(&p->w->applied[h->epoch & 1], 1);
 }
 
 /* Apply a data operation whose layout and data are at hand (lay/in point
@@ -362,10 +356,7 @@ static void apply(struct pm_rma_port *p, const struct pm_rma_hdr *h, const int64
         }
     }
     if (!ok || !t) {
-        p->errors++;
-        if (h->kind == PM_RMA_GET || h->kind == PM_RMA_GACC || h->kind == PM_RMA_CAS)
-            reply(w, p->world, h->id, NULL, 0, NULL); /* short: the origin sees the error */
-        atomic_fetch_add(&w->applied[h->epoch & 1], 1);
+        drop(p, h);
         return;
     }
     size_t bytes = (size_t)h->bytes;
@@ -489,7 +480,7 @@ static void port_on_header(struct pm_rma_port *p)
         break;
     default: {
         /* a data operation: header, layout, data — here or in the next message */
-        uint64_t lay_bytes = h->nblocks * 16, dbytes = data_bytes(h);
+        uint64_t lay_bytes = h->nblocks * 16, dbytes = pm_rma_data_bytes(h->kind, h->op, h->bytes);
         if (h->nblocks > (UINT64_MAX / 16) || lay_bytes + dbytes < lay_bytes) {
             p->errors++;
             break;
@@ -509,10 +500,7 @@ static void port_on_header(struct pm_rma_port *p)
             return;
         }
         if (p->got != sizeof *h + lay_bytes + dbytes) {
-            p->errors++;
-            if (h->kind == PM_RMA_GET || h->kind == PM_RMA_GACC || h->kind == PM_RMA_CAS)
-                reply(w, p->world, h->id, NULL, 0, NULL);
-            atomic_fetch_add(&w->applied[h->epoch & 1], 1);
+            drop(p, h);
             break;
         }
         const int64_t *lay = (const int64_t *)(p->buf + sizeof *h);
@@ -527,10 +515,7 @@ static void port_on_data(struct pm_rma_port *p)
 {
     const struct pm_rma_hdr *h = (const struct pm_rma_hdr *)p->buf;
     if (p->rc != PROUST_OK || p->got != p->data_len) {
-        p->errors++;
-        if (h->kind == PM_RMA_GET || h->kind == PM_RMA_GACC || h->kind == PM_RMA_CAS)
-            reply(p->w, p->world, h->id, NULL, 0, NULL);
-        atomic_fetch_add(&p->w->applied[h->epoch & 1], 1);
+        drop(p, h);
     } else if (!p->data) {
         /* a put received straight into the window */
         apply(p, h, NULL, NULL, target_range(p->w, h->disp, 0, h->bytes));
@@ -673,13 +658,4 @@ int pm_rma_control(struct pm_win *w, int target, int kind, int flags, int lock_t
     if (rc != PROUST_OK)
         return pm_error_from_proust(rc);
     return st.count == sizeof dropped && dropped ? MPI_ERR_RMA_RANGE : MPI_SUCCESS;
-}
-
-void pm_rma_wait_until(_Atomic int *counter, int value)
-{
-    unsigned idle = 0;
-    while (atomic_load_explicit(counter, memory_order_acquire) < value) {
-        proust_progress(pm_session);
-        pm_p2p_backoff(&idle);
-    }
 }

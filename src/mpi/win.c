@@ -344,9 +344,7 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 {
     static const char fn[] = "MPI_Win_shared_query";
     PM_CHECK_INIT(fn);
-    struct pm_win *w = pm_win_get(win);
-    if (!w)
-        return pm_win_error(win, MPI_ERR_WIN, "%s: invalid window %#x", fn, (unsigned)win);
+    PM_GET_WIN(w, win, fn);
     if (w->flavor != MPI_WIN_FLAVOR_SHARED)
         return pm_win_error(win, MPI_ERR_RMA_FLAVOR,
                             "%s: the window was not made by MPI_Win_allocate_shared", fn);
@@ -374,9 +372,7 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     static const char fn[] = "MPI_Win_attach";
     PM_CHECK_INIT(fn);
-    struct pm_win *w = pm_win_get(win);
-    if (!w)
-        return pm_win_error(win, MPI_ERR_WIN, "%s: invalid window %#x", fn, (unsigned)win);
+    PM_GET_WIN(w, win, fn);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return pm_win_error(win, MPI_ERR_RMA_FLAVOR,
                             "%s: the window was not made by MPI_Win_create_dynamic", fn);
@@ -415,9 +411,7 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
 {
     static const char fn[] = "MPI_Win_detach";
     PM_CHECK_INIT(fn);
-    struct pm_win *w = pm_win_get(win);
-    if (!w)
-        return pm_win_error(win, MPI_ERR_WIN, "%s: invalid window %#x", fn, (unsigned)win);
+    PM_GET_WIN(w, win, fn);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return pm_win_error(win, MPI_ERR_RMA_FLAVOR,
                             "%s: the window was not made by MPI_Win_create_dynamic", fn);
@@ -442,9 +436,7 @@ int PMPI_Win_free(MPI_Win *win)
     PM_CHECK_INIT(fn);
     if (!win)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: win is NULL", fn);
-    struct pm_win *w = pm_win_get(*win);
-    if (!w)
-        return pm_win_error(*win, MPI_ERR_WIN, "%s: invalid window %#x", fn, (unsigned)*win);
+    PM_GET_WIN(w, *win, fn);
     for (int r = 0; r < w->size; r++)
         if (w->locked[r])
             return pm_win_error(*win, MPI_ERR_RMA_SYNC,

@@ -69,6 +69,31 @@ struct pm_rma_hdr {
  * then the data (PUT, ACC, GACC: the packed origin data; CAS: the new value
  * then the compare value). */
 
+/* Does the operation get a reply carrying data (and so need one even when
+ * the target refuses it)? */
+static inline bool pm_rma_fetches(int kind)
+{
+    return kind == PM_RMA_GET || kind == PM_RMA_GACC || kind == PM_RMA_CAS;
+}
+
+/* Bytes of origin data an operation of `tbytes` target bytes carries, for
+ * operation index `opi` (a fetch with MPI_NO_OP carries none). Both ends of
+ * the wire compute it here. */
+static inline uint64_t pm_rma_data_bytes(int kind, int opi, uint64_t tbytes)
+{
+    switch (kind) {
+    case PM_RMA_PUT:
+    case PM_RMA_ACC:
+        return tbytes;
+    case PM_RMA_GACC:
+        return opi == (MPI_NO_OP & PROUST_MPI_INDEX_MASK) ? 0 : tbytes;
+    case PM_RMA_CAS:
+        return 2 * tbytes;
+    default:
+        return 0;
+    }
+}
+
 /* A region attached to a dynamic window. */
 struct pm_win_region {
     uintptr_t base;
@@ -145,6 +170,13 @@ static inline struct pm_win *pm_win_get(MPI_Win h)
  * window: MPI_COMM_WORLD's). */
 int pm_win_error(MPI_Win win, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Raise MPI_ERR_WIN for a handle that names no window. */
+int pm_win_invalid(MPI_Win win, const char *fname);
+/* struct pm_win *var for handle h, or return the MPI_ERR_WIN raised. */
+#define PM_GET_WIN(var, h, fname)       \
+    struct pm_win *var = pm_win_get(h); \
+    if (!var)                           \
+    return pm_win_invalid(h, fname)
 
 /* ---- Target side (rma_target.c) ---- */
 /* Post the receive of every origin; MPI_SUCCESS or MPI_ERR_NO_MEM. */
@@ -156,9 +188,6 @@ void pm_rma_ports_close(struct pm_win *w);
  * error class (the target's reply may carry one). */
 int pm_rma_control(struct pm_win *w, int target, int kind, int flags, int lock_type,
                    bool wait_ack);
-/* Drive the engine until `*counter` is at least `value` (flags set by
- * callbacks). */
-void pm_rma_wait_until(_Atomic int *counter, int value);
 
 /* ---- Origin side (rma_ops.c) ---- */
 /* Wait until the operations issued to `target` (-1: every rank) completed

@@ -25,18 +25,13 @@ int pm_win_error(MPI_Win win, int code, const char *fmt, ...)
     return pm_error(comm, code, "%s", msg);
 }
 
-static int win_invalid(MPI_Win win, const char *fname)
+int pm_win_invalid(MPI_Win win, const char *fname)
 {
     if (win == MPI_WIN_NULL)
         return pm_win_error(MPI_WIN_NULL, MPI_ERR_WIN, "%s: the window is MPI_WIN_NULL", fname);
     return pm_win_error(MPI_WIN_NULL, MPI_ERR_WIN, "%s: invalid window %#x", fname,
                         (unsigned)win);
 }
-
-#define GET_WIN(var, h, fname)          \
-    struct pm_win *var = pm_win_get(h); \
-    if (!var)                           \
-    return win_invalid(h, fname)
 
 /* ---- Error handlers ------------------------------------------------------ */
 
@@ -53,7 +48,7 @@ PM_WEAK(Win_create_errhandler)
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     PM_CHECK_INIT("MPI_Win_set_errhandler");
-    GET_WIN(w, win, "MPI_Win_set_errhandler");
+    PM_GET_WIN(w, win, "MPI_Win_set_errhandler");
     return pm_errhandler_set(w->comm, errhandler, "MPI_Win_set_errhandler");
 }
 PM_WEAK(Win_set_errhandler)
@@ -61,7 +56,7 @@ PM_WEAK(Win_set_errhandler)
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     PM_CHECK_INIT("MPI_Win_get_errhandler");
-    GET_WIN(w, win, "MPI_Win_get_errhandler");
+    PM_GET_WIN(w, win, "MPI_Win_get_errhandler");
     return pm_errhandler_get_of(w->comm, errhandler, "MPI_Win_get_errhandler");
 }
 PM_WEAK(Win_get_errhandler)
@@ -69,7 +64,7 @@ PM_WEAK(Win_get_errhandler)
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     PM_CHECK_INIT("MPI_Win_call_errhandler");
-    GET_WIN(w, win, "MPI_Win_call_errhandler");
+    PM_GET_WIN(w, win, "MPI_Win_call_errhandler");
     return pm_errhandler_call(w->comm, errorcode, "MPI_Win_call_errhandler");
 }
 PM_WEAK(Win_call_errhandler)
@@ -106,7 +101,7 @@ int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
     static const char fn[] = "MPI_Win_set_attr";
     PM_CHECK_INIT(fn);
-    GET_WIN(w, win, fn);
+    PM_GET_WIN(w, win, fn);
     struct pm_keyval *kv;
     int rc = pm_kv_get(win_keyval, PM_KV_WIN, false, w->comm->handle, fn, &kv);
     if (rc)
@@ -126,7 +121,7 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 {
     static const char fn[] = "MPI_Win_get_attr";
     PM_CHECK_INIT(fn);
-    GET_WIN(w, win, fn);
+    PM_GET_WIN(w, win, fn);
     if (!attribute_val || !flag)
         return pm_win_error(win, MPI_ERR_ARG, "%s: attribute_val or flag is NULL", fn);
     /* Predefined keyvals are outside the keyval table: answer them first. */
@@ -153,7 +148,7 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
     static const char fn[] = "MPI_Win_delete_attr";
     PM_CHECK_INIT(fn);
-    GET_WIN(w, win, fn);
+    PM_GET_WIN(w, win, fn);
     /* pm_kv_get refuses the predefined keyvals (MPI_ERR_KEYVAL). */
     struct pm_keyval *kv;
     int rc = pm_kv_get(win_keyval, PM_KV_WIN, false, w->comm->handle, fn, &kv);
@@ -173,7 +168,7 @@ PM_WEAK(Win_delete_attr)
 int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
     PM_CHECK_INIT("MPI_Win_set_name");
-    GET_WIN(w, win, "MPI_Win_set_name");
+    PM_GET_WIN(w, win, "MPI_Win_set_name");
     if (!win_name)
         return pm_win_error(win, MPI_ERR_ARG, "MPI_Win_set_name: win_name is NULL");
     pm_lock(&w->attr_lock);
@@ -186,7 +181,7 @@ PM_WEAK(Win_set_name)
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
     PM_CHECK_INIT("MPI_Win_get_name");
-    GET_WIN(w, win, "MPI_Win_get_name");
+    PM_GET_WIN(w, win, "MPI_Win_get_name");
     if (!win_name || !resultlen)
         return pm_win_error(win, MPI_ERR_ARG, "MPI_Win_get_name: win_name or resultlen is NULL");
     pm_lock(&w->attr_lock);
@@ -213,7 +208,7 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
     static const char fn[] = "MPI_Win_set_info";
     PM_CHECK_INIT(fn);
-    GET_WIN(w, win, fn);
+    PM_GET_WIN(w, win, fn);
     if (info == MPI_INFO_NULL)
         return MPI_SUCCESS; /* no hints to change */
     if (!pm_info_valid(info))
@@ -249,7 +244,7 @@ PM_WEAK(Win_set_info)
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
     PM_CHECK_INIT("MPI_Win_get_info");
-    GET_WIN(w, win, "MPI_Win_get_info");
+    PM_GET_WIN(w, win, "MPI_Win_get_info");
     if (!info_used)
         return pm_win_error(win, MPI_ERR_ARG, "MPI_Win_get_info: info_used is NULL");
     int rc = info_copy(w, info_used);
@@ -262,7 +257,7 @@ PM_WEAK(Win_get_info)
 int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
     PM_CHECK_INIT("MPI_Win_get_group");
-    GET_WIN(w, win, "MPI_Win_get_group");
+    PM_GET_WIN(w, win, "MPI_Win_get_group");
     if (!group)
         return pm_win_error(win, MPI_ERR_ARG, "MPI_Win_get_group: group is NULL");
     return pm_group_handle_of(w->comm->local, group, "MPI_Win_get_group");
