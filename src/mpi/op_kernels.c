@@ -121,6 +121,7 @@ typedef float _Complex pm_cfloat;
 typedef double _Complex pm_cdouble;
 typedef long double _Complex pm_cldouble;
 
+PM_INT_KERNELS(char, char) /* MPI_CHAR: an extension, as in MPICH */
 PM_INT_KERNELS(schar, pm_schar)
 PM_INT_KERNELS(uchar, pm_uchar)
 PM_INT_KERNELS(short, short)
@@ -199,11 +200,12 @@ enum {
 
 const struct pm_op_type pm_op_types[PROUST_MPI_NUM_PREDEFINED_TYPES] = {
     /* No reduction but REPLACE/NO_OP is defined for these (class 0). */
-    T_PLAIN(MPI_CHAR, "MPI_CHAR", 0, char, NULL),
     T_PLAIN(MPI_WCHAR, "MPI_WCHAR", 0, wchar_t, NULL),
     T_PLAIN(MPI_PACKED, "MPI_PACKED", 0, char, NULL),
     T_PLAIN(MPI_CHARACTER, "MPI_CHARACTER", 0, char, NULL),
-    /* C integer */
+    /* C integer; MPI_CHAR is not one in the standard, but MPICH reduces it
+     * as one and programs written for MPICH rely on it. */
+    T_PLAIN(MPI_CHAR, "MPI_CHAR", CI, char, k_char),
     T_PLAIN(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", CI, pm_schar, k_schar),
     T_PLAIN(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", CI, pm_uchar, k_uchar),
     T_PLAIN(MPI_SHORT, "MPI_SHORT", CI, short, k_short),

@@ -180,8 +180,10 @@ static int check_type(MPI_Win win, const char *fn, const char *what, MPI_Datatyp
     return MPI_SUCCESS;
 }
 
-/* The element type every accumulate datatype must be made of. */
-static int check_acc(MPI_Win win, const struct rma_args *a)
+/* The operation of an accumulate, and the element type every one of its
+ * datatypes must be made of (not checked when it moves no byte: MPICH
+ * accepts any types then, and zero-size types have no element type). */
+static int check_acc(MPI_Win win, const struct rma_args *a, bool moves_bytes)
 {
     int basic = a->ttype->basic;
     if (a->op != MPI_REPLACE && a->op != MPI_NO_OP) {
@@ -201,6 +203,8 @@ static int check_acc(MPI_Win win, const struct rma_args *a)
         return pm_win_error(win, MPI_ERR_OP, "%s: invalid operation %#x", a->fn,
                             (unsigned)a->op);
     }
+    if (!moves_bytes)
+        return MPI_SUCCESS;
     if (basic <= 0 || (a->otype && a->ocount && a->op != MPI_NO_OP && a->otype->basic != basic) ||
         (a->rtype && a->rcount && a->rtype->basic != basic))
         return pm_win_error(win, MPI_ERR_TYPE,
@@ -374,7 +378,21 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     return MPI_SUCCESS;
 }
 
-/* Validate and issue `a`; MPI_PROC_NULL gives a request already complete. */
+/* For an operation with nothing to do: a request already complete. */
+static int nothing_to_do(MPI_Win win, struct pm_win *w, const char *fn, MPI_Request *request)
+{
+    if (request) {
+        struct pm_request *r = pm_request_new(PM_REQ_DONE, w->comm);
+        if (!r)
+            return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        atomic_store(&r->done, 1);
+        *request = r->handle;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Validate and issue `a`; MPI_PROC_NULL, and an operation moving no byte,
+ * give a request already complete. */
 static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, int ocount,
                      MPI_Datatype rdt, int rcount, MPI_Datatype tdt, int tcount,
                      MPI_Request *request)
@@ -396,16 +414,8 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, int ocou
     a->ocount = ocount;
     a->rcount = rcount;
     a->tcount = tcount;
-    if (a->target == MPI_PROC_NULL) {
-        if (request) {
-            struct pm_request *r = pm_request_new(PM_REQ_DONE, w->comm);
-            if (!r)
-                return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
-            atomic_store(&r->done, 1);
-            *request = r->handle;
-        }
-        return MPI_SUCCESS;
-    }
+    if (a->target == MPI_PROC_NULL)
+        return nothing_to_do(win, w, a->fn, request);
     if (a->target < 0 || a->target >= w->size)
         return pm_win_error(win, MPI_ERR_RANK, "%s: invalid target rank %d (window of %d)",
                             a->fn, a->target, w->size);
@@ -432,8 +442,10 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, int ocou
         return pm_win_error(win, MPI_ERR_TYPE,
                             "%s: the result buffer holds %lld bytes but the target %lld", a->fn,
                             (long long)(rcount * a->rtype->size), (long long)tbytes);
-    if (a->kind >= PM_RMA_ACC && (rc = check_acc(win, a)) != MPI_SUCCESS)
+    if (a->kind >= PM_RMA_ACC && (rc = check_acc(win, a, tbytes > 0)) != MPI_SUCCESS)
         return rc;
+    if (tbytes == 0)
+        return nothing_to_do(win, w, a->fn, request);
     if (a->kind == PM_RMA_GACC && a->op == MPI_NO_OP)
         a->otype = NULL;
     return issue(win, w, a, request);

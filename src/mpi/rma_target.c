@@ -186,12 +186,24 @@ static char *target_range(struct pm_win *w, uint64_t disp, uint64_t lo, uint64_t
         if (hi == lo)
             return (char *)(uintptr_t)disp;
         uintptr_t a = (uintptr_t)(disp + lo), b = (uintptr_t)(disp + hi);
-        bool ok = false;
+        /* Covered by the attached regions, which may be adjacent (MPICH
+         * accepts an access spanning two): regions never overlap, so each
+         * step moves a to the end of the one region holding it. */
+        bool moved = true;
         pthread_mutex_lock(&w->lock);
-        for (int i = 0; i < w->nregions && !ok; i++)
-            ok = a >= w->regions[i].base && b <= w->regions[i].base + w->regions[i].size;
+        while (a < b && moved) {
+            moved = false;
+            for (int i = 0; i < w->nregions; i++) {
+                const struct pm_win_region *r = &w->regions[i];
+                if (a >= r->base && a < r->base + r->size) {
+                    a = r->base + r->size;
+                    moved = true;
+                    break;
+                }
+            }
+        }
         pthread_mutex_unlock(&w->lock);
-        return ok ? (char *)(uintptr_t)disp : NULL;
+        return a >= b ? (char *)(uintptr_t)disp : NULL;
     }
     if (disp + hi > (uint64_t)w->win_size)
         return NULL;

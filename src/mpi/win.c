@@ -96,8 +96,8 @@ static int win_new(MPI_Comm comm, MPI_Info info, int flavor, const char *fn, str
         win_destroy(w);
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
-    if (info != MPI_INFO_NULL && PMPI_Info_dup(info, &w->info) != MPI_SUCCESS)
-        w->info = MPI_INFO_NULL;
+    if (pm_win_hints(MPI_INFO_NULL, info, &w->info) != MPI_SUCCESS)
+        w->info = MPI_INFO_NULL; /* then get_info reports the defaults */
     *out = w;
     return MPI_SUCCESS;
 }

@@ -172,6 +172,8 @@ int pm_win_error(MPI_Win win, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Raise MPI_ERR_WIN for a handle that names no window. */
 int pm_win_invalid(MPI_Win win, const char *fname);
+/* A new info with every window hint: from given, else old, else default. */
+int pm_win_hints(MPI_Info old, MPI_Info given, MPI_Info *out);
 /* struct pm_win *var for handle h, or return the MPI_ERR_WIN raised. */
 #define PM_GET_WIN(var, h, fname)       \
     struct pm_win *var = pm_win_get(h); \

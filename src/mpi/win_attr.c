@@ -191,13 +191,38 @@ int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 }
 PM_WEAK(Win_get_name)
 
-/* A copy of the window's hints (an empty info when none), taken under
- * attr_lock so that MPI_Win_set_info cannot free them meanwhile. */
-static int info_copy(struct pm_win *w, MPI_Info *out)
+/* The window hints of §11.2.1 and their defaults (what the implementation
+ * does when not told otherwise: every accumulate ordering, any operation,
+ * sizes and units may differ). Other keys are ignored, as in MPICH, so
+ * MPI_Win_get_info reports the hints in use and nothing else. */
+static const struct {
+    const char *key, *value;
+} win_hints[] = {
+    {"no_locks", "false"},
+    {"accumulate_ordering", "rar,raw,war,waw"},
+    {"accumulate_ops", "same_op_no_op"},
+    {"same_size", "false"},
+    {"same_disp_unit", "false"},
+    {"alloc_shared_noncontig", "false"},
+};
+
+/* A new info holding every window hint: its value in given if set there,
+ * else in old if set there, else the default. */
+int pm_win_hints(MPI_Info old, MPI_Info given, MPI_Info *out)
 {
-    pm_lock(&w->attr_lock);
-    int rc = w->info != MPI_INFO_NULL ? PMPI_Info_dup(w->info, out) : PMPI_Info_create(out);
-    pm_unlock(&w->attr_lock);
+    int rc = PMPI_Info_create(out);
+    char val[MPI_MAX_INFO_VAL];
+    for (size_t i = 0; i < sizeof win_hints / sizeof win_hints[0] && !rc; i++) {
+        int flag = 0;
+        if (given != MPI_INFO_NULL)
+            rc = PMPI_Info_get(given, win_hints[i].key, MPI_MAX_INFO_VAL - 1, val, &flag);
+        if (!rc && !flag && old != MPI_INFO_NULL)
+            rc = PMPI_Info_get(old, win_hints[i].key, MPI_MAX_INFO_VAL - 1, val, &flag);
+        if (!rc)
+            rc = PMPI_Info_set(*out, win_hints[i].key, flag ? val : win_hints[i].value);
+    }
+    if (rc && *out != MPI_INFO_NULL)
+        PMPI_Info_free(out);
     return rc;
 }
 
@@ -213,24 +238,14 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
         return MPI_SUCCESS; /* no hints to change */
     if (!pm_info_valid(info))
         return pm_win_error(win, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
-    MPI_Info merged;
-    int rc = info_copy(w, &merged), n = 0;
+    /* attr_lock keeps MPI_Win_set_info in another thread from freeing the
+     * hints while they are read */
+    MPI_Info merged = MPI_INFO_NULL;
+    pm_lock(&w->attr_lock);
+    int rc = pm_win_hints(w->info, info, &merged);
+    pm_unlock(&w->attr_lock);
     if (rc)
-        return pm_win_error(win, rc, "%s: could not copy the window's hints", fn);
-    rc = PMPI_Info_get_nkeys(info, &n);
-    char key[MPI_MAX_INFO_KEY], val[MPI_MAX_INFO_VAL];
-    for (int i = 0; i < n && !rc; i++) {
-        int flag = 0;
-        rc = PMPI_Info_get_nthkey(info, i, key);
-        if (!rc)
-            rc = PMPI_Info_get(info, key, MPI_MAX_INFO_VAL - 1, val, &flag);
-        if (!rc && flag)
-            rc = PMPI_Info_set(merged, key, val);
-    }
-    if (rc) {
-        PMPI_Info_free(&merged);
         return pm_win_error(win, rc, "%s: could not record the hints (error %d)", fn, rc);
-    }
     pm_lock(&w->attr_lock);
     MPI_Info old = w->info;
     w->info = merged;
@@ -247,7 +262,9 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     PM_GET_WIN(w, win, "MPI_Win_get_info");
     if (!info_used)
         return pm_win_error(win, MPI_ERR_ARG, "MPI_Win_get_info: info_used is NULL");
-    int rc = info_copy(w, info_used);
+    pm_lock(&w->attr_lock);
+    int rc = pm_win_hints(w->info, MPI_INFO_NULL, info_used);
+    pm_unlock(&w->attr_lock);
     if (rc)
         return pm_win_error(win, rc, "MPI_Win_get_info: could not create the info object");
     return MPI_SUCCESS;

@@ -150,11 +150,15 @@ static void refused(void)
         MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_OP, "MPI_BAND on MPI_DOUBLE: rc %d class %d", rc, cls);
     char c[2] = {1, 2}, cr[2];
-    rc = MPI_Reduce(c, cr, 2, MPI_CHAR, MPI_SUM, 0, MPI_COMM_WORLD);
+    rc = MPI_Reduce(c, cr, 2, MPI_CHARACTER, MPI_SUM, 0, MPI_COMM_WORLD);
     cls = -1;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
-    CHECK(cls == MPI_ERR_OP, "MPI_SUM on MPI_CHAR: rc %d class %d", rc, cls);
+    CHECK(cls == MPI_ERR_OP, "MPI_SUM on MPI_CHARACTER: rc %d class %d", rc, cls);
+    /* MPI_CHAR reduces as a C integer (MPICH's extension) */
+    MPI_CHECK(MPI_Allreduce(c, cr, 2, MPI_CHAR, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(cr[0] == (char)size && cr[1] == (char)(2 * size), "MPI_SUM on MPI_CHAR: %d %d",
+          cr[0], cr[1]);
     /* the communicator is still usable */
     int one = 1, sum = 0;
     MPI_CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));

@@ -204,9 +204,10 @@ static void refusals(void)
     memcpy(ref + 8, a + 8, 8);
     CHECK(memcmp(b, ref, sizeof b) == 0, "MPI_REPLACE on a struct");
 
-    MPI_CHECK(MPI_Type_vector(2, 1, 2, MPI_CHAR, &cv));
+    MPI_CHECK(MPI_Type_vector(2, 1, 2, MPI_CHARACTER, &cv));
     MPI_CHECK(MPI_Type_commit(&cv));
-    check_class(MPI_Reduce_local(a, b, 1, cv, MPI_SUM), MPI_ERR_OP, "SUM on a vector of MPI_CHAR");
+    check_class(MPI_Reduce_local(a, b, 1, cv, MPI_SUM), MPI_ERR_OP,
+                "SUM on a vector of MPI_CHARACTER");
     MPI_CHECK(MPI_Type_vector(2, 1, 2, MPI_BYTE, &bv));
     MPI_CHECK(MPI_Type_commit(&bv));
     check_class(MPI_Reduce_local(a, b, 1, bv, MPI_SUM), MPI_ERR_OP, "SUM on a vector of MPI_BYTE");

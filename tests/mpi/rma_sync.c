@@ -378,16 +378,33 @@ static void test_objects(void)
     MPI_CHECK(MPI_Win_get_name(win, name, &len));
     CHECK(len == 15 && strcmp(name, "rma sync window") == 0, "window name \"%s\" (%d)", name, len);
 
+    /* Hints: the defaults, then what set_info changes; unknown keys are
+     * ignored (as in MPICH). */
     MPI_Info info = MPI_INFO_NULL, hint;
-    int nkeys = -1;
+    char val[MPI_MAX_INFO_VAL];
+    int found = 0;
+    MPI_CHECK(MPI_Win_get_info(alloc, &info));
+    CHECK(info != MPI_INFO_NULL, "MPI_Win_get_info returned MPI_INFO_NULL");
+    MPI_CHECK(MPI_Info_get(info, "accumulate_ordering", MPI_MAX_INFO_VAL - 1, val, &found));
+    CHECK(found && strcmp(val, "rar,raw,war,waw") == 0, "default accumulate_ordering %s",
+          found ? val : "(unset)");
+    MPI_CHECK(MPI_Info_get(info, "no_locks", MPI_MAX_INFO_VAL - 1, val, &found));
+    CHECK(found && strcmp(val, "false") == 0, "default no_locks %s", found ? val : "(unset)");
+    MPI_CHECK(MPI_Info_free(&info));
     MPI_CHECK(MPI_Info_create(&hint));
     MPI_CHECK(MPI_Info_set(hint, "proust_test_unknown_hint", "1"));
+    MPI_CHECK(MPI_Info_set(hint, "accumulate_ops", "same_op"));
     MPI_CHECK(MPI_Win_set_info(alloc, hint));
     MPI_CHECK(MPI_Info_free(&hint));
     MPI_CHECK(MPI_Win_get_info(alloc, &info));
-    CHECK(info != MPI_INFO_NULL, "MPI_Win_get_info returned MPI_INFO_NULL");
-    MPI_CHECK(MPI_Info_get_nkeys(info, &nkeys));
-    CHECK(nkeys >= 0, "info of a window: %d keys", nkeys);
+    MPI_CHECK(MPI_Info_get(info, "accumulate_ops", MPI_MAX_INFO_VAL - 1, val, &found));
+    CHECK(found && strcmp(val, "same_op") == 0, "accumulate_ops after set_info: %s",
+          found ? val : "(unset)");
+    MPI_CHECK(MPI_Info_get(info, "accumulate_ordering", MPI_MAX_INFO_VAL - 1, val, &found));
+    CHECK(found && strcmp(val, "rar,raw,war,waw") == 0, "accumulate_ordering after set_info %s",
+          found ? val : "(unset)");
+    MPI_CHECK(MPI_Info_get(info, "proust_test_unknown_hint", MPI_MAX_INFO_VAL - 1, val, &found));
+    CHECK(!found, "an unknown hint is reported");
     MPI_CHECK(MPI_Info_free(&info));
 
     /* User keyvals. */
