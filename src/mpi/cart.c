@@ -480,6 +480,11 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
             color = color * t->dims[i] + t->coords[i];
         }
     }
+    /* Keeping no dimension gives a zero-dimensional grid, which has one
+     * process (as MPI_Cart_create with ndims 0): the grid's rank 0 (so does
+     * MPICH); the others get MPI_COMM_NULL. */
+    if (nd == 0)
+        color = c->rank == 0 ? 0 : MPI_UNDEFINED;
     struct pm_comm *nc;
     int rc = pm_comm_split_impl(c, color, key, &nc);
     if (rc == MPI_SUCCESS && nc) {
@@ -493,7 +498,8 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     free(periods);
     if (rc)
         return pm_comm_fail(comm, rc, fn);
-    *newcomm = nc->handle;
+    if (nc)
+        *newcomm = nc->handle;
     return MPI_SUCCESS;
 }
 PM_WEAK(Cart_sub)
@@ -522,7 +528,7 @@ int PMPI_Topo_test(MPI_Comm comm, int *status)
     GET_COMM(c, comm, "MPI_Topo_test");
     if (!status)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Topo_test: status is NULL");
-    *status = c->cart ? MPI_CART : c->graph ? MPI_GRAPH : MPI_UNDEFINED;
+    *status = c->cart ? MPI_CART : c->graph ? MPI_GRAPH : c->dgraph ? MPI_DIST_GRAPH : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
 PM_WEAK(Topo_test)

@@ -78,6 +78,7 @@ void pm_comm_destroy(struct pm_comm *c)
         pm_group_release(c->remote);
     pm_cart_free(c->cart);
     pm_graph_free(c->graph);
+    pm_dist_graph_free(c->dgraph);
     pm_errhandler_release(c->errhandler);
     pm_context_free(c->context);
     free(c);

@@ -172,5 +172,9 @@ void pm_cart_free(struct pm_cart *t);
 struct pm_graph *pm_graph_new(int nnodes, const int *index, const int *edges);
 struct pm_graph *pm_graph_copy(const struct pm_graph *t);
 void pm_graph_free(struct pm_graph *t);
+/* (dist_graph.c) */
+void pm_dist_graph_free(struct pm_dist_graph *t);
+/* Give nc copies of c's topology; false when out of memory. */
+bool pm_topo_copy(struct pm_comm *nc, const struct pm_comm *c);
 
 #endif /* PROUST_MPI_COMM_H */

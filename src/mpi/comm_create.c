@@ -147,8 +147,7 @@ static int comm_dup(MPI_Comm comm, struct pm_comm *c, MPI_Comm *newcomm, const c
     if (rc != MPI_SUCCESS)
         return pm_comm_fail(comm, rc, fn);
     pm_comm_inherit_errhandler(nc, c);
-    if ((c->cart && !(nc->cart = pm_cart_copy(c->cart))) ||
-        (c->graph && !(nc->graph = pm_graph_copy(c->graph)))) {
+    if (!pm_topo_copy(nc, c)) {
         pm_comm_discard(nc);
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }

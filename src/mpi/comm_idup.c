@@ -75,8 +75,7 @@ static int make_pending(struct pm_comm *c, struct pm_comm **out)
     if (!nc)
         return MPI_ERR_NO_MEM;
     pm_comm_inherit_errhandler(nc, c);
-    if ((c->cart && !(nc->cart = pm_cart_copy(c->cart))) ||
-        (c->graph && !(nc->graph = pm_graph_copy(c->graph)))) {
+    if (!pm_topo_copy(nc, c)) {
         pm_comm_discard(nc);
         return MPI_ERR_NO_MEM;
     }

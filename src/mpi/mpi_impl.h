@@ -243,6 +243,12 @@ struct pm_graph {
     int nnodes;
     int *index, *edges; /* as given to MPI_Graph_create */
 };
+struct pm_dist_graph {
+    int indegree, outdegree;
+    int *sources, *sourceweights;      /* in-neighbours, as given or gathered */
+    int *destinations, *destweights;   /* out-neighbours */
+    bool weighted;                     /* false: the weights are all 1 */
+};
 struct pm_comm {
     int handle;
     _Atomic int refs;            /* handle + pending operations */
@@ -262,6 +268,7 @@ struct pm_comm {
                                     (its handler gets an MPI_Win *), else 0 */
     struct pm_cart *cart;        /* Cartesian topology, or NULL */
     struct pm_graph *graph;      /* graph topology, or NULL */
+    struct pm_dist_graph *dgraph; /* distributed graph topology, or NULL */
     struct pm_attr *attrs;       /* attr.c */
     atomic_flag attr_lock;
     MPI_Info info;               /* hints given with set_info/dup_with_info */
