@@ -23,6 +23,7 @@
 #define PUT_GUARD 0xA5
 #define GET_GUARD 0x5A
 
+static int code(int r, int i) { return r * 100000 + i + 1; }
 static const size_t sizes[] = {0,    1,    7,    64,   1000, 4095, 8192, 8193, (size_t)65536 + 13,
                                ((size_t)1 << 20) + 5, MAXN};
 enum { NSIZES = sizeof sizes / sizeof sizes[0] };
@@ -223,9 +224,53 @@ static void test_dynamic(void)
     free(t.disp);
 }
 
+/* An access across two adjacent regions of a dynamic window (one array
+ * attached in two halves; MPICH accepts it), and operations moving no
+ * byte, whose types need not agree (MPICH's badrma). */
+enum { HALF = 3000 };
+static void test_dynamic_span(void)
+{
+    int *mem = malloc(2 * HALF * sizeof(int)), *o = malloc(2 * HALF * sizeof(int));
+    MPI_Aint *addr = malloc(sizeof *addr * (size_t)size);
+    CHECK(mem && o && addr, "malloc");
+    for (int i = 0; i < 2 * HALF; i++)
+        mem[i] = -1, o[i] = code(rank, i);
+    MPI_Win win;
+    MPI_CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_CHECK(MPI_Win_attach(win, mem, HALF * (MPI_Aint)sizeof(int)));
+    MPI_CHECK(MPI_Win_attach(win, mem + HALF, HALF * (MPI_Aint)sizeof(int)));
+    MPI_Aint mine;
+    MPI_CHECK(MPI_Get_address(mem, &mine));
+    MPI_CHECK(MPI_Allgather(&mine, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD));
+    MPI_Datatype empty;
+    MPI_CHECK(MPI_Type_contiguous(0, MPI_INT, &empty));
+    MPI_CHECK(MPI_Type_commit(&empty));
+    MPI_CHECK(MPI_Win_lock_all(0, win));
+    /* ints [100, 2 HALF - 100) of the target: both halves */
+    MPI_Aint at = addr[right] + 100 * (MPI_Aint)sizeof(int);
+    MPI_CHECK(MPI_Put(o + 100, 2 * HALF - 200, MPI_INT, right, at, 2 * HALF - 200, MPI_INT, win));
+    MPI_CHECK(MPI_Accumulate(o, 0, MPI_DOUBLE, right, at, 0, MPI_INT, MPI_SUM, win));
+    MPI_CHECK(MPI_Accumulate(o, 1, empty, right, at, 3, empty, MPI_SUM, win));
+    MPI_CHECK(MPI_Get_accumulate(o, 0, MPI_INT, o + 1, 1, empty, right, at, 0, MPI_DOUBLE,
+                                 MPI_SUM, win));
+    MPI_CHECK(MPI_Win_flush(right, win));
+    MPI_CHECK(MPI_Win_unlock_all(win));
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < 2 * HALF; i++) {
+        int want = i >= 100 && i < 2 * HALF - 100 ? code(left, i) : -1;
+        CHECK(mem[i] == want, "put across two regions: int %d is %d, want %d", i, mem[i], want);
+    }
+    MPI_CHECK(MPI_Win_detach(win, mem + HALF));
+    MPI_CHECK(MPI_Win_detach(win, mem));
+    MPI_CHECK(MPI_Win_free(&win));
+    MPI_CHECK(MPI_Type_free(&empty));
+    free(mem);
+    free(o);
+    free(addr);
+}
+
 /* ---- Derived datatypes, disp_unit = sizeof(int) -------------------------- */
 enum { WN = 1024, VK = 10, VB = 3, VS = 7, RC = 4 };
-static int code(int r, int i) { return r * 100000 + i + 1; }
 
 static void test_derived(void)
 {
@@ -313,6 +358,7 @@ int main(int argc, char **argv)
     test_create();
     test_allocate();
     test_dynamic();
+    test_dynamic_span();
     test_derived();
     free(src);
     free(dst);
