@@ -7,7 +7,7 @@
  * its PMPI_ twin (profiling interface, MPI-3.1 chapter 14).
  *
  * Not provided (a link error rather than a pretence): MPI-IO, dynamic
- * processes, distributed graph topologies, Fortran bindings.
+ * processes, Fortran bindings.
  */
 #ifndef PROUST_MPI_H
 #define PROUST_MPI_H
