@@ -340,7 +340,8 @@ enum pm_req_kind {
     PM_REQ_PERSISTENT,/* MPI_Send_init & co (persistent.c); inactive or started */
     PM_REQ_COLL,      /* nonblocking collective (coll_sched.c) */
     PM_REQ_GREQ,      /* generalized request */
-    PM_REQ_RMA,       /* request-based RMA operation (rma_ops.c) */
+    PM_REQ_ASYNC,     /* completed by engine callbacks: request-based RMA
+                         (rma_ops.c), MPI_Isendrecv (isendrecv.c) */
     PM_REQ_DONE,      /* completed at creation (MPI_PROC_NULL, Ibsend...) */
     PM_REQ_FREE,      /* released, kept in a thread's cache with its handle */
 };

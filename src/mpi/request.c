@@ -239,7 +239,7 @@ int pm_request_poll(struct pm_request *r, int *flag, MPI_Status *st, bool progre
         return MPI_ERR_REQUEST;
     case PM_REQ_COLL:
     case PM_REQ_GREQ:
-    case PM_REQ_RMA:
+    case PM_REQ_ASYNC:
     case PM_REQ_DONE:
         if (!(atomic_load_explicit(&r->done, memory_order_acquire) & 1)) {
             if (progress)
@@ -451,7 +451,7 @@ int PMPI_Request_free(MPI_Request *request)
     case PM_REQ_DONE:
         pm_request_free(r);
         break;
-    case PM_REQ_RMA:
+    case PM_REQ_ASYNC:
         /* still in flight: its completion frees it (bit 1: freed) */
         pm_table_remove(&pm_request_table, r->handle);
         r->handle = 0;

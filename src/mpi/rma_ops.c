@@ -309,7 +309,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     free(lay);
     struct pm_request *r = NULL;
     if (request) {
-        r = pm_request_new(PM_REQ_RMA, w->comm);
+        r = pm_request_new(PM_REQ_ASYNC, w->comm);
         if (!r) {
             free(o->send_tmp);
             free(o);
