@@ -275,10 +275,11 @@ typedef struct MPI_Status {
 #define MPI_GRAPH 1
 #define MPI_CART 2
 #define MPI_DIST_GRAPH 3
-/* Weights of MPI_Dist_graph_create(_adjacent): none, or none for no edge
- * (MPI-3.0: neither is NULL; no int array lives at these addresses). */
-#define MPI_UNWEIGHTED ((int *)1)
-#define MPI_WEIGHTS_EMPTY ((int *)2)
+/* Weights of MPI_Dist_graph_create(_adjacent): none, or none for no edge.
+ * MPI-3.0: neither is NULL; they are the addresses of objects of the
+ * library (as in MPICH), so compilers see valid pointers. */
+extern int *const MPI_UNWEIGHTED;
+extern int *const MPI_WEIGHTS_EMPTY;
 
 /* MPI_Comm_split_type. */
 #define MPI_COMM_TYPE_SHARED 1

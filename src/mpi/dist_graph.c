@@ -18,6 +18,10 @@
 
 #include "comm.h"
 
+static int unweighted_marker, weights_empty_marker;
+int *const MPI_UNWEIGHTED = &unweighted_marker;
+int *const MPI_WEIGHTS_EMPTY = &weights_empty_marker;
+
 #define GET_COMM(var, h, fname)         \
     struct pm_comm *var = pm_comm_get(h); \
     if (!var)                             \
