@@ -143,7 +143,10 @@ static void semantics(void)
     MPI_CHECK(MPI_Isend(b, 10, MPI_INT, to, 1, MPI_COMM_WORLD, &sr[1]));
     MPI_Message msg;
     MPI_Status st;
+    /* single-completion calls leave MPI_ERROR alone (MPI-3.1 §3.2.5) */
+    st.MPI_ERROR = MPI_ERR_DIMS;
     MPI_CHECK(MPI_Mprobe(from, 1, MPI_COMM_WORLD, &msg, &st));
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Mprobe set status.MPI_ERROR to %d", st.MPI_ERROR);
     /* message A is ours now: a receive with the same envelope gets B */
     MPI_CHECK(MPI_Recv(y, 10, MPI_INT, from, 1, MPI_COMM_WORLD, &st));
     CHECK(y[0] == -(from * 100) && y[9] == -(from * 100 + 9), "Recv after Mprobe got %d",
@@ -151,7 +154,9 @@ static void semantics(void)
     int flag = 1;
     MPI_CHECK(MPI_Iprobe(from, 1, MPI_COMM_WORLD, &flag, &st));
     CHECK(!flag, "Iprobe sees a message taken by Mprobe");
+    st.MPI_ERROR = MPI_ERR_DIMS;
     MPI_CHECK(MPI_Mrecv(x, 10, MPI_INT, &msg, &st));
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Mrecv set status.MPI_ERROR to %d", st.MPI_ERROR);
     CHECK(x[0] == from * 100 && x[9] == from * 100 + 9, "Mrecv got %d", x[0]);
     CHECK(st.MPI_SOURCE == from && st.MPI_TAG == 1, "Mrecv status %d/%d", st.MPI_SOURCE,
           st.MPI_TAG);
