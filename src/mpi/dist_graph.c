@@ -123,7 +123,10 @@ static int attach(MPI_Comm comm_old, struct pm_comm *c, struct pm_dist_graph *t,
     return MPI_SUCCESS;
 }
 
-static int common_checks(MPI_Comm comm_old, struct pm_comm *c, MPI_Comm *out, const char *fn)
+/* What both constructors check first: the old communicator, the hints,
+ * where the new one goes. */
+static int common_checks(MPI_Comm comm_old, struct pm_comm *c, MPI_Info info, MPI_Comm *out,
+                         const char *fn)
 {
     if (out)
         *out = MPI_COMM_NULL;
@@ -131,6 +134,8 @@ static int common_checks(MPI_Comm comm_old, struct pm_comm *c, MPI_Comm *out, co
         return pm_error(comm_old, MPI_ERR_COMM, "%s: not allowed on an intercommunicator", fn);
     if (!out)
         return pm_error(comm_old, MPI_ERR_ARG, "%s: comm_dist_graph is NULL", fn);
+    if (info != MPI_INFO_NULL && !pm_info_valid(info))
+        return pm_error(comm_old, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
     return MPI_SUCCESS;
 }
 
@@ -143,11 +148,9 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     (void)reorder;
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm_old, fn);
-    int rc = common_checks(comm_old, c, comm_dist_graph, fn);
+    int rc = common_checks(comm_old, c, info, comm_dist_graph, fn);
     if (rc)
         return rc;
-    if (info != MPI_INFO_NULL && !pm_info_valid(info))
-        return pm_error(comm_old, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
     if (indegree < 0 || outdegree < 0)
         return pm_error(comm_old, MPI_ERR_ARG, "%s: negative degree (in %d, out %d)", fn,
                         indegree, outdegree);
@@ -185,11 +188,9 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     (void)reorder;
     PM_CHECK_INIT(fn);
     GET_COMM(c, comm_old, fn);
-    int rc = common_checks(comm_old, c, comm_dist_graph, fn);
+    int rc = common_checks(comm_old, c, info, comm_dist_graph, fn);
     if (rc)
         return rc;
-    if (info != MPI_INFO_NULL && !pm_info_valid(info))
-        return pm_error(comm_old, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
     if (n < 0)
         return pm_error(comm_old, MPI_ERR_ARG, "%s: n = %d is negative", fn, n);
     if (n > 0 && (!degrees || !sources))
