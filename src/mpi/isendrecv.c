@@ -156,10 +156,9 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
     if (bytes > (size_t)INT_MAX)
         return pm_error(comm, MPI_ERR_COUNT, "%s: %zu bytes do not fit the byte count of a "
                         "send", fn, bytes);
-    void *copy = malloc(bytes ? bytes : 1);
+    void *copy = pm_pack_copy(buf, count, t, &bytes);
     if (!copy)
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", fn, bytes);
-    pm_type_pack(buf, count, t, 0, copy, bytes);
     return start(fn, comm, c, NULL, (int)bytes, MPI_BYTE, copy, dest, sendtag, buf, count,
                  datatype, source, recvtag, request);
 }

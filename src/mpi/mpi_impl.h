@@ -451,6 +451,8 @@ int pm_check_send(const char *fname, MPI_Comm comm, struct pm_comm *c, int count
                   MPI_Datatype dt, int dest, int tag, struct pm_datatype **t);
 int pm_check_recv(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
                   MPI_Datatype dt, int source, int tag, struct pm_datatype **t);
+/* A packed copy of (buf, count, t) and its size (NULL when out of memory). */
+void *pm_pack_copy(const void *buf, int count, const struct pm_datatype *t, size_t *bytes);
 
 /* ---- Small helpers (util.c) ----------------------------------------------- */
 /* A tiny spinlock for short critical sections (atomic_flag). */

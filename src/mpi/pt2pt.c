@@ -117,8 +117,7 @@ static __attribute__((noinline)) int recv_done(int rc, const proust_status_t *ps
 }
 
 /* ---- Sends ----------------------------------------------------------------- */
-/* A packed copy of a noncontiguous buffer (NULL when out of memory). */
-static void *pack_copy(const void *buf, int count, const struct pm_datatype *t, size_t *bytes)
+void *pm_pack_copy(const void *buf, int count, const struct pm_datatype *t, size_t *bytes)
 {
     *bytes = (size_t)count * (size_t)t->size;
     void *tmp = malloc(*bytes ? *bytes : 1);
@@ -155,7 +154,7 @@ static __attribute__((noinline)) int send_slow(const char *fname, const void *bu
     void *tmp = NULL;
     const void *p = (const char *)buf + t->true_lb;
     if (!t->contiguous) {
-        tmp = pack_copy(buf, count, t, &len);
+        tmp = pm_pack_copy(buf, count, t, &len);
         if (!tmp)
             return pm_error(comm, MPI_ERR_NO_MEM, "%s: no memory to pack %zu bytes", fname, len);
         p = tmp;
@@ -506,7 +505,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
         return rc;
     /* Send a packed copy so the receive may land in `buf` at once. */
     size_t len;
-    void *tmp = pack_copy(buf, count, t, &len);
+    void *tmp = pm_pack_copy(buf, count, t, &len);
     if (!tmp)
         return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace: no memory for %zu bytes", len);
     struct pm_request *r;
