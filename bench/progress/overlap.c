@@ -4,7 +4,7 @@
  *
  *   mpicc -std=c11 -O2 -o overlap bench/progress/overlap.c
  *   mpiexec -n 2 ./overlap [-t MODES] [-m min] [-M max] [-x step] [-F factors]
- *                          [-C size] [-a min] [-A max] [-w us] [-i iters]
+ *                          [-C size] [-a min] [-A max] [-w us] [-i iters] [-S]
  *
  * One timed operation (rank 0's clock, ranks synchronised before each one
  * by a 0-byte round trip or, where every rank takes part, a barrier; the
@@ -47,6 +47,8 @@
  */
 #include "pg_common.h"
 
+#include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { OV_ISEND, OV_IRECV, OV_BOTH, OV_IALLREDUCE, OV_IBCAST, OV_SEQ, OV_NMODES };
@@ -65,12 +67,29 @@ struct ov_opts {
 };
 
 static unsigned char *ov_sbuf, *ov_rbuf;
+static int ov_sleeps; /* -S */
+
+/* compute(t): the arithmetic, or with -S a sleep of the same length (timer
+ * slack 1 ns), which leaves every core free: what background progress
+ * does for a process that computes on a machine with a core to spare,
+ * seen on one without. A diagnostic, not one of the issue's measurements. */
+static void ov_compute(uint64_t work)
+{
+    if (!ov_sleeps) {
+        pg_work(work);
+        return;
+    }
+    double ns = (double)work / pg_iters_per_us * 1e3;
+    struct timespec ts = {(time_t)(ns / 1e9), (long)((uint64_t)ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
 
 static void ov_usage(FILE *f, const char *prog)
 {
     fprintf(f,
             "usage: %s [-t MODES] [-m min] [-M max] [-x step] [-F factors] [-C size]\n"
-            "          [-a min] [-A max] [-w us] [-i iters]\n"
+            "          [-a min] [-A max] [-w us] [-i iters] [-S]\n"
             "  -t  isend,irecv,both,iallreduce,ibcast,seq or all (default all)\n"
             "  -m, -M, -x  sizes of isend/irecv/both: min (64K), max (4M), factor (4)\n"
             "  -F  compute times as multiples of t_comm, comma list\n"
@@ -78,7 +97,8 @@ static void ov_usage(FILE *f, const char *prog)
             "  -C  size of iallreduce / ibcast in bytes (1M)\n"
             "  -a, -A  sizes of seq: min (1), max (32K), x2\n"
             "  -w  compute of seq in us (20)\n"
-            "  -i  timed iterations per point, medians (30); warm-up: iters/10, >= 2\n",
+            "  -i  timed iterations per point, medians (30); warm-up: iters/10, >= 2\n"
+            "  -S  compute sleeps instead (cores left free: background progress alone)\n",
             prog);
 }
 
@@ -97,7 +117,7 @@ static int ov_parse(int argc, char **argv, struct ov_opts *o)
     long l;
     int c;
     opterr = 0;
-    while ((c = getopt(argc, argv, "t:m:M:x:F:C:a:A:w:i:h")) != -1) {
+    while ((c = getopt(argc, argv, "t:m:M:x:F:C:a:A:w:i:Sh")) != -1) {
         switch (c) {
         case 't': {
             char tmp[128];
@@ -132,6 +152,7 @@ static int ov_parse(int argc, char **argv, struct ov_opts *o)
         case 'A': if (bench_parse_size(optarg, &o->seq_max)) return -1; break;
         case 'w': if (pg_parse_pos(optarg, 1e7, &o->seq_us)) return -1; break;
         case 'i': if (bench_parse_int(optarg, 1, 10000000, &o->iters)) return -1; break;
+        case 'S': ov_sleeps = 1; (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); break;
         case 'h': return 1;
         default: return -1;
         }
@@ -205,7 +226,7 @@ static double ov_op(int m, size_t size, uint64_t work)
         break;
     }
     if (work && ov_computes(m))
-        pg_work(work);
+        ov_compute(work);
     if (nr == 1)
         MPI_Wait(&r[0], MPI_STATUS_IGNORE);
     else if (nr == 2) {
@@ -225,7 +246,7 @@ static double ov_alone(int m, uint64_t work)
     ov_sync(m);
     uint64_t t0 = bench_now_ns();
     if (work && ov_computes(m))
-        pg_work(work);
+        ov_compute(work);
     return (double)(bench_now_ns() - t0) / 1e3;
 }
 

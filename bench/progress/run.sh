@@ -41,6 +41,11 @@
 #                         extra options, appended (so they override)
 #   BENCH_TIMEOUT=300     seconds allowed for one job
 #   BENCH_RESULTS         results root (default bench/results)
+#   BENCH_BUDGET          seconds: start another repetition only while the
+#                         ones done so far say it ends within this budget
+#   BENCH_BINDIR          programs built elsewhere (stage-device.sh):
+#                         <wrapper basename>.<dir>_<prog>, used instead of
+#                         building here (for a machine without wrappers)
 #
 # PROUST_PROGRESS, PROUST_PROGRESS_THREADS, PROUST_LOCKING, PROUST_SPIN_US,
 # MPICH_ASYNC_PROGRESS and MPIR_CVAR_ASYNC_PROGRESS are removed from the
@@ -146,6 +151,10 @@ skip() { note "$*"; echo "$*" >> "$OUT/notes.txt"; }
 declare -A BUILT    # "<wrapper>|<prog>" -> binary, or "" if the build failed
 build() {
   local cc=$1 prog=$2 key="$1|$2"
+  if [ -z "${BUILT[$key]+x}" ] && [ -n "${BENCH_BINDIR:-}" ]; then
+    local staged=$BENCH_BINDIR/$(basename "${cc%% *}").${prog//\//_}
+    if [ -x "$staged" ]; then BUILT[$key]=$staged; else BUILT[$key]=""; note "no $staged"; fi
+  fi
   if [ -z "${BUILT[$key]+x}" ]; then
     local tag bin
     tag=$(printf '%s' "$cc" | tr -c 'A-Za-z0-9' '_')
@@ -172,7 +181,7 @@ for line in "${IMPLS[@]}"; do
   if ! command -v "$launcher_bin" > /dev/null 2>&1; then
     skip "skipping $name: launcher $launcher_bin not found"; continue
   fi
-  if ! command -v "$cc" > /dev/null 2>&1; then
+  if [ -z "${BENCH_BINDIR:-}" ] && ! command -v "$cc" > /dev/null 2>&1; then
     skip "skipping $name: compiler wrapper $cc not found"; continue
   fi
   mine=""
@@ -240,7 +249,14 @@ run_one() {
   printf '  %-13s %-14s rep %d/%d  %3ds\n' "$job" "$impl" "$rep" "$REPS" $((SECONDS - t0))
 }
 
+BUDGET=${BENCH_BUDGET:-0}
+t_start=$SECONDS
 for ((rep = 1; rep <= REPS; rep++)); do
+  used=$((SECONDS - t_start))
+  if [ "$BUDGET" -gt 0 ] && [ $rep -gt 1 ] && [ $((used + used / (rep - 1))) -gt "$BUDGET" ]; then
+    skip "stopped after $((rep - 1)) of $REPS repetitions: BENCH_BUDGET=${BUDGET}s"
+    break
+  fi
   for job in $JOBS; do
     for impl in "${ACTIVE[@]}"; do
       [[ " ${JOBS_OF[$impl]} " == *" $job "* ]] || continue
