@@ -564,7 +564,7 @@ void proust__do_get(struct proust_session *s, int peer, struct proust_request *r
                     uint64_t sender_token, size_t accepted, const uint8_t *key, uint32_t key_len);
 void proust__queue_get(struct proust_session *s, int peer, struct proust_request *req,
                        uint16_t seg, uint64_t sender_token, size_t accepted, const uint8_t *key,
-                       uint32_t key_len);
+                       uint32_t key_len, bool sender_waits);
 void proust__recv_on_done(struct proust_session *s, int peer, uint64_t token);
 /* Carry out the gets that polling queued (sharing the copies with the
  * senders when several are waiting); call with no lock held. */

@@ -220,7 +220,7 @@ void proust__recv_on_offer_no(struct proust_session *s, int peer, uint64_t token
     if (held.held && held.act == PROUST__OFFER_ACT_GET) {
         if (g->rail->ops->write) /* polling: copy after the pass, as run_actions does */
             proust__queue_get(s, peer, req, 0, held.sender_token, held.accepted, held.key,
-                              held.key_len);
+                              held.key_len, false);
         else
             proust__do_get(s, peer, req, 0, held.sender_token, held.accepted, held.key,
                            held.key_len);

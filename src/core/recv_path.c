@@ -24,6 +24,7 @@ struct action {
     uint64_t sender_token;
     size_t accepted;
     uint32_t key_len;
+    bool sender_waits; /* the RTS said so (PROUST__CF_WAITS) */
     uint8_t key[PROUST__MAX_KEY]; /* a copy: the chunk or inmsg may be gone */
 };
 
@@ -122,6 +123,7 @@ static void deliver_segment(struct proust_session *s, struct proust__gate *g,
     a->req = req;
     a->sender_token = rts->sender_token;
     a->accepted = take;
+    a->sender_waits = (flags & PROUST__CF_WAITS) != 0;
     a->key_len = a->kind == ACT_GET ? rts->key_len : 0;
     if (a->key_len)
         memcpy(a->key, key, a->key_len);
@@ -421,7 +423,7 @@ static void run_actions(struct proust_session *s, int peer, struct actions *acts
             proust__segment_landed(s, peer, a->req);
         } else if (a->kind == ACT_GET && acts->defer_gets)
             proust__queue_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key,
-                              a->key_len);
+                              a->key_len, a->sender_waits);
         else if (a->kind == ACT_GET)
             proust__do_get(s, peer, a->req, a->seg, a->sender_token, a->accepted, a->key,
                            a->key_len);

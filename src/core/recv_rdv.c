@@ -18,6 +18,7 @@ struct proust__pending_get {
     uint64_t sender_token;
     size_t accepted;
     uint32_t key_len;
+    bool sender_waits; /* in a blocking send: idle until its data moves */
     uint8_t key[PROUST__MAX_KEY];
 };
 
@@ -206,8 +207,12 @@ void proust__gets_run(struct proust_session *s)
         bool can_push = rail->ops->write && rail->caps.write_threshold &&
                         pg->accepted >= rail->caps.write_threshold;
         /* A background progress thread runs while the application computes:
-         * the copy is better done by the sender, which waits for it. */
+         * a sender blocked in its send is better placed to copy (its core
+         * waits anyway). One that computes after Isend is not: asking it
+         * costs a PUSH and its progress thread's wake-up before anything
+         * moves, so we pull on our own core. */
         bool background = proust__in_progress_thread && rail->ops->write &&
+                          pg->sender_waits &&
                           pg->accepted >= PROUST__PUSH_FROM_BACKGROUND &&
                           !atomic_load_explicit(&s->prog.app_polling, memory_order_relaxed);
         if (background || (can_push && total >= 2 && (before & 1u))) {
@@ -251,7 +256,7 @@ void proust__gets_forget(struct proust_session *s, int peer)
 
 void proust__queue_get(struct proust_session *s, int peer, struct proust_request *req,
                        uint16_t seg, uint64_t sender_token, size_t accepted, const uint8_t *key,
-                       uint32_t key_len)
+                       uint32_t key_len, bool sender_waits)
 {
     struct proust__pending_get *pg = malloc(sizeof *pg);
     if (!pg) { /* no memory to defer: copy now */
@@ -260,7 +265,8 @@ void proust__queue_get(struct proust_session *s, int peer, struct proust_request
     }
     *pg = (struct proust__pending_get){.peer = peer, .req = req, .seg = seg,
                                        .sender_token = sender_token,
-                                       .accepted = accepted, .key_len = key_len};
+                                       .accepted = accepted, .key_len = key_len,
+                                       .sender_waits = sender_waits};
     memcpy(pg->key, key, key_len);
     proust__lock(&s->gets_lock);
     if (s->gets_tail)

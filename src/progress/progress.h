@@ -39,7 +39,8 @@ struct hwloc_topology; /* hwloc_topology_t, loaded once at start */
  * its rendezvous must advance while the application computes. */
 #define PROUST__KICK_BYTES (256u << 10)
 /* A rendezvous a progress thread answers (the application computes) is
- * written by the sender from this size up, if the rail can (shm). */
+ * written by the sender from this size up, if the rail can (shm) and the
+ * sender waits in a blocking send; one that computes is pulled. */
 #define PROUST__PUSH_FROM_BACKGROUND (128u << 10)
 #define PROUST__MAX_PROGRESS_THREADS 16
 
