@@ -218,7 +218,9 @@ void proust__recv_on_offer_no(struct proust_session *s, int peer, uint64_t token
     proust__offer_drop(s, req);
     proust__match_unlock(g);
     if (held.held && held.act == PROUST__OFFER_ACT_GET) {
-        if (g->rail->ops->write) /* polling: copy after the pass, as run_actions does */
+        /* polling: copy after the pass, as run_actions does; never as a
+         * PUSH (sender_waits false): the sender's write just failed */
+        if (g->rail->ops->write)
             proust__queue_get(s, peer, req, 0, held.sender_token, held.accepted, held.key,
                               held.key_len, false);
         else
