@@ -153,8 +153,13 @@ int proust_waitall(size_t count, proust_request_t **reqs, proust_status_t *statu
 int proust_testsome(size_t count, proust_request_t **reqs, size_t *outcount, size_t *indices,
                     proust_status_t *statuses);
 /* Cancel a posted receive not yet matched: it completes with
- * PROUST_ERR_CANCELED. Sends and matched receives cannot be canceled
- * (PROUST_ERR_BUSY); the request must still be waited for. */
+ * PROUST_ERR_CANCELED (a matched receive cannot be: PROUST_ERR_BUSY).
+ * Cancel a send: its receiver is asked to drop the message if it has not
+ * matched it yet (PROUST_OK: asked; PROUST_ERR_BUSY: asked already, or the
+ * send failed). The send then completes with PROUST_ERR_CANCELED if the
+ * message was dropped, normally if it was not; either way the request is
+ * not finished before the receiver answers (or fails). The request must
+ * still be waited for. */
 int proust_cancel(proust_request_t *req);
 /* Release a request the caller will not wait for; it completes in the
  * background. */

@@ -5,7 +5,7 @@
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
 foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize
-             placement match_threads offer shm_resident)
+             placement match_threads offer shm_resident cancel)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -192,6 +192,20 @@ foreach(strategy default aggreg)
 endforeach()
 api_job(NAME sync_shm_noget NPROCS 2 RAILS self,shm PROGRAM sync
         ENV PROUST_SHM_GET_THRESHOLD=1G)
+
+# ---- 8b. cancelling sends: every rail, both strategies, coarse locking, offers
+api_job(NAME cancel_self NPROCS 1 RAILS self PROGRAM cancel)
+api_job(NAME cancel_shm_loopback NPROCS 1 RAILS shm PROGRAM cancel)
+foreach(strategy default aggreg)
+  api_job(NAME cancel_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM cancel
+          ENV PROUST_STRATEGY=${strategy})
+  api_job(NAME cancel_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM cancel
+          ENV PROUST_STRATEGY=${strategy})
+endforeach()
+api_job(NAME cancel_shm_noget NPROCS 2 RAILS self,shm PROGRAM cancel
+        ENV PROUST_SHM_GET_THRESHOLD=1G)
+api_job(NAME cancel_shm_coarse NPROCS 2 RAILS self,shm PROGRAM cancel ENV PROUST_LOCKING=coarse)
+api_job(NAME cancel_shm_offer NPROCS 2 RAILS self,shm PROGRAM cancel ENV PROUST_OFFER_BYTES=1)
 
 # ---- 9. errors --------------------------------------------------------------
 api_job(NAME errors_self NPROCS 1 RAILS self PROGRAM errors)

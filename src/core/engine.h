@@ -45,12 +45,16 @@ enum { PROUST__IN_NONE = 0, PROUST__IN_POSTED, PROUST__IN_WAITING, PROUST__IN_RE
 #define PROUST__RF_FREED 0x4u /* the user released it without waiting */
 #define PROUST__RF_CB_DONE 0x8u /* the callback has returned */
 #define PROUST__RF_HELPED 0x10u /* counted in prog.helped until it completes */
+#define PROUST__RF_CANCELING 0x20u /* a send asked its receiver to drop the message:
+                                      not finished before the answer (cancel.c) */
+#define PROUST__RF_ANSWERED 0x40u /* that answer came (set once, never cleared) */
 
-/* Finished from the user's point of view: complete, and its callback (if
- * any) has returned, so the request may be released. */
+/* Finished from the user's point of view: complete, its cancellation (if
+ * any) answered, and its callback (if any) has returned, so the request
+ * may be released. */
 static inline bool proust__request_finished(unsigned flags)
 {
-    return (flags & PROUST__RF_DONE) &&
+    return (flags & PROUST__RF_DONE) && !(flags & PROUST__RF_CANCELING) &&
            (!(flags & PROUST__RF_CB) || (flags & PROUST__RF_CB_DONE));
 }
 
@@ -92,6 +96,11 @@ struct proust_request {
     /* receives: the offer made to the sender (offer.c), under the gate's
      * stripe; NULL for almost all */
     struct proust__offer *offer;
+    /* sends being cancelled (cancel.c): the gate's list of them (gate
+     * lock), and the receiver's answer (written before RF_ANSWERED) */
+    struct proust_request *cancel_next;
+    uint64_t cancel_token;
+    bool cancel_won;
 };
 
 /* Doubly-linked request lists (posted queues, waiting sends, receiving). */
@@ -243,6 +252,9 @@ struct proust__gate {
         uint64_t rts_token; /* 0: not a one-segment rendezvous */
     } sent[PROUST__SENT_HISTORY];
     struct proust__offer_in *offer_in;
+    /* sends whose cancellation awaits this peer's answer (cancel.c), under
+     * gate->lock */
+    struct proust_request *cancels;
 };
 
 /* ---- the session ---------------------------------------------------------- */
@@ -357,6 +369,7 @@ static inline void proust__request_init(struct proust_request *req, struct prous
     req->cb = NULL;
     req->deferred_next = NULL;
     req->offer = NULL;
+    req->cancel_next = NULL;
     req->waited = false;
     req->kind = (uint8_t)kind;
     req->session = s;
@@ -431,6 +444,11 @@ struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int sour
                                               proust_tag_t tag, proust_tag_t mask, bool take);
 /* Its source's stripe held. */
 void proust__unexpected_append(struct proust_session *s, struct proust__inmsg *m);
+/* Take the unexpected message `seq` (with that tag) of gate g out of
+ * matching if all of it has arrived; NULL otherwise (g's stripe held). */
+struct proust__inmsg *proust__unexpected_take_seq(struct proust_session *s,
+                                                  struct proust__gate *g, uint32_t seq,
+                                                  proust_tag_t tag);
 /* A descriptor block from / back to a gate's stripe cache (stripe held). */
 struct proust__inmsg *proust__inmsg_block_get(struct proust__gate *g);
 void proust__inmsg_block_put(struct proust__gate *g, struct proust__inmsg *m);
@@ -573,6 +591,9 @@ void proust__gets_run(struct proust_session *s);
 void proust__gets_forget(struct proust_session *s, int peer);
 /* Free an incoming message and the eager data it kept. */
 void proust__inmsg_free(struct proust__inmsg *m);
+/* The same for a message of a live gate, its stripe held (descriptor and
+ * buffers go back to the stripe's caches). */
+void proust__inmsg_release(struct proust_session *s, struct proust__inmsg *m);
 /* Free the stash, unexpected messages and active messages of every gate. */
 void proust__recv_cleanup(struct proust_session *s);
 
@@ -604,6 +625,22 @@ struct proust_request *proust__answered_send(struct proust_session *s, struct pr
                                              uint16_t *seg);
 /* FIN or ACK for a send request. */
 void proust__send_on_ack(struct proust_session *s, int peer, uint64_t token);
+
+/* ---- send cancellation (cancel.c) ---------------------------------------- */
+/* A send is cancelled by asking its receiver to drop the message while it
+ * is still unexpected there (CANCEL, answered by CANCEL_ANS); the request
+ * is not finished before the answer. proust_cancel of a send. */
+int proust__cancel_send(struct proust_session *s, struct proust_request *req);
+/* Receiver: CANCEL from peer (no lock held). */
+void proust__recv_on_cancel(struct proust_session *s, int peer, const struct proust__chunk_hdr *h);
+/* Sender: CANCEL_ANS from peer (no lock held). */
+void proust__send_on_cancel_answer(struct proust_session *s, int peer, uint64_t token,
+                                   bool cancelled);
+/* request_complete found RF_CANCELING set: finish the request if the answer
+ * came already (else the answer will). */
+void proust__cancel_completed(struct proust_request *req, unsigned prev_flags);
+/* The peer failed: its answers will not come (gate lock held). */
+void proust__cancels_fail(struct proust_session *s, struct proust__gate *g);
 
 /* ---- gates and scheduling (gate.c) ----------------------------------------- */
 int proust__gates_init(struct proust_session *s);

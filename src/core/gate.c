@@ -151,7 +151,8 @@ int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot 
     int urgent = 0;
     for (struct proust__chunk *c = first; c; c = c->next)
         urgent |= c->hdr.type == PROUST__CH_RTS || c->hdr.type == PROUST__CH_CTS ||
-                  c->hdr.type == PROUST__CH_PUSH;
+                  c->hdr.type == PROUST__CH_PUSH || c->hdr.type == PROUST__CH_CANCEL ||
+                  c->hdr.type == PROUST__CH_CANCEL_ANS;
     proust__packet_urgent = urgent;
     int rc = g->rail->ops->send(g->rail, g->peer, slot->iov, iovcnt, slot);
     proust__packet_urgent = 0;
@@ -261,6 +262,7 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
         while (owed-- > 0)
             proust__request_event_done(w);
     }
+    proust__cancels_fail(s, g); /* their answers will not come either */
     proust__unlock(&g->lock);
 
     /* gets queued for this peer will not run: their receives fail below */

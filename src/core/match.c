@@ -224,6 +224,29 @@ struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int sour
     return best;
 }
 
+struct proust__inmsg *proust__unexpected_take_seq(struct proust_session *s,
+                                                  struct proust__gate *g, uint32_t seq,
+                                                  proust_tag_t tag)
+{
+    struct proust__inmsg *prev = NULL;
+    for (struct proust__inmsg *m = g->unexp_head; m; prev = m, m = m->next) {
+        if (m->seq != seq)
+            continue;
+        if (m->tag != tag || m->nseg_seen != m->nseg)
+            return NULL;
+        if (prev)
+            prev->next = m->next;
+        else
+            g->unexp_head = m->next;
+        if (g->unexp_tail == m)
+            g->unexp_tail = prev;
+        m->next = NULL;
+        atomic_fetch_sub_explicit(&s->unexpected_count, 1, memory_order_relaxed);
+        return m;
+    }
+    return NULL;
+}
+
 void proust__unexpected_append(struct proust_session *s, struct proust__inmsg *m)
 {
     struct proust__gate *g = &s->gates[m->source];

@@ -185,6 +185,13 @@ int proust_cancel(proust_request_t *req)
     if (!req)
         return PROUST_ERR_INVALID;
     struct proust_session *s = req->session;
+    if (req->kind == PROUST__REQ_SEND) {
+        PROUST__COARSE_ENTER(&s->prog);
+        int rc = proust__cancel_send(s, req);
+        PROUST__COARSE_LEAVE(&s->prog);
+        proust__run_deferred();
+        return rc;
+    }
     if (req->kind != PROUST__REQ_RECV)
         return PROUST_ERR_BUSY;
     PROUST__COARSE_ENTER(&s->prog);

@@ -165,7 +165,7 @@ static inline void inseg_release(struct proust__match_stripe *ms, struct proust_
 
 /* Release a descriptor whose segments were all delivered (its gate's
  * stripe held). */
-static void inmsg_release(struct proust_session *s, struct proust__inmsg *m)
+void proust__inmsg_release(struct proust_session *s, struct proust__inmsg *m)
 {
     for (uint16_t i = 0; i < m->nseg; i++)
         inseg_release(s->gates[m->source].ms, m, &m->seg[i]);
@@ -323,7 +323,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
     if (m->nseg_seen == m->nseg) {
         if (m->nseg > 1)
             gate_active_remove(g, m);
-        inmsg_release(s, m);
+        proust__inmsg_release(s, m);
     }
     return PROUST_OK;
 }
@@ -482,6 +482,11 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
                                          (ch.hdr.flags & PROUST__CF_EXCHANGE) != 0);
             } else if (ch.hdr.type == PROUST__CH_REVOKE) {
                 proust__send_on_revoke(s, peer, ch.hdr.total);
+            } else if (ch.hdr.type == PROUST__CH_CANCEL) {
+                proust__recv_on_cancel(s, peer, &ch.hdr);
+            } else if (ch.hdr.type == PROUST__CH_CANCEL_ANS) {
+                proust__send_on_cancel_answer(s, peer, ch.hdr.total,
+                                              (ch.hdr.flags & PROUST__CF_CANCELLED) != 0);
             } else {
                 proust__send_on_ack(s, peer, ch.hdr.total);
             }
@@ -537,7 +542,7 @@ static void recv_take(struct proust_session *s, struct proust_request *req,
         m->next = g->active;
         g->active = m;
     } else {
-        inmsg_release(s, m);
+        proust__inmsg_release(s, m);
     }
 }
 

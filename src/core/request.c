@@ -218,6 +218,10 @@ void proust__request_complete(struct proust_request *req)
         return; /* completed already (a failure forced it): never twice */
     if (__builtin_expect(prev & PROUST__RF_HELPED, 0)) /* engaged meanwhile */
         proust__helper_unhelp(req);
+    if (__builtin_expect(prev & PROUST__RF_CANCELING, 0)) {
+        proust__cancel_completed(req, prev); /* not finished before the answer */
+        return;
+    }
     if (prev & (PROUST__RF_CB | PROUST__RF_FREED)) {
         req->deferred_next = proust__deferred_head;
         proust__deferred_head = req;
@@ -273,7 +277,7 @@ int proust_request_monitor(proust_request_t *req, proust_request_cb_t cb, void *
     req->cb = cb;
     req->cb_arg = arg;
     unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB, memory_order_acq_rel);
-    if (prev & PROUST__RF_DONE) {
+    if ((prev & PROUST__RF_DONE) && !(prev & PROUST__RF_CANCELING)) {
         cb(req, &req->status, arg); /* completed before we got here */
         /* the callback may have freed it: then the last flag releases it */
         unsigned f = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB_DONE,

@@ -71,8 +71,10 @@ static int body_fits(const struct proust__chunk_hdr *h, const char **why)
     case PROUST__CH_DONE:
     case PROUST__CH_OFFER_NO:
     case PROUST__CH_REVOKE:
+    case PROUST__CH_CANCEL:
+    case PROUST__CH_CANCEL_ANS:
         if (h->len != 0) {
-            *why = "FIN/ACK chunk has a body";
+            *why = "control chunk has a body";
             return 0;
         }
         return 1;

@@ -36,7 +36,11 @@ enum proust__chunk_type {
     PROUST__CH_OFFER_NO = 9, /* the offer was not used: total = receiver token,
                                 flags: PROUST__CF_EXCHANGE */
     PROUST__CH_REVOKE = 10,  /* the offered receive is being cancelled: total = token */
-    PROUST__CH_TYPE_MAX = 10,
+    PROUST__CH_CANCEL = 11,  /* drop my message `seq` (tag) if it is still unexpected:
+                                total = sender token, answered by CANCEL_ANS */
+    PROUST__CH_CANCEL_ANS = 12, /* total = that token; flags: PROUST__CF_CANCELLED
+                                   if the message was dropped */
+    PROUST__CH_TYPE_MAX = 12,
 };
 
 /* chunk flags */
@@ -45,6 +49,7 @@ enum proust__chunk_type {
                                     message from the receiver itself (offer.c) */
 #define PROUST__CF_WAITS 0x4u /* RTS: the sender waits in a blocking send, ready to \
                                  stream the data itself (recv_path.c) */
+#define PROUST__CF_CANCELLED 0x8u /* CANCEL_ANS: the message was dropped unreceived */
 
 struct proust__pkt_hdr {
     uint16_t magic;

@@ -196,8 +196,8 @@ void pm_req_finish_engine(struct pm_request *r, int rc, const proust_status_t *p
         if (r->tmp && (rc == PROUST_OK || rc == PROUST_ERR_TRUNCATE))
             pm_type_unpack(r->tmp, ps->count, r->user_buf, r->count, r->type, 0);
     } else {
-        r->status.proust_bytes = (MPI_Count)ps->size;
         r->status.proust_cancelled = ps->error == PROUST_ERR_CANCELED;
+        r->status.proust_bytes = r->status.proust_cancelled ? 0 : (MPI_Count)ps->size;
     }
     if (rc != PROUST_OK && rc != PROUST_ERR_CANCELED)
         r->status.MPI_ERROR = pm_error_from_proust(rc);
@@ -501,8 +501,14 @@ int PMPI_Cancel(MPI_Request *request)
         return rc;
     switch (r->kind) {
     case PM_REQ_RECV:
+    case PM_REQ_SEND:
+        /* PROUST_ERR_BUSY: matched already, completes normally. A send asks
+         * its receiver, whose answer the wait then sees. A send that has
+         * completed and been retired by a test, or left at once without a
+         * request of its own (PM_REQ_SENT_HANDLE, a PM_REQ_DONE), is not
+         * cancelled, which the standard allows. */
         if (r->preq)
-            proust_cancel(r->preq); /* PROUST_ERR_BUSY: already matched, completes normally */
+            proust_cancel(r->preq);
         break;
     case PM_REQ_GREQ:
         if (r->gc) {
@@ -517,9 +523,7 @@ int PMPI_Cancel(MPI_Request *request)
                         "MPI_Cancel: nonblocking collectives cannot be cancelled");
     case PM_REQ_PERSISTENT:
         return pm_persistent_cancel(r);
-    default:
-        /* Sends leave at once in Proust (eager) or are matched already:
-         * the cancellation does not succeed, which MPI allows. */
+    default: /* complete already */
         break;
     }
     return MPI_SUCCESS;

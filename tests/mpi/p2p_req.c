@@ -195,6 +195,9 @@ static void left_at_once(void)
         in[i] = -1;
         MPI_CHECK(MPI_Irecv(&in[i], 1, MPI_INT, from, 50, MPI_COMM_WORLD, &r[i]));
     }
+    /* every receive is posted before any send: the cancel of s[3] below
+     * meets a matched message, which is not cancelled */
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     for (int i = 0; i < N; i++) {
         out[i] = 1000 * rank + i;
         MPI_CHECK(MPI_Isend(&out[i], 1, MPI_INT, to, 50, MPI_COMM_WORLD, &s[i]));

@@ -99,6 +99,22 @@ int main(void)
         memcpy(bad + sizeof ph + sizeof rh, &rb, sizeof rb);
         EXPECT_EQ(parse_all(bad, ph.len, &n), PROUST_ERR_PROTO);
     }
+    /* CANCEL and its answer carry no body */
+    for (uint8_t t = PROUST__CH_CANCEL; t <= PROUST__CH_CANCEL_ANS; t++) {
+        struct proust__pkt_hdr ph = {.magic = PROUST__PKT_MAGIC, .nchunks = 1};
+        struct proust__chunk_hdr ch = {.type = t, .seq = 7, .tag = 9, .total = 12345};
+        ph.len = (uint32_t)(sizeof ph + sizeof ch);
+        memcpy(bad, &ph, sizeof ph);
+        memcpy(bad + sizeof ph, &ch, sizeof ch);
+        EXPECT_EQ(parse_all(bad, ph.len, &n), 0);
+        EXPECT_EQ(n, 1);
+        ch.len = 8;
+        ph.len += 8;
+        memcpy(bad, &ph, sizeof ph);
+        memcpy(bad + sizeof ph, &ch, sizeof ch);
+        memset(bad + sizeof ph + sizeof ch, 0, 8);
+        EXPECT_EQ(parse_all(bad, ph.len, &n), PROUST_ERR_PROTO);
+    }
     /* random garbage: never crashes, at most accepted as some chunks */
     uint64_t x = 88172645463325252ull;
     for (int round = 0; round < 20000; round++) {
