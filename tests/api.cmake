@@ -310,12 +310,14 @@ if(EXISTS ${API_DIR}/progress.c)
     # a rendezvous advances while the application computes (thread); data only (poll, block)
     foreach(mode thread block poll)
       api_job(NAME progress_overlap_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-              ARGS --test=overlap ENV PROUST_PROGRESS=${mode} TIMEOUT 60)
+              ARGS --test=overlap ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+              TIMEOUT 60)
     endforeach()
     # block mode's rendezvous helper (tcp only; checked where it starts: 2+ cpus)
     if(rname STREQUAL "tcp")
       api_job(NAME progress_overlap_tcp_block_helper NPROCS 2 RAILS tcp PROGRAM progress
-              ARGS --test=overlap ENV PROUST_PROGRESS=block PROUST_RDV_THREAD=on TIMEOUT 60)
+              ARGS --test=overlap ENV PROUST_PROGRESS=block PROUST_RDV_THREAD=on
+              PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
     endif()
     # 8 threads blocked on one source, each gets its own message
     foreach(mode thread block poll)

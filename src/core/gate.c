@@ -151,7 +151,8 @@ int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot 
     int urgent = 0;
     for (struct proust__chunk *c = first; c; c = c->next)
         urgent |= c->hdr.type == PROUST__CH_RTS || c->hdr.type == PROUST__CH_CTS ||
-                  c->hdr.type == PROUST__CH_PUSH || c->hdr.type == PROUST__CH_CANCEL ||
+                  c->hdr.type == PROUST__CH_PUSH || c->hdr.type == PROUST__CH_OFFER ||
+                  c->hdr.type == PROUST__CH_OFFER_NO || c->hdr.type == PROUST__CH_CANCEL ||
                   c->hdr.type == PROUST__CH_CANCEL_ANS;
     proust__packet_urgent = urgent;
     int rc = g->rail->ops->send(g->rail, g->peer, slot->iov, iovcnt, slot);

@@ -257,6 +257,7 @@ void proust__run_deferred_slow(void)
         if (flags & PROUST__RF_CB) {
             struct proust_session *s = req->session;
             req->cb(req, &req->status, req->cb_arg);
+            atomic_fetch_sub_explicit(&s->prog.monitored, 1, memory_order_relaxed);
             flags = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB_DONE,
                                              memory_order_seq_cst);
             proust__wake_check(s); /* finished only now */
@@ -276,8 +277,12 @@ int proust_request_monitor(proust_request_t *req, proust_request_cb_t cb, void *
         return PROUST_ERR_INVALID; /* one callback per request */
     req->cb = cb;
     req->cb_arg = arg;
+    /* counted before the flag: a completion right after it runs the
+     * callback and uncounts it (proust__run_deferred_slow) */
+    proust__monitored_begins(req->session);
     unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB, memory_order_acq_rel);
     if ((prev & PROUST__RF_DONE) && !(prev & PROUST__RF_CANCELING)) {
+        atomic_fetch_sub_explicit(&req->session->prog.monitored, 1, memory_order_relaxed);
         cb(req, &req->status, arg); /* completed before we got here */
         /* the callback may have freed it: then the last flag releases it */
         unsigned f = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB_DONE,

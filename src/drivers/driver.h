@@ -153,8 +153,9 @@ struct proust__rail_ops {
      * (0). While armed, whoever sends to this process must make fd()
      * readable (a doorbell) — for every packet at PROUST__ARM_ALL (an
      * application thread sleeps), only for packets marked urgent at
-     * PROUST__ARM_URGENT (only a progress thread sleeps: it has nothing to
-     * do for an eager message or a FIN, only for rendezvous handshakes).
+     * PROUST__ARM_URGENT (only a progress thread sleeps, and no completion
+     * runs a callback: it has nothing to do for an eager message or a FIN,
+     * only for rendezvous handshakes, offers and cancellations).
      * Unarmed, nobody pays for it. Arming is sequentially consistent with
      * the sender's check, so a message written before the arm is seen by
      * the poll that follows it. */
@@ -175,8 +176,9 @@ struct proust__rail_ops {
 
 #define PROUST__ARM_ALL 1
 #define PROUST__ARM_URGENT 2
-/* Set by the engine around send() of a packet that carries rendezvous
- * control (RTS, CTS, PUSH): it rings a doorbell armed at ARM_URGENT too. */
+/* Set by the engine around send() of a packet that carries something the
+ * peer must act on (RTS, CTS, PUSH, OFFER, OFFER_NO, CANCEL, CANCEL_ANS):
+ * it rings a doorbell armed at ARM_URGENT too. */
 extern _Thread_local int proust__packet_urgent;
 
 extern const struct proust__rail_ops proust__rail_self;

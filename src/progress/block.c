@@ -90,14 +90,16 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
     /* application threads that start polling get a progress thread out of
      * here (they poll themselves; our doorbells would only cost them) */
     /* A progress thread alone needs waking for rendezvous handshakes only;
-     * as soon as an application thread sleeps too, for everything. */
+     * as soon as an application thread sleeps too, or a completion runs a
+     * callback (a nonblocking collective's next round), for everything. */
     /* (Dekker with an application sleeper, which raises the level after
      * counting itself: arm low first, then look for sleepers; never lower
      * a level afterwards) */
     if (proust__in_progress_thread) {
         atomic_store_explicit(&p->pt_blocking, 1, memory_order_seq_cst);
         arm_rails(s, PROUST__ARM_URGENT);
-        if (atomic_load_explicit(&p->app_sleepers, memory_order_seq_cst) > 0)
+        if (atomic_load_explicit(&p->app_sleepers, memory_order_seq_cst) > 0 ||
+            atomic_load_explicit(&p->monitored, memory_order_seq_cst) > 0)
             arm_rails(s, PROUST__ARM_ALL);
     } else {
         arm_rails(s, PROUST__ARM_ALL); /* seq_cst inside: doorbells ring from now on */
@@ -127,6 +129,15 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
     arm_rails(s, 0);
     if (proust__in_progress_thread)
         atomic_store_explicit(&p->pt_blocking, 0, memory_order_relaxed);
+}
+
+void proust__monitored_begins(struct proust_session *s)
+{
+    struct proust__progress *p = &s->prog;
+    /* (Dekker with a progress thread arming low: count first, then look) */
+    atomic_fetch_add_explicit(&p->monitored, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst))
+        arm_rails(s, PROUST__ARM_ALL);
 }
 
 void proust__block(struct proust_session *s, proust__done_fn done, void *ctx, uint64_t timeout_ns)

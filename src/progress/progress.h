@@ -102,6 +102,10 @@ struct proust__progress {
     _Atomic uint64_t blocker_id; /* thread id of the blocker */
     _Atomic int pt_blocking;     /* the blocker is a progress thread */
     _Atomic int app_sleepers;    /* application threads asleep on the futex */
+    /* requests whose completion runs a callback (a collective's schedule,
+     * an RMA port): a progress thread blocked while some are in flight is
+     * rung for every packet, not only for handshakes (block.c) */
+    _Atomic int monitored;
     /* application threads polling in a wait: the progress thread stays out
      * of their way while there are some; entries changes at every wait and
      * at every test, probe or progress call of an application thread */
@@ -182,6 +186,9 @@ void proust__block(struct proust_session *s, proust__done_fn done, void *ctx,
 void proust__wake_slow(struct proust_session *s, unsigned waiting);
 /* Wake the blocker out of epoll (a new application poller, a kick). */
 void proust__kick(struct proust_session *s);
+/* A request got a completion callback before completing (monitored + 1):
+ * from now on every packet may matter to a blocked progress thread. */
+void proust__monitored_begins(struct proust_session *s);
 uint64_t proust__thread_id(void);
 /* Set in background progress threads. */
 extern _Thread_local bool proust__in_progress_thread;

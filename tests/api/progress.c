@@ -15,6 +15,15 @@
  *                   b. the mirror: rank 1 irecvs 4 MiB then computes 1.5 s;
  *                      rank 0's blocking proust_send must return before that
  *                      computation ends (thread mode).
+ *                   c. a chain of eager messages driven by completion
+ *                      callbacks, as a nonblocking collective's schedule
+ *                      runs: rank 0's callback for a small receive sends
+ *                      the reply that rank 1's monitored receive waits for,
+ *                      while both ranks compute 1.5 s without calling the
+ *                      library. With progress threads, rank 1's callback
+ *                      must run during its computation (an eager arrival
+ *                      must wake a sleeping progress thread whenever a
+ *                      callback waits for it, not only rendezvous control).
  *                   Other modes: data integrity only.
  *  --test=waiters   N threads of rank 1 blocked on the same source, each on
  *                   its own tag; rank 0 sends the tags in a shuffled order
@@ -35,6 +44,7 @@
 
 static proust_session_t *S;
 static int thread_mode; /* PROUST_PROGRESS=thread: background claims hold */
+static int pt_mode;     /* progress threads (not block mode's helper) */
 
 #define BIG (4u << 20)
 #define COMPUTE_S 1.5
@@ -188,6 +198,80 @@ static void test_overlap_recv(void)
         CHECK(proust_send(S, &t, sizeof t, 1, TAG_B_TIME));
     }
     free(buf);
+}
+
+#define TAG_C 0x400
+#define TAG_C_REPLY 0x401
+
+/* Rank 0's callback: the next "round", a reply posted from the callback. */
+static int chain_out = 0x5eed;
+static void chain_reply(proust_request_t *req, const proust_status_t *st, void *arg)
+{
+    (void)req;
+    struct done_rec *d = arg;
+    proust_request_t *r;
+    d->error = st->error;
+    if (st->error == PROUST_OK && proust_isend(S, &chain_out, sizeof chain_out, 1, TAG_C_REPLY,
+                                               &r) == PROUST_OK)
+        proust_request_free(&r);
+    atomic_store(&d->when, tu_now());
+    atomic_fetch_add(&d->calls, 1);
+}
+
+static void test_overlap_chain(void)
+{
+    TU_PHASE("overlap: callback chain while both compute");
+    int in = 0, out = 0xc0ffee;
+    struct done_rec d = {0};
+    proust_request_t *r;
+    if (tu_rank == 0) {
+        CHECK(proust_irecv(S, &in, sizeof in, 1, TAG_C, PROUST_TAG_MASK_FULL, &r));
+        CHECK(proust_request_monitor(r, chain_reply, &d));
+    } else {
+        CHECK(proust_irecv(S, &in, sizeof in, 0, TAG_C_REPLY, PROUST_TAG_MASK_FULL, &r));
+        CHECK(proust_request_monitor(r, on_done, &d));
+    }
+    /* A rendezvous first, which wakes both progress threads (RTS, FIN): a
+     * progress thread asleep since the barrier was armed for everything by
+     * the application thread sleeping there too; now it sleeps again while
+     * the application computes, armed for what it is told it must act on. */
+    uint8_t *big = malloc(BIG);
+    EXPECT(big, "out of memory");
+    proust_request_t *rv;
+    if (tu_rank == 0)
+        CHECK(proust_irecv(S, big, BIG, 1, TAG_C_REPLY + 1, PROUST_TAG_MASK_FULL, &rv));
+    tu_barrier(S); /* every receive is posted, the chain's are monitored */
+    if (tu_rank == 1) {
+        tu_fill(big, BIG, TAG_C);
+        CHECK(proust_isend(S, big, BIG, 0, TAG_C_REPLY + 1, &rv));
+    }
+    compute(0.2);
+    double t0 = tu_now();
+    if (tu_rank == 1) {
+        proust_request_t *s;
+        CHECK(proust_isend(S, &out, sizeof out, 0, TAG_C, &s));
+        CHECK(proust_request_free(&s));
+    }
+    double end = compute(COMPUTE_S);
+    int calls = atomic_load(&d.calls);
+    double when = atomic_load(&d.when);
+    if (pt_mode)
+        EXPECT(calls == 1 && when <= end,
+               "rank %d: the callback of the chain did not run while the rank computed %.2f s "
+               "without calling the library (%d calls): an eager message a callback waited "
+               "for did not wake the progress thread", tu_rank, end - t0, calls);
+    proust_status_t st;
+    CHECK(proust_wait(&r, &st));
+    EXPECT(st.error == PROUST_OK && d.error == PROUST_OK, "chain status %s",
+           proust_error_name(st.error));
+    EXPECT(in == (tu_rank == 0 ? 0xc0ffee : 0x5eed), "rank %d got %#x", tu_rank, in);
+    CHECK(proust_wait(&rv, NULL));
+    if (tu_rank == 0)
+        EXPECT_PATTERN(big, BIG, TAG_C, "rendezvous before the chain");
+    free(big);
+    if (pt_mode && tu_rank == 1)
+        printf("overlap: callback chain completed %.3f s into the computation\n", when - t0);
+    tu_barrier(S);
 }
 
 /* ------------------------------------------------------------------ waiters */
@@ -409,9 +493,10 @@ int main(int argc, char **argv)
     CHECK(proust_progress_info(S, &info));
     /* background progress: progress threads, or block mode's rendezvous
      * helper (tcp, PROUST_RDV_THREAD=on, 2+ cpus) */
-    thread_mode = strcmp(info.mode, "thread") == 0 || info.rdv_thread;
+    pt_mode = strcmp(info.mode, "thread") == 0;
+    thread_mode = pt_mode || info.rdv_thread;
     if (tu_has_arg(argc, argv, "--claim-background")) /* to see the checks fail */
-        thread_mode = 1;
+        thread_mode = pt_mode = 1;
     const char *which = tu_arg(argc, argv, "--test", "all");
     int all = strcmp(which, "all") == 0;
     if (tu_rank == 0)
@@ -420,6 +505,7 @@ int main(int argc, char **argv)
     if (all || strcmp(which, "overlap") == 0) {
         test_overlap_send();
         test_overlap_recv();
+        test_overlap_chain();
         if (tu_rank == 0)
             printf("overlap: ok (%s)\n", thread_mode ? "background progress checked"
                                                      : "data only");
