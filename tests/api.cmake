@@ -313,6 +313,13 @@ if(EXISTS ${API_DIR}/progress.c)
               ARGS --test=overlap ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
               TIMEOUT 60)
     endforeach()
+    # without offers: the irecv is matched by the progress thread when the
+    # blocking sender's RTS (CF_WAITS) comes, and answered with PUSH
+    if(rname STREQUAL "shm")
+      api_job(NAME progress_overlap_shm_thread_nooffer NPROCS 2 RAILS ${rails} PROGRAM progress
+              ARGS --test=overlap ENV PROUST_PROGRESS=thread PROUST_OFFER_BYTES=0
+              PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+    endif()
     # block mode's rendezvous helper (tcp only; checked where it starts: 2+ cpus)
     if(rname STREQUAL "tcp")
       api_job(NAME progress_overlap_tcp_block_helper NPROCS 2 RAILS tcp PROGRAM progress

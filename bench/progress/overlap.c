@@ -47,6 +47,7 @@
  */
 #include "pg_common.h"
 
+#include <errno.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,8 +82,8 @@ static void ov_compute(uint64_t work)
     }
     double ns = (double)work / pg_iters_per_us * 1e3;
     struct timespec ts = {(time_t)(ns / 1e9), (long)((uint64_t)ns % 1000000000u)};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ; /* a signal: sleep what is left */
 }
 
 static void ov_usage(FILE *f, const char *prog)
