@@ -187,6 +187,20 @@ static struct proust__inmsg *gate_find(struct proust__gate *g, proust_tag_t tag,
     return NULL;
 }
 
+/* Take m (after prev, NULL if first) out of g's unexpected queue. */
+static void unexpected_unlink(struct proust_session *s, struct proust__gate *g,
+                              struct proust__inmsg *m, struct proust__inmsg *prev)
+{
+    if (prev)
+        prev->next = m->next;
+    else
+        g->unexp_head = m->next;
+    if (g->unexp_tail == m)
+        g->unexp_tail = prev;
+    m->next = NULL;
+    atomic_fetch_sub_explicit(&s->unexpected_count, 1, memory_order_relaxed);
+}
+
 struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int source,
                                               proust_tag_t tag, proust_tag_t mask, bool take)
 {
@@ -211,16 +225,8 @@ struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int sour
             best_g = g;
         }
     }
-    if (best && take) {
-        if (best_prev)
-            best_prev->next = best->next;
-        else
-            best_g->unexp_head = best->next;
-        if (best_g->unexp_tail == best)
-            best_g->unexp_tail = best_prev;
-        best->next = NULL;
-        atomic_fetch_sub_explicit(&s->unexpected_count, 1, memory_order_relaxed);
-    }
+    if (best && take)
+        unexpected_unlink(s, best_g, best, best_prev);
     return best;
 }
 
@@ -234,14 +240,7 @@ struct proust__inmsg *proust__unexpected_take_seq(struct proust_session *s,
             continue;
         if (m->tag != tag || m->nseg_seen != m->nseg)
             return NULL;
-        if (prev)
-            prev->next = m->next;
-        else
-            g->unexp_head = m->next;
-        if (g->unexp_tail == m)
-            g->unexp_tail = prev;
-        m->next = NULL;
-        atomic_fetch_sub_explicit(&s->unexpected_count, 1, memory_order_relaxed);
+        unexpected_unlink(s, g, m, prev);
         return m;
     }
     return NULL;
