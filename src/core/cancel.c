@@ -84,12 +84,14 @@ static bool cancels_remove(struct proust__gate *g, struct proust_request *req)
 int proust__cancel_send(struct proust_session *s, struct proust_request *req)
 {
     struct proust__gate *g = &s->gates[req->peer];
-    struct proust__chunk *c = calloc(1, sizeof *c);
-    if (!c)
-        return PROUST_ERR_NOMEM;
     uint64_t token = proust__token_alloc(s, req, SEG_CANCEL);
-    if (!token) {
-        free(c);
+    if (!token)
+        return PROUST_ERR_NOMEM;
+    /* behind the message's own chunks, never ahead: not urgent */
+    struct proust__chunk *c =
+        proust__control_chunk_new(PROUST__CH_CANCEL, 0, token, 0, req->tag, NULL, 0, false);
+    if (!c) {
+        proust__token_release(s, token);
         return PROUST_ERR_NOMEM;
     }
     /* Refused: a request released or asked already, and one that completed
@@ -106,12 +108,7 @@ int proust__cancel_send(struct proust_session *s, struct proust_request *req)
     } while (!atomic_compare_exchange_weak_explicit(&req->flags, &f, f | PROUST__RF_CANCELING,
                                                     memory_order_acq_rel,
                                                     memory_order_acquire));
-    c->owned = true;
-    c->urgent = false; /* behind the message's own chunks, never ahead */
-    c->hdr.type = PROUST__CH_CANCEL;
-    c->hdr.seq = message_seq(req);
-    c->hdr.tag = req->tag;
-    c->hdr.total = token;
+    c->hdr.seq = message_seq(req); /* numbered: a send that was not failed */
     proust__lock(&g->lock);
     if (atomic_load_explicit(&g->failed, memory_order_acquire)) {
         /* gate_fail has answered the others already */

@@ -607,6 +607,11 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
 /* Queue a control chunk (CTS/FIN/ACK) to peer; takes the gate lock. */
 int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint64_t token,
                          const void *body, size_t body_len);
+/* A control chunk, owned (freed once sent), not yet queued; NULL: no
+ * memory. `urgent`: strategies may send it ahead of queued chunks. */
+struct proust__chunk *proust__control_chunk_new(uint8_t type, uint8_t flags, uint64_t token,
+                                                uint32_t seq, proust_tag_t tag, const void *body,
+                                                size_t body_len, bool urgent);
 /* The same with the header's flags, seq and tag set (OFFER, OFFER_NO). */
 int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, uint8_t flags,
                              uint64_t token, uint32_t seq, proust_tag_t tag, const void *body,

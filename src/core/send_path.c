@@ -302,16 +302,15 @@ int proust__send_control(struct proust_session *s, int peer, uint8_t type, uint6
     return proust__send_control_ext(s, peer, type, 0, token, 0, 0, body, body_len);
 }
 
-int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, uint8_t flags,
-                             uint64_t token, uint32_t seq, proust_tag_t tag, const void *body,
-                             size_t body_len)
+struct proust__chunk *proust__control_chunk_new(uint8_t type, uint8_t flags, uint64_t token,
+                                                uint32_t seq, proust_tag_t tag, const void *body,
+                                                size_t body_len, bool urgent)
 {
-    struct proust__gate *g = &s->gates[peer];
     struct proust__chunk *c = calloc(1, sizeof *c);
     if (!c)
-        return PROUST_ERR_NOMEM;
+        return NULL;
     c->owned = true;
-    c->urgent = true;
+    c->urgent = urgent;
     c->hdr.type = type;
     c->hdr.flags = flags;
     c->hdr.total = token;
@@ -324,6 +323,18 @@ int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, u
         c->body[0].iov_len = body_len;
         c->nbody = 1;
     }
+    return c;
+}
+
+int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, uint8_t flags,
+                             uint64_t token, uint32_t seq, proust_tag_t tag, const void *body,
+                             size_t body_len)
+{
+    struct proust__gate *g = &s->gates[peer];
+    struct proust__chunk *c =
+        proust__control_chunk_new(type, flags, token, seq, tag, body, body_len, true);
+    if (!c)
+        return PROUST_ERR_NOMEM;
     proust__lock(&g->lock);
     proust__window_push(g, c, c, 1);
     /* answers are never held back: the peer is waiting for them */
