@@ -189,6 +189,19 @@ int proust_cancel(proust_request_t *req)
         PROUST__COARSE_ENTER(&s->prog);
         int rc = proust__cancel_send(s, req);
         PROUST__COARSE_LEAVE(&s->prog);
+        /* A send to ourselves: the answer is local work, so have it now,
+         * as MPICH does. Programs read the status right after MPI_Cancel
+         * (MPI_Request_get_status, then a receive if not cancelled: one
+         * that would wait forever for a message the answer later took). */
+        /* (a progress thread may hold the poll flags meanwhile: look for
+         * the answer, not for events; 1 s bounds what cannot happen) */
+        if (rc == PROUST_OK && req->peer == s->rank) {
+            uint64_t t0 = proust__now_ns();
+            while (!(atomic_load(&req->flags) & PROUST__RF_ANSWERED) &&
+                   proust__now_ns() - t0 < 1000000000ull)
+                if (proust__progress(s) == 0)
+                    proust__cpu_relax();
+        }
         proust__run_deferred();
         return rc;
     }

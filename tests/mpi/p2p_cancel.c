@@ -12,6 +12,10 @@
  *  vector:    a noncontiguous Issend is cancelled; the next one arrives.
  *  freed:     an Issend cancelled then freed leaves nothing at rank 1.
  *  done:      cancelling a send that left at once changes nothing.
+ *  self:      every rank's Issend to itself (0 B and 100 KiB), probed then
+ *             cancelled, is already cancelled when MPI_Cancel returns:
+ *             MPI_Request_get_status says so (mpi4py's testProbeCancel
+ *             receives the message otherwise, and would wait forever).
  *
  * After each case rank 0 sends a FENCE message; rank 1 receives with
  * MPI_ANY_TAG and must get the fence: by the non-overtaking rule it cannot
@@ -250,6 +254,32 @@ static void done(int tag)
     }
 }
 
+static void self(void)
+{
+    MPI_Comm c;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_SELF, &c));
+    static unsigned char buf[100 << 10];
+    for (int i = 0; i < 20; i++) {
+        int n = i % 2 ? 0 : (int)sizeof buf, flag = 0, cancelled = 0;
+        MPI_Request r;
+        MPI_Status st;
+        MPI_CHECK(MPI_Issend(buf, n, MPI_BYTE, 0, 123, c, &r));
+        MPI_CHECK(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, c, &st));
+        CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 123, "self: probed %d/%d", st.MPI_SOURCE,
+              st.MPI_TAG);
+        MPI_CHECK(MPI_Cancel(&r));
+        MPI_CHECK(MPI_Request_get_status(r, &flag, &st));
+        if (flag)
+            MPI_CHECK(MPI_Test_cancelled(&st, &cancelled));
+        CHECK(flag && cancelled, "self %d: %d B: not cancelled when MPI_Cancel returned "
+              "(complete %d)", i, n, flag);
+        MPI_CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c, &flag, &st));
+        CHECK(!flag, "self %d: the cancelled message is still there", i);
+    }
+    MPI_CHECK(MPI_Comm_free(&c));
+}
+
 int main(int argc, char **argv)
 {
     MPI_CHECK(MPI_Init(&argc, &argv));
@@ -270,6 +300,7 @@ int main(int argc, char **argv)
     vector(40000, tag++); /* 320000 B: rendezvous */
     freed(tag++);
     done(tag++);
+    self();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_Finalize());
     if (rank == 0)
