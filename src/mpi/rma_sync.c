@@ -185,6 +185,15 @@ int PMPI_Win_unlock_all(MPI_Win win)
 }
 PM_WEAK(Win_unlock_all)
 
+/* Calls that synchronise with the window's memory also move what other
+ * processes sent it: a process spinning on its own window (a lock flag that
+ * a peer's accumulate will set, mpi4py.util.sync's Mutex) gets there only
+ * through them when no progress thread runs. */
+static void poke(void)
+{
+    proust_progress(pm_session);
+}
+
 static int flush_one(MPI_Win win, struct pm_win *w, int rank, const char *fn)
 {
     pm_rma_wait_local(w, rank);
@@ -212,6 +221,7 @@ int PMPI_Win_flush(int rank, MPI_Win win)
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     int rc = check_passive(win, w, rank, fn);
+    poke();
     return rc != MPI_SUCCESS ? rc : flush_one(win, w, rank, fn);
 }
 PM_WEAK(Win_flush)
@@ -222,6 +232,7 @@ int PMPI_Win_flush_all(MPI_Win win)
     GET_WIN(w, win, fn);
     if (!passive_open(w))
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: no lock is held", fn);
+    poke();
     for (int r = 0; r < w->size; r++) {
         int rc = flush_one(win, w, r, fn);
         if (rc != MPI_SUCCESS)
@@ -238,6 +249,7 @@ int PMPI_Win_flush_local(int rank, MPI_Win win)
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     int rc = check_passive(win, w, rank, fn);
+    poke();
     if (rc == MPI_SUCCESS)
         pm_rma_wait_local(w, rank);
     return rc;
@@ -250,6 +262,7 @@ int PMPI_Win_flush_local_all(MPI_Win win)
     GET_WIN(w, win, fn);
     if (!passive_open(w))
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: no lock is held", fn);
+    poke();
     pm_rma_wait_local(w, -1);
     return MPI_SUCCESS;
 }
@@ -260,6 +273,7 @@ int PMPI_Win_sync(MPI_Win win)
     static const char fn[] = "MPI_Win_sync";
     GET_WIN(w, win, fn);
     (void)w;
+    poke();
     /* one memory: a full barrier orders this process's loads and stores
      * with those of the other processes and of our RMA callbacks */
     atomic_thread_fence(memory_order_seq_cst);
