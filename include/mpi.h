@@ -230,13 +230,30 @@ typedef struct MPI_Status {
 #define MPI_ERR_DUP_DATAREP 55
 #define MPI_ERR_CONVERSION 56
 #define MPI_ERR_IO 57
-#define MPI_ERR_LASTCODE 58
+/* the tool information interface's classes (MPI_T_*) */
+#define MPI_T_ERR_MEMORY 58
+#define MPI_T_ERR_NOT_INITIALIZED 59
+#define MPI_T_ERR_CANNOT_INIT 60
+#define MPI_T_ERR_INVALID_INDEX 61
+#define MPI_T_ERR_INVALID_ITEM 62
+#define MPI_T_ERR_INVALID_HANDLE 63
+#define MPI_T_ERR_OUT_OF_HANDLES 64
+#define MPI_T_ERR_OUT_OF_SESSIONS 65
+#define MPI_T_ERR_INVALID_SESSION 66
+#define MPI_T_ERR_CVAR_SET_NOT_NOW 67
+#define MPI_T_ERR_CVAR_SET_NEVER 68
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 69
+#define MPI_T_ERR_PVAR_NO_WRITE 70
+#define MPI_T_ERR_PVAR_NO_ATOMIC 71
+#define MPI_T_ERR_INVALID_NAME 72
+#define MPI_T_ERR_INVALID 73
+#define MPI_ERR_LASTCODE 74
 /* Error codes of class MPI_ERR_OTHER that say more (MPI_Error_string). Codes
- * and classes added with MPI_Add_error_class/code start at 64. */
-#define PROUST_MPI_ERR_PEER_FAILED 59 /* a peer process died */
-#define PROUST_MPI_ERR_CONN 60        /* connection to a peer lost */
-#define PROUST_MPI_ERR_PROTO 61       /* malformed packet from a peer */
-#define PROUST_MPI_ERR_TIMEOUT 62     /* timed out */
+ * and classes added with MPI_Add_error_class/code start at 96. */
+#define PROUST_MPI_ERR_PEER_FAILED 75 /* a peer process died */
+#define PROUST_MPI_ERR_CONN 76        /* connection to a peer lost */
+#define PROUST_MPI_ERR_PROTO 77       /* malformed packet from a peer */
+#define PROUST_MPI_ERR_TIMEOUT 78     /* timed out */
 
 /* ---- Other constants ------------------------------------------------------ */
 #define MPI_ANY_SOURCE (-2)
@@ -342,6 +359,37 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 /* ---- Callback types ------------------------------------------------------- */
+/* The tool information interface (MPI_T, MPI-3.1 chapter 14): handles */
+typedef struct pm_t_enum *MPI_T_enum;
+typedef struct pm_t_cvar *MPI_T_cvar_handle;
+typedef struct pm_t_pvar *MPI_T_pvar_handle;
+typedef struct pm_t_session *MPI_T_pvar_session;
+#define MPI_T_ENUM_NULL ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_ALL_HANDLES ((MPI_T_pvar_handle)1)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+enum {
+    MPI_T_VERBOSITY_USER_BASIC = 1, MPI_T_VERBOSITY_USER_DETAIL, MPI_T_VERBOSITY_USER_ALL,
+    MPI_T_VERBOSITY_TUNER_BASIC, MPI_T_VERBOSITY_TUNER_DETAIL, MPI_T_VERBOSITY_TUNER_ALL,
+    MPI_T_VERBOSITY_MPIDEV_BASIC, MPI_T_VERBOSITY_MPIDEV_DETAIL, MPI_T_VERBOSITY_MPIDEV_ALL
+};
+enum {
+    MPI_T_BIND_NO_OBJECT, MPI_T_BIND_MPI_COMM, MPI_T_BIND_MPI_DATATYPE,
+    MPI_T_BIND_MPI_ERRHANDLER, MPI_T_BIND_MPI_FILE, MPI_T_BIND_MPI_GROUP, MPI_T_BIND_MPI_OP,
+    MPI_T_BIND_MPI_REQUEST, MPI_T_BIND_MPI_WIN, MPI_T_BIND_MPI_MESSAGE, MPI_T_BIND_MPI_INFO
+};
+enum {
+    MPI_T_SCOPE_CONSTANT, MPI_T_SCOPE_READONLY, MPI_T_SCOPE_LOCAL, MPI_T_SCOPE_GROUP,
+    MPI_T_SCOPE_GROUP_EQ, MPI_T_SCOPE_ALL, MPI_T_SCOPE_ALL_EQ
+};
+enum {
+    MPI_T_PVAR_CLASS_STATE, MPI_T_PVAR_CLASS_LEVEL, MPI_T_PVAR_CLASS_SIZE,
+    MPI_T_PVAR_CLASS_PERCENTAGE, MPI_T_PVAR_CLASS_HIGHWATERMARK, MPI_T_PVAR_CLASS_LOWWATERMARK,
+    MPI_T_PVAR_CLASS_COUNTER, MPI_T_PVAR_CLASS_AGGREGATE, MPI_T_PVAR_CLASS_TIMER,
+    MPI_T_PVAR_CLASS_GENERIC
+};
+
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *errcode, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
@@ -411,6 +459,37 @@ int MPI_Info_free(MPI_Info *info);
 int MPI_Info_set(MPI_Info info, const char *key, const char *value);
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+int MPI_T_init_thread(int required, int *provided);
+int MPI_T_finalize(void);
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+int MPI_T_cvar_get_num(int *num_cvar);
+int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope);
+int MPI_T_cvar_get_index(const char *name, int *cvar_index);
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count);
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+int MPI_T_pvar_get_num(int *num_pvar);
+int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic);
+int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+int MPI_T_pvar_session_create(MPI_T_pvar_session *session);
+int MPI_T_pvar_session_free(MPI_T_pvar_session *session);
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count);
+int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int MPI_T_category_get_num(int *num_cat);
+int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories);
+int MPI_T_category_get_index(const char *name, int *cat_index);
+int MPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int MPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int MPI_T_category_changed(int *stamp);
 int MPI_Info_delete(MPI_Info info, const char *key);
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
@@ -735,6 +814,37 @@ int PMPI_Info_free(MPI_Info *info);
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value);
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+int PMPI_T_init_thread(int required, int *provided);
+int PMPI_T_finalize(void);
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len);
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len);
+int PMPI_T_cvar_get_num(int *num_cvar);
+int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *scope);
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index);
+int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle, int *count);
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle);
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf);
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf);
+int PMPI_T_pvar_get_num(int *num_pvar);
+int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity, int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind, int *readonly, int *continuous, int *atomic);
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index);
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *session);
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *session);
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle, MPI_T_pvar_handle *handle, int *count);
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle);
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf);
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle);
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf);
+int PMPI_T_category_get_num(int *num_cat);
+int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len, int *num_cvars, int *num_pvars, int *num_categories);
+int PMPI_T_category_get_index(const char *name, int *cat_index);
+int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]);
+int PMPI_T_category_get_categories(int cat_index, int len, int indices[]);
+int PMPI_T_category_changed(int *stamp);
 int PMPI_Info_delete(MPI_Info info, const char *key);
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys);
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key);

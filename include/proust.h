@@ -316,6 +316,14 @@ typedef struct {
 } proust_progress_info_t;
 int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info);
 
+/* The PROUST_* environment variables (docs/CONFIG.md), entry `index`
+ * from 0: its name, the value in force (the environment's, else the
+ * default), the default and what it does. Any output may be NULL; the
+ * strings stay valid until the environment changes. PROUST_ERR_INVALID
+ * past the last entry. Needs no session (MPI_T control variables). */
+int proust_config_entry(int index, const char **name, const char **value, const char **def,
+                        const char **doc);
+
 /* ---- Placement (NUIOA) ------------------------------------------------------
  * At init Proust binds its progress threads and each rail's receive buffers
  * on the NUMA node(s) nearest the NIC of the rail that matters, and the

@@ -21,6 +21,23 @@ const char *proust__config_str(proust__config_id_t id)
     return v ? v : proust__config_table[id].def;
 }
 
+int proust_config_entry(int index, const char **name, const char **value, const char **def,
+                        const char **doc)
+{
+    if (index < 0 || index >= PROUST_CFG_COUNT)
+        return PROUST_ERR_INVALID;
+    const struct proust__config_entry *e = &proust__config_table[index];
+    if (name)
+        *name = e->name;
+    if (value)
+        *value = proust__config_str((proust__config_id_t)index);
+    if (def)
+        *def = e->def;
+    if (doc)
+        *doc = e->doc;
+    return PROUST_OK;
+}
+
 int proust__config_is_set(proust__config_id_t id)
 {
     return getenv(proust__config_table[id].name) != NULL;

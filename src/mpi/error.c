@@ -1,7 +1,7 @@
 /*
  * error.c — raising errors, error codes and classes, their strings.
  *
- * Codes 0..MPI_ERR_LASTCODE are the standard classes; 59..62 are Proust
+ * Codes 0..MPI_ERR_LASTCODE are the standard classes; 75..78 are Proust
  * codes of class MPI_ERR_OTHER that name what happened to a peer; codes and
  * classes added by the application start at PM_FIRST_USER_CODE.
  */
@@ -11,7 +11,7 @@
 
 #include "mpi_impl.h"
 
-#define PM_FIRST_USER_CODE 64
+#define PM_FIRST_USER_CODE 96
 #define PM_MAX_USER_CODES 4096
 
 static const char *const class_text[MPI_ERR_LASTCODE + 1] = {
@@ -73,6 +73,24 @@ static const char *const class_text[MPI_ERR_LASTCODE + 1] = {
     [MPI_ERR_DUP_DATAREP] = "data representation already defined",
     [MPI_ERR_CONVERSION] = "error in data conversion function",
     [MPI_ERR_IO] = "I/O error",
+    [MPI_T_ERR_MEMORY] = "MPI_T: out of memory",
+    [MPI_T_ERR_NOT_INITIALIZED] = "MPI_T: the tool interface is not initialized",
+    [MPI_T_ERR_CANNOT_INIT] = "MPI_T: the tool interface cannot be initialized",
+    [MPI_T_ERR_INVALID_INDEX] = "MPI_T: invalid index",
+    [MPI_T_ERR_INVALID_ITEM] = "MPI_T: invalid enumeration item",
+    [MPI_T_ERR_INVALID_HANDLE] = "MPI_T: invalid handle",
+    [MPI_T_ERR_OUT_OF_HANDLES] = "MPI_T: no more handles",
+    [MPI_T_ERR_OUT_OF_SESSIONS] = "MPI_T: no more sessions",
+    [MPI_T_ERR_INVALID_SESSION] = "MPI_T: invalid session",
+    [MPI_T_ERR_CVAR_SET_NOT_NOW] = "MPI_T: the control variable cannot be set now",
+    [MPI_T_ERR_CVAR_SET_NEVER] = "MPI_T: the control variable can never be set",
+    [MPI_T_ERR_PVAR_NO_STARTSTOP] = "MPI_T: the performance variable cannot be started or "
+                                    "stopped",
+    [MPI_T_ERR_PVAR_NO_WRITE] = "MPI_T: the performance variable cannot be written",
+    [MPI_T_ERR_PVAR_NO_ATOMIC] = "MPI_T: the performance variable cannot be read and reset "
+                                 "atomically",
+    [MPI_T_ERR_INVALID_NAME] = "MPI_T: no variable or category of that name",
+    [MPI_T_ERR_INVALID] = "MPI_T: invalid use of the tool interface",
 };
 
 static const char *proust_code_text(int code)

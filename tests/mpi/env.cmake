@@ -33,3 +33,8 @@ foreach(rail shm tcp)
                          FAIL_REGULAR_EXPRESSION "survived")
   endforeach()
 endforeach()
+
+# The tool information interface (MPI_T): PROUST_RAILS is read back.
+mpi_test_program(mpi_t ${MPI_TEST_DIR}/mpi_t.c)
+mpi_job(NAME env_mpi_t_1_shm NPROCS 1 RAILS self,shm PROGRAM mpi_t TIMEOUT 60)
+mpi_job(NAME env_mpi_t_2_tcp NPROCS 2 RAILS tcp PROGRAM mpi_t TIMEOUT 60)
