@@ -26,6 +26,10 @@ struct pm_sched;
  * of `c`). NULL when out of memory. Peers are ranks of `c`'s peer group:
  * the remote group for an intercommunicator. */
 struct pm_sched *pm_sched_create(struct pm_comm *c);
+/* When >= 0, the next pm_sched_create of this thread takes this sequence
+ * number instead (and resets it): a persistent collective reuses the one
+ * it reserved at initialisation at every start (coll_persistent.c). */
+extern _Thread_local int64_t pm_coll_forced_seq;
 /* Steps. Typed buffers are packed/unpacked by the schedule when the type is
  * not contiguous. Return MPI_SUCCESS or MPI_ERR_NO_MEM. */
 int pm_sched_send(struct pm_sched *s, const void *buf, MPI_Count count, MPI_Datatype dt, int peer);

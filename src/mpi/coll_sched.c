@@ -72,11 +72,19 @@ struct pm_sched {
 
 /* ---- Building ------------------------------------------------------------ */
 
+_Thread_local int64_t pm_coll_forced_seq = -1;
+
 struct pm_sched *pm_sched_create(struct pm_comm *c)
 {
     /* Every rank takes the sequence number, even if the allocation fails,
      * so that later collectives still agree. */
-    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed);
+    uint32_t seq;
+    if (pm_coll_forced_seq >= 0) {
+        seq = (uint32_t)pm_coll_forced_seq;
+        pm_coll_forced_seq = -1;
+    } else {
+        seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed);
+    }
     struct pm_sched *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;

@@ -433,6 +433,14 @@ int pm_flag_set(_Atomic int *done, pm_sleeper_t *sleeper, int value);
  * inactive one is complete with an empty status); complete = become
  * inactive, the handle stays; free = release everything. */
 int pm_persistent_poll(struct pm_request *r, int *flag, MPI_Status *st, bool progress);
+/* Persistent collectives (coll_persistent.c): the kept arguments `pc`
+ * become an inactive persistent request (persistent.c takes `pc` over on
+ * success); each start runs the nonblocking operation (its request in
+ * *inner). */
+struct pm_pcoll;
+int pm_persistent_coll(struct pm_comm *c, struct pm_pcoll *pc, MPI_Request *request);
+int pm_pcoll_start(struct pm_pcoll *pc, MPI_Request *inner);
+void pm_pcoll_free(struct pm_pcoll *pc);
 void pm_persistent_complete(struct pm_request *r);
 void pm_persistent_free(struct pm_request *r);
 /* Started and not yet completed. */

@@ -8,13 +8,14 @@
  * request through pm_persistent_poll, and completing it
  * (pm_persistent_complete) releases the inner request and makes the
  * persistent one inactive again, its handle intact. An inactive request is
- * complete with an empty status.
+ * complete with an empty status. Persistent collectives (OP_COLL) keep their
+ * arguments in coll_persistent.c, which starts them.
  */
 #include <stdlib.h>
 
 #include "p2p.h"
 
-enum { OP_SEND, OP_SSEND, OP_RSEND, OP_BSEND, OP_RECV };
+enum { OP_SEND, OP_SSEND, OP_RSEND, OP_BSEND, OP_RECV, OP_COLL };
 
 struct pm_persistent {
     int op;                  /* OP_* */
@@ -22,6 +23,7 @@ struct pm_persistent {
     int count;
     struct pm_datatype *t;   /* reference held: the user may free the type */
     int peer, tag;
+    struct pm_pcoll *coll;   /* OP_COLL: its arguments */
     struct pm_request *active; /* the started operation, NULL when inactive */
 };
 
@@ -100,6 +102,22 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
     return make(OP_RECV, buf, count, datatype, source, tag, comm, request);
 }
 PM_WEAK(Recv_init)
+
+int pm_persistent_coll(struct pm_comm *c, struct pm_pcoll *pc, MPI_Request *request)
+{
+    struct pm_persistent *p = calloc(1, sizeof *p);
+    struct pm_request *r = p ? pm_request_new(PM_REQ_PERSISTENT, c) : NULL;
+    if (!r) {
+        free(p);
+        return MPI_ERR_NO_MEM;
+    }
+    p->op = OP_COLL;
+    p->coll = pc;
+    r->persist = p;
+    pm_status_empty(&r->status);
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
 
 /* The persistent request behind a handle, or raise MPI_ERR_REQUEST. */
 static int check_startable(const char *fname, MPI_Request h, struct pm_request **out)
@@ -216,6 +234,13 @@ static int start(const char *fname, struct pm_request *r)
     struct pm_comm *c = r->comm;
     struct pm_request *inner = NULL;
     int rc;
+    if (p->op == OP_COLL) { /* the nonblocking operation raises its own errors */
+        MPI_Request h = MPI_REQUEST_NULL;
+        rc = pm_pcoll_start(p->coll, &h);
+        if (rc == MPI_SUCCESS && !(p->active = pm_request_get(h)))
+            rc = pm_error(c->handle, MPI_ERR_INTERN, "%s: the collective gave no request", fname);
+        return rc;
+    }
     if (p->op == OP_BSEND) /* raises its own errors */
         return pm_bsend_start(fname, c->handle, c, p->buf, p->count, p->t, p->peer, p->tag,
                               &p->active);
@@ -325,7 +350,9 @@ void pm_persistent_free(struct pm_request *r)
                 PMPI_Request_free(&h);
             }
         }
-        pm_type_release(p->t);
+        if (p->t)
+            pm_type_release(p->t);
+        pm_pcoll_free(p->coll);
         free(p);
     }
     pm_request_free(r);

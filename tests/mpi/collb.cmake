@@ -4,7 +4,7 @@
 # mpi_collb_<program>_<ranks>_<rail>; the argument of the size sweeps is the
 # largest block in bytes (1 MiB on few ranks, 64 KiB on many).
 
-foreach(prog rooted allgather alltoall errors inflight comms types threads)
+foreach(prog rooted allgather alltoall errors inflight comms types threads persistent)
   mpi_test_program(collb_${prog} ${MPI_TEST_DIR}/collb_${prog}.c)
 endforeach()
 
@@ -24,7 +24,7 @@ foreach(rail shm tcp)
       mpi_job(NAME collb_${prog}_${np}_${rail} NPROCS ${np} RAILS ${rails}
               PROGRAM collb_${prog} ARGS ${max})
     endforeach()
-    foreach(prog errors inflight comms types threads)
+    foreach(prog errors inflight comms types threads persistent)
       mpi_job(NAME collb_${prog}_${np}_${rail} NPROCS ${np} RAILS ${rails}
               PROGRAM collb_${prog})
     endforeach()

@@ -1,0 +1,526 @@
+/*
+ * coll_persistent.c — persistent collectives (MPI-4.0 §6.13):
+ * MPI_Barrier_init, MPI_Bcast_init, ..., MPI_Neighbor_alltoallw_init.
+ *
+ * The init call is collective like the operation (every rank calls the
+ * inits in the same order): it reserves one number of the communicator's
+ * collective sequence, keeps the arguments and returns an inactive
+ * persistent request (persistent.c). Each MPI_Start runs the nonblocking
+ * collective with those arguments under the reserved number
+ * (pm_coll_forced_seq), so the messages of every start carry the same tag
+ * on every rank whatever else was started in between, as MPICH does; a
+ * start cannot overlap the previous one (it must have completed), and
+ * per-peer ordering keeps successive starts apart. The argument checks are
+ * the nonblocking call's, at each start.
+ *
+ * Derived datatypes are duplicated at init (a private handle), so the user
+ * may free theirs while the request lives, as with any pending operation.
+ * Count and displacement arrays are read at each start: MPI requires them
+ * unchanged until the request is freed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "comm.h"
+
+enum pc_kind {
+    PC_BARRIER, PC_BCAST, PC_GATHER, PC_GATHERV, PC_SCATTER, PC_SCATTERV, PC_ALLGATHER,
+    PC_ALLGATHERV, PC_ALLTOALL, PC_ALLTOALLV, PC_ALLTOALLW, PC_REDUCE, PC_ALLREDUCE,
+    PC_REDUCE_SCATTER, PC_REDUCE_SCATTER_BLOCK, PC_SCAN, PC_EXSCAN, PC_NB_ALLGATHER,
+    PC_NB_ALLGATHERV, PC_NB_ALLTOALL, PC_NB_ALLTOALLV, PC_NB_ALLTOALLW
+};
+
+struct pm_pcoll {
+    enum pc_kind kind;
+    const char *fname;
+    MPI_Comm comm;
+    uint32_t seq;
+    const void *sbuf;
+    void *rbuf;
+    int scount, rcount, root;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    const MPI_Aint *sdispls_a, *rdispls_a; /* neighbor_alltoallw */
+    MPI_Datatype stype, rtype;
+    MPI_Datatype *stypes, *rtypes;          /* alltoallw: our duplicates */
+    int ntypes_s, ntypes_r;
+    MPI_Op op;
+};
+
+/* Our own handle for a derived type (a duplicate), the predefined as is. */
+static int keep_type(MPI_Datatype in, MPI_Datatype *out)
+{
+    struct pm_datatype *t = pm_type_get(in);
+    if (!t || t->predefined) {
+        *out = in; /* invalid ones are reported at start by the operation */
+        return MPI_SUCCESS;
+    }
+    return PMPI_Type_dup(in, out);
+}
+
+static void drop_type(MPI_Datatype *t)
+{
+    struct pm_datatype *o = pm_type_get(*t);
+    if (o && !o->predefined)
+        PMPI_Type_free(t);
+}
+
+static int keep_types(const MPI_Datatype *in, int n, MPI_Datatype **out)
+{
+    if (!in || n <= 0) {
+        *out = NULL;
+        return MPI_SUCCESS;
+    }
+    MPI_Datatype *a = calloc((size_t)n, sizeof *a);
+    if (!a)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < n; i++) {
+        int rc = keep_type(in[i], &a[i]);
+        if (rc != MPI_SUCCESS) {
+            for (int j = 0; j < i; j++)
+                drop_type(&a[j]);
+            free(a);
+            return rc;
+        }
+    }
+    *out = a;
+    return MPI_SUCCESS;
+}
+
+void pm_pcoll_free(struct pm_pcoll *pc)
+{
+    if (!pc)
+        return;
+    drop_type(&pc->stype);
+    drop_type(&pc->rtype);
+    for (int i = 0; pc->stypes && i < pc->ntypes_s; i++)
+        drop_type(&pc->stypes[i]);
+    for (int i = 0; pc->rtypes && i < pc->ntypes_r; i++)
+        drop_type(&pc->rtypes[i]);
+    free(pc->stypes);
+    free(pc->rtypes);
+    free(pc);
+}
+
+/* Run the nonblocking operation under the reserved sequence number. */
+int pm_pcoll_start(struct pm_pcoll *pc, MPI_Request *inner)
+{
+    const struct pm_pcoll *a = pc;
+    pm_coll_forced_seq = pc->seq;
+    int rc;
+    switch (a->kind) {
+    case PC_BARRIER: rc = PMPI_Ibarrier(a->comm, inner); break;
+    case PC_BCAST:
+        rc = PMPI_Ibcast(a->rbuf, a->rcount, a->rtype, a->root, a->comm, inner);
+        break;
+    case PC_GATHER:
+        rc = PMPI_Igather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root,
+                          a->comm, inner);
+        break;
+    case PC_GATHERV:
+        rc = PMPI_Igatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts, a->rdispls,
+                           a->rtype, a->root, a->comm, inner);
+        break;
+    case PC_SCATTER:
+        rc = PMPI_Iscatter(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root,
+                           a->comm, inner);
+        break;
+    case PC_SCATTERV:
+        rc = PMPI_Iscatterv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcount,
+                            a->rtype, a->root, a->comm, inner);
+        break;
+    case PC_ALLGATHER:
+        rc = PMPI_Iallgather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm,
+                             inner);
+        break;
+    case PC_ALLGATHERV:
+        rc = PMPI_Iallgatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts, a->rdispls,
+                              a->rtype, a->comm, inner);
+        break;
+    case PC_ALLTOALL:
+        rc = PMPI_Ialltoall(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm,
+                            inner);
+        break;
+    case PC_ALLTOALLV:
+        rc = PMPI_Ialltoallv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcounts,
+                             a->rdispls, a->rtype, a->comm, inner);
+        break;
+    case PC_ALLTOALLW:
+        rc = PMPI_Ialltoallw(a->sbuf, a->scounts, a->sdispls, a->stypes, a->rbuf, a->rcounts,
+                             a->rdispls, a->rtypes, a->comm, inner);
+        break;
+    case PC_REDUCE:
+        rc = PMPI_Ireduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->root, a->comm, inner);
+        break;
+    case PC_ALLREDUCE:
+        rc = PMPI_Iallreduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, inner);
+        break;
+    case PC_REDUCE_SCATTER:
+        rc = PMPI_Ireduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rtype, a->op, a->comm, inner);
+        break;
+    case PC_REDUCE_SCATTER_BLOCK:
+        rc = PMPI_Ireduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm,
+                                        inner);
+        break;
+    case PC_SCAN:
+        rc = PMPI_Iscan(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, inner);
+        break;
+    case PC_EXSCAN:
+        rc = PMPI_Iexscan(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, inner);
+        break;
+    case PC_NB_ALLGATHER:
+        rc = PMPI_Ineighbor_allgather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
+                                      a->rtype, a->comm, inner);
+        break;
+    case PC_NB_ALLGATHERV:
+        rc = PMPI_Ineighbor_allgatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts,
+                                       a->rdispls, a->rtype, a->comm, inner);
+        break;
+    case PC_NB_ALLTOALL:
+        rc = PMPI_Ineighbor_alltoall(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype,
+                                     a->comm, inner);
+        break;
+    case PC_NB_ALLTOALLV:
+        rc = PMPI_Ineighbor_alltoallv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf,
+                                      a->rcounts, a->rdispls, a->rtype, a->comm, inner);
+        break;
+    case PC_NB_ALLTOALLW:
+        rc = PMPI_Ineighbor_alltoallw(a->sbuf, a->scounts, a->sdispls_a, a->stypes, a->rbuf,
+                                      a->rcounts, a->rdispls_a, a->rtypes, a->comm, inner);
+        break;
+    default: rc = MPI_ERR_INTERN; break;
+    }
+    pm_coll_forced_seq = -1; /* (an operation that made no schedule left it set) */
+    return rc;
+}
+
+/* The common part of every init: check what can be checked now (the
+ * communicator, the info, the request pointer), take the datatypes, reserve
+ * the sequence number, make the persistent request. `pc` is consumed. */
+static int make(struct pm_pcoll *pc, MPI_Info info, MPI_Request *request)
+{
+    const char *fn = pc->fname;
+    MPI_Comm comm = pc->comm;
+    struct pm_comm *c = pm_comm_get(comm);
+    int rc = MPI_SUCCESS;
+    if (!c)
+        rc = pm_error(MPI_COMM_WORLD, MPI_ERR_COMM, "%s: invalid communicator %#x", fn,
+                      (unsigned)pc->comm);
+    else if (info != MPI_INFO_NULL && !pm_info_valid(info))
+        rc = pm_error(pc->comm, MPI_ERR_INFO, "%s: invalid info %#x", fn, (unsigned)info);
+    else if (!request)
+        rc = pm_error(pc->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
+    if (rc != MPI_SUCCESS) {
+        free(pc); /* (its type arrays are still the caller's) */
+        return rc;
+    }
+    MPI_Datatype s = pc->stype, r = pc->rtype;
+    MPI_Datatype *ss = pc->stypes, *rs = pc->rtypes;
+    pc->stype = pc->rtype = MPI_DATATYPE_NULL;
+    pc->stypes = pc->rtypes = NULL;
+    if ((rc = keep_type(s, &pc->stype)) || (rc = keep_type(r, &pc->rtype)) ||
+        (rc = keep_types(ss, pc->ntypes_s, &pc->stypes)) ||
+        (rc = keep_types(rs, pc->ntypes_r, &pc->rtypes))) {
+        pc->ntypes_s = pc->stypes ? pc->ntypes_s : 0;
+        pc->ntypes_r = pc->rtypes ? pc->ntypes_r : 0;
+        pm_pcoll_free(pc);
+        return pm_error(comm, rc, "%s: cannot keep the datatypes", fn);
+    }
+    /* every rank reserves its number, whatever happens next */
+    pc->seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
+    rc = pm_persistent_coll(c, pc, request);
+    if (rc != MPI_SUCCESS) {
+        pm_pcoll_free(pc);
+        return pm_error(comm, rc, "%s: out of memory", fn);
+    }
+    return MPI_SUCCESS;
+}
+
+static struct pm_pcoll *new_pc(enum pc_kind kind, const char *fname, MPI_Comm comm)
+{
+    struct pm_pcoll *pc = calloc(1, sizeof *pc);
+    if (pc) {
+        pc->kind = kind;
+        pc->fname = fname;
+        pc->comm = comm;
+        pc->stype = pc->rtype = MPI_DATATYPE_NULL;
+        pc->op = MPI_OP_NULL;
+    }
+    return pc;
+}
+
+#define NEW(kind, name)                                                             \
+    PM_CHECK_INIT(name);                                                            \
+    struct pm_pcoll *pc = new_pc(kind, name, comm);                                 \
+    if (!pc)                                                                        \
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", name)
+
+/* Number of types in an alltoallw's arrays: the processes of comm (the
+ * remote group of an intercommunicator), or its in- or out-neighbours. */
+static int peers_of(MPI_Comm comm, bool neighbor, bool out)
+{
+    struct pm_comm *c = pm_comm_get(comm);
+    if (!c)
+        return 0;
+    if (!neighbor)
+        return c->is_inter ? c->remote->size : c->size;
+    if (c->dgraph)
+        return out ? c->dgraph->outdegree : c->dgraph->indegree;
+    int n = 0;
+    if (c->graph)
+        PMPI_Graph_neighbors_count(comm, c->rank, &n);
+    else if (c->cart)
+        PMPI_Cartdim_get(comm, &n), n *= 2;
+    return n;
+}
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_BARRIER, "MPI_Barrier_init");
+    return make(pc, info, request);
+}
+PM_WEAK(Barrier_init)
+
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_BCAST, "MPI_Bcast_init");
+    pc->rbuf = buffer, pc->rcount = count, pc->rtype = datatype, pc->root = root;
+    return make(pc, info, request);
+}
+PM_WEAK(Bcast_init)
+
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_GATHER, "MPI_Gather_init");
+    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype, pc->root = root;
+    return make(pc, info, request);
+}
+PM_WEAK(Gather_init)
+
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_GATHERV, "MPI_Gatherv_init");
+    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = displs, pc->rtype = recvtype;
+    pc->root = root;
+    return make(pc, info, request);
+}
+PM_WEAK(Gatherv_init)
+
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_SCATTER, "MPI_Scatter_init");
+    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype, pc->root = root;
+    return make(pc, info, request);
+}
+PM_WEAK(Scatter_init)
+
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    NEW(PC_SCATTERV, "MPI_Scatterv_init");
+    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls = displs, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype, pc->root = root;
+    return make(pc, info, request);
+}
+PM_WEAK(Scatterv_init)
+
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_ALLGATHER, "MPI_Allgather_init");
+    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;
+    return make(pc, info, request);
+}
+PM_WEAK(Allgather_init)
+
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const int recvcounts[], const int displs[],
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    NEW(PC_ALLGATHERV, "MPI_Allgatherv_init");
+    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = displs, pc->rtype = recvtype;
+    return make(pc, info, request);
+}
+PM_WEAK(Allgatherv_init)
+
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    NEW(PC_ALLTOALL, "MPI_Alltoall_init");
+    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;
+    return make(pc, info, request);
+}
+PM_WEAK(Alltoall_init)
+
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_ALLTOALLV, "MPI_Alltoallv_init");
+    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls = sdispls, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = rdispls, pc->rtype = recvtype;
+    return make(pc, info, request);
+}
+PM_WEAK(Alltoallv_init)
+
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_ALLTOALLW, "MPI_Alltoallw_init");
+    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls = sdispls;
+    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = rdispls;
+    /* (an in-place alltoallw ignores the send types) */
+    pc->ntypes_s = sendbuf == MPI_IN_PLACE ? 0 : peers_of(comm, false, true);
+    pc->ntypes_r = peers_of(comm, false, false);
+    pc->stypes = (MPI_Datatype *)(uintptr_t)sendtypes; /* make() copies them */
+    pc->rtypes = (MPI_Datatype *)(uintptr_t)recvtypes;
+    return make(pc, info, request);
+}
+PM_WEAK(Alltoallw_init)
+
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_REDUCE, "MPI_Reduce_init");
+    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;
+    pc->op = op, pc->root = root;
+    return make(pc, info, request);
+}
+PM_WEAK(Reduce_init)
+
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_ALLREDUCE, "MPI_Allreduce_init");
+    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;
+    pc->op = op;
+    return make(pc, info, request);
+}
+PM_WEAK(Allreduce_init)
+
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request)
+{
+    NEW(PC_REDUCE_SCATTER, "MPI_Reduce_scatter_init");
+    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rtype = datatype;
+    pc->op = op;
+    return make(pc, info, request);
+}
+PM_WEAK(Reduce_scatter_init)
+
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block_init");
+    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = datatype;
+    pc->op = op;
+    return make(pc, info, request);
+}
+PM_WEAK(Reduce_scatter_block_init)
+
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_SCAN, "MPI_Scan_init");
+    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;
+    pc->op = op;
+    return make(pc, info, request);
+}
+PM_WEAK(Scan_init)
+
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_EXSCAN, "MPI_Exscan_init");
+    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;
+    pc->op = op;
+    return make(pc, info, request);
+}
+PM_WEAK(Exscan_init)
+
+int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_NB_ALLGATHER, "MPI_Neighbor_allgather_init");
+    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;
+    return make(pc, info, request);
+}
+PM_WEAK(Neighbor_allgather_init)
+
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const int recvcounts[], const int displs[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+    NEW(PC_NB_ALLGATHERV, "MPI_Neighbor_allgatherv_init");
+    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = displs, pc->rtype = recvtype;
+    return make(pc, info, request);
+}
+PM_WEAK(Neighbor_allgatherv_init)
+
+int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    NEW(PC_NB_ALLTOALL, "MPI_Neighbor_alltoall_init");
+    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;
+    return make(pc, info, request);
+}
+PM_WEAK(Neighbor_alltoall_init)
+
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    NEW(PC_NB_ALLTOALLV, "MPI_Neighbor_alltoallv_init");
+    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls = sdispls, pc->stype = sendtype;
+    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = rdispls, pc->rtype = recvtype;
+    return make(pc, info, request);
+}
+PM_WEAK(Neighbor_alltoallv_init)
+
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    NEW(PC_NB_ALLTOALLW, "MPI_Neighbor_alltoallw_init");
+    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls_a = sdispls;
+    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls_a = rdispls;
+    pc->ntypes_s = peers_of(comm, true, true);
+    pc->ntypes_r = peers_of(comm, true, false);
+    pc->stypes = (MPI_Datatype *)(uintptr_t)sendtypes;
+    pc->rtypes = (MPI_Datatype *)(uintptr_t)recvtypes;
+    return make(pc, info, request);
+}
+PM_WEAK(Neighbor_alltoallw_init)
