@@ -15,8 +15,9 @@
  *
  * Derived datatypes are duplicated at init (a private handle), so the user
  * may free theirs while the request lives, as with any pending operation.
- * Count and displacement arrays are read at each start: MPI requires them
- * unchanged until the request is freed.
+ * Count and displacement arrays are copied at init too (where they are
+ * significant): mpi4py, for one, passes arrays it frees when the init
+ * returns (its large-count fallbacks convert them into temporaries).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ struct pm_pcoll {
     MPI_Datatype *stypes, *rtypes;          /* alltoallw: our duplicates */
     int ntypes_s, ntypes_r;
     MPI_Op op;
+    void *arrays;                           /* our copies of the count arrays */
 };
 
 /* Our own handle for a derived type (a duplicate), the predefined as is. */
@@ -99,7 +101,69 @@ void pm_pcoll_free(struct pm_pcoll *pc)
         drop_type(&pc->rtypes[i]);
     free(pc->stypes);
     free(pc->rtypes);
+    free(pc->arrays);
     free(pc);
+}
+
+/* Copy n elements of `a` (if any) to *at, then advance *at. */
+static const void *take(const void *a, size_t elem, int n, char **at)
+{
+    if (!a || n <= 0)
+        return a;
+    memcpy(*at, a, elem * (size_t)n);
+    const void *copy = *at;
+    *at += elem * (size_t)n;
+    return copy;
+}
+
+/* Replace the count and displacement arrays by our copies: ns and nr
+ * elements on the send and receive sides (0 where not significant). */
+static int keep_arrays(struct pm_pcoll *pc, int ns, int nr)
+{
+    size_t bytes = (size_t)(ns > 0 ? ns : 0) * (2 * sizeof(int) + sizeof(MPI_Aint)) +
+                   (size_t)(nr > 0 ? nr : 0) * (2 * sizeof(int) + sizeof(MPI_Aint));
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    char *at = malloc(bytes);
+    if (!at)
+        return MPI_ERR_NO_MEM;
+    pc->arrays = at;
+    /* (MPI_Aint ones first: their alignment) */
+    pc->sdispls_a = take(pc->sdispls_a, sizeof(MPI_Aint), ns, &at);
+    pc->rdispls_a = take(pc->rdispls_a, sizeof(MPI_Aint), nr, &at);
+    pc->scounts = take(pc->scounts, sizeof(int), ns, &at);
+    pc->sdispls = take(pc->sdispls, sizeof(int), ns, &at);
+    pc->rcounts = take(pc->rcounts, sizeof(int), nr, &at);
+    pc->rdispls = take(pc->rdispls, sizeof(int), nr, &at);
+    return MPI_SUCCESS;
+}
+
+static int peers_of(MPI_Comm comm, bool neighbor, bool out);
+
+/* How many elements the arrays of pc's operation have here. */
+static void array_lengths(const struct pm_pcoll *pc, const struct pm_comm *c, int *ns, int *nr)
+{
+    int n = c->is_inter ? c->remote->size : c->size;
+    bool root = c->is_inter ? pc->root == MPI_ROOT : pc->root == c->rank;
+    *ns = *nr = 0;
+    switch (pc->kind) {
+    case PC_GATHERV: *nr = root ? n : 0; break;
+    case PC_SCATTERV: *ns = root ? n : 0; break;
+    case PC_ALLGATHERV: *nr = n; break;
+    case PC_ALLTOALLV:
+    case PC_ALLTOALLW:
+        *ns = pc->sbuf == MPI_IN_PLACE ? 0 : n;
+        *nr = n;
+        break;
+    case PC_REDUCE_SCATTER: *nr = c->size; break;
+    case PC_NB_ALLGATHERV: *nr = peers_of(pc->comm, true, false); break;
+    case PC_NB_ALLTOALLV:
+    case PC_NB_ALLTOALLW:
+        *ns = peers_of(pc->comm, true, true);
+        *nr = peers_of(pc->comm, true, false);
+        break;
+    default: break;
+    }
 }
 
 /* Run the nonblocking operation under the reserved sequence number. */
@@ -218,7 +282,10 @@ static int make(struct pm_pcoll *pc, MPI_Info info, MPI_Request *request)
     MPI_Datatype *ss = pc->stypes, *rs = pc->rtypes;
     pc->stype = pc->rtype = MPI_DATATYPE_NULL;
     pc->stypes = pc->rtypes = NULL;
-    if ((rc = keep_type(s, &pc->stype)) || (rc = keep_type(r, &pc->rtype)) ||
+    int ns, nr;
+    array_lengths(pc, c, &ns, &nr);
+    if ((rc = keep_arrays(pc, ns, nr)) || (rc = keep_type(s, &pc->stype)) ||
+        (rc = keep_type(r, &pc->rtype)) ||
         (rc = keep_types(ss, pc->ntypes_s, &pc->stypes)) ||
         (rc = keep_types(rs, pc->ntypes_r, &pc->rtypes))) {
         pc->ntypes_s = pc->stypes ? pc->ntypes_s : 0;

@@ -6,7 +6,8 @@
  * start, and each result checked: allreduce (small and 1 MiB), bcast from
  * a moving root... each with its own request; alltoall, allgatherv,
  * reduce, scan, exscan, reduce_scatter_block, barrier; an alltoallw whose
- * derived datatype the user freed right after the init; a neighbour
+ * derived datatype the user freed right after the init (and allgatherv
+ * count arrays overwritten and freed after it); a neighbour
  * alltoall on a ring. Two allreduces started in opposite orders on even
  * and odd ranks, with a blocking allreduce between starts, still pair up
  * (each init reserved its tag). Inactive requests complete at once with
@@ -85,8 +86,17 @@ static void movement(void)
                                  &bc[root]));
     MPI_CHECK(MPI_Alltoall_init(sb, 2, MPI_INT, rb, 2, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
                                 &a2a));
-    MPI_CHECK(MPI_Allgatherv_init(sb, cnts[rank], MPI_INT, rb, cnts, disps, MPI_INT,
-                                  MPI_COMM_WORLD, MPI_INFO_NULL, &agv));
+    /* arrays that the caller reuses once the init returns (as mpi4py's
+     * large-count fallbacks do, which free theirs) */
+    int *tc = malloc(sizeof(int) * (size_t)size), *td = malloc(sizeof(int) * (size_t)size);
+    memcpy(tc, cnts, sizeof(int) * (size_t)size);
+    memcpy(td, disps, sizeof(int) * (size_t)size);
+    MPI_CHECK(MPI_Allgatherv_init(sb, cnts[rank], MPI_INT, rb, tc, td, MPI_INT, MPI_COMM_WORLD,
+                                  MPI_INFO_NULL, &agv));
+    memset(tc, 0xff, sizeof(int) * (size_t)size);
+    memset(td, 0xff, sizeof(int) * (size_t)size);
+    free(tc);
+    free(td);
     int rsb_out = -1;
     MPI_CHECK(MPI_Reduce_scatter_block_init(sb, &rsb_out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
                                             MPI_INFO_NULL, &rsb));
