@@ -30,6 +30,9 @@ struct pm_sched *pm_sched_create(struct pm_comm *c);
  * number instead (and resets it): a persistent collective reuses the one
  * it reserved at initialisation at every start (coll_persistent.c). */
 extern _Thread_local int64_t pm_coll_forced_seq;
+/* In- and out-degree of this process in c's topology (Cartesian: 2 per
+ * dimension); false, both 0, when c has none (coll_neighbor.c). */
+bool pm_topo_degrees(const struct pm_comm *c, int *nin, int *nout);
 /* Steps. Typed buffers are packed/unpacked by the schedule when the type is
  * not contiguous. Return MPI_SUCCESS or MPI_ERR_NO_MEM. */
 int pm_sched_send(struct pm_sched *s, const void *buf, MPI_Count count, MPI_Datatype dt, int peer);

@@ -51,11 +51,32 @@ struct nbrs {
     int *owned; /* storage of in/out when computed here (Cartesian) */
 };
 
+bool pm_topo_degrees(const struct pm_comm *c, int *nin, int *nout)
+{
+    if (c->cart) {
+        *nin = *nout = 2 * c->cart->ndims;
+    } else if (c->graph) {
+        const struct pm_graph *g = c->graph;
+        *nin = *nout = g->index[c->rank] - (c->rank ? g->index[c->rank - 1] : 0);
+    } else if (c->dgraph) {
+        *nin = c->dgraph->indegree;
+        *nout = c->dgraph->outdegree;
+    } else {
+        *nin = *nout = 0;
+        return false;
+    }
+    return true;
+}
+
 static int get_neighbors(struct pm_comm *c, const char *fn, struct nbrs *n)
 {
     *n = (struct nbrs){0};
     if (c->is_inter)
         return pm_error(c->handle, MPI_ERR_COMM, "%s: not allowed on an intercommunicator", fn);
+    if (!pm_topo_degrees(c, &n->nin, &n->nout))
+        return pm_error(c->handle, MPI_ERR_TOPOLOGY,
+                        "%s: the communicator has no topology (Cartesian, graph or distributed "
+                        "graph)", fn);
     if (c->cart) {
         int nd = c->cart->ndims;
         n->owned = malloc((size_t)(2 * nd + 1) * sizeof(int));
@@ -68,23 +89,13 @@ static int get_neighbors(struct pm_comm *c, const char *fn, struct nbrs *n)
                 return rc;
             }
         }
-        n->nin = n->nout = 2 * nd;
         n->in = n->out = n->owned;
         n->cart = true;
     } else if (c->graph) {
-        const struct pm_graph *g = c->graph;
-        int first = c->rank ? g->index[c->rank - 1] : 0;
-        n->nin = n->nout = g->index[c->rank] - first;
-        n->in = n->out = g->edges + first;
-    } else if (c->dgraph) {
-        n->nin = c->dgraph->indegree;
-        n->nout = c->dgraph->outdegree;
+        n->in = n->out = c->graph->edges + (c->rank ? c->graph->index[c->rank - 1] : 0);
+    } else {
         n->in = c->dgraph->sources;
         n->out = c->dgraph->destinations;
-    } else {
-        return pm_error(c->handle, MPI_ERR_TOPOLOGY,
-                        "%s: the communicator has no topology (Cartesian, graph or distributed "
-                        "graph)", fn);
     }
     return MPI_SUCCESS;
 }

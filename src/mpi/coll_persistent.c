@@ -44,7 +44,7 @@ struct pm_pcoll {
     const MPI_Aint *sdispls_a, *rdispls_a; /* neighbor_alltoallw */
     MPI_Datatype stype, rtype;
     MPI_Datatype *stypes, *rtypes;          /* alltoallw: our duplicates */
-    int ntypes_s, ntypes_r;
+    int ntypes_s, ntypes_r;                 /* ... how many */
     MPI_Op op;
     void *arrays;                           /* our copies of the count arrays */
 };
@@ -138,13 +138,13 @@ static int keep_arrays(struct pm_pcoll *pc, int ns, int nr)
     return MPI_SUCCESS;
 }
 
-static int peers_of(MPI_Comm comm, bool neighbor, bool out);
-
-/* How many elements the arrays of pc's operation have here. */
+/* How many elements the arrays (counts, displacements, alltoallw types) of
+ * pc's operation have here, on the send and the receive side. */
 static void array_lengths(const struct pm_pcoll *pc, const struct pm_comm *c, int *ns, int *nr)
 {
-    int n = c->is_inter ? c->remote->size : c->size;
+    int n = c->is_inter ? c->remote->size : c->size, nin, nout;
     bool root = c->is_inter ? pc->root == MPI_ROOT : pc->root == c->rank;
+    pm_topo_degrees(c, &nin, &nout);
     *ns = *nr = 0;
     switch (pc->kind) {
     case PC_GATHERV: *nr = root ? n : 0; break;
@@ -156,11 +156,11 @@ static void array_lengths(const struct pm_pcoll *pc, const struct pm_comm *c, in
         *nr = n;
         break;
     case PC_REDUCE_SCATTER: *nr = c->size; break;
-    case PC_NB_ALLGATHERV: *nr = peers_of(pc->comm, true, false); break;
+    case PC_NB_ALLGATHERV: *nr = nin; break;
     case PC_NB_ALLTOALLV:
     case PC_NB_ALLTOALLW:
-        *ns = peers_of(pc->comm, true, true);
-        *nr = peers_of(pc->comm, true, false);
+        *ns = nout;
+        *nr = nin;
         break;
     default: break;
     }
@@ -284,14 +284,14 @@ static int make(struct pm_pcoll *pc, MPI_Info info, MPI_Request *request)
     pc->stypes = pc->rtypes = NULL;
     int ns, nr;
     array_lengths(pc, c, &ns, &nr);
-    if ((rc = keep_arrays(pc, ns, nr)) || (rc = keep_type(s, &pc->stype)) ||
-        (rc = keep_type(r, &pc->rtype)) ||
-        (rc = keep_types(ss, pc->ntypes_s, &pc->stypes)) ||
-        (rc = keep_types(rs, pc->ntypes_r, &pc->rtypes))) {
-        pc->ntypes_s = pc->stypes ? pc->ntypes_s : 0;
-        pc->ntypes_r = pc->rtypes ? pc->ntypes_r : 0;
+    if (!(rc = keep_arrays(pc, ns, nr)) && !(rc = keep_type(s, &pc->stype)) &&
+        !(rc = keep_type(r, &pc->rtype)) && !(rc = keep_types(ss, ns, &pc->stypes)))
+        rc = keep_types(rs, nr, &pc->rtypes);
+    pc->ntypes_s = pc->stypes ? ns : 0;
+    pc->ntypes_r = pc->rtypes ? nr : 0;
+    if (rc != MPI_SUCCESS) {
         pm_pcoll_free(pc);
-        return pm_error(comm, rc, "%s: cannot keep the datatypes", fn);
+        return pm_error(comm, rc, "%s: cannot keep the arguments", fn);
     }
     /* every rank reserves its number, whatever happens next */
     pc->seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
@@ -321,25 +321,6 @@ static struct pm_pcoll *new_pc(enum pc_kind kind, const char *fname, MPI_Comm co
     struct pm_pcoll *pc = new_pc(kind, name, comm);                                 \
     if (!pc)                                                                        \
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", name)
-
-/* Number of types in an alltoallw's arrays: the processes of comm (the
- * remote group of an intercommunicator), or its in- or out-neighbours. */
-static int peers_of(MPI_Comm comm, bool neighbor, bool out)
-{
-    struct pm_comm *c = pm_comm_get(comm);
-    if (!c)
-        return 0;
-    if (!neighbor)
-        return c->is_inter ? c->remote->size : c->size;
-    if (c->dgraph)
-        return out ? c->dgraph->outdegree : c->dgraph->indegree;
-    int n = 0;
-    if (c->graph)
-        PMPI_Graph_neighbors_count(comm, c->rank, &n);
-    else if (c->cart)
-        PMPI_Cartdim_get(comm, &n), n *= 2;
-    return n;
-}
 
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -457,9 +438,6 @@ int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int s
     NEW(PC_ALLTOALLW, "MPI_Alltoallw_init");
     pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls = sdispls;
     pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = rdispls;
-    /* (an in-place alltoallw ignores the send types) */
-    pc->ntypes_s = sendbuf == MPI_IN_PLACE ? 0 : peers_of(comm, false, true);
-    pc->ntypes_r = peers_of(comm, false, false);
     pc->stypes = (MPI_Datatype *)(uintptr_t)sendtypes; /* make() copies them */
     pc->rtypes = (MPI_Datatype *)(uintptr_t)recvtypes;
     return make(pc, info, request);
@@ -584,8 +562,6 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
     NEW(PC_NB_ALLTOALLW, "MPI_Neighbor_alltoallw_init");
     pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls_a = sdispls;
     pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls_a = rdispls;
-    pc->ntypes_s = peers_of(comm, true, true);
-    pc->ntypes_r = peers_of(comm, true, false);
     pc->stypes = (MPI_Datatype *)(uintptr_t)sendtypes;
     pc->rtypes = (MPI_Datatype *)(uintptr_t)recvtypes;
     return make(pc, info, request);
