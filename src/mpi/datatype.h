@@ -105,6 +105,11 @@ int pm_type_publish(const char *fname, struct pm_datatype *t, MPI_Datatype *newt
 /* Bytes taken by the first `n` basic elements of a stream of `t` (the
  * inverse of pm_type_elements, for MPI_Status_set_elements). */
 MPI_Count pm_type_element_bytes(const struct pm_datatype *t, MPI_Count n);
+/* The packed buffer of MPI_Pack & co and their external32 twins: a
+ * position given, within [0, bufsize], with room for `need` bytes from it.
+ * MPI_SUCCESS, or the error raised on `comm`. */
+int pm_type_check_stream(const char *fn, MPI_Comm comm, const void *buf, MPI_Aint bufsize,
+                         bool has_position, MPI_Aint position, MPI_Count need, const char *what);
 
 /* ---- Helpers of the constructors (datatype_create.c) ---- */
 /* The object of a handle valid as a constructor input (committed or not),

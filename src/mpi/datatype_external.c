@@ -361,24 +361,6 @@ static int check_args(const char *fn, const char *datarep, int count, MPI_Dataty
     return MPI_SUCCESS;
 }
 
-static int check_stream(const char *fn, const void *buf, MPI_Aint bufsize, const MPI_Aint *pos,
-                        MPI_Count need, const char *what)
-{
-    if (!pos)
-        return ERR(MPI_ERR_ARG, "%s: position is NULL", fn);
-    if (bufsize < 0)
-        return ERR(MPI_ERR_ARG, "%s: %s %lld is negative", fn, what, (long long)bufsize);
-    if (*pos < 0 || *pos > bufsize)
-        return ERR(MPI_ERR_ARG, "%s: position %lld is outside [0, %s = %lld]", fn,
-                   (long long)*pos, what, (long long)bufsize);
-    if (need > (MPI_Count)(bufsize - *pos))
-        return ERR(MPI_ERR_TRUNCATE, "%s: %lld bytes do not fit between position %lld and %s %lld",
-                   fn, (long long)need, (long long)*pos, what, (long long)bufsize);
-    if (need > 0 && !buf)
-        return ERR(MPI_ERR_BUFFER, "%s: the packed buffer is NULL", fn);
-    return MPI_SUCCESS;
-}
-
 static int conversion_error(const char *fn, MPI_Datatype bad)
 {
     const struct pm_datatype *b = pm_type_get(bad);
@@ -401,7 +383,8 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
     struct pm_datatype *t = NULL;
     int rc = check_args(fn, datarep, incount, datatype, &t);
     MPI_Count need = rc ? 0 : ext_size(t, incount);
-    if (rc || (rc = check_stream(fn, outbuf, outsize, position, need, "outsize")))
+    if (rc || (rc = pm_type_check_stream(fn, MPI_COMM_WORLD, outbuf, outsize, position != NULL,
+                                                    position ? *position : 0, need, "outsize")))
         return rc;
     if (need == 0)
         return MPI_SUCCESS;
@@ -428,7 +411,8 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
     struct pm_datatype *t = NULL;
     int rc = check_args(fn, datarep, outcount, datatype, &t);
     MPI_Count need = rc ? 0 : ext_size(t, outcount);
-    if (rc || (rc = check_stream(fn, inbuf, insize, position, need, "insize")))
+    if (rc || (rc = pm_type_check_stream(fn, MPI_COMM_WORLD, inbuf, insize, position != NULL,
+                                                    position ? *position : 0, need, "insize")))
         return rc;
     if (need == 0)
         return MPI_SUCCESS;

@@ -266,21 +266,20 @@ static int check_common(const char *fn, MPI_Comm comm, int count, MPI_Datatype d
     return MPI_SUCCESS;
 }
 
-/* The packed buffer: size, position within it, room for `need` bytes. */
-static int check_stream(const char *fn, MPI_Comm comm, const void *buf, int bufsize,
-                        const int *position, MPI_Count need, const char *what)
+int pm_type_check_stream(const char *fn, MPI_Comm comm, const void *buf, MPI_Aint bufsize,
+                         bool has_position, MPI_Aint position, MPI_Count need, const char *what)
 {
-    if (!position)
+    if (!has_position)
         return ERR(comm, MPI_ERR_ARG, "%s: position is NULL", fn);
     if (bufsize < 0)
-        return ERR(comm, MPI_ERR_ARG, "%s: %s %d is negative", fn, what, bufsize);
-    if (*position < 0 || *position > bufsize)
-        return ERR(comm, MPI_ERR_ARG, "%s: position %d is outside [0, %s = %d]", fn, *position,
-                   what, bufsize);
-    if (need > (MPI_Count)bufsize - *position)
+        return ERR(comm, MPI_ERR_ARG, "%s: %s %lld is negative", fn, what, (long long)bufsize);
+    if (position < 0 || position > bufsize)
+        return ERR(comm, MPI_ERR_ARG, "%s: position %lld is outside [0, %s = %lld]", fn,
+                   (long long)position, what, (long long)bufsize);
+    if (need > (MPI_Count)(bufsize - position))
         return ERR(comm, MPI_ERR_TRUNCATE,
-                   "%s: %lld bytes do not fit between position %d and %s %d", fn,
-                   (long long)need, *position, what, bufsize);
+                   "%s: %lld bytes do not fit between position %lld and %s %lld", fn,
+                   (long long)need, (long long)position, what, (long long)bufsize);
     if (need > 0 && !buf)
         return ERR(comm, MPI_ERR_BUFFER, "%s: the packed buffer is NULL", fn);
     return MPI_SUCCESS;
@@ -294,7 +293,8 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
     struct pm_datatype *t = NULL;
     int rc = check_common(fn, comm, incount, datatype, true, &t);
     MPI_Count need = rc ? 0 : (MPI_Count)incount * t->size;
-    if (rc || (rc = check_stream(fn, comm, outbuf, outsize, position, need, "outsize")))
+    if (rc || (rc = pm_type_check_stream(fn, comm, outbuf, outsize, position != NULL,
+                                                    position ? *position : 0, need, "outsize")))
         return rc;
     pm_type_pack(inbuf, incount, t, 0, (char *)outbuf + *position, (size_t)need);
     *position += (int)need;
@@ -310,7 +310,8 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
     struct pm_datatype *t = NULL;
     int rc = check_common(fn, comm, outcount, datatype, true, &t);
     MPI_Count need = rc ? 0 : (MPI_Count)outcount * t->size;
-    if (rc || (rc = check_stream(fn, comm, inbuf, insize, position, need, "insize")))
+    if (rc || (rc = pm_type_check_stream(fn, comm, inbuf, insize, position != NULL,
+                                                    position ? *position : 0, need, "insize")))
         return rc;
     pm_type_unpack((const char *)inbuf + *position, (size_t)need, outbuf, outcount, t, 0);
     *position += (int)need;
