@@ -192,9 +192,9 @@ int proust_cancel(proust_request_t *req)
         /* A send to ourselves: the answer is local work, so have it now,
          * as MPICH does. Programs read the status right after MPI_Cancel
          * (MPI_Request_get_status, then a receive if not cancelled: one
-         * that would wait forever for a message the answer later took). */
-        /* (a progress thread may hold the poll flags meanwhile: look for
-         * the answer, not for events; 1 s bounds what cannot happen) */
+         * that would wait forever for a message the answer later took).
+         * A progress thread may hold the poll flags meanwhile, so look for
+         * the answer, not for events; 1 s bounds what cannot happen. */
         if (rc == PROUST_OK && req->peer == s->rank) {
             uint64_t t0 = proust__now_ns();
             while (!(atomic_load(&req->flags) & PROUST__RF_ANSWERED) &&
