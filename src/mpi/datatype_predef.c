@@ -3,7 +3,8 @@
  * and alignments as the C compiler lays the types out (pair types such as
  * MPI_DOUBLE_INT are the C struct {double; int}, padding included), Fortran
  * types with Fortran sizes, names for MPI_Type_get_name, and the check that
- * a handle names a datatype usable for communication.
+ * a handle names a datatype usable for communication, and
+ * MPI_Type_match_size.
  */
 #include <complex.h>
 #include <stdbool.h>
@@ -74,7 +75,7 @@ static const struct predef_desc predef[PROUST_MPI_NUM_PREDEFINED_TYPES] = {
     SCALAR(MPI_AINT, MPI_Aint),
     SCALAR(MPI_OFFSET, MPI_Offset),
     SCALAR(MPI_COUNT, MPI_Count),
-    SCALAR(MPI_C_FLOAT_COMPLEX, float _Complex),
+    SCALAR(MPI_C_COMPLEX, float _Complex), /* MPI_C_FLOAT_COMPLEX is a synonym */
     SCALAR(MPI_C_DOUBLE_COMPLEX, double _Complex),
     SCALAR(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex),
     FIXED(MPI_PACKED, 1, 1),
@@ -174,3 +175,44 @@ int pm_type_check(MPI_Datatype dt, struct pm_datatype **out)
         return MPI_ERR_TYPE;
     return MPI_SUCCESS;
 }
+
+/* MPI_Type_match_size (MPI-3.1 17.2.5): the predefined type of a class and
+ * size. The sized Fortran types come first, as in MPICH; C types fill the
+ * sizes they lack (long double, the C complex types). */
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+{
+    static const char fn[] = "MPI_Type_match_size";
+    static const MPI_Datatype reals[] = {MPI_REAL4, MPI_REAL8, MPI_FLOAT, MPI_DOUBLE,
+                                         MPI_LONG_DOUBLE};
+    static const MPI_Datatype integers[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4,
+                                            MPI_INTEGER8, MPI_SIGNED_CHAR, MPI_SHORT,
+                                            MPI_INT, MPI_LONG, MPI_LONG_LONG};
+    static const MPI_Datatype complexes[] = {MPI_COMPLEX, MPI_DOUBLE_COMPLEX,
+                                             MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+                                             MPI_C_LONG_DOUBLE_COMPLEX};
+    PM_CHECK_INIT(fn);
+    const MPI_Datatype *list;
+    size_t n;
+    switch (typeclass) {
+    case MPI_TYPECLASS_REAL: list = reals; n = sizeof reals / sizeof *reals; break;
+    case MPI_TYPECLASS_INTEGER: list = integers; n = sizeof integers / sizeof *integers; break;
+    case MPI_TYPECLASS_COMPLEX: list = complexes; n = sizeof complexes / sizeof *complexes; break;
+    default:
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
+                        "%s: type class %d is not MPI_TYPECLASS_REAL, _INTEGER or _COMPLEX", fn,
+                        typeclass);
+    }
+    if (!datatype)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: datatype is NULL", fn);
+    for (size_t i = 0; i < n; i++)
+        if (pm_type_predef[IDX(list[i])].size == size) {
+            *datatype = list[i];
+            return MPI_SUCCESS;
+        }
+    return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: no predefined %s type of %d bytes", fn,
+                    typeclass == MPI_TYPECLASS_REAL      ? "real"
+                    : typeclass == MPI_TYPECLASS_INTEGER ? "integer"
+                                                         : "complex",
+                    size);
+}
+PM_WEAK(Type_match_size)
