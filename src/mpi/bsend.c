@@ -10,6 +10,7 @@
  * when the send has left; MPI_Buffer_detach waits for that to happen to
  * every message.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -107,7 +108,7 @@ static int done_request(struct pm_comm *c, MPI_Comm comm, const char *fname,
 }
 
 int pm_bsend_start(const char *fname, MPI_Comm comm, struct pm_comm *c, const void *buf,
-                   int count, struct pm_datatype *t, int dest, int tag,
+                   MPI_Count count, struct pm_datatype *t, int dest, int tag,
                    struct pm_request **out)
 {
     if (dest == MPI_PROC_NULL)
@@ -172,22 +173,20 @@ int pm_bsend_start(const char *fname, MPI_Comm comm, struct pm_comm *c, const vo
     return out ? done_request(c, comm, fname, out) : MPI_SUCCESS;
 }
 
-int PMPI_Buffer_attach(void *buffer, int size)
+static int attach(const char *fn, void *buffer, MPI_Count size)
 {
-    PM_CHECK_INIT("MPI_Buffer_attach");
     if (size < 0)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach: negative size %d",
-                        size);
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: negative size %lld", fn,
+                        (long long)size);
     if (!buffer && size > 0)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_BUFFER,
-                        "MPI_Buffer_attach: NULL buffer of %d bytes", size);
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, "%s: NULL buffer of %lld bytes", fn,
+                        (long long)size);
     pthread_mutex_lock(&bs_lock);
     if (bs_attached) {
         size_t old = bs_size;
         pthread_mutex_unlock(&bs_lock);
         return pm_error(MPI_COMM_WORLD, MPI_ERR_BUFFER,
-                        "MPI_Buffer_attach: a buffer (%zu bytes) is already attached; "
-                        "detach it first",
+                        "%s: a buffer (%zu bytes) is already attached; detach it first", fn,
                         old);
     }
     bs_base = buffer;
@@ -197,16 +196,26 @@ int PMPI_Buffer_attach(void *buffer, int size)
     pthread_mutex_unlock(&bs_lock);
     return MPI_SUCCESS;
 }
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    PM_CHECK_INIT("MPI_Buffer_attach");
+    return attach("MPI_Buffer_attach", buffer, size);
+}
 PM_WEAK(Buffer_attach)
 
-/* `buffer_addr` is really a void ** (the standard's C binding says void *). */
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
-    PM_CHECK_INIT("MPI_Buffer_detach");
+    PM_CHECK_INIT("MPI_Buffer_attach_c");
+    return attach("MPI_Buffer_attach_c", buffer, size);
+}
+PM_WEAK(Buffer_attach_c)
+
+/* `buffer_addr` is really a void ** (the standard's C binding says void *). */
+static int detach(const char *fn, void *buffer_addr, size_t *size)
+{
     if (!buffer_addr)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach: buffer_addr is NULL");
-    if (!size)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach: size is NULL");
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: buffer_addr is NULL", fn);
     pthread_mutex_lock(&bs_lock);
     if (!bs_attached) {
         pthread_mutex_unlock(&bs_lock);
@@ -217,7 +226,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     if (bs_detaching) {
         pthread_mutex_unlock(&bs_lock);
         return pm_error(MPI_COMM_WORLD, MPI_ERR_BUFFER,
-                        "MPI_Buffer_detach: another thread is detaching the buffer");
+                        "%s: another thread is detaching the buffer", fn);
     }
     bs_detaching = true; /* new buffered sends fail from here on */
     pthread_mutex_unlock(&bs_lock);
@@ -233,7 +242,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     }
     pthread_mutex_lock(&bs_lock);
     *(void **)buffer_addr = bs_base;
-    *size = (int)bs_size;
+    *size = bs_size;
     bs_base = NULL;
     bs_size = 0;
     bs_attached = false;
@@ -241,37 +250,81 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     pthread_mutex_unlock(&bs_lock);
     return MPI_SUCCESS;
 }
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    PM_CHECK_INIT("MPI_Buffer_detach");
+    if (!size)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach: size is NULL");
+    size_t n = 0;
+    int rc = detach("MPI_Buffer_detach", buffer_addr, &n);
+    if (rc == MPI_SUCCESS) /* attached with MPI_Buffer_attach_c: too big for an int */
+        *size = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return rc;
+}
 PM_WEAK(Buffer_detach)
 
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm)
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
-    PM_CHECK_INIT("MPI_Bsend");
-    struct pm_comm *c = pm_comm_get(comm);
-    struct pm_datatype *t = NULL;
-    int rc = pm_check_send("MPI_Bsend", comm, c, count, datatype, dest, tag, &t);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return pm_bsend_start("MPI_Bsend", comm, c, buf, count, t, dest, tag, NULL);
+    PM_CHECK_INIT("MPI_Buffer_detach_c");
+    if (!size)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach_c: size is NULL");
+    size_t n = 0;
+    int rc = detach("MPI_Buffer_detach_c", buffer_addr, &n);
+    if (rc == MPI_SUCCESS)
+        *size = (MPI_Count)n;
+    return rc;
 }
-PM_WEAK(Bsend)
+PM_WEAK(Buffer_detach_c)
 
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                MPI_Comm comm, MPI_Request *request)
+static int bsend(const char *fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                 int dest, int tag, MPI_Comm comm, MPI_Request *request, bool nonblocking)
 {
-    PM_CHECK_INIT("MPI_Ibsend");
     struct pm_comm *c = pm_comm_get(comm);
     struct pm_datatype *t = NULL;
-    int rc = pm_check_send("MPI_Ibsend", comm, c, count, datatype, dest, tag, &t);
+    int rc = pm_check_send(fn, comm, c, count, datatype, dest, tag, &t);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (!nonblocking)
+        return pm_bsend_start(fn, comm, c, buf, count, t, dest, tag, NULL);
     if (!request)
-        return pm_error(comm, MPI_ERR_ARG, "MPI_Ibsend: request is NULL");
+        return pm_error(comm, MPI_ERR_ARG, "%s: request is NULL", fn);
     struct pm_request *r = NULL;
-    rc = pm_bsend_start("MPI_Ibsend", comm, c, buf, count, t, dest, tag, &r);
+    rc = pm_bsend_start(fn, comm, c, buf, count, t, dest, tag, &r);
     if (rc != MPI_SUCCESS)
         return rc;
     *request = r->handle;
     return MPI_SUCCESS;
 }
+
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Bsend");
+    return bsend("MPI_Bsend", buf, count, datatype, dest, tag, comm, NULL, false);
+}
+PM_WEAK(Bsend)
+
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Bsend_c");
+    return bsend("MPI_Bsend_c", buf, count, datatype, dest, tag, comm, NULL, false);
+}
+PM_WEAK(Bsend_c)
+
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Ibsend");
+    return bsend("MPI_Ibsend", buf, count, datatype, dest, tag, comm, request, true);
+}
 PM_WEAK(Ibsend)
+
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Ibsend_c");
+    return bsend("MPI_Ibsend_c", buf, count, datatype, dest, tag, comm, request, true);
+}
+PM_WEAK(Ibsend_c)

@@ -80,8 +80,9 @@ static void watch(struct isendrecv *x, struct pm_request *h, proust_request_cb_t
 /* Start both halves of a checked call; the send is of (sbuf, scount,
  * stype), or of `copy` (packed bytes, taken over) when not NULL. */
 static int start(const char *fn, MPI_Comm comm, struct pm_comm *c, const void *sbuf,
-                 int scount, MPI_Datatype stype, void *copy, int dest, int sendtag, void *rbuf,
-                 int rcount, MPI_Datatype rtype, int source, int recvtag, MPI_Request *request)
+                 MPI_Count scount, MPI_Datatype stype, void *copy, int dest, int sendtag,
+                 void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int source, int recvtag,
+                 MPI_Request *request)
 {
     struct isendrecv *x = calloc(1, sizeof *x);
     struct pm_request *r = x ? pm_request_new(PM_REQ_ASYNC, c) : NULL;
@@ -118,12 +119,11 @@ static int start(const char *fn, MPI_Comm comm, struct pm_comm *c, const void *s
     return MPI_SUCCESS;
 }
 
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                   int recvtag, MPI_Comm comm, MPI_Request *request)
+static int isendrecv(const char *fn, const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                     MPI_Comm comm, MPI_Request *request)
 {
-    static const char fn[] = "MPI_Isendrecv";
-    PM_CHECK_INIT(fn);
     struct pm_comm *c = pm_comm_get(comm);
     struct pm_datatype *st, *rt;
     int rc = pm_check_send(fn, comm, c, sendcount, sendtype, dest, sendtag, &st);
@@ -136,13 +136,31 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
     return start(fn, comm, c, sendbuf, sendcount, sendtype, NULL, dest, sendtag, recvbuf,
                  recvcount, recvtype, source, recvtag, request);
 }
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                   int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Isendrecv");
+    return isendrecv("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                     recvcount, recvtype, source, recvtag, comm, request);
+}
 PM_WEAK(Isendrecv)
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    static const char fn[] = "MPI_Isendrecv_replace";
-    PM_CHECK_INIT(fn);
+    PM_CHECK_INIT("MPI_Isendrecv_c");
+    return isendrecv("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                     recvcount, recvtype, source, recvtag, comm, request);
+}
+PM_WEAK(Isendrecv_c)
+
+static int isendrecv_replace(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                             int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
     struct pm_comm *c = pm_comm_get(comm);
     struct pm_datatype *t;
     int rc = pm_check_send(fn, comm, c, count, datatype, dest, sendtag, &t);
@@ -152,14 +170,29 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
         return rc;
     if (!request)
         return pm_error(comm, MPI_ERR_ARG, "%s: request is NULL", fn);
-    size_t bytes = (size_t)count * (size_t)t->size;
-    if (bytes > (size_t)INT_MAX)
-        return pm_error(comm, MPI_ERR_COUNT, "%s: %zu bytes do not fit the byte count of a "
-                        "send", fn, bytes);
+    size_t bytes;
     void *copy = pm_pack_copy(buf, count, t, &bytes);
     if (!copy)
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", fn, bytes);
-    return start(fn, comm, c, NULL, (int)bytes, MPI_BYTE, copy, dest, sendtag, buf, count,
+    return start(fn, comm, c, NULL, (MPI_Count)bytes, MPI_BYTE, copy, dest, sendtag, buf, count,
                  datatype, source, recvtag, request);
 }
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Isendrecv_replace");
+    return isendrecv_replace("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag,
+                             source, recvtag, comm, request);
+}
 PM_WEAK(Isendrecv_replace)
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Isendrecv_replace_c");
+    return isendrecv_replace("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag,
+                             source, recvtag, comm, request);
+}
+PM_WEAK(Isendrecv_replace_c)

@@ -455,12 +455,25 @@ int pm_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int ta
 int pm_irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
              struct pm_comm *c, struct pm_request **out);
 /* Validation shared by point-to-point calls: return MPI_SUCCESS or raise. */
-int pm_check_send(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+int pm_check_send(const char *fname, MPI_Comm comm, struct pm_comm *c, MPI_Count count,
                   MPI_Datatype dt, int dest, int tag, struct pm_datatype **t);
-int pm_check_recv(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+int pm_check_recv(const char *fname, MPI_Comm comm, struct pm_comm *c, MPI_Count count,
                   MPI_Datatype dt, int source, int tag, struct pm_datatype **t);
+/* The count of a buffer (`count` instances of `t`): MPI_SUCCESS, or the
+ * error raised on `comm` when it is negative or its bytes overflow. */
+int pm_check_count(const char *fname, MPI_Comm comm, MPI_Count count,
+                   const struct pm_datatype *t);
+/* Counts up to this need no overflow check on the fast paths: times the
+ * largest predefined type (32 bytes) they stay far below SIZE_MAX. An int
+ * count passes whenever it is not negative. */
+#define PM_COUNT_FAST_MAX ((MPI_Count)1 << 56)
+static inline bool pm_count_fast(MPI_Count count)
+{
+    return (uint64_t)count <= (uint64_t)PM_COUNT_FAST_MAX;
+}
 /* A packed copy of (buf, count, t) and its size (NULL when out of memory). */
-void *pm_pack_copy(const void *buf, int count, const struct pm_datatype *t, size_t *bytes);
+void *pm_pack_copy(const void *buf, MPI_Count count, const struct pm_datatype *t,
+                   size_t *bytes);
 
 /* ---- Small helpers (util.c) ----------------------------------------------- */
 /* A tiny spinlock for short critical sections (atomic_flag). */

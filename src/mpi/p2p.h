@@ -13,7 +13,7 @@
  * that is already complete (Ibsend, a started Bsend_init). The arguments
  * must have been validated. */
 int pm_bsend_start(const char *fname, MPI_Comm comm, struct pm_comm *c, const void *buf,
-                   int count, struct pm_datatype *t, int dest, int tag,
+                   MPI_Count count, struct pm_datatype *t, int dest, int tag,
                    struct pm_request **out);
 
 /* Cancel the operation a started persistent request is running

@@ -20,20 +20,16 @@ enum { OP_SEND, OP_SSEND, OP_RSEND, OP_BSEND, OP_RECV, OP_COLL };
 struct pm_persistent {
     int op;                  /* OP_* */
     void *buf;
-    int count;
+    MPI_Count count;
     struct pm_datatype *t;   /* reference held: the user may free the type */
     int peer, tag;
     struct pm_pcoll *coll;   /* OP_COLL: its arguments */
     struct pm_request *active; /* the started operation, NULL when inactive */
 };
 
-static const char *const op_names[] = {"MPI_Send_init", "MPI_Ssend_init", "MPI_Rsend_init",
-                                       "MPI_Bsend_init", "MPI_Recv_init"};
-
-static int make(int op, void *buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
-                MPI_Request *request)
+static int make(const char *fname, int op, void *buf, MPI_Count count, MPI_Datatype dt, int peer,
+                int tag, MPI_Comm comm, MPI_Request *request)
 {
-    const char *fname = op_names[op];
     struct pm_comm *c = pm_comm_get(comm);
     struct pm_datatype *t = NULL;
     int rc = op == OP_RECV ? pm_check_recv(fname, comm, c, count, dt, peer, tag, &t)
@@ -63,45 +59,30 @@ static int make(int op, void *buf, int count, MPI_Datatype dt, int peer, int tag
     return MPI_SUCCESS;
 }
 
-int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Send_init");
-    return make(OP_SEND, (void *)buf, count, datatype, dest, tag, comm, request);
-}
-PM_WEAK(Send_init)
+/* The init calls, with int counts and their MPI-4 large-count twins. */
+#define PM_INIT_API(name, op, cbuf)                                                          \
+    int PMPI_##name(cbuf void *buf, int count, MPI_Datatype datatype, int peer, int tag,    \
+                    MPI_Comm comm, MPI_Request *request)                                    \
+    {                                                                                       \
+        PM_CHECK_INIT("MPI_" #name);                                                        \
+        return make("MPI_" #name, op, (void *)buf, count, datatype, peer, tag, comm,        \
+                    request);                                                               \
+    }                                                                                       \
+    PM_WEAK(name)                                                                           \
+    int PMPI_##name##_c(cbuf void *buf, MPI_Count count, MPI_Datatype datatype, int peer,   \
+                        int tag, MPI_Comm comm, MPI_Request *request)                       \
+    {                                                                                       \
+        PM_CHECK_INIT("MPI_" #name "_c");                                                   \
+        return make("MPI_" #name "_c", op, (void *)buf, count, datatype, peer, tag, comm,   \
+                    request);                                                               \
+    }                                                                                       \
+    PM_WEAK(name##_c)
 
-int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Bsend_init");
-    return make(OP_BSEND, (void *)buf, count, datatype, dest, tag, comm, request);
-}
-PM_WEAK(Bsend_init)
-
-int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Ssend_init");
-    return make(OP_SSEND, (void *)buf, count, datatype, dest, tag, comm, request);
-}
-PM_WEAK(Ssend_init)
-
-int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Rsend_init");
-    return make(OP_RSEND, (void *)buf, count, datatype, dest, tag, comm, request);
-}
-PM_WEAK(Rsend_init)
-
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Recv_init");
-    return make(OP_RECV, buf, count, datatype, source, tag, comm, request);
-}
-PM_WEAK(Recv_init)
+PM_INIT_API(Send_init, OP_SEND, const)
+PM_INIT_API(Bsend_init, OP_BSEND, const)
+PM_INIT_API(Ssend_init, OP_SSEND, const)
+PM_INIT_API(Rsend_init, OP_RSEND, const)
+PM_INIT_API(Recv_init, OP_RECV, )
 
 int pm_persistent_coll(struct pm_comm *c, struct pm_pcoll *pc, MPI_Request *request)
 {
@@ -246,8 +227,8 @@ static int start(const char *fname, struct pm_request *r)
                               &p->active);
     rc = p->op == OP_RECV ? start_recv(p, c, &inner) : start_send(p, c, &inner);
     if (rc != MPI_SUCCESS)
-        return pm_error(c->handle, rc, "%s: starting the %s of %d elements %s rank %d failed",
-                        fname, p->op == OP_RECV ? "receive" : "send", p->count,
+        return pm_error(c->handle, rc, "%s: starting the %s of %lld elements %s rank %d failed",
+                        fname, p->op == OP_RECV ? "receive" : "send", (long long)p->count,
                         p->op == OP_RECV ? "from" : "to", p->peer);
     p->active = inner;
     return MPI_SUCCESS;

@@ -226,7 +226,7 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
 }
 PM_WEAK(Mprobe)
 
-static int imrecv(const char *fname, void *buf, int count, MPI_Datatype datatype,
+static int imrecv(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Message *message, MPI_Request *request)
 {
     if (!message)
@@ -241,12 +241,15 @@ static int imrecv(const char *fname, void *buf, int count, MPI_Datatype datatype
     }
     MPI_Comm comm = m ? m->comm->handle : MPI_COMM_WORLD;
     if (count < 0)
-        return pm_error(comm, MPI_ERR_COUNT, "%s: negative count %d", fname, count);
+        return pm_error(comm, MPI_ERR_COUNT, "%s: negative count %lld", fname, (long long)count);
     struct pm_datatype *t = NULL;
     int rc = pm_type_check(datatype, &t);
     if (rc != MPI_SUCCESS)
         return pm_error(comm, rc, "%s: invalid or uncommitted datatype %#x",
                         fname, (unsigned)datatype);
+    rc = pm_check_count(fname, comm, count, t);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (!request)
         return pm_error(comm, MPI_ERR_ARG, "%s: request is NULL", fname);
     if (!m) { /* MPI_MESSAGE_NO_PROC */
@@ -303,14 +306,36 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
 }
 PM_WEAK(Imrecv)
 
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-               MPI_Status *status)
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Request *request)
 {
-    PM_CHECK_INIT("MPI_Mrecv");
+    PM_CHECK_INIT("MPI_Imrecv_c");
+    return imrecv("MPI_Imrecv_c", buf, count, datatype, message, request);
+}
+PM_WEAK(Imrecv_c)
+
+static int mrecv(const char *fname, void *buf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Message *message, MPI_Status *status)
+{
     MPI_Request req = MPI_REQUEST_NULL;
-    int rc = imrecv("MPI_Mrecv", buf, count, datatype, message, &req);
+    int rc = imrecv(fname, buf, count, datatype, message, &req);
     if (rc != MPI_SUCCESS)
         return rc;
     return PMPI_Wait(&req, status);
 }
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Mrecv");
+    return mrecv("MPI_Mrecv", buf, count, datatype, message, status);
+}
 PM_WEAK(Mrecv)
+
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Mrecv_c");
+    return mrecv("MPI_Mrecv_c", buf, count, datatype, message, status);
+}
+PM_WEAK(Mrecv_c)

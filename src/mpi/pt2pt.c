@@ -12,20 +12,33 @@
 #include "mpi_impl.h"
 
 /* ---- Argument checks ------------------------------------------------------ */
-static int check_common(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+int pm_check_count(const char *fname, MPI_Comm comm, MPI_Count count,
+                   const struct pm_datatype *t)
+{
+    if (count < 0)
+        return pm_error(comm, MPI_ERR_COUNT, "%s: negative count %lld", fname, (long long)count);
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)count, (size_t)t->size, &bytes) || bytes > PTRDIFF_MAX)
+        return pm_error(comm, MPI_ERR_COUNT,
+                        "%s: %lld elements of %lld bytes exceed the address space", fname,
+                        (long long)count, (long long)t->size);
+    return MPI_SUCCESS;
+}
+
+static int check_common(const char *fname, MPI_Comm comm, struct pm_comm *c, MPI_Count count,
                         MPI_Datatype dt, struct pm_datatype **t)
 {
     if (!c)
         return pm_error(comm, MPI_ERR_COMM, "%s: invalid communicator %#x", fname, (unsigned)comm);
     if (count < 0)
-        return pm_error(comm, MPI_ERR_COUNT, "%s: negative count %d", fname, count);
+        return pm_error(comm, MPI_ERR_COUNT, "%s: negative count %lld", fname, (long long)count);
     int rc = pm_type_check(dt, t);
     if (rc != MPI_SUCCESS)
         return pm_error(comm, rc, "%s: invalid or uncommitted datatype %#x", fname, (unsigned)dt);
-    return MPI_SUCCESS;
+    return pm_check_count(fname, comm, count, *t);
 }
 
-int pm_check_send(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+int pm_check_send(const char *fname, MPI_Comm comm, struct pm_comm *c, MPI_Count count,
                   MPI_Datatype dt, int dest, int tag, struct pm_datatype **t)
 {
     int rc = check_common(fname, comm, c, count, dt, t);
@@ -39,7 +52,7 @@ int pm_check_send(const char *fname, MPI_Comm comm, struct pm_comm *c, int count
     return MPI_SUCCESS;
 }
 
-int pm_check_recv(const char *fname, MPI_Comm comm, struct pm_comm *c, int count,
+int pm_check_recv(const char *fname, MPI_Comm comm, struct pm_comm *c, MPI_Count count,
                   MPI_Datatype dt, int source, int tag, struct pm_datatype **t)
 {
     int rc = check_common(fname, comm, c, count, dt, t);
@@ -101,7 +114,8 @@ static int recv_error(const char *fname, MPI_Comm comm, int rc, const proust_sta
 }
 
 /* Status and result of a finished blocking receive. */
-static __attribute__((noinline)) int recv_done(int rc, const proust_status_t *ps, MPI_Comm comm,
+static __attribute__((noinline)) int recv_done(const char *fname, int rc,
+                                               const proust_status_t *ps, MPI_Comm comm,
                                                MPI_Status *status)
 {
     if (rc == PROUST_OK) {
@@ -113,11 +127,12 @@ static __attribute__((noinline)) int recv_done(int rc, const proust_status_t *ps
         pm_status_from_proust(status, ps);
         status->MPI_ERROR = pm_error_from_proust(rc);
     }
-    return recv_error("MPI_Recv", comm, rc, ps);
+    return recv_error(fname, comm, rc, ps);
 }
 
 /* ---- Sends ----------------------------------------------------------------- */
-void *pm_pack_copy(const void *buf, int count, const struct pm_datatype *t, size_t *bytes)
+void *pm_pack_copy(const void *buf, MPI_Count count, const struct pm_datatype *t,
+                   size_t *bytes)
 {
     *bytes = (size_t)count * (size_t)t->size;
     void *tmp = malloc(*bytes ? *bytes : 1);
@@ -141,7 +156,8 @@ static __attribute__((noinline, cold)) int send_error(const char *fname, MPI_Com
                     proust_strerror(rc));
 }
 
-static __attribute__((noinline)) int send_slow(const char *fname, const void *buf, int count,
+static __attribute__((noinline)) int send_slow(const char *fname, const void *buf,
+                                               MPI_Count count,
                                                MPI_Datatype dt, int dest, int tag,
                                                MPI_Comm comm, bool sync)
 {
@@ -170,12 +186,12 @@ static __attribute__((noinline)) int send_slow(const char *fname, const void *bu
  * to the engine; anything else, including an engine error, takes send_slow
  * (which re-checks and reports). */
 static inline __attribute__((always_inline)) int
-send_blocking(const char *fname, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-              MPI_Comm comm, bool sync)
+send_blocking(const char *fname, const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
+              int tag, MPI_Comm comm, bool sync)
 {
     struct pm_comm *c = comm_of(comm);
     int64_t esize = pm_type_fast_size(dt);
-    if (PM_LIKELY(c && esize >= 0 && count >= 0 && (unsigned)tag <= PM_TAG_UB &&
+    if (PM_LIKELY(c && esize >= 0 && pm_count_fast(count) && (unsigned)tag <= PM_TAG_UB &&
                   (unsigned)dest < (unsigned)c->remote->size)) {
         size_t len = (size_t)count * (size_t)esize;
         proust_tag_t ptag = c->tag_pt2pt | c->tag_src | (proust_tag_t)tag;
@@ -189,27 +205,27 @@ send_blocking(const char *fname, const void *buf, int count, MPI_Datatype dt, in
     return send_slow(fname, buf, count, dt, dest, tag, comm, sync);
 }
 
-int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Send");
-    return send_blocking("MPI_Send", buf, count, dt, dest, tag, comm, false);
-}
-PM_WEAK(Send)
+/* The blocking sends, with int counts and their MPI-4 large-count twins. */
+#define PM_SEND_API(name, sync)                                                               \
+    int PMPI_##name(const void *buf, int count, MPI_Datatype dt, int dest, int tag,          \
+                    MPI_Comm comm)                                                           \
+    {                                                                                        \
+        PM_CHECK_INIT("MPI_" #name);                                                         \
+        return send_blocking("MPI_" #name, buf, count, dt, dest, tag, comm, sync);          \
+    }                                                                                        \
+    PM_WEAK(name)                                                                            \
+    int PMPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, \
+                        MPI_Comm comm)                                                       \
+    {                                                                                        \
+        PM_CHECK_INIT("MPI_" #name "_c");                                                    \
+        return send_blocking("MPI_" #name "_c", buf, count, dt, dest, tag, comm, sync);     \
+    }                                                                                        \
+    PM_WEAK(name##_c)
 
+PM_SEND_API(Send, false)
 /* Ready mode: the standard lets it behave as a standard send. */
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Rsend");
-    return send_blocking("MPI_Rsend", buf, count, dt, dest, tag, comm, false);
-}
-PM_WEAK(Rsend)
-
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Ssend");
-    return send_blocking("MPI_Ssend", buf, count, dt, dest, tag, comm, true);
-}
-PM_WEAK(Ssend)
+PM_SEND_API(Rsend, false)
+PM_SEND_API(Ssend, true)
 
 int pm_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
              struct pm_comm *c, int mode, struct pm_request **out)
@@ -251,13 +267,13 @@ int pm_isend(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int ta
     return MPI_SUCCESS;
 }
 
-static int isend_api(const char *fname, const void *buf, int count, MPI_Datatype dt, int dest,
-                     int tag, MPI_Comm comm, int mode, MPI_Request *request)
+static int isend_api(const char *fname, const void *buf, MPI_Count count, MPI_Datatype dt,
+                     int dest, int tag, MPI_Comm comm, int mode, MPI_Request *request)
 {
     struct pm_comm *c = comm_of(comm);
     int64_t esize = pm_type_fast_size(dt);
     /* Fast path: what MPI_Send's takes, with a request. */
-    if (PM_LIKELY(c && esize >= 0 && count >= 0 && (unsigned)tag <= PM_TAG_UB &&
+    if (PM_LIKELY(c && esize >= 0 && pm_count_fast(count) && (unsigned)tag <= PM_TAG_UB &&
                   (unsigned)dest < (unsigned)c->remote->size && request && mode != 'S')) {
         size_t len = (size_t)count * (size_t)esize;
         int peer = pm_comm_peer(c, dest);
@@ -297,39 +313,36 @@ static int isend_api(const char *fname, const void *buf, int count, MPI_Datatype
     return MPI_SUCCESS;
 }
 
-int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Isend");
-    return isend_api("MPI_Isend", buf, count, dt, dest, tag, comm, 0, request);
-}
-PM_WEAK(Isend)
+/* The nonblocking sends, int and large-count. */
+#define PM_ISEND_API(name, mode)                                                              \
+    int PMPI_##name(const void *buf, int count, MPI_Datatype dt, int dest, int tag,          \
+                    MPI_Comm comm, MPI_Request *request)                                     \
+    {                                                                                        \
+        PM_CHECK_INIT("MPI_" #name);                                                         \
+        return isend_api("MPI_" #name, buf, count, dt, dest, tag, comm, mode, request);     \
+    }                                                                                        \
+    PM_WEAK(name)                                                                            \
+    int PMPI_##name##_c(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, \
+                        MPI_Comm comm, MPI_Request *request)                                 \
+    {                                                                                        \
+        PM_CHECK_INIT("MPI_" #name "_c");                                                    \
+        return isend_api("MPI_" #name "_c", buf, count, dt, dest, tag, comm, mode, request); \
+    }                                                                                        \
+    PM_WEAK(name##_c)
 
-int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Irsend");
-    return isend_api("MPI_Irsend", buf, count, dt, dest, tag, comm, 'R', request);
-}
-PM_WEAK(Irsend)
-
-int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Issend");
-    return isend_api("MPI_Issend", buf, count, dt, dest, tag, comm, 'S', request);
-}
-PM_WEAK(Issend)
+PM_ISEND_API(Isend, 0)
+PM_ISEND_API(Irsend, 'R')
+PM_ISEND_API(Issend, 'S')
 
 /* ---- Receives -------------------------------------------------------------- */
 /* Everything but the fast path of a blocking receive. */
-static __attribute__((noinline)) int recv_slow(void *buf, int count, MPI_Datatype dt,
-                                                     int source, int tag, MPI_Comm comm,
-                                                     MPI_Status *status)
+static __attribute__((noinline)) int recv_slow(const char *fname, void *buf, MPI_Count count,
+                                               MPI_Datatype dt, int source, int tag,
+                                               MPI_Comm comm, MPI_Status *status)
 {
     struct pm_comm *c = pm_comm_get(comm);
     struct pm_datatype *t;
-    int rc = pm_check_recv("MPI_Recv", comm, c, count, dt, source, tag, &t);
+    int rc = pm_check_recv(fname, comm, c, count, dt, source, tag, &t);
     if (rc != MPI_SUCCESS)
         return rc;
     if (source == MPI_PROC_NULL) {
@@ -346,25 +359,27 @@ static __attribute__((noinline)) int recv_slow(void *buf, int count, MPI_Datatyp
     } else {
         void *tmp = malloc(len ? len : 1);
         if (!tmp)
-            return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Recv: no memory for %zu bytes", len);
+            return pm_error(comm, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", fname, len);
         rc = proust_recv(pm_session, tmp, len, psrc, ptag, pmask, &ps);
         if (rc == PROUST_OK || rc == PROUST_ERR_TRUNCATE)
             pm_type_unpack(tmp, ps.count, buf, count, t, 0);
         free(tmp);
     }
-    return recv_done(rc, &ps, comm, status);
+    return recv_done(fname, rc, &ps, comm, status);
 }
 
-int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-              MPI_Status *status)
+/* Fast path: a predefined contiguous type and valid arguments go straight
+ * to the engine; anything else takes recv_slow. */
+static inline __attribute__((always_inline)) int
+recv_blocking(const char *fname, void *buf, MPI_Count count, MPI_Datatype dt, int source,
+              int tag, MPI_Comm comm, MPI_Status *status)
 {
-    PM_CHECK_INIT("MPI_Recv");
     struct pm_comm *c = comm_of(comm);
     int64_t esize = pm_type_fast_size(dt);
-    if (PM_UNLIKELY(!c || esize < 0 || count < 0 ||
+    if (PM_UNLIKELY(!c || esize < 0 || !pm_count_fast(count) ||
                     (tag != MPI_ANY_TAG && (unsigned)tag > PM_TAG_UB) ||
                     (source != MPI_ANY_SOURCE && (unsigned)source >= (unsigned)c->remote->size)))
-        return recv_slow(buf, count, dt, source, tag, comm, status);
+        return recv_slow(fname, buf, count, dt, source, tag, comm, status);
     int psrc;
     proust_tag_t ptag, pmask;
     recv_match(c, source, tag, &psrc, &ptag, &pmask);
@@ -375,9 +390,24 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
             pm_status_ok(status, NULL, true, &ps);
         return MPI_SUCCESS;
     }
-    return recv_done(rc, &ps, comm, status);
+    return recv_done(fname, rc, &ps, comm, status);
+}
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Recv");
+    return recv_blocking("MPI_Recv", buf, count, dt, source, tag, comm, status);
 }
 PM_WEAK(Recv)
+
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                MPI_Comm comm, MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Recv_c");
+    return recv_blocking("MPI_Recv_c", buf, count, dt, source, tag, comm, status);
+}
+PM_WEAK(Recv_c)
 
 int pm_irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
              struct pm_comm *c, struct pm_request **out)
@@ -421,13 +451,13 @@ int pm_irecv(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
     return MPI_SUCCESS;
 }
 
-int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-               MPI_Request *request)
+static inline __attribute__((always_inline)) int
+irecv_api(const char *fname, void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+          MPI_Comm comm, MPI_Request *request)
 {
-    PM_CHECK_INIT("MPI_Irecv");
     struct pm_comm *c = comm_of(comm);
     int64_t esize = pm_type_fast_size(dt);
-    if (PM_LIKELY(c && esize >= 0 && count >= 0 && request &&
+    if (PM_LIKELY(c && esize >= 0 && pm_count_fast(count) && request &&
                   (tag == MPI_ANY_TAG || (unsigned)tag <= PM_TAG_UB) &&
                   (source == MPI_ANY_SOURCE || (unsigned)source < (unsigned)c->remote->size))) {
         struct pm_request *r = pm_request_new(PM_REQ_RECV, c);
@@ -442,45 +472,61 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_C
                 return MPI_SUCCESS;
             }
             pm_request_free(r);
-            return pm_error(comm, pm_error_from_proust(rc), "MPI_Irecv from rank %d: %s", source,
-                            proust_strerror(rc));
+            return pm_error(comm, pm_error_from_proust(rc), "%s from rank %d: %s", fname,
+                            source, proust_strerror(rc));
         }
     }
     c = pm_comm_get(comm);
     struct pm_datatype *t;
-    int rc = pm_check_recv("MPI_Irecv", comm, c, count, dt, source, tag, &t);
+    int rc = pm_check_recv(fname, comm, c, count, dt, source, tag, &t);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!request)
-        return pm_error(comm, MPI_ERR_REQUEST, "MPI_Irecv: request pointer is NULL");
+        return pm_error(comm, MPI_ERR_REQUEST, "%s: request pointer is NULL", fname);
     struct pm_request *r;
     rc = pm_irecv(buf, count, dt, source, tag, c, &r);
     if (rc != MPI_SUCCESS)
-        return pm_error(comm, rc, "MPI_Irecv from rank %d failed", source);
+        return pm_error(comm, rc, "%s from rank %d failed", fname, source);
     *request = r->handle;
     return MPI_SUCCESS;
 }
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    PM_CHECK_INIT("MPI_Irecv");
+    return irecv_api("MPI_Irecv", buf, count, dt, source, tag, comm, request);
+}
 PM_WEAK(Irecv)
 
-/* ---- Combined ------------------------------------------------------------- */
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Status *status)
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                 MPI_Comm comm, MPI_Request *request)
 {
-    PM_CHECK_INIT("MPI_Sendrecv");
+    PM_CHECK_INIT("MPI_Irecv_c");
+    return irecv_api("MPI_Irecv_c", buf, count, dt, source, tag, comm, request);
+}
+PM_WEAK(Irecv_c)
+
+/* ---- Combined ------------------------------------------------------------- */
+static int sendrecv(const char *fname, const void *sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                    MPI_Comm comm, MPI_Status *status)
+{
     struct pm_comm *c = pm_comm_get(comm);
     struct pm_datatype *st, *rt;
-    int rc = pm_check_send("MPI_Sendrecv", comm, c, sendcount, sendtype, dest, sendtag, &st);
+    int rc = pm_check_send(fname, comm, c, sendcount, sendtype, dest, sendtag, &st);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = pm_check_recv("MPI_Sendrecv", comm, c, recvcount, recvtype, source, recvtag, &rt);
+    rc = pm_check_recv(fname, comm, c, recvcount, recvtype, source, recvtag, &rt);
     if (rc != MPI_SUCCESS)
         return rc;
     struct pm_request *r;
     rc = pm_irecv(recvbuf, recvcount, recvtype, source, recvtag, c, &r);
     if (rc != MPI_SUCCESS)
-        return pm_error(comm, rc, "MPI_Sendrecv: receive from rank %d failed", source);
-    rc = send_blocking("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, false);
+        return pm_error(comm, rc, "%s: receive from rank %d failed", fname,
+                        source);
+    rc = send_blocking(fname, sendbuf, sendcount, sendtype, dest, sendtag, comm, false);
     MPI_Request h = r->handle;
     if (rc != MPI_SUCCESS) {
         PMPI_Cancel(&h);
@@ -489,30 +535,52 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     }
     return PMPI_Wait(&h, status);
 }
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Sendrecv");
+    return sendrecv("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                    recvcount, recvtype, source, recvtag, comm, status);
+}
 PM_WEAK(Sendrecv)
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    PM_CHECK_INIT("MPI_Sendrecv_replace");
+    PM_CHECK_INIT("MPI_Sendrecv_c");
+    return sendrecv("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                    recvcount, recvtype, source, recvtag, comm, status);
+}
+PM_WEAK(Sendrecv_c)
+
+
+static int sendrecv_replace(const char *fname, void *buf, MPI_Count count, MPI_Datatype dt,
+                            int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status *status)
+{
     struct pm_comm *c = pm_comm_get(comm);
     struct pm_datatype *t;
-    int rc = pm_check_send("MPI_Sendrecv_replace", comm, c, count, dt, dest, sendtag, &t);
+    int rc = pm_check_send(fname, comm, c, count, dt, dest, sendtag, &t);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = pm_check_recv("MPI_Sendrecv_replace", comm, c, count, dt, source, recvtag, &t);
+    rc = pm_check_recv(fname, comm, c, count, dt, source, recvtag, &t);
     if (rc != MPI_SUCCESS)
         return rc;
     /* Send a packed copy so the receive may land in `buf` at once. */
     size_t len;
     void *tmp = pm_pack_copy(buf, count, t, &len);
     if (!tmp)
-        return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace: no memory for %zu bytes", len);
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: no memory for %zu bytes", fname,
+                        len);
     struct pm_request *r;
     rc = pm_irecv(buf, count, dt, source, recvtag, c, &r);
     if (rc != MPI_SUCCESS) {
         free(tmp);
-        return pm_error(comm, rc, "MPI_Sendrecv_replace: receive from rank %d failed", source);
+        return pm_error(comm, rc, "%s: receive from rank %d failed", fname,
+                        source);
     }
     if (dest != MPI_PROC_NULL) {
         rc = proust_send(pm_session, tmp, len, pm_comm_peer(c, dest),
@@ -524,8 +592,25 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
     if (rc != MPI_SUCCESS) {
         PMPI_Cancel(&h);
         PMPI_Wait(&h, MPI_STATUS_IGNORE);
-        return pm_error(comm, rc, "MPI_Sendrecv_replace: send to rank %d failed", dest);
+        return pm_error(comm, rc, "%s: send to rank %d failed", fname, dest);
     }
     return PMPI_Wait(&h, status);
 }
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Sendrecv_replace");
+    return sendrecv_replace("MPI_Sendrecv_replace", buf, count, dt, dest, sendtag, source,
+                            recvtag, comm, status);
+}
 PM_WEAK(Sendrecv_replace)
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype dt, int dest, int sendtag,
+                            int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    PM_CHECK_INIT("MPI_Sendrecv_replace_c");
+    return sendrecv_replace("MPI_Sendrecv_replace_c", buf, count, dt, dest, sendtag, source,
+                            recvtag, comm, status);
+}
+PM_WEAK(Sendrecv_replace_c)

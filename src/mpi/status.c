@@ -2,53 +2,89 @@
  * status.c — what a status says: element counts, and the setters used by
  * generalized requests.
  */
+#include <limits.h>
+
 #include "datatype.h"
 #include "mpi_impl.h"
+
+/* Whole instances of `dt` the status received, or MPI_UNDEFINED. */
+static int count_of(const char *fn, const MPI_Status *status, MPI_Datatype dt, MPI_Count *count)
+{
+    struct pm_datatype *t;
+    if (!status || !count)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL argument", fn);
+    int rc = pm_type_check(dt, &t);
+    if (rc != MPI_SUCCESS)
+        return pm_error(MPI_COMM_WORLD, rc, "%s: invalid datatype %#x", fn, (unsigned)dt);
+    MPI_Count bytes = status->proust_bytes;
+    if (t->size == 0)
+        *count = 0;
+    else if (bytes % t->size != 0)
+        *count = MPI_UNDEFINED;
+    else
+        *count = bytes / t->size;
+    return MPI_SUCCESS;
+}
+
+/* A count an int cannot hold reads MPI_UNDEFINED (MPI-4.0 5.4.1). */
+static int narrow(MPI_Count n)
+{
+    return n > INT_MAX ? MPI_UNDEFINED : (int)n;
+}
 
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
     PM_CHECK_INIT("MPI_Get_count");
-    struct pm_datatype *t;
-    if (!status || !count)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count: NULL argument");
-    int rc = pm_type_check(dt, &t);
-    if (rc != MPI_SUCCESS)
-        return pm_error(MPI_COMM_WORLD, rc, "MPI_Get_count: invalid datatype %#x", (unsigned)dt);
-    MPI_Count bytes = status->proust_bytes;
-    if (t->size == 0)
-        *count = 0;
-    else if (bytes % t->size != 0 || bytes / t->size > 0x7fffffff)
-        *count = MPI_UNDEFINED;
-    else
-        *count = (int)(bytes / t->size);
-    return MPI_SUCCESS;
+    MPI_Count n;
+    int rc = count_of("MPI_Get_count", status, dt, &n);
+    if (rc == MPI_SUCCESS)
+        *count = narrow(n);
+    return rc;
 }
 PM_WEAK(Get_count)
+
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype dt, MPI_Count *count)
+{
+    PM_CHECK_INIT("MPI_Get_count_c");
+    return count_of("MPI_Get_count_c", status, dt, count);
+}
+PM_WEAK(Get_count_c)
+
+static int elements_of(const char *fn, const MPI_Status *status, MPI_Datatype dt,
+                       MPI_Count *count)
+{
+    struct pm_datatype *t;
+    if (!status || !count)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL argument", fn);
+    int rc = pm_type_check(dt, &t);
+    if (rc != MPI_SUCCESS)
+        return pm_error(MPI_COMM_WORLD, rc, "%s: invalid datatype %#x", fn, (unsigned)dt);
+    *count = pm_type_elements(t, status->proust_bytes);
+    return MPI_SUCCESS;
+}
 
 int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype dt, MPI_Count *count)
 {
     PM_CHECK_INIT("MPI_Get_elements_x");
-    struct pm_datatype *t;
-    if (!status || !count)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_elements_x: NULL argument");
-    int rc = pm_type_check(dt, &t);
-    if (rc != MPI_SUCCESS)
-        return pm_error(MPI_COMM_WORLD, rc, "MPI_Get_elements_x: invalid datatype %#x",
-                        (unsigned)dt);
-    *count = pm_type_elements(t, status->proust_bytes);
-    return MPI_SUCCESS;
+    return elements_of("MPI_Get_elements_x", status, dt, count);
 }
 PM_WEAK(Get_elements_x)
+
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype dt, MPI_Count *count)
+{
+    PM_CHECK_INIT("MPI_Get_elements_c");
+    return elements_of("MPI_Get_elements_c", status, dt, count);
+}
+PM_WEAK(Get_elements_c)
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
     PM_CHECK_INIT("MPI_Get_elements");
     MPI_Count n;
-    int rc = PMPI_Get_elements_x(status, dt, &n);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *count = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
-    return MPI_SUCCESS;
+    int rc = elements_of("MPI_Get_elements", status, dt, &n);
+    if (rc == MPI_SUCCESS)
+        *count = narrow(n);
+    return rc;
 }
 PM_WEAK(Get_elements)
 

@@ -29,7 +29,8 @@ function(p2p_jobs prog)
 endfunction()
 
 foreach(prog p2p_data p2p_order p2p_wild p2p_ring p2p_persist p2p_mprobe p2p_req p2p_err
-        p2p_threads p2p_bsend p2p_abort p2p_greq p2p_test_soon p2p_isendrecv p2p_cancel)
+        p2p_threads p2p_bsend p2p_abort p2p_greq p2p_test_soon p2p_isendrecv p2p_cancel
+        p2p_large)
   if(EXISTS ${MPI_TEST_DIR}/${prog}.c)
     mpi_test_program(mpi_${prog} ${MPI_TEST_DIR}/${prog}.c)
   endif()
@@ -97,4 +98,11 @@ if(TARGET mpi_p2p_isendrecv)
 endif()
 if(TARGET mpi_p2p_cancel)
   p2p_jobs(p2p_cancel SHM 2 3 TCP 2)
+endif()
+# MPI-4.0 large counts (MPI_*_c); the `big` job moves one message of more
+# than INT_MAX bytes (skipped where free memory is short).
+if(TARGET mpi_p2p_large)
+  p2p_jobs(p2p_large SHM 1 2 3 TCP 2)
+  mpi_job(NAME p2p_large_big_2_shm NPROCS 2 RAILS self,shm PROGRAM mpi_p2p_large ARGS big
+          TIMEOUT 300)
 endif()
