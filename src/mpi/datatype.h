@@ -71,10 +71,12 @@ struct pm_type_desc {
     MPI_Count n;                          /* number of pieces */
     const struct pm_datatype *type;       /* every piece, or NULL: types[i] */
     struct pm_datatype *const *types;
-    MPI_Count bl;                         /* every piece, or if bls: bls[i] */
+    MPI_Count bl;                         /* every piece, or bls[i] / cbls[i] */
     const int *bls;
+    const MPI_Count *cbls;                /* (the large-count constructors) */
     const MPI_Aint *disps;                /* disps[i] bytes, or else */
     const int *idisps;                    /* idisps[i] * unit bytes, or else */
+    const MPI_Count *cdisps;              /* cdisps[i] * unit bytes, or else */
     MPI_Aint unit;
     MPI_Aint stride;                      /* i * stride bytes */
     MPI_Aint offset;                      /* added to every displacement */
@@ -92,7 +94,13 @@ int pm_type_build_resized(const char *fname, const struct pm_datatype *old, MPI_
 struct pm_datatype *pm_type_copy(const struct pm_datatype *old);
 /* Give `t` its envelope: allocates the arrays (filled by the caller) and
  * zeroes them. MPI_SUCCESS or MPI_ERR_NO_MEM (not raised). */
-int pm_type_set_envelope(struct pm_datatype *t, int combiner, int ni, int na, int nd);
+int pm_type_set_envelope(struct pm_datatype *t, int combiner, int ni, int na, int nc, int nd);
+/* Block length of field i of a struct type, from its contents (ints, or
+ * large counts when made by MPI_Type_create_struct_c). */
+static inline MPI_Count pm_type_struct_bl(const struct pm_datatype *t, int i)
+{
+    return t->nc ? t->counts[1 + i] : t->ints[1 + i];
+}
 /* Drop the envelope (releasing the contents' types): combiner NAMED. */
 void pm_type_clear_envelope(struct pm_datatype *t);
 /* contents type i := `inner` (a reference is taken). */

@@ -308,7 +308,7 @@ static void convert_type(const struct pm_datatype *t, MPI_Count count, struct ex
     if (t->combiner == MPI_COMBINER_STRUCT) {
         for (MPI_Count k = 0; k < count; k++)
             for (int i = 0; i < t->nd; i++)
-                convert_type(inner[i], t->ints[1 + i], c);
+                convert_type(inner[i], pm_type_struct_bl(t, i), c);
         return;
     }
     /* any other constructor repeats its one inner type */
@@ -333,7 +333,7 @@ static MPI_Count ext_size(const struct pm_datatype *t, MPI_Count count)
     if (t->combiner == MPI_COMBINER_STRUCT) {
         MPI_Count one = 0;
         for (int i = 0; i < t->nd; i++)
-            one += ext_size(inner[i], t->ints[1 + i]);
+            one += ext_size(inner[i], pm_type_struct_bl(t, i));
         return count * one;
     }
     return ext_size(inner[0], count * (t->size / inner[0]->size));
@@ -341,8 +341,8 @@ static MPI_Count ext_size(const struct pm_datatype *t, MPI_Count count)
 
 /* ---- the calls -------------------------------------------------------------------- */
 
-static int check_args(const char *fn, const char *datarep, int count, MPI_Datatype datatype,
-                      struct pm_datatype **t)
+static int check_args(const char *fn, const char *datarep, MPI_Count count,
+                      MPI_Datatype datatype, struct pm_datatype **t)
 {
     if (!datarep)
         return ERR(MPI_ERR_ARG, "%s: datarep is NULL", fn);
@@ -351,13 +351,17 @@ static int check_args(const char *fn, const char *datarep, int count, MPI_Dataty
                    "%s: data representation \"%s\" is not supported (only \"external32\")", fn,
                    datarep);
     if (count < 0)
-        return ERR(MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+        return ERR(MPI_ERR_COUNT, "%s: count %lld is negative", fn, (long long)count);
     *t = pm_type_get(datatype);
     if (!*t)
         return ERR(MPI_ERR_TYPE, "%s: datatype %#x is not a valid datatype", fn,
                    (unsigned)datatype);
     if (!(*t)->committed)
         return ERR(MPI_ERR_TYPE, "%s: datatype %#x is not committed", fn, (unsigned)datatype);
+    MPI_Count native; /* external32 never takes more than twice the native bytes */
+    if (__builtin_mul_overflow(count, (*t)->size, &native) || native > PTRDIFF_MAX / 2)
+        return ERR(MPI_ERR_COUNT, "%s: %lld elements of %lld bytes overflow", fn,
+                   (long long)count, (long long)(*t)->size);
     return MPI_SUCCESS;
 }
 
@@ -375,16 +379,17 @@ static int conversion_error(const char *fn, MPI_Datatype bad)
                fn, b ? b->name : "?", (int)ext_table[IDX(bad)].ext);
 }
 
-int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
-                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+/* The three calls with MPI_Count sizes (the _c forms; the MPI_Aint/int
+ * ones convert). `position` may be NULL (an error). */
+static int pack_external(const char *fn, const char datarep[], const void *inbuf,
+                         MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                         MPI_Count outsize, MPI_Count *position)
 {
-    static const char fn[] = "MPI_Pack_external";
-    PM_CHECK_INIT(fn);
     struct pm_datatype *t = NULL;
     int rc = check_args(fn, datarep, incount, datatype, &t);
     MPI_Count need = rc ? 0 : ext_size(t, incount);
     if (rc || (rc = pm_type_check_stream(fn, MPI_COMM_WORLD, outbuf, outsize, position != NULL,
-                                                    position ? *position : 0, need, "outsize")))
+                                         position ? *position : 0, need, "outsize")))
         return rc;
     if (need == 0)
         return MPI_SUCCESS;
@@ -398,21 +403,19 @@ int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
     free(tmp);
     if (c.bad != MPI_DATATYPE_NULL)
         return conversion_error(fn, c.bad);
-    *position += (MPI_Aint)need;
+    *position += need;
     return MPI_SUCCESS;
 }
-PM_WEAK(Pack_external)
 
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+static int unpack_external(const char *fn, const char datarep[], const void *inbuf,
+                           MPI_Count insize, MPI_Count *position, void *outbuf,
+                           MPI_Count outcount, MPI_Datatype datatype)
 {
-    static const char fn[] = "MPI_Unpack_external";
-    PM_CHECK_INIT(fn);
     struct pm_datatype *t = NULL;
     int rc = check_args(fn, datarep, outcount, datatype, &t);
     MPI_Count need = rc ? 0 : ext_size(t, outcount);
     if (rc || (rc = pm_type_check_stream(fn, MPI_COMM_WORLD, inbuf, insize, position != NULL,
-                                                    position ? *position : 0, need, "insize")))
+                                         position ? *position : 0, need, "insize")))
         return rc;
     if (need == 0)
         return MPI_SUCCESS;
@@ -428,23 +431,86 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
     free(tmp);
     if (c.bad != MPI_DATATYPE_NULL)
         return conversion_error(fn, c.bad);
-    *position += (MPI_Aint)need;
+    *position += need;
     return MPI_SUCCESS;
 }
-PM_WEAK(Unpack_external)
 
-int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
-                            MPI_Aint *size)
+static int external_size(const char *fn, const char datarep[], MPI_Count incount,
+                         MPI_Datatype datatype, MPI_Count *size)
 {
-    static const char fn[] = "MPI_Pack_external_size";
-    PM_CHECK_INIT(fn);
     struct pm_datatype *t = NULL;
     int rc = check_args(fn, datarep, incount, datatype, &t);
     if (rc)
         return rc;
     if (!size)
         return ERR(MPI_ERR_ARG, "%s: size is NULL", fn);
-    *size = (MPI_Aint)ext_size(t, incount);
+    *size = ext_size(t, incount);
     return MPI_SUCCESS;
 }
+
+int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+{
+    PM_CHECK_INIT("MPI_Pack_external");
+    MPI_Count pos = position ? *position : 0;
+    int rc = pack_external("MPI_Pack_external", datarep, inbuf, incount, datatype, outbuf,
+                           outsize, position ? &pos : NULL);
+    if (rc == MPI_SUCCESS)
+        *position = (MPI_Aint)pos;
+    return rc;
+}
+PM_WEAK(Pack_external)
+
+int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position)
+{
+    PM_CHECK_INIT("MPI_Pack_external_c");
+    return pack_external("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf,
+                         outsize, position);
+}
+PM_WEAK(Pack_external_c)
+
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    PM_CHECK_INIT("MPI_Unpack_external");
+    MPI_Count pos = position ? *position : 0;
+    int rc = unpack_external("MPI_Unpack_external", datarep, inbuf, insize,
+                             position ? &pos : NULL, outbuf, outcount, datatype);
+    if (rc == MPI_SUCCESS)
+        *position = (MPI_Aint)pos;
+    return rc;
+}
+PM_WEAK(Unpack_external)
+
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                           MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype)
+{
+    PM_CHECK_INIT("MPI_Unpack_external_c");
+    return unpack_external("MPI_Unpack_external_c", datarep, inbuf, insize, position, outbuf,
+                           outcount, datatype);
+}
+PM_WEAK(Unpack_external_c)
+
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                            MPI_Aint *size)
+{
+    PM_CHECK_INIT("MPI_Pack_external_size");
+    MPI_Count n = 0;
+    int rc = external_size("MPI_Pack_external_size", datarep, incount, datatype,
+                           size ? &n : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = (MPI_Aint)n;
+    return rc;
+}
 PM_WEAK(Pack_external_size)
+
+int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size)
+{
+    PM_CHECK_INIT("MPI_Pack_external_size_c");
+    return external_size("MPI_Pack_external_size_c", datarep, incount, datatype, size);
+}
+PM_WEAK(Pack_external_size_c)

@@ -19,12 +19,14 @@ static bool piece(const struct pm_type_desc *d, MPI_Count i, MPI_Aint *disp, MPI
                   const struct pm_datatype **t)
 {
     *t = d->type ? d->type : d->types[i];
-    *bl = d->bls ? d->bls[i] : d->bl;
+    *bl = d->bls ? d->bls[i] : d->cbls ? d->cbls[i] : d->bl;
     bool ok = true;
     if (d->disps)
         *disp = d->disps[i];
     else if (d->idisps)
         ok = !__builtin_mul_overflow((MPI_Aint)d->idisps[i], d->unit, disp);
+    else if (d->cdisps)
+        ok = !__builtin_mul_overflow((MPI_Aint)d->cdisps[i], d->unit, disp);
     else
         ok = !__builtin_mul_overflow((MPI_Aint)i, d->stride, disp);
     return ok && !__builtin_add_overflow(*disp, d->offset, disp);
@@ -146,7 +148,8 @@ int pm_type_build(const char *fname, const struct pm_type_desc *d, struct pm_dat
     struct pm_type_desc one;
     MPI_Aint step;
     MPI_Count all;
-    if (d->type && !d->bls && !d->disps && !d->idisps && d->n > 1 && d->bl > 0 &&
+    if (d->type && !d->bls && !d->cbls && !d->disps && !d->idisps && !d->cdisps && d->n > 1 &&
+        d->bl > 0 &&
         !__builtin_mul_overflow((MPI_Aint)d->bl, d->type->extent, &step) && step == d->stride &&
         !__builtin_mul_overflow(d->n, d->bl, &all)) {
         one = *d;
@@ -337,10 +340,11 @@ int pm_type_build_resized(const char *fname, const struct pm_datatype *old, MPI_
     return MPI_SUCCESS;
 }
 
-int pm_type_set_envelope(struct pm_datatype *t, int combiner, int ni, int na, int nd)
+int pm_type_set_envelope(struct pm_datatype *t, int combiner, int ni, int na, int nc, int nd)
 {
     struct pm_dtype *d = (struct pm_dtype *)t;
-    size_t bytes = (size_t)na * sizeof(MPI_Aint) + (size_t)nd * sizeof(struct pm_datatype *) +
+    size_t bytes = (size_t)na * sizeof(MPI_Aint) + (size_t)nc * sizeof(MPI_Count) +
+                   (size_t)nd * sizeof(struct pm_datatype *) +
                    (size_t)nd * sizeof(MPI_Datatype) + (size_t)ni * sizeof(int);
     char *mem = NULL;
     if (bytes) {
@@ -351,6 +355,8 @@ int pm_type_set_envelope(struct pm_datatype *t, int combiner, int ni, int na, in
     char *p = mem;
     t->aints = na ? (MPI_Aint *)(void *)p : NULL;
     p += (size_t)na * sizeof(MPI_Aint);
+    t->counts = nc ? (MPI_Count *)(void *)p : NULL;
+    p += (size_t)nc * sizeof(MPI_Count);
     d->x.inner = nd ? (struct pm_datatype **)(void *)p : NULL;
     p += (size_t)nd * sizeof(struct pm_datatype *);
     t->types = nd ? (MPI_Datatype *)(void *)p : NULL;
@@ -360,6 +366,7 @@ int pm_type_set_envelope(struct pm_datatype *t, int combiner, int ni, int na, in
     t->combiner = combiner;
     t->ni = ni;
     t->na = na;
+    t->nc = nc;
     t->nd = nd;
     return MPI_SUCCESS;
 }
@@ -374,8 +381,9 @@ void pm_type_clear_envelope(struct pm_datatype *t)
     d->x.inner = NULL;
     t->ints = NULL;
     t->aints = NULL;
+    t->counts = NULL;
     t->types = NULL;
-    t->ni = t->na = t->nd = 0;
+    t->ni = t->na = t->nc = t->nd = 0;
     t->combiner = MPI_COMBINER_NAMED;
 }
 
@@ -426,7 +434,8 @@ struct pm_datatype *pm_type_copy(const struct pm_datatype *old)
     memcpy(t->name, old->name, sizeof t->name);
     pm_unlock(&pm_type_name_lock);
     if (!old->predefined) {
-        if (pm_type_set_envelope(t, old->combiner, old->ni, old->na, old->nd) != MPI_SUCCESS) {
+        if (pm_type_set_envelope(t, old->combiner, old->ni, old->na, old->nc, old->nd) !=
+            MPI_SUCCESS) {
             pm_type_release(t);
             return NULL;
         }
@@ -434,6 +443,8 @@ struct pm_datatype *pm_type_copy(const struct pm_datatype *old)
             memcpy(t->ints, old->ints, (size_t)old->ni * sizeof(int));
         if (old->na)
             memcpy(t->aints, old->aints, (size_t)old->na * sizeof(MPI_Aint));
+        if (old->nc)
+            memcpy(t->counts, old->counts, (size_t)old->nc * sizeof(MPI_Count));
         for (int i = 0; i < old->nd; i++)
             pm_type_set_inner(t, i, ox->inner[i]);
     }

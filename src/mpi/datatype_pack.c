@@ -184,7 +184,7 @@ static MPI_Count partial(const struct pm_datatype *t, MPI_Count rem)
     MPI_Count acc = 0;
     for (int i = 0; i < t->nd && rem > 0; i++) {
         const struct pm_datatype *f = x->inner[i];
-        MPI_Count bl = t->ints[1 + i], seg = bl * f->size;
+        MPI_Count bl = pm_type_struct_bl(t, i), seg = bl * f->size;
         if (rem >= seg) {
             acc += bl * f->nelements;
             rem -= seg;
@@ -236,7 +236,7 @@ MPI_Count pm_type_element_bytes(const struct pm_datatype *t, MPI_Count n)
         return bytes + pm_type_element_bytes(x->inner[0], rem);
     for (int i = 0; i < t->nd; i++) {
         const struct pm_datatype *f = x->inner[i];
-        MPI_Count bl = t->ints[1 + i], fe = bl * f->nelements;
+        MPI_Count bl = pm_type_struct_bl(t, i), fe = bl * f->nelements;
         if (rem < fe)
             return bytes + pm_type_element_bytes(f, rem);
         bytes += bl * f->size;
@@ -247,15 +247,16 @@ MPI_Count pm_type_element_bytes(const struct pm_datatype *t, MPI_Count n)
 
 /* ---- MPI_Pack & co ---- */
 
-/* Checks shared by the three calls: communicator, count, datatype. */
-static int check_common(const char *fn, MPI_Comm comm, int count, MPI_Datatype datatype,
-                        bool need_commit, struct pm_datatype **t)
+/* Checks shared by the three calls: communicator, count, datatype; the
+ * bytes of `count` instances in *bytes. */
+static int check_common(const char *fn, MPI_Comm comm, MPI_Count count, MPI_Datatype datatype,
+                        bool need_commit, struct pm_datatype **t, MPI_Count *bytes)
 {
     if (!pm_comm_get(comm))
         return ERR(MPI_COMM_NULL, MPI_ERR_COMM, "%s: invalid communicator %#x", fn,
                    (unsigned)comm);
     if (count < 0)
-        return ERR(comm, MPI_ERR_COUNT, "%s: count %d is negative", fn, count);
+        return ERR(comm, MPI_ERR_COUNT, "%s: count %lld is negative", fn, (long long)count);
     *t = pm_type_get(datatype);
     if (!*t)
         return ERR(comm, MPI_ERR_TYPE, "%s: datatype %#x is not a valid datatype", fn,
@@ -263,6 +264,9 @@ static int check_common(const char *fn, MPI_Comm comm, int count, MPI_Datatype d
     if (need_commit && !(*t)->committed)
         return ERR(comm, MPI_ERR_TYPE, "%s: datatype %#x is not committed", fn,
                    (unsigned)datatype);
+    if (__builtin_mul_overflow(count, (*t)->size, bytes))
+        return ERR(comm, MPI_ERR_COUNT, "%s: %lld elements of %lld bytes overflow", fn,
+                   (long long)count, (long long)(*t)->size);
     return MPI_SUCCESS;
 }
 
@@ -285,55 +289,110 @@ int pm_type_check_stream(const char *fn, MPI_Comm comm, const void *buf, MPI_Ain
     return MPI_SUCCESS;
 }
 
+/* MPI_Pack and MPI_Unpack with MPI_Count sizes (the _c forms; the int
+ * ones convert). `position` may be NULL (an error). */
+static int pack(const char *fn, const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+                void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    struct pm_datatype *t = NULL;
+    MPI_Count need = 0;
+    int rc = check_common(fn, comm, incount, datatype, true, &t, &need);
+    if (rc || (rc = pm_type_check_stream(fn, comm, outbuf, outsize, position != NULL,
+                                         position ? *position : 0, need, "outsize")))
+        return rc;
+    pm_type_pack(inbuf, incount, t, 0, (char *)outbuf + *position, (size_t)need);
+    *position += need;
+    return MPI_SUCCESS;
+}
+
+static int unpack(const char *fn, const void *inbuf, MPI_Count insize, MPI_Count *position,
+                  void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+    struct pm_datatype *t = NULL;
+    MPI_Count need = 0;
+    int rc = check_common(fn, comm, outcount, datatype, true, &t, &need);
+    if (rc || (rc = pm_type_check_stream(fn, comm, inbuf, insize, position != NULL,
+                                         position ? *position : 0, need, "insize")))
+        return rc;
+    pm_type_unpack((const char *)inbuf + *position, (size_t)need, outbuf, outcount, t, 0);
+    *position += need;
+    return MPI_SUCCESS;
+}
+
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
               int *position, MPI_Comm comm)
 {
-    static const char fn[] = "MPI_Pack";
-    PM_CHECK_INIT(fn);
-    struct pm_datatype *t = NULL;
-    int rc = check_common(fn, comm, incount, datatype, true, &t);
-    MPI_Count need = rc ? 0 : (MPI_Count)incount * t->size;
-    if (rc || (rc = pm_type_check_stream(fn, comm, outbuf, outsize, position != NULL,
-                                                    position ? *position : 0, need, "outsize")))
-        return rc;
-    pm_type_pack(inbuf, incount, t, 0, (char *)outbuf + *position, (size_t)need);
-    *position += (int)need;
-    return MPI_SUCCESS;
+    PM_CHECK_INIT("MPI_Pack");
+    MPI_Count pos = position ? *position : 0;
+    int rc = pack("MPI_Pack", inbuf, incount, datatype, outbuf, outsize,
+                  position ? &pos : NULL, comm);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos; /* within outsize, an int */
+    return rc;
 }
 PM_WEAK(Pack)
+
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Pack_c");
+    return pack("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize, position, comm);
+}
+PM_WEAK(Pack_c)
 
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                 MPI_Datatype datatype, MPI_Comm comm)
 {
-    static const char fn[] = "MPI_Unpack";
-    PM_CHECK_INIT(fn);
-    struct pm_datatype *t = NULL;
-    int rc = check_common(fn, comm, outcount, datatype, true, &t);
-    MPI_Count need = rc ? 0 : (MPI_Count)outcount * t->size;
-    if (rc || (rc = pm_type_check_stream(fn, comm, inbuf, insize, position != NULL,
-                                                    position ? *position : 0, need, "insize")))
-        return rc;
-    pm_type_unpack((const char *)inbuf + *position, (size_t)need, outbuf, outcount, t, 0);
-    *position += (int)need;
-    return MPI_SUCCESS;
+    PM_CHECK_INIT("MPI_Unpack");
+    MPI_Count pos = position ? *position : 0;
+    int rc = unpack("MPI_Unpack", inbuf, insize, position ? &pos : NULL, outbuf, outcount,
+                    datatype, comm);
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos; /* within insize, an int */
+    return rc;
 }
 PM_WEAK(Unpack)
+
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+    PM_CHECK_INIT("MPI_Unpack_c");
+    return unpack("MPI_Unpack_c", inbuf, insize, position, outbuf, outcount, datatype, comm);
+}
+PM_WEAK(Unpack_c)
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     static const char fn[] = "MPI_Pack_size";
     PM_CHECK_INIT(fn);
     struct pm_datatype *t = NULL;
-    int rc = check_common(fn, comm, incount, datatype, false, &t);
+    MPI_Count need = 0;
+    int rc = check_common(fn, comm, incount, datatype, false, &t, &need);
     if (rc)
         return rc;
     if (!size)
         return ERR(comm, MPI_ERR_ARG, "%s: size is NULL", fn);
-    MPI_Count need = (MPI_Count)incount * t->size;
     if (need > INT_MAX)
-        return ERR(comm, MPI_ERR_ARG, "%s: %d elements take %lld bytes, more than an int holds",
+        return ERR(comm, MPI_ERR_ARG,
+                   "%s: %d elements take %lld bytes, more than an int holds (MPI_Pack_size_c)",
                    fn, incount, (long long)need);
     *size = (int)need;
     return MPI_SUCCESS;
 }
 PM_WEAK(Pack_size)
+
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+{
+    static const char fn[] = "MPI_Pack_size_c";
+    PM_CHECK_INIT(fn);
+    struct pm_datatype *t = NULL;
+    MPI_Count need = 0;
+    int rc = check_common(fn, comm, incount, datatype, false, &t, &need);
+    if (rc)
+        return rc;
+    if (!size)
+        return ERR(comm, MPI_ERR_ARG, "%s: size is NULL", fn);
+    *size = need;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Pack_size_c)

@@ -149,9 +149,10 @@ void pm_datatypes_init(void)
         t->nblocks = nb;
         t->blocks = b;
         t->combiner = MPI_COMBINER_NAMED;
-        t->ni = t->na = t->nd = 0;
+        t->ni = t->na = t->nc = t->nd = 0;
         t->ints = NULL;
         t->aints = NULL;
+        t->counts = NULL;
         t->types = NULL;
         pm_strlcpy(t->name, d->name, sizeof t->name);
         t->attrs = NULL;

@@ -1,7 +1,7 @@
 /*
  * datatype_query.c — what can be asked of a datatype and its lifetime:
- * size, extent and true extent (int/Aint and MPI_Count forms), envelope and
- * contents, names, commit, free and dup; and the address helpers
+ * size, extent and true extent (int/Aint, _x and MPI-4 _c forms), envelope
+ * and contents (with the large counts of the _c constructors), names, commit, free and dup; and the address helpers
  * (MPI_Get_address, MPI_Aint_add, MPI_Aint_diff).
  */
 #include <limits.h>
@@ -46,6 +46,20 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 }
 PM_WEAK(Type_size_x)
 
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    static const char fn[] = "MPI_Type_size_c";
+    PM_CHECK_INIT(fn);
+    struct pm_datatype *t = pm_type_arg(fn, datatype, "datatype");
+    if (!t)
+        return MPI_ERR_TYPE;
+    if (!size)
+        return null_arg(fn, "size");
+    *size = t->size;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Type_size_c)
+
 /* The type whose bounds an extent query reads, once its output pointers
  * `a` and `b` are checked; NULL with *rc the raised error. */
 static const struct pm_datatype *bounds_of(const char *fn, MPI_Datatype datatype, const void *a,
@@ -77,19 +91,32 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 }
 PM_WEAK(Type_get_extent)
 
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+/* The MPI_Count forms (_x of MPI-3, _c of MPI-4) of the two extents. */
+static int count_bounds(const char *fn, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent,
+                        bool true_bounds)
 {
-    PM_CHECK_INIT("MPI_Type_get_extent_x");
     int rc;
-    const struct pm_datatype *t =
-        bounds_of("MPI_Type_get_extent_x", datatype, lb, extent, false, &rc);
+    const struct pm_datatype *t = bounds_of(fn, datatype, lb, extent, true_bounds, &rc);
     if (t) {
-        *lb = t->lb;
-        *extent = t->extent;
+        *lb = true_bounds ? t->true_lb : t->lb;
+        *extent = true_bounds ? t->true_extent : t->extent;
     }
     return rc;
 }
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    PM_CHECK_INIT("MPI_Type_get_extent_x");
+    return count_bounds("MPI_Type_get_extent_x", datatype, lb, extent, false);
+}
 PM_WEAK(Type_get_extent_x)
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    PM_CHECK_INIT("MPI_Type_get_extent_c");
+    return count_bounds("MPI_Type_get_extent_c", datatype, lb, extent, false);
+}
+PM_WEAK(Type_get_extent_c)
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
@@ -108,16 +135,16 @@ PM_WEAK(Type_get_true_extent)
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
     PM_CHECK_INIT("MPI_Type_get_true_extent_x");
-    int rc;
-    const struct pm_datatype *t =
-        bounds_of("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true, &rc);
-    if (t) {
-        *true_lb = t->true_lb;
-        *true_extent = t->true_extent;
-    }
-    return rc;
+    return count_bounds("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true);
 }
 PM_WEAK(Type_get_true_extent_x)
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    PM_CHECK_INIT("MPI_Type_get_true_extent_c");
+    return count_bounds("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, true);
+}
+PM_WEAK(Type_get_true_extent_c)
 
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                            int *num_datatypes, int *combiner)
@@ -129,6 +156,11 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
         return MPI_ERR_TYPE;
     if (!num_integers || !num_addresses || !num_datatypes || !combiner)
         return null_arg(fn, "an output argument");
+    if (t->nc)
+        return ERR(MPI_ERR_TYPE,
+                   "%s: datatype %#x was made by a large-count constructor: its contents "
+                   "have large counts, which only MPI_Type_get_envelope_c reports",
+                   fn, (unsigned)datatype);
     *num_integers = t->ni;
     *num_addresses = t->na;
     *num_datatypes = t->nd;
@@ -137,25 +169,48 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
 }
 PM_WEAK(Type_get_envelope)
 
-int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                           int max_datatypes, int array_of_integers[],
-                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes, int *combiner)
 {
-    static const char fn[] = "MPI_Type_get_contents";
+    static const char fn[] = "MPI_Type_get_envelope_c";
     PM_CHECK_INIT(fn);
+    struct pm_datatype *t = pm_type_arg(fn, datatype, "datatype");
+    if (!t)
+        return MPI_ERR_TYPE;
+    if (!num_integers || !num_addresses || !num_large_counts || !num_datatypes || !combiner)
+        return null_arg(fn, "an output argument");
+    *num_integers = t->ni;
+    *num_addresses = t->na;
+    *num_large_counts = t->nc;
+    *num_datatypes = t->nd;
+    *combiner = t->combiner;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Type_get_envelope_c)
+
+/* The contents of `datatype` into arrays the caller sized (max_*). */
+static int contents(const char *fn, MPI_Datatype datatype, MPI_Count max_integers,
+                    MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes,
+                    int array_of_integers[], MPI_Aint array_of_addresses[],
+                    MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
+{
     struct pm_datatype *t = pm_type_arg(fn, datatype, "datatype");
     if (!t)
         return MPI_ERR_TYPE;
     if (t->combiner == MPI_COMBINER_NAMED)
         return ERR(MPI_ERR_TYPE, "%s: datatype %#x is predefined (combiner MPI_COMBINER_NAMED)",
                    fn, (unsigned)datatype);
-    if (max_integers < t->ni || max_addresses < t->na || max_datatypes < t->nd)
+    if (max_integers < t->ni || max_addresses < t->na || max_large_counts < t->nc ||
+        max_datatypes < t->nd)
         return ERR(MPI_ERR_ARG,
-                   "%s: the arrays hold %d integers, %d addresses, %d datatypes; the envelope "
-                   "has %d, %d, %d",
-                   fn, max_integers, max_addresses, max_datatypes, t->ni, t->na, t->nd);
+                   "%s: the arrays hold %lld integers, %lld addresses, %lld large counts, %lld "
+                   "datatypes; the envelope has %d, %d, %d, %d",
+                   fn, (long long)max_integers, (long long)max_addresses,
+                   (long long)max_large_counts, (long long)max_datatypes, t->ni, t->na, t->nc,
+                   t->nd);
     if ((t->ni && !array_of_integers) || (t->na && !array_of_addresses) ||
-        (t->nd && !array_of_datatypes))
+        (t->nc && !array_of_large_counts) || (t->nd && !array_of_datatypes))
         return null_arg(fn, "an output array");
     /* Derived inner types come back as new objects (the user frees them):
      * make them all first so that a failure leaves nothing behind. */
@@ -186,9 +241,41 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
         memcpy(array_of_integers, t->ints, (size_t)t->ni * sizeof(int));
     if (t->na)
         memcpy(array_of_addresses, t->aints, (size_t)t->na * sizeof(MPI_Aint));
+    if (t->nc)
+        memcpy(array_of_large_counts, t->counts, (size_t)t->nc * sizeof(MPI_Count));
     return MPI_SUCCESS;
 }
+
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                           int max_datatypes, int array_of_integers[],
+                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+{
+    static const char fn[] = "MPI_Type_get_contents";
+    PM_CHECK_INIT(fn);
+    struct pm_datatype *t = pm_type_get(datatype);
+    if (t && t->nc)
+        return ERR(MPI_ERR_TYPE,
+                   "%s: datatype %#x was made by a large-count constructor: use "
+                   "MPI_Type_get_contents_c",
+                   fn, (unsigned)datatype);
+    return contents(fn, datatype, max_integers, max_addresses, 0, max_datatypes,
+                    array_of_integers, array_of_addresses, NULL, array_of_datatypes);
+}
 PM_WEAK(Type_get_contents)
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
+                             MPI_Count max_addresses, MPI_Count max_large_counts,
+                             MPI_Count max_datatypes, int array_of_integers[],
+                             MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                             MPI_Datatype array_of_datatypes[])
+{
+    static const char fn[] = "MPI_Type_get_contents_c";
+    PM_CHECK_INIT(fn);
+    return contents(fn, datatype, max_integers, max_addresses, max_large_counts, max_datatypes,
+                    array_of_integers, array_of_addresses, array_of_large_counts,
+                    array_of_datatypes);
+}
+PM_WEAK(Type_get_contents_c)
 
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
@@ -282,7 +369,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
      * like communicators' (MPI-3.1 6.8), are not inherited. */
     t->name[0] = '\0';
     pm_type_clear_envelope(t);
-    if (pm_type_set_envelope(t, MPI_COMBINER_DUP, 0, 0, 1) != MPI_SUCCESS) {
+    if (pm_type_set_envelope(t, MPI_COMBINER_DUP, 0, 0, 0, 1) != MPI_SUCCESS) {
         pm_type_release(t);
         return ERR(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }

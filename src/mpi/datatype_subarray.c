@@ -1,5 +1,7 @@
 /*
- * datatype_subarray.c — MPI_Type_create_subarray and MPI_Type_create_darray.
+ * datatype_subarray.c — MPI_Type_create_subarray and MPI_Type_create_darray,
+ * and their MPI-4 large-count twins (sizes as MPI_Count; the int forms
+ * widen theirs).
  *
  * Both describe a piece of an n-dimensional array of oldtype (C or Fortran
  * order) and are built the classic way (as ROMIO/MPICH do): one dimension
@@ -52,7 +54,7 @@ static int step_place(const char *fn, MPI_Aint disp, MPI_Aint lb, MPI_Aint exten
 }
 
 /* oldtype's extent times the product of `n` sizes, overflow-checked. */
-static bool mul_sizes(MPI_Aint ext, const int *sizes, int n, MPI_Aint *out)
+static bool mul_sizes(MPI_Aint ext, const MPI_Count *sizes, int n, MPI_Aint *out)
 {
     for (int i = 0; i < n; i++)
         if (__builtin_mul_overflow(ext, (MPI_Aint)sizes[i], &ext))
@@ -69,37 +71,39 @@ static void dim_order(int ndims, int order, int *dims)
 }
 
 static int publish(const char *fn, struct pm_datatype *t, int combiner, int ni,
-                   const int *ints, struct pm_datatype *old, MPI_Datatype *newtype)
+                   const int *ints, int nc, const MPI_Count *counts, struct pm_datatype *old,
+                   MPI_Datatype *newtype)
 {
-    if (pm_type_set_envelope(t, combiner, ni, 0, 1) != MPI_SUCCESS) {
+    if (pm_type_set_envelope(t, combiner, ni, 0, nc, 1) != MPI_SUCCESS) {
         pm_type_release(t);
         return ERR(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
     memcpy(t->ints, ints, (size_t)ni * sizeof(int));
+    if (nc)
+        memcpy(t->counts, counts, (size_t)nc * sizeof(MPI_Count));
     pm_type_set_inner(t, 0, old);
     return pm_type_publish(fn, t, newtype);
 }
 
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                              const int array_of_starts[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+/* `dimv` holds sizes, subsizes and starts, ndims each. */
+static int subarray(const char *fn, int ndims, const MPI_Count *dimv, int order,
+                    MPI_Datatype oldtype, MPI_Datatype *newtype, bool large)
 {
-    static const char fn[] = "MPI_Type_create_subarray";
-    PM_CHECK_INIT(fn);
-    if (ndims <= 0)
+    const MPI_Count *array_of_sizes = dimv, *array_of_subsizes = dimv + ndims,
+                    *array_of_starts = dimv + 2 * ndims;
+    if (ndims <= 0) /* checked by subarray_dims; said again for the compiler */
         return ERR(MPI_ERR_ARG, "%s: ndims %d is not positive", fn, ndims);
-    if (!array_of_sizes || !array_of_subsizes || !array_of_starts)
-        return ERR(MPI_ERR_ARG, "%s: an array argument is NULL", fn);
     for (int i = 0; i < ndims; i++) {
-        int sz = array_of_sizes[i], sub = array_of_subsizes[i], st = array_of_starts[i];
+        long long sz = array_of_sizes[i], sub = array_of_subsizes[i], st = array_of_starts[i];
         if (sz <= 0)
-            return ERR(MPI_ERR_ARG, "%s: array_of_sizes[%d] = %d is not positive", fn, i, sz);
+            return ERR(MPI_ERR_ARG, "%s: array_of_sizes[%d] = %lld is not positive", fn, i, sz);
         if (sub < 0 || sub > sz)
-            return ERR(MPI_ERR_ARG, "%s: array_of_subsizes[%d] = %d is outside [0, %d]", fn, i,
-                       sub, sz);
+            return ERR(MPI_ERR_ARG, "%s: array_of_subsizes[%d] = %lld is outside [0, %lld]", fn,
+                       i, sub, sz);
         if (st < 0 || st > sz - sub)
             return ERR(MPI_ERR_ARG,
-                       "%s: array_of_starts[%d] = %d is outside [0, %d] (size %d, subsize %d)",
+                       "%s: array_of_starts[%d] = %lld is outside [0, %lld] (size %lld, "
+                       "subsize %lld)",
                        fn, i, st, sz - sub, sz, sub);
     }
     if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
@@ -110,8 +114,6 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
         return MPI_ERR_TYPE;
     if (!newtype)
         return ERR(MPI_ERR_ARG, "%s: newtype is NULL", fn);
-    if (ndims > 0x7fffffff / 3 - 1)
-        return ERR(MPI_ERR_ARG, "%s: ndims %d is too large", fn, ndims);
 
     int *dims = malloc((size_t)ndims * sizeof *dims);
     if (!dims)
@@ -139,6 +141,10 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     if (rc || (rc = step_place(fn, disp, 0, full, &t)))
         return rc;
 
+    if (large) { /* ints: ndims, order; large counts: the three arrays */
+        int ints[2] = {ndims, order};
+        return publish(fn, t, MPI_COMBINER_SUBARRAY, 2, ints, 3 * ndims, dimv, old, newtype);
+    }
     int ni = 3 * ndims + 2;
     int *ints = malloc((size_t)ni * sizeof *ints);
     if (!ints) {
@@ -146,15 +152,71 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
         return ERR(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
     ints[0] = ndims;
-    memcpy(ints + 1, array_of_sizes, (size_t)ndims * sizeof(int));
-    memcpy(ints + 1 + ndims, array_of_subsizes, (size_t)ndims * sizeof(int));
-    memcpy(ints + 1 + 2 * ndims, array_of_starts, (size_t)ndims * sizeof(int));
+    for (int i = 0; i < 3 * ndims; i++)
+        ints[1 + i] = (int)dimv[i];
     ints[ni - 1] = order;
-    rc = publish(fn, t, MPI_COMBINER_SUBARRAY, ni, ints, old, newtype);
+    rc = publish(fn, t, MPI_COMBINER_SUBARRAY, ni, ints, 0, NULL, old, newtype);
     free(ints);
     return rc;
 }
+
+/* Copy the three arrays of a subarray call (int, or MPI_Count if `large`)
+ * one after the other into a new MPI_Count array *out. */
+static int subarray_dims(const char *fn, int ndims, const void *sizes, const void *subsizes,
+                         const void *starts, bool large, MPI_Count **out)
+{
+    if (ndims <= 0)
+        return ERR(MPI_ERR_ARG, "%s: ndims %d is not positive", fn, ndims);
+    if (!sizes || !subsizes || !starts)
+        return ERR(MPI_ERR_ARG, "%s: an array argument is NULL", fn);
+    if (ndims > 0x7fffffff / 3 - 1)
+        return ERR(MPI_ERR_ARG, "%s: ndims %d is too large", fn, ndims);
+    MPI_Count *dimv = malloc((size_t)ndims * 3 * sizeof *dimv);
+    if (!dimv)
+        return ERR(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    const void *arrays[3] = {sizes, subsizes, starts};
+    for (int a = 0; a < 3; a++)
+        for (int i = 0; i < ndims; i++)
+            dimv[a * ndims + i] = large ? ((const MPI_Count *)arrays[a])[i]
+                                        : ((const int *)arrays[a])[i];
+    *out = dimv;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_subarray";
+    PM_CHECK_INIT(fn);
+    MPI_Count *dimv = NULL;
+    int rc = subarray_dims(fn, ndims, array_of_sizes, array_of_subsizes, array_of_starts, false,
+                           &dimv);
+    if (rc)
+        return rc;
+    rc = subarray(fn, ndims, dimv, order, oldtype, newtype, false);
+    free(dimv);
+    return rc;
+}
 PM_WEAK(Type_create_subarray)
+
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+                                const MPI_Count array_of_subsizes[],
+                                const MPI_Count array_of_starts[], int order,
+                                MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_subarray_c";
+    PM_CHECK_INIT(fn);
+    MPI_Count *dimv = NULL;
+    int rc = subarray_dims(fn, ndims, array_of_sizes, array_of_subsizes, array_of_starts, true,
+                           &dimv);
+    if (rc)
+        return rc;
+    rc = subarray(fn, ndims, dimv, order, oldtype, newtype, true);
+    free(dimv);
+    return rc;
+}
+PM_WEAK(Type_create_subarray_c)
 
 /* ---- darray ---- */
 
@@ -168,7 +230,7 @@ struct dimspec {
     MPI_Aint blk, period;
 };
 
-static void dim_block(int gsize, int nprocs, int coord, int darg, struct dimspec *s)
+static void dim_block(MPI_Count gsize, int nprocs, int coord, int darg, struct dimspec *s)
 {
     long long blk = darg == MPI_DISTRIBUTE_DFLT_DARG ? (gsize + nprocs - 1) / nprocs : darg;
     long long start = blk * coord, mine = gsize - start;
@@ -183,7 +245,7 @@ static void dim_block(int gsize, int nprocs, int coord, int darg, struct dimspec
     s->first = mine > 0 ? (MPI_Aint)start : 0;
 }
 
-static void dim_cyclic(int gsize, int nprocs, int coord, int darg, struct dimspec *s)
+static void dim_cyclic(MPI_Count gsize, int nprocs, int coord, int darg, struct dimspec *s)
 {
     long long blk = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
     long long start = blk * coord, period = blk * nprocs, local = 0;
@@ -203,7 +265,7 @@ static void dim_cyclic(int gsize, int nprocs, int coord, int darg, struct dimspe
 /* The owned elements of one dimension, each a copy of *t (whose extent is
  * one element of this dimension, `slice` bytes), at their place in the
  * dimension; resized to the whole dimension. Replaces *t. */
-static int dim_type(const char *fn, const struct dimspec *s, MPI_Aint slice, int gsize,
+static int dim_type(const char *fn, const struct dimspec *s, MPI_Aint slice, MPI_Count gsize,
                     struct pm_datatype **t)
 {
     MPI_Aint stride, first, tail, whole;
@@ -241,7 +303,7 @@ static int dim_type(const char *fn, const struct dimspec *s, MPI_Aint slice, int
     return rc;
 }
 
-static int darray_check(const char *fn, int size, int rank, int ndims, const int *gsizes,
+static int darray_check(const char *fn, int size, int rank, int ndims, const MPI_Count *gsizes,
                         const int *distribs, const int *dargs, const int *psizes, int order)
 {
     if (size <= 0)
@@ -255,8 +317,8 @@ static int darray_check(const char *fn, int size, int rank, int ndims, const int
     long long nprocs = 1;
     for (int i = 0; i < ndims; i++) {
         if (gsizes[i] <= 0)
-            return ERR(MPI_ERR_ARG, "%s: array_of_gsizes[%d] = %d is not positive", fn, i,
-                       gsizes[i]);
+            return ERR(MPI_ERR_ARG, "%s: array_of_gsizes[%d] = %lld is not positive", fn, i,
+                       (long long)gsizes[i]);
         if (psizes[i] <= 0)
             return ERR(MPI_ERR_ARG, "%s: array_of_psizes[%d] = %d is not positive", fn, i,
                        psizes[i]);
@@ -270,8 +332,8 @@ static int darray_check(const char *fn, int size, int rank, int ndims, const int
                 (long long)dargs[i] * psizes[i] < gsizes[i])
                 return ERR(MPI_ERR_ARG,
                            "%s: dimension %d: block size %d times %d processes does not cover "
-                           "%d elements",
-                           fn, i, dargs[i], psizes[i], gsizes[i]);
+                           "%lld elements",
+                           fn, i, dargs[i], psizes[i], (long long)gsizes[i]);
             break;
         case MPI_DISTRIBUTE_CYCLIC:
             break;
@@ -299,13 +361,11 @@ static int darray_check(const char *fn, int size, int rank, int ndims, const int
     return MPI_SUCCESS;
 }
 
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
+static int darray(const char *fn, int size, int rank, int ndims, const MPI_Count *array_of_gsizes,
+                  const int array_of_distribs[], const int array_of_dargs[],
+                  const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                  MPI_Datatype *newtype, bool large)
 {
-    static const char fn[] = "MPI_Type_create_darray";
-    PM_CHECK_INIT(fn);
     int rc = darray_check(fn, size, rank, ndims, array_of_gsizes, array_of_distribs,
                           array_of_dargs, array_of_psizes, order);
     if (rc)
@@ -330,7 +390,8 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     struct pm_datatype *t = old;
     pm_type_retain(t);
     for (int k = 0; k < ndims && !rc; k++) {
-        int d = dims[k], g = array_of_gsizes[d];
+        int d = dims[k];
+        MPI_Count g = array_of_gsizes[d];
         struct dimspec s;
         if (array_of_distribs[d] == MPI_DISTRIBUTE_CYCLIC)
             dim_cyclic(g, array_of_psizes[d], coords[d], array_of_dargs[d], &s);
@@ -345,7 +406,9 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     if (rc)
         return rc;
 
-    int ni = 4 * ndims + 4;
+    /* ints: size, rank, ndims, [gsizes,] distribs, dargs, psizes, order; the
+     * large-count form keeps the gsizes apart */
+    int ng = large ? 0 : ndims, ni = 3 * ndims + ng + 4;
     int *ints = malloc((size_t)ni * sizeof *ints);
     if (!ints) {
         pm_type_release(t);
@@ -354,13 +417,49 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     ints[0] = size;
     ints[1] = rank;
     ints[2] = ndims;
-    memcpy(ints + 3, array_of_gsizes, (size_t)ndims * sizeof(int));
-    memcpy(ints + 3 + ndims, array_of_distribs, (size_t)ndims * sizeof(int));
-    memcpy(ints + 3 + 2 * ndims, array_of_dargs, (size_t)ndims * sizeof(int));
-    memcpy(ints + 3 + 3 * ndims, array_of_psizes, (size_t)ndims * sizeof(int));
+    for (int i = 0; i < ng; i++)
+        ints[3 + i] = (int)array_of_gsizes[i];
+    memcpy(ints + 3 + ng, array_of_distribs, (size_t)ndims * sizeof(int));
+    memcpy(ints + 3 + ng + ndims, array_of_dargs, (size_t)ndims * sizeof(int));
+    memcpy(ints + 3 + ng + 2 * ndims, array_of_psizes, (size_t)ndims * sizeof(int));
     ints[ni - 1] = order;
-    rc = publish(fn, t, MPI_COMBINER_DARRAY, ni, ints, old, newtype);
+    rc = publish(fn, t, MPI_COMBINER_DARRAY, ni, ints, large ? ndims : 0,
+                 large ? array_of_gsizes : NULL, old, newtype);
     free(ints);
     return rc;
 }
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_darray";
+    PM_CHECK_INIT(fn);
+    if (ndims <= 0)
+        return ERR(MPI_ERR_ARG, "%s: ndims %d is not positive", fn, ndims);
+    if (!array_of_gsizes)
+        return ERR(MPI_ERR_ARG, "%s: an array argument is NULL", fn);
+    MPI_Count *g = malloc((size_t)ndims * sizeof *g);
+    if (!g)
+        return ERR(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    for (int i = 0; i < ndims; i++)
+        g[i] = array_of_gsizes[i];
+    int rc = darray(fn, size, rank, ndims, g, array_of_distribs, array_of_dargs,
+                    array_of_psizes, order, oldtype, newtype, false);
+    free(g);
+    return rc;
+}
 PM_WEAK(Type_create_darray)
+
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                              const int array_of_distribs[], const int array_of_dargs[],
+                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    PM_CHECK_INIT("MPI_Type_create_darray_c");
+    return darray("MPI_Type_create_darray_c", size, rank, ndims, array_of_gsizes,
+                  array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype,
+                  true);
+}
+PM_WEAK(Type_create_darray_c)

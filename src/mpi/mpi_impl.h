@@ -151,9 +151,10 @@ struct pm_datatype {
     size_t nblocks;
     struct pm_block *blocks;
     int combiner;          /* MPI_COMBINER_*; envelope/contents data below */
-    int ni, na, nd;
+    int ni, na, nc, nd;    /* nc: large counts (the MPI-4 _c constructors) */
     int *ints;
     MPI_Aint *aints;
+    MPI_Count *counts;
     MPI_Datatype *types;
     char name[MPI_MAX_OBJECT_NAME];
     struct pm_attr *attrs; /* attr.c */

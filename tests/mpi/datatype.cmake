@@ -12,7 +12,7 @@ target_include_directories(datatype_unit PRIVATE ${PROJECT_SOURCE_DIR}/include
 add_test(NAME mpi_datatype_unit COMMAND datatype_unit)
 set_tests_properties(mpi_datatype_unit PROPERTIES TIMEOUT 120)
 
-foreach(prog build errors external p2p threads)
+foreach(prog build errors external p2p threads large)
   mpi_test_program(datatype_${prog} ${MPI_TEST_DIR}/datatype_${prog}.c)
 endforeach()
 
@@ -20,6 +20,9 @@ mpi_job(NAME datatype_build_1 NPROCS 1 RAILS self,shm PROGRAM datatype_build)
 mpi_job(NAME datatype_errors_1 NPROCS 1 RAILS self,shm PROGRAM datatype_errors)
 mpi_job(NAME datatype_external_1 NPROCS 1 RAILS self,shm PROGRAM datatype_external)
 mpi_job(NAME datatype_threads_1 NPROCS 1 RAILS self,shm PROGRAM datatype_threads)
+# MPI-4.0 large counts (MPI_Type_*_c, MPI_Pack_c & co); two ranks send a _c type.
+mpi_job(NAME datatype_large_1 NPROCS 1 RAILS self,shm PROGRAM datatype_large)
+mpi_job(NAME datatype_large_2_shm NPROCS 2 RAILS self,shm PROGRAM datatype_large)
 # Pairs of ranks exchange derived types; with 3 ranks the last one idles.
 foreach(np 2 3 4)
   mpi_job(NAME datatype_p2p_${np}_shm NPROCS ${np} RAILS self,shm PROGRAM datatype_p2p)
