@@ -361,17 +361,26 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 }
 PM_WEAK(Unpack_c)
 
+/* Bytes MPI_Pack_size(_c) reports in *need; `size` is the caller's output
+ * (only checked here). */
+static int pack_size(const char *fn, MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+                     const void *size, MPI_Count *need)
+{
+    struct pm_datatype *t = NULL;
+    int rc = check_common(fn, comm, incount, datatype, false, &t, need);
+    if (rc == MPI_SUCCESS && !size)
+        rc = ERR(comm, MPI_ERR_ARG, "%s: size is NULL", fn);
+    return rc;
+}
+
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
     static const char fn[] = "MPI_Pack_size";
     PM_CHECK_INIT(fn);
-    struct pm_datatype *t = NULL;
     MPI_Count need = 0;
-    int rc = check_common(fn, comm, incount, datatype, false, &t, &need);
+    int rc = pack_size(fn, incount, datatype, comm, size, &need);
     if (rc)
         return rc;
-    if (!size)
-        return ERR(comm, MPI_ERR_ARG, "%s: size is NULL", fn);
     if (need > INT_MAX)
         return ERR(comm, MPI_ERR_ARG,
                    "%s: %d elements take %lld bytes, more than an int holds (MPI_Pack_size_c)",
@@ -385,13 +394,10 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 {
     static const char fn[] = "MPI_Pack_size_c";
     PM_CHECK_INIT(fn);
-    struct pm_datatype *t = NULL;
     MPI_Count need = 0;
-    int rc = check_common(fn, comm, incount, datatype, false, &t, &need);
+    int rc = pack_size(fn, incount, datatype, comm, size, &need);
     if (rc)
         return rc;
-    if (!size)
-        return ERR(comm, MPI_ERR_ARG, "%s: size is NULL", fn);
     *size = need;
     return MPI_SUCCESS;
 }

@@ -32,10 +32,9 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 }
 PM_WEAK(Type_size)
 
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+/* MPI_Type_size_x (MPI-3) and MPI_Type_size_c (MPI-4): the same query. */
+static int count_size(const char *fn, MPI_Datatype datatype, MPI_Count *size)
 {
-    static const char fn[] = "MPI_Type_size_x";
-    PM_CHECK_INIT(fn);
     struct pm_datatype *t = pm_type_arg(fn, datatype, "datatype");
     if (!t)
         return MPI_ERR_TYPE;
@@ -44,19 +43,18 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
     *size = t->size;
     return MPI_SUCCESS;
 }
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    PM_CHECK_INIT("MPI_Type_size_x");
+    return count_size("MPI_Type_size_x", datatype, size);
+}
 PM_WEAK(Type_size_x)
 
 int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
-    static const char fn[] = "MPI_Type_size_c";
-    PM_CHECK_INIT(fn);
-    struct pm_datatype *t = pm_type_arg(fn, datatype, "datatype");
-    if (!t)
-        return MPI_ERR_TYPE;
-    if (!size)
-        return null_arg(fn, "size");
-    *size = t->size;
-    return MPI_SUCCESS;
+    PM_CHECK_INIT("MPI_Type_size_c");
+    return count_size("MPI_Type_size_c", datatype, size);
 }
 PM_WEAK(Type_size_c)
 
