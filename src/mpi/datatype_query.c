@@ -239,7 +239,7 @@ static int contents(const char *fn, MPI_Datatype datatype, MPI_Count max_integer
         memcpy(array_of_integers, t->ints, (size_t)t->ni * sizeof(int));
     if (t->na)
         memcpy(array_of_addresses, t->aints, (size_t)t->na * sizeof(MPI_Aint));
-    if (t->nc)
+    if (t->nc && array_of_large_counts) /* checked above; said again for the compiler */
         memcpy(array_of_large_counts, t->counts, (size_t)t->nc * sizeof(MPI_Count));
     return MPI_SUCCESS;
 }

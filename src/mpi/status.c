@@ -35,7 +35,7 @@ static int narrow(MPI_Count n)
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
     PM_CHECK_INIT("MPI_Get_count");
-    MPI_Count n;
+    MPI_Count n = 0;
     int rc = count_of("MPI_Get_count", status, dt, &n);
     if (rc == MPI_SUCCESS)
         *count = narrow(n);
@@ -80,7 +80,7 @@ PM_WEAK(Get_elements_c)
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
     PM_CHECK_INIT("MPI_Get_elements");
-    MPI_Count n;
+    MPI_Count n = 0;
     int rc = elements_of("MPI_Get_elements", status, dt, &n);
     if (rc == MPI_SUCCESS)
         *count = narrow(n);
