@@ -135,9 +135,15 @@ void proust__monitored_begins(struct proust_session *s)
 {
     struct proust__progress *p = &s->prog;
     /* (Dekker with a progress thread arming low: count first, then look) */
-    atomic_fetch_add_explicit(&p->monitored, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst))
+    int before = atomic_fetch_add_explicit(&p->monitored, 1, memory_order_seq_cst);
+    if (before == 0 && atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst)) {
         arm_rails(s, PROUST__ARM_ALL);
+        /* A packet that came while the thread slept armed low rang
+         * nobody (the FIN of a send whose receiver pulled the data, say)
+         * and rings nobody now: the blocker must look once more. (From
+         * one monitored request on, the thread arms for everything.) */
+        proust__kick(s);
+    }
 }
 
 void proust__block(struct proust_session *s, proust__done_fn done, void *ctx, uint64_t timeout_ns)

@@ -24,6 +24,14 @@
  *                      must run during its computation (an eager arrival
  *                      must wake a sleeping progress thread whenever a
  *                      callback waits for it, not only rendezvous control).
+ *                   d. a callback attached late: rank 0 isends 4 MiB, sleeps
+ *                      0.2 s without calling the library (rank 1 pulls the
+ *                      data meanwhile, and its FIN finds rank 0's progress
+ *                      thread asleep, armed for handshakes only), then
+ *                      monitors the send and computes 1 s. With background
+ *                      progress the callback must have run by the end of
+ *                      the computation: attaching it must make the sleeping
+ *                      thread look at what came unannounced.
  *                   Other modes: data integrity only.
  *  --test=waiters   N threads of rank 1 blocked on the same source, each on
  *                   its own tag; rank 0 sends the tags in a shuffled order
@@ -56,6 +64,7 @@ static int pt_mode;     /* progress threads (not block mode's helper) */
 #define TAG_W 0x1000000ull
 #define TAG_W_GO 0x2000000ull
 #define TAG_SD 0x300
+#define TAG_D 0x500
 
 /* Busy computation without any library call, until `seconds` have passed. */
 static double compute(double seconds)
@@ -271,6 +280,46 @@ static void test_overlap_chain(void)
     free(big);
     if (pt_mode && tu_rank == 1)
         printf("overlap: callback chain completed %.3f s into the computation\n", when - t0);
+    tu_barrier(S);
+}
+
+static void test_overlap_late_monitor(void)
+{
+    TU_PHASE("overlap: isend, sleep, then attach a callback and compute");
+    uint8_t *buf = malloc(BIG);
+    EXPECT(buf, "out of memory");
+    tu_barrier(S);
+    if (tu_rank == 0) {
+        tu_fill(buf, BIG, TAG_D);
+        struct done_rec d = {0};
+        proust_request_t *r;
+        CHECK(proust_isend(S, buf, BIG, 1, TAG_D, &r));
+        struct timespec nap = {0, 200 * 1000 * 1000};
+        while (nanosleep(&nap, &nap) != 0) /* no library call */
+            ;
+        CHECK(proust_request_monitor(r, on_done, &d));
+        double t0 = tu_now();
+        double end = compute(1.0);
+        int calls = atomic_load(&d.calls);
+        if (thread_mode)
+            EXPECT(calls == 1 && atomic_load(&d.when) <= end,
+                   "the callback attached to a 4 MiB isend after it was answered did not run "
+                   "while the sender computed %.2f s without calling the library (%d calls): "
+                   "the answer that came while the progress thread slept was never read",
+                   end - t0, calls);
+        proust_status_t st;
+        CHECK(proust_wait(&r, &st));
+        EXPECT(st.error == PROUST_OK && d.error == PROUST_OK, "isend status %s",
+               proust_error_name(st.error));
+        EXPECT(atomic_load(&d.calls) == 1, "callback ran %d times", atomic_load(&d.calls));
+    } else {
+        memset(buf, 0, BIG);
+        proust_status_t st;
+        CHECK(proust_recv(S, buf, BIG, 0, TAG_D, PROUST_TAG_MASK_FULL, &st));
+        EXPECT_STATUS(st, 0, TAG_D, BIG, BIG, PROUST_OK);
+        EXPECT_PATTERN(buf, BIG, TAG_D, "4 MiB sent by a sleeping rank");
+    }
+    free(buf);
     tu_barrier(S);
 }
 
@@ -506,6 +555,7 @@ int main(int argc, char **argv)
         test_overlap_send();
         test_overlap_recv();
         test_overlap_chain();
+        test_overlap_late_monitor();
         if (tu_rank == 0)
             printf("overlap: ok (%s)\n", thread_mode ? "background progress checked"
                                                      : "data only");
