@@ -59,6 +59,44 @@ int pm_sched_run(struct pm_sched *s);
 /* Drop a schedule that was built but will not run. */
 void pm_sched_discard(struct pm_sched *s);
 
+/* The count and displacement arrays of the v and w collectives as the
+ * caller passed them: int (the MPI-3 calls) or MPI_Count and MPI_Aint (the
+ * MPI-4 _c calls). Read in place through pm_cnt / pm_dsp, never copied;
+ * PM_COUNTS / PM_DISPLS pick the member from the array's type, so one
+ * macro stamps an entry point and its _c twin. */
+struct pm_counts {
+    const int *i;
+    const MPI_Count *c;
+};
+struct pm_displs {
+    const int *i;
+    const MPI_Aint *a;
+};
+#define PM_COUNTS(p)                                                                       \
+    _Generic((p), const int *: (struct pm_counts){(const int *)(p), NULL},                 \
+             const MPI_Count *: (struct pm_counts){NULL, (const MPI_Count *)(p)})
+#define PM_DISPLS(p)                                                                       \
+    _Generic((p), const int *: (struct pm_displs){(const int *)(p), NULL},                 \
+             const MPI_Aint *: (struct pm_displs){NULL, (const MPI_Aint *)(p)})
+#define PM_NO_COUNTS ((struct pm_counts){NULL, NULL})
+#define PM_NO_DISPLS ((struct pm_displs){NULL, NULL})
+static inline bool pm_counts_null(struct pm_counts v)
+{
+    return !v.i && !v.c;
+}
+static inline bool pm_displs_null(struct pm_displs v)
+{
+    return !v.i && !v.a;
+}
+static inline MPI_Count pm_cnt(struct pm_counts v, int k)
+{
+    return v.c ? v.c[k] : v.i[k];
+}
+static inline MPI_Aint pm_dsp(struct pm_displs v, int k)
+{
+    return v.a ? v.a[k] : v.i[k];
+}
+
 /* `off` bytes past `base`, in integer arithmetic: base may be MPI_BOTTOM
  * (NULL) with absolute displacements. */
 static inline void *pm_at(const void *base, MPI_Aint off)

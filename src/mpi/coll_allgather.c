@@ -31,12 +31,12 @@ struct allgather {
     MPI_Comm comm;
     struct pm_comm *c;
     const void *sbuf;
-    int scount;
+    MPI_Count scount;
     MPI_Datatype stype;
     void *rbuf;
-    int rcount;              /* Allgather */
-    const int *rcounts;      /* Allgatherv (NULL for Allgather) */
-    const int *displs;
+    MPI_Count rcount;         /* Allgather */
+    struct pm_counts rcounts; /* Allgatherv */
+    struct pm_displs displs;
     MPI_Datatype rtype;
     bool v;
     MPI_Aint rext;           /* filled by the check */
@@ -63,12 +63,12 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
         return pm_error(g->comm, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
     int n = c->remote->size;
     if (g->v) {
-        if (!g->rcounts || !g->displs)
+        if (pm_counts_null(g->rcounts) || pm_displs_null(g->displs))
             return pm_error(g->comm, MPI_ERR_ARG, "%s: recvcounts or displs is NULL", fn);
         for (int i = 0; i < n; i++) {
-            if (g->rcounts[i] < 0)
-                return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative", fn,
-                                i, g->rcounts[i]);
+            if (pm_cnt(g->rcounts, i) < 0)
+                return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %lld is negative", fn,
+                                i, pm_cnt(g->rcounts, i));
         }
         rc = pm_coll_check_buf(fn, c, 0, g->rtype);
     } else {
@@ -79,8 +79,8 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
     g->rext = pm_type_get(g->rtype)->extent;
     g->rsize = pm_type_get(g->rtype)->size;
     if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
-        MPI_Count have = (MPI_Count)g->scount * pm_type_get(g->stype)->size;
-        MPI_Count room = (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * g->rsize;
+        MPI_Count have = g->scount * pm_type_get(g->stype)->size;
+        MPI_Count room = (g->v ? pm_cnt(g->rcounts, c->rank) : g->rcount) * g->rsize;
         if (g->sbuf == g->rbuf && g->sbuf && have > 0)
             return pm_error(g->comm, MPI_ERR_BUFFER,
                             "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
@@ -94,16 +94,16 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
     return MPI_SUCCESS;
 }
 
-static int count_of(const struct allgather *g, int i)
+static MPI_Count count_of(const struct allgather *g, int i)
 {
-    return g->v ? g->rcounts[i] : g->rcount;
+    return g->v ? pm_cnt(g->rcounts, i) : g->rcount;
 }
 
 /* Block of rank i in the receive buffer. */
 static void *block_of(const struct allgather *g, int i)
 {
     if (g->v)
-        return pm_at(g->rbuf, (MPI_Aint)g->displs[i] * g->rext);
+        return pm_at(g->rbuf, pm_dsp(g->displs, i) * g->rext);
     return pm_at(g->rbuf, (MPI_Aint)i * g->rcount * g->rext);
 }
 
@@ -166,7 +166,7 @@ static int allgather_bruck(struct pm_sched *s, const struct allgather *g)
         return MPI_ERR_NO_MEM;
     off[0] = 0;
     for (int j = 0; j < n; j++)
-        off[j + 1] = off[j] + (size_t)((MPI_Count)count_of(g, (me + j) % n) * g->rsize);
+        off[j + 1] = off[j] + (size_t)(count_of(g, (me + j) % n) * g->rsize);
     int rc = MPI_SUCCESS;
     char *tmp = pm_sched_scratch_any(s, off[n]);
     if (!tmp)
@@ -239,7 +239,7 @@ static int allgather_build(struct pm_sched *s, const struct allgather *g)
         return own_copy(s, g);
     MPI_Count total = 0;
     for (int i = 0; i < n; i++)
-        total += (MPI_Count)count_of(g, i) * g->rsize;
+        total += count_of(g, i) * g->rsize;
     if (!g->v && (n & (n - 1)) == 0 && total <= ALLGATHER_RD_MAX)
         return allgather_rd(s, g);
     if (total <= ALLGATHER_BRUCK_MAX)
@@ -267,44 +267,54 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
     return MPI_SUCCESS;
 }
 
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Allgather");
-    struct allgather g = {"MPI_Allgather", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
-                          recvcount, NULL, NULL, recvtype, false, 0, 0};
-    return allgather_do(&g, NULL, false);
-}
-PM_WEAK(Allgather)
+/* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
+#define PM_ALLGATHER_API(SUF, CT, DT)                                                             \
+    int PMPI_Allgather##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,             \
+                            void *recvbuf, CT recvcount, MPI_Datatype recvtype, MPI_Comm comm)    \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Allgather" #SUF);                                                      \
+        struct allgather g = {"MPI_Allgather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,     \
+                              recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, false,    \
+                              0, 0};                                                              \
+        return allgather_do(&g, NULL, false);                                                     \
+    }                                                                                             \
+    PM_WEAK(Allgather##SUF)                                                                       \
+                                                                                                  \
+    int PMPI_Iallgather##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,            \
+                             void *recvbuf, CT recvcount, MPI_Datatype recvtype, MPI_Comm comm,   \
+                             MPI_Request *request)                                                \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Iallgather" #SUF);                                                     \
+        struct allgather g = {"MPI_Iallgather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,    \
+                              recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, false,    \
+                              0, 0};                                                              \
+        return allgather_do(&g, request, true);                                                   \
+    }                                                                                             \
+    PM_WEAK(Iallgather##SUF)                                                                      \
+                                                                                                  \
+    int PMPI_Allgatherv##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,            \
+                             void *recvbuf, const CT recvcounts[], const DT displs[],             \
+                             MPI_Datatype recvtype, MPI_Comm comm)                                \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Allgatherv" #SUF);                                                     \
+        struct allgather g = {"MPI_Allgatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,    \
+                              recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype,     \
+                              true, 0, 0};                                                        \
+        return allgather_do(&g, NULL, false);                                                     \
+    }                                                                                             \
+    PM_WEAK(Allgatherv##SUF)                                                                      \
+                                                                                                  \
+    int PMPI_Iallgatherv##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,           \
+                              void *recvbuf, const CT recvcounts[], const DT displs[],            \
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)         \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Iallgatherv" #SUF);                                                    \
+        struct allgather g = {"MPI_Iallgatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,   \
+                              recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype,     \
+                              true, 0, 0};                                                        \
+        return allgather_do(&g, request, true);                                                   \
+    }                                                                                             \
+    PM_WEAK(Iallgatherv##SUF)
 
-int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Iallgather");
-    struct allgather g = {"MPI_Iallgather", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
-                          recvcount, NULL, NULL, recvtype, false, 0, 0};
-    return allgather_do(&g, request, true);
-}
-PM_WEAK(Iallgather)
-
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Allgatherv");
-    struct allgather g = {"MPI_Allgatherv", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
-                          0, recvcounts, displs, recvtype, true, 0, 0};
-    return allgather_do(&g, NULL, false);
-}
-PM_WEAK(Allgatherv)
-
-int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Iallgatherv");
-    struct allgather g = {"MPI_Iallgatherv", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
-                          0, recvcounts, displs, recvtype, true, 0, 0};
-    return allgather_do(&g, request, true);
-}
-PM_WEAK(Iallgatherv)
+PM_ALLGATHER_API(, int, int)
+PM_ALLGATHER_API(_c, MPI_Count, MPI_Aint)

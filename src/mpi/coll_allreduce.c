@@ -109,7 +109,7 @@ static int allreduce_build(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_C
 }
 
 static int allreduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const void *sbuf,
-                           void *rbuf, int count, MPI_Datatype dt, MPI_Op op)
+                           void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op)
 {
     int rc = pm_coll_check_comm(fn, comm, cp);
     if (rc)
@@ -128,13 +128,14 @@ static int allreduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, c
  * vector lands on the stack. Returns -1 when the call does not qualify (the
  * general path then checks the arguments and runs), else an MPI code. */
 #define ALLREDUCE_SMALL_MAX 512
-static int allreduce_small(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt,
+static int allreduce_small(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
                            MPI_Op op, MPI_Comm comm)
 {
     struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
     int64_t esize = pm_type_fast_size(dt);
     unsigned opi = (unsigned)op - (unsigned)PROUST_MPI_KIND_OP;
-    if (!c || c->is_inter || esize <= 0 || count <= 0 || opi - 1 > 11u /* MAX..MAXLOC */ ||
+    if (!c || c->is_inter || esize <= 0 || count <= 0 || count > ALLREDUCE_SMALL_MAX ||
+        opi - 1 > 11u /* MAX..MAXLOC */ ||
         (c->size & (c->size - 1)) || (size_t)count * (size_t)esize > ALLREDUCE_SMALL_MAX ||
         sendbuf == recvbuf || !recvbuf || recvbuf == MPI_IN_PLACE || !pm_op_predef_applies(op, dt))
         return -1;
@@ -158,17 +159,16 @@ static int allreduce_small(const void *sendbuf, void *recvbuf, int count, MPI_Da
     return MPI_SUCCESS;
 }
 
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm)
+static int allreduce_blocking(const char *fn, const void *sendbuf, void *recvbuf,
+                              MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    PM_CHECK_INIT("MPI_Allreduce");
     int fast = allreduce_small(sendbuf, recvbuf, count, datatype, op, comm);
     if (PM_LIKELY(fast == MPI_SUCCESS))
         return MPI_SUCCESS;
     if (fast > 0)
-        return pm_error(comm, fast, "MPI_Allreduce: failed (count %d)", count);
+        return pm_error(comm, fast, "%s: failed (count %lld)", fn, count);
     struct pm_comm *c;
-    int rc = allreduce_check("MPI_Allreduce", comm, &c, sendbuf, recvbuf, count, datatype, op);
+    int rc = allreduce_check(fn, comm, &c, sendbuf, recvbuf, count, datatype, op);
     if (rc)
         return rc;
     if (count == 0)
@@ -178,29 +178,51 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     allreduce_build(&cx, sendbuf, recvbuf, count, datatype, op);
     rc = pm_cx_end(&cx);
     if (PM_UNLIKELY(rc))
-        return pm_error(comm, rc, "MPI_Allreduce: failed on rank %d (count %d)", c->rank, count);
+        return pm_error(comm, rc, "%s: failed on rank %d (count %lld)", fn, c->rank, count);
     return MPI_SUCCESS;
 }
-PM_WEAK(Allreduce)
 
-int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int allreduce_nonblocking(const char *fn, const void *sendbuf, void *recvbuf,
+                                 MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                 MPI_Comm comm, MPI_Request *request)
 {
-    PM_CHECK_INIT("MPI_Iallreduce");
     struct pm_comm *c;
-    int rc = allreduce_check("MPI_Iallreduce", comm, &c, sendbuf, recvbuf, count, datatype, op);
+    int rc = allreduce_check(fn, comm, &c, sendbuf, recvbuf, count, datatype, op);
     if (rc)
         return rc;
-    if ((rc = pm_coll_check_request("MPI_Iallreduce", c, request)))
+    if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
-        return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Iallreduce: out of memory");
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     if (count)
         allreduce_build(&cx, sendbuf, recvbuf, count, datatype, op);
     rc = pm_cx_start(&cx, request);
     if (PM_UNLIKELY(rc))
-        return pm_error(comm, rc, "MPI_Iallreduce: cannot start the operation");
+        return pm_error(comm, rc, "%s: cannot start the operation", fn);
     return MPI_SUCCESS;
 }
-PM_WEAK(Iallreduce)
+
+/* Each entry point and its _c twin (MPI_Count counts). */
+#define PM_ALLREDUCE_API(SUF, CT)                                                                 \
+    int PMPI_Allreduce##SUF(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype,  \
+                            MPI_Op op, MPI_Comm comm)                                             \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Allreduce" #SUF);                                                      \
+        return allreduce_blocking("MPI_Allreduce" #SUF, sendbuf, recvbuf, count, datatype, op,    \
+                                  comm);                                                          \
+    }                                                                                             \
+    PM_WEAK(Allreduce##SUF)                                                                       \
+                                                                                                  \
+    int PMPI_Iallreduce##SUF(const void *sendbuf, void *recvbuf, CT count,                        \
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,                     \
+                             MPI_Request *request)                                                \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Iallreduce" #SUF);                                                     \
+        return allreduce_nonblocking("MPI_Iallreduce" #SUF, sendbuf, recvbuf, count, datatype,    \
+                                     op, comm, request);                                          \
+    }                                                                                             \
+    PM_WEAK(Iallreduce##SUF)
+
+PM_ALLREDUCE_API(, int)
+PM_ALLREDUCE_API(_c, MPI_Count)

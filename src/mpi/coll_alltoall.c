@@ -37,13 +37,15 @@ struct a2a {
     struct pm_comm *c;
     int kind;
     const void *sbuf;
-    int scount;
-    const int *scounts, *sdispls;
+    MPI_Count scount;
+    struct pm_counts scounts;
+    struct pm_displs sdispls;
     MPI_Datatype stype;
     const MPI_Datatype *stypes;
     void *rbuf;
-    int rcount;
-    const int *rcounts, *rdispls;
+    MPI_Count rcount;
+    struct pm_counts rcounts;
+    struct pm_displs rdispls;
     MPI_Datatype rtype;
     const MPI_Datatype *rtypes;
 };
@@ -54,8 +56,9 @@ struct blk {
     MPI_Datatype type;
 };
 
-static struct blk side_blk(int kind, const void *buf, int count, const int *counts,
-                           const int *displs, MPI_Datatype type, const MPI_Datatype *types, int i)
+static struct blk side_blk(int kind, const void *buf, MPI_Count count, struct pm_counts counts,
+                           struct pm_displs displs, MPI_Datatype type,
+                           const MPI_Datatype *types, int i)
 {
     struct blk b;
     switch (kind) {
@@ -65,14 +68,14 @@ static struct blk side_blk(int kind, const void *buf, int count, const int *coun
         b.type = type;
         break;
     case A2AV:
-        b.buf = pm_at(buf, (MPI_Aint)displs[i] * pm_type_get(type)->extent);
-        b.count = counts[i];
+        b.buf = pm_at(buf, pm_dsp(displs, i) * pm_type_get(type)->extent);
+        b.count = pm_cnt(counts, i);
         b.type = type;
         break;
     default: /* byte displacements; the type of an empty block is not looked at */
-        b.buf = pm_at(buf, displs[i]);
-        b.count = counts[i];
-        b.type = counts[i] ? types[i] : MPI_BYTE;
+        b.buf = pm_at(buf, pm_dsp(displs, i));
+        b.count = pm_cnt(counts, i);
+        b.type = b.count ? types[i] : MPI_BYTE;
         break;
     }
     return b;
@@ -102,23 +105,24 @@ static int check_side(const struct a2a *a, bool send)
 {
     const char *fn = a->fname, *sr = send ? "send" : "recv";
     struct pm_comm *c = a->c;
-    int count = send ? a->scount : a->rcount;
-    const int *counts = send ? a->scounts : a->rcounts;
-    const int *displs = send ? a->sdispls : a->rdispls;
+    MPI_Count count = send ? a->scount : a->rcount;
+    struct pm_counts counts = send ? a->scounts : a->rcounts;
+    struct pm_displs displs = send ? a->sdispls : a->rdispls;
     MPI_Datatype type = send ? a->stype : a->rtype;
     const MPI_Datatype *types = send ? a->stypes : a->rtypes;
     if (a->kind == A2A)
         return pm_coll_check_buf(fn, c, count, type);
-    if (!counts || !displs || (a->kind == A2AW && !types))
+    if (pm_counts_null(counts) || pm_displs_null(displs) || (a->kind == A2AW && !types))
         return pm_error(a->comm, MPI_ERR_ARG, "%s: %scounts, %sdispls%s is NULL", fn, sr, sr,
                         a->kind == A2AW ? (send ? " or sendtypes" : " or recvtypes") : "");
     int n = c->remote->size;
     for (int i = 0; i < n; i++) {
-        if (counts[i] < 0)
-            return pm_error(a->comm, MPI_ERR_COUNT, "%s: %scounts[%d] = %d is negative", fn, sr, i,
-                            counts[i]);
-        if (a->kind == A2AW && counts[i] > 0) {
-            int rc = pm_coll_check_buf(fn, c, counts[i], types[i]);
+        MPI_Count ci = pm_cnt(counts, i);
+        if (ci < 0)
+            return pm_error(a->comm, MPI_ERR_COUNT, "%s: %scounts[%d] = %lld is negative", fn,
+                            sr, i, ci);
+        if (a->kind == A2AW && ci > 0) {
+            int rc = pm_coll_check_buf(fn, c, ci, types[i]);
             if (rc)
                 return rc;
         }
@@ -356,7 +360,7 @@ static int a2a_build(struct pm_sched *s, const struct a2a *a)
     if (c->size == 1)
         return own_copy(s, a);
     if (a->kind == A2A && c->size >= A2A_BRUCK_MIN_RANKS) {
-        size_t bs = (size_t)((MPI_Count)a->rcount * pm_type_get(a->rtype)->size);
+        size_t bs = (size_t)(a->rcount * pm_type_get(a->rtype)->size);
         if (bs <= A2A_BRUCK_MAX_BLOCK)
             return a2a_bruck(s, a, bs);
     }
@@ -391,13 +395,14 @@ static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
  * on the engine, no schedule. Returns -1 when the call does not qualify,
  * else an MPI code. */
 #define A2A_SMALL_MAX_BLOCK 4096
-static int a2a_small(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                     MPI_Datatype rtype, MPI_Comm comm)
+static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
     int64_t ss = pm_type_fast_size(stype), rs = pm_type_fast_size(rtype);
     if (!c || c->is_inter || ss <= 0 || rs <= 0 || scount <= 0 || rcount <= 0 ||
-        c->size < 2 || c->size >= A2A_BRUCK_MIN_RANKS || !sbuf || !rbuf ||
+        scount > A2A_SMALL_MAX_BLOCK || rcount > A2A_SMALL_MAX_BLOCK || c->size < 2 ||
+        c->size >= A2A_BRUCK_MIN_RANKS || !sbuf || !rbuf ||
         sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE || sbuf == rbuf)
         return -1;
     size_t bs = (size_t)scount * (size_t)ss;
@@ -430,84 +435,96 @@ static int a2a_small(const void *sbuf, int scount, MPI_Datatype stype, void *rbu
     return pm_error_from_proust(rc);
 }
 
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Alltoall");
-    int fast = a2a_small(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    if (PM_LIKELY(fast == MPI_SUCCESS))
-        return MPI_SUCCESS;
-    if (fast > 0)
-        return pm_error(comm, fast, "MPI_Alltoall: communication failed (%d elements a block)",
-                        sendcount);
-    struct a2a a = {.fname = "MPI_Alltoall", .comm = comm, .kind = A2A, .sbuf = sendbuf,
-                    .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-                    .rcount = recvcount, .rtype = recvtype};
-    return a2a_do(&a, NULL, false);
-}
-PM_WEAK(Alltoall)
+/* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
+#define PM_ALLTOALL_API(SUF, CT, DT)                                                              \
+    int PMPI_Alltoall##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,              \
+                           void *recvbuf, CT recvcount, MPI_Datatype recvtype, MPI_Comm comm)     \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Alltoall" #SUF);                                                       \
+        int fast = a2a_small(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);   \
+        if (PM_LIKELY(fast == MPI_SUCCESS))                                                       \
+            return MPI_SUCCESS;                                                                   \
+        if (fast > 0)                                                                             \
+            return pm_error(comm, fast, "%s: communication failed (%lld elements a block)",       \
+                            "MPI_Alltoall" #SUF, (long long)sendcount);                           \
+        struct a2a a = {.fname = "MPI_Alltoall" #SUF, .comm = comm, .kind = A2A,                  \
+                        .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,                  \
+                        .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype};                 \
+        return a2a_do(&a, NULL, false);                                                           \
+    }                                                                                             \
+    PM_WEAK(Alltoall##SUF)                                                                        \
+                                                                                                  \
+    int PMPI_Ialltoall##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,             \
+                            void *recvbuf, CT recvcount, MPI_Datatype recvtype, MPI_Comm comm,    \
+                            MPI_Request *request)                                                 \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Ialltoall" #SUF);                                                      \
+        struct a2a a = {.fname = "MPI_Ialltoall" #SUF, .comm = comm, .kind = A2A,                 \
+                        .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,                  \
+                        .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype};                 \
+        return a2a_do(&a, request, true);                                                         \
+    }                                                                                             \
+    PM_WEAK(Ialltoall##SUF)                                                                       \
+                                                                                                  \
+    int PMPI_Alltoallv##SUF(const void *sendbuf, const CT sendcounts[], const DT sdispls[],       \
+                            MPI_Datatype sendtype, void *recvbuf, const CT recvcounts[],          \
+                            const DT rdispls[], MPI_Datatype recvtype, MPI_Comm comm)             \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Alltoallv" #SUF);                                                      \
+        struct a2a a = {.fname = "MPI_Alltoallv" #SUF, .comm = comm, .kind = A2AV,                \
+                        .sbuf = sendbuf, .scounts = PM_COUNTS(sendcounts),                        \
+                        .sdispls = PM_DISPLS(sdispls), .stype = sendtype, .rbuf = recvbuf,        \
+                        .rcounts = PM_COUNTS(recvcounts), .rdispls = PM_DISPLS(rdispls),          \
+                        .rtype = recvtype};                                                       \
+        return a2a_do(&a, NULL, false);                                                           \
+    }                                                                                             \
+    PM_WEAK(Alltoallv##SUF)                                                                       \
+                                                                                                  \
+    int PMPI_Ialltoallv##SUF(const void *sendbuf, const CT sendcounts[], const DT sdispls[],      \
+                             MPI_Datatype sendtype, void *recvbuf, const CT recvcounts[],         \
+                             const DT rdispls[], MPI_Datatype recvtype, MPI_Comm comm,            \
+                             MPI_Request *request)                                                \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Ialltoallv" #SUF);                                                     \
+        struct a2a a = {.fname = "MPI_Ialltoallv" #SUF, .comm = comm, .kind = A2AV,               \
+                        .sbuf = sendbuf, .scounts = PM_COUNTS(sendcounts),                        \
+                        .sdispls = PM_DISPLS(sdispls), .stype = sendtype, .rbuf = recvbuf,        \
+                        .rcounts = PM_COUNTS(recvcounts), .rdispls = PM_DISPLS(rdispls),          \
+                        .rtype = recvtype};                                                       \
+        return a2a_do(&a, request, true);                                                         \
+    }                                                                                             \
+    PM_WEAK(Ialltoallv##SUF)                                                                      \
+                                                                                                  \
+    int PMPI_Alltoallw##SUF(const void *sendbuf, const CT sendcounts[], const DT sdispls[],       \
+                            const MPI_Datatype sendtypes[], void *recvbuf,                        \
+                            const CT recvcounts[], const DT rdispls[],                            \
+                            const MPI_Datatype recvtypes[], MPI_Comm comm)                        \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Alltoallw" #SUF);                                                      \
+        struct a2a a = {.fname = "MPI_Alltoallw" #SUF, .comm = comm, .kind = A2AW,                \
+                        .sbuf = sendbuf, .scounts = PM_COUNTS(sendcounts),                        \
+                        .sdispls = PM_DISPLS(sdispls), .stypes = sendtypes, .rbuf = recvbuf,      \
+                        .rcounts = PM_COUNTS(recvcounts), .rdispls = PM_DISPLS(rdispls),          \
+                        .rtypes = recvtypes};                                                     \
+        return a2a_do(&a, NULL, false);                                                           \
+    }                                                                                             \
+    PM_WEAK(Alltoallw##SUF)                                                                       \
+                                                                                                  \
+    int PMPI_Ialltoallw##SUF(const void *sendbuf, const CT sendcounts[], const DT sdispls[],      \
+                             const MPI_Datatype sendtypes[], void *recvbuf,                       \
+                             const CT recvcounts[], const DT rdispls[],                           \
+                             const MPI_Datatype recvtypes[], MPI_Comm comm,                       \
+                             MPI_Request *request)                                                \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Ialltoallw" #SUF);                                                     \
+        struct a2a a = {.fname = "MPI_Ialltoallw" #SUF, .comm = comm, .kind = A2AW,               \
+                        .sbuf = sendbuf, .scounts = PM_COUNTS(sendcounts),                        \
+                        .sdispls = PM_DISPLS(sdispls), .stypes = sendtypes, .rbuf = recvbuf,      \
+                        .rcounts = PM_COUNTS(recvcounts), .rdispls = PM_DISPLS(rdispls),          \
+                        .rtypes = recvtypes};                                                     \
+        return a2a_do(&a, request, true);                                                         \
+    }                                                                                             \
+    PM_WEAK(Ialltoallw##SUF)
 
-int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Ialltoall");
-    struct a2a a = {.fname = "MPI_Ialltoall", .comm = comm, .kind = A2A, .sbuf = sendbuf,
-                    .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-                    .rcount = recvcount, .rtype = recvtype};
-    return a2a_do(&a, request, true);
-}
-PM_WEAK(Ialltoall)
-
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Alltoallv");
-    struct a2a a = {.fname = "MPI_Alltoallv", .comm = comm, .kind = A2AV, .sbuf = sendbuf,
-                    .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
-                    .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,
-                    .rtype = recvtype};
-    return a2a_do(&a, NULL, false);
-}
-PM_WEAK(Alltoallv)
-
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Ialltoallv");
-    struct a2a a = {.fname = "MPI_Ialltoallv", .comm = comm, .kind = A2AV, .sbuf = sendbuf,
-                    .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
-                    .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,
-                    .rtype = recvtype};
-    return a2a_do(&a, request, true);
-}
-PM_WEAK(Ialltoallv)
-
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Alltoallw");
-    struct a2a a = {.fname = "MPI_Alltoallw", .comm = comm, .kind = A2AW, .sbuf = sendbuf,
-                    .scounts = sendcounts, .sdispls = sdispls, .stypes = sendtypes,
-                    .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,
-                    .rtypes = recvtypes};
-    return a2a_do(&a, NULL, false);
-}
-PM_WEAK(Alltoallw)
-
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Ialltoallw");
-    struct a2a a = {.fname = "MPI_Ialltoallw", .comm = comm, .kind = A2AW, .sbuf = sendbuf,
-                    .scounts = sendcounts, .sdispls = sdispls, .stypes = sendtypes,
-                    .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,
-                    .rtypes = recvtypes};
-    return a2a_do(&a, request, true);
-}
-PM_WEAK(Ialltoallw)
+PM_ALLTOALL_API(, int, int)
+PM_ALLTOALL_API(_c, MPI_Count, MPI_Aint)

@@ -130,7 +130,8 @@ static int bcast_build(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatyp
 }
 
 /* Checks in the standard's order; *bytes is the message size. */
-static int bcast_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, void *buf, int count,
+static int bcast_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, void *buf,
+                       MPI_Count count,
                        MPI_Datatype dt, int root, size_t *bytes)
 {
     int rc = pm_coll_check_comm(fn, comm, cp);
@@ -152,11 +153,12 @@ static int bcast_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, void 
  * type on an intracommunicator: the binomial tree of bcast_binomial (same
  * peers, same order, same tag) straight on the engine's blocking calls.
  * Returns -1 when the call does not qualify, else an MPI code. */
-static int bcast_small(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+static int bcast_small(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
     int64_t esize = pm_type_fast_size(dt);
-    if (!c || c->is_inter || esize <= 0 || count <= 0 || (unsigned)root >= (unsigned)c->size ||
+    if (!c || c->is_inter || esize <= 0 || count <= 0 || count > PM_CX_BLOCKING_SEND ||
+        (unsigned)root >= (unsigned)c->size ||
         c->size == 1 || (size_t)count * (size_t)esize > PM_CX_BLOCKING_SEND || !buf ||
         buf == MPI_IN_PLACE)
         return -1;
@@ -181,18 +183,18 @@ static int bcast_small(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm
     return pm_error_from_proust(rc);
 }
 
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+static int bcast_blocking(const char *fn, void *buffer, MPI_Count count, MPI_Datatype datatype,
+                          int root, MPI_Comm comm)
 {
-    PM_CHECK_INIT("MPI_Bcast");
     int fast = bcast_small(buffer, count, datatype, root, comm);
     if (PM_LIKELY(fast == MPI_SUCCESS))
         return MPI_SUCCESS;
     if (fast > 0)
-        return pm_error(comm, fast, "MPI_Bcast: communication failed (root %d, count %d)", root,
+        return pm_error(comm, fast, "%s: communication failed (root %d, count %lld)", fn, root,
                         count);
     struct pm_comm *c;
     size_t bytes;
-    int rc = bcast_check("MPI_Bcast", comm, &c, buffer, count, datatype, root, &bytes);
+    int rc = bcast_check(fn, comm, &c, buffer, count, datatype, root, &bytes);
     if (rc)
         return rc;
     /* the same on every rank of an intracommunicator (signatures match);
@@ -205,31 +207,50 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     bcast_build(&cx, buffer, count, datatype, root);
     rc = pm_cx_end(&cx);
     if (PM_UNLIKELY(rc))
-        return pm_error(comm, rc, "MPI_Bcast: communication failed on rank %d (root %d, %zu bytes)",
+        return pm_error(comm, rc, "%s: communication failed on rank %d (root %d, %zu bytes)", fn,
                         c->rank, root, bytes);
     return MPI_SUCCESS;
 }
-PM_WEAK(Bcast)
 
-int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                MPI_Request *request)
+static int bcast_nonblocking(const char *fn, void *buffer, MPI_Count count,
+                             MPI_Datatype datatype, int root, MPI_Comm comm,
+                             MPI_Request *request)
 {
-    PM_CHECK_INIT("MPI_Ibcast");
     struct pm_comm *c;
     size_t bytes;
-    int rc = bcast_check("MPI_Ibcast", comm, &c, buffer, count, datatype, root, &bytes);
+    int rc = bcast_check(fn, comm, &c, buffer, count, datatype, root, &bytes);
     if (rc)
         return rc;
-    if ((rc = pm_coll_check_request("MPI_Ibcast", c, request)))
+    if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
-        return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Ibcast: out of memory");
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     if (bytes)
         bcast_build(&cx, buffer, count, datatype, root);
     rc = pm_cx_start(&cx, request);
     if (PM_UNLIKELY(rc))
-        return pm_error(comm, rc, "MPI_Ibcast: cannot start the operation");
+        return pm_error(comm, rc, "%s: cannot start the operation", fn);
     return MPI_SUCCESS;
 }
-PM_WEAK(Ibcast)
+
+/* Each entry point and its _c twin (MPI_Count counts). */
+#define PM_BCAST_API(SUF, CT)                                                                     \
+    int PMPI_Bcast##SUF(void *buffer, CT count, MPI_Datatype datatype, int root, MPI_Comm comm)   \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Bcast" #SUF);                                                          \
+        return bcast_blocking("MPI_Bcast" #SUF, buffer, count, datatype, root, comm);             \
+    }                                                                                             \
+    PM_WEAK(Bcast##SUF)                                                                           \
+                                                                                                  \
+    int PMPI_Ibcast##SUF(void *buffer, CT count, MPI_Datatype datatype, int root, MPI_Comm comm,  \
+                         MPI_Request *request)                                                    \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Ibcast" #SUF);                                                         \
+        return bcast_nonblocking("MPI_Ibcast" #SUF, buffer, count, datatype, root, comm,          \
+                                 request);                                                        \
+    }                                                                                             \
+    PM_WEAK(Ibcast##SUF)
+
+PM_BCAST_API(, int)
+PM_BCAST_API(_c, MPI_Count)

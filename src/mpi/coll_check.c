@@ -47,6 +47,9 @@ int pm_coll_check_buf(const char *fname, struct pm_comm *c, MPI_Count count, MPI
         return pm_error(c->handle, MPI_ERR_TYPE, "%s: datatype %#x is not committed", fname,
                         (unsigned)dt);
     }
+    /* (a _c count: its bytes may not fit the address space) */
+    if (PM_UNLIKELY(!pm_count_fast(count)))
+        return pm_check_count(fname, c->handle, count, t);
     return MPI_SUCCESS;
 }
 

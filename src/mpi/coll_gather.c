@@ -24,12 +24,12 @@ struct gather {
     MPI_Comm comm;
     struct pm_comm *c;
     const void *sbuf;
-    int scount;
+    MPI_Count scount;
     MPI_Datatype stype;
     void *rbuf;
-    int rcount;              /* Gather */
-    const int *rcounts;      /* Gatherv (NULL for Gather) */
-    const int *displs;
+    MPI_Count rcount;         /* Gather */
+    struct pm_counts rcounts; /* Gatherv */
+    struct pm_displs displs;
     MPI_Datatype rtype;
     int root;
     bool v;
@@ -68,13 +68,13 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
             return pm_error(g->comm, MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE at the root", fn);
         int n = c->remote->size;
         if (g->v) {
-            if (!g->rcounts || !g->displs)
+            if (pm_counts_null(g->rcounts) || pm_displs_null(g->displs))
                 return pm_error(g->comm, MPI_ERR_ARG,
                                 "%s: recvcounts or displs is NULL at the root", fn);
             for (int i = 0; i < n; i++) {
-                if (g->rcounts[i] < 0)
-                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative",
-                                    fn, i, g->rcounts[i]);
+                if (pm_cnt(g->rcounts, i) < 0)
+                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %lld is negative",
+                                    fn, i, pm_cnt(g->rcounts, i));
             }
             rc = pm_coll_check_buf(fn, c, 0, g->rtype);
         } else {
@@ -84,13 +84,13 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
             return rc;
         /* The root's own block is a local copy: check its size here. */
         if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
-            MPI_Count have = (MPI_Count)g->scount * pm_type_get(g->stype)->size;
+            MPI_Count have = g->scount * pm_type_get(g->stype)->size;
             if (g->sbuf == g->rbuf && g->sbuf && have > 0)
                 return pm_error(g->comm, MPI_ERR_BUFFER,
                                 "%s: sendbuf and recvbuf are the same buffer at the root (use "
                                 "MPI_IN_PLACE)", fn);
             MPI_Count room =
-                (MPI_Count)(g->v ? g->rcounts[c->rank] : g->rcount) * pm_type_get(g->rtype)->size;
+                (g->v ? pm_cnt(g->rcounts, c->rank) : g->rcount) * pm_type_get(g->rtype)->size;
             if (have > room)
                 return pm_error(g->comm, MPI_ERR_TRUNCATE,
                                 "%s: the root sends itself %lld bytes into a block of %lld bytes",
@@ -107,7 +107,7 @@ static void *gather_block(const struct gather *g, int i)
 {
     MPI_Aint ext = pm_type_get(g->rtype)->extent;
     if (g->v)
-        return pm_at(g->rbuf, (MPI_Aint)g->displs[i] * ext);
+        return pm_at(g->rbuf, pm_dsp(g->displs, i) * ext);
     return pm_at(g->rbuf, (MPI_Aint)i * g->rcount * ext);
 }
 
@@ -117,7 +117,7 @@ static int gather_root_own(struct pm_sched *s, const struct gather *g)
     if (g->sbuf == MPI_IN_PLACE)
         return MPI_SUCCESS;
     return pm_sched_copy(s, g->sbuf, g->scount, g->stype, gather_block(g, me),
-                         g->v ? g->rcounts[me] : g->rcount, g->rtype);
+                         g->v ? pm_cnt(g->rcounts, me) : g->rcount, g->rtype);
 }
 
 /* Linear: every block straight to/from the root, all posted at once. */
@@ -134,7 +134,8 @@ static int gather_linear(struct pm_sched *s, const struct gather *g)
     for (int i = 0; i < c->remote->size && !rc; i++) {
         if (!inter && i == c->rank)
             continue;
-        rc = pm_sched_recv(s, gather_block(g, i), g->v ? g->rcounts[i] : g->rcount, g->rtype, i);
+        rc = pm_sched_recv(s, gather_block(g, i), g->v ? pm_cnt(g->rcounts, i) : g->rcount,
+                           g->rtype, i);
     }
     if (!rc && !inter)
         rc = gather_root_own(s, g);
@@ -222,8 +223,8 @@ static int gather_build(struct pm_sched *s, const struct gather *g)
     if (c->size == 1)
         return gather_root_own(s, g);
     bool at_root = g->root == c->rank;
-    MPI_Count block = at_root ? (MPI_Count)g->rcount * pm_type_get(g->rtype)->size
-                              : (MPI_Count)g->scount * pm_type_get(g->stype)->size;
+    MPI_Count block = at_root ? g->rcount * pm_type_get(g->rtype)->size
+                              : g->scount * pm_type_get(g->stype)->size;
     if (block <= GATHER_TREE_MAX_BLOCK)
         return gather_tree(s, g, (size_t)block);
     return gather_linear(s, g);
@@ -249,45 +250,54 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
     return MPI_SUCCESS;
 }
 
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Gather");
-    struct gather g = {"MPI_Gather", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, NULL, NULL, recvtype, root, false};
-    return gather_do(&g, NULL, false);
-}
-PM_WEAK(Gather)
+/* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
+#define PM_GATHER_API(SUF, CT, DT)                                                                \
+    int PMPI_Gather##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,                \
+                         void *recvbuf, CT recvcount, MPI_Datatype recvtype, int root,            \
+                         MPI_Comm comm)                                                           \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Gather" #SUF);                                                         \
+        struct gather g = {"MPI_Gather" #SUF, comm, NULL, sendbuf, sendcount, sendtype, recvbuf,  \
+                           recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root, false};         \
+        return gather_do(&g, NULL, false);                                                        \
+    }                                                                                             \
+    PM_WEAK(Gather##SUF)                                                                          \
+                                                                                                  \
+    int PMPI_Igather##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,               \
+                          void *recvbuf, CT recvcount, MPI_Datatype recvtype, int root,           \
+                          MPI_Comm comm, MPI_Request *request)                                    \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Igather" #SUF);                                                        \
+        struct gather g = {"MPI_Igather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,          \
+                           recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root,        \
+                           false};                                                                \
+        return gather_do(&g, request, true);                                                      \
+    }                                                                                             \
+    PM_WEAK(Igather##SUF)                                                                         \
+                                                                                                  \
+    int PMPI_Gatherv##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,               \
+                          void *recvbuf, const CT recvcounts[], const DT displs[],                \
+                          MPI_Datatype recvtype, int root, MPI_Comm comm)                         \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Gatherv" #SUF);                                                        \
+        struct gather g = {"MPI_Gatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,          \
+                           recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype, root,  \
+                           true};                                                                 \
+        return gather_do(&g, NULL, false);                                                        \
+    }                                                                                             \
+    PM_WEAK(Gatherv##SUF)                                                                         \
+                                                                                                  \
+    int PMPI_Igatherv##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,              \
+                           void *recvbuf, const CT recvcounts[], const DT displs[],               \
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)  \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Igatherv" #SUF);                                                       \
+        struct gather g = {"MPI_Igatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,         \
+                           recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype, root,  \
+                           true};                                                                 \
+        return gather_do(&g, request, true);                                                      \
+    }                                                                                             \
+    PM_WEAK(Igatherv##SUF)
 
-int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Igather");
-    struct gather g = {"MPI_Igather", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, NULL, NULL, recvtype, root, false};
-    return gather_do(&g, request, true);
-}
-PM_WEAK(Igather)
-
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Gatherv");
-    struct gather g = {"MPI_Gatherv", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
-                       0, recvcounts, displs, recvtype, root, true};
-    return gather_do(&g, NULL, false);
-}
-PM_WEAK(Gatherv)
-
-int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Igatherv");
-    struct gather g = {"MPI_Igatherv", comm, NULL, sendbuf, sendcount, sendtype, recvbuf,
-                       0, recvcounts, displs, recvtype, root, true};
-    return gather_do(&g, request, true);
-}
-PM_WEAK(Igatherv)
+PM_GATHER_API(, int, int)
+PM_GATHER_API(_c, MPI_Count, MPI_Aint)

@@ -30,15 +30,15 @@ struct nbr_args {
     bool nonblocking;
     int kind;
     const void *sbuf;
-    int scount;
-    const int *scounts, *sdispls;
-    const MPI_Aint *sdispls_w;
+    MPI_Count scount;
+    struct pm_counts scounts;
+    struct pm_displs sdispls; /* elements (v), bytes (w) */
     MPI_Datatype stype;
     const MPI_Datatype *stypes;
     void *rbuf;
-    int rcount;
-    const int *rcounts, *rdispls;
-    const MPI_Aint *rdispls_w;
+    MPI_Count rcount;
+    struct pm_counts rcounts;
+    struct pm_displs rdispls;
     MPI_Datatype rtype;
     const MPI_Datatype *rtypes;
 };
@@ -108,7 +108,7 @@ static int send_slot(const struct nbrs *n, int i)
 
 struct blk {
     void *buf;
-    int count;
+    MPI_Count count;
     MPI_Datatype type;
 };
 
@@ -127,11 +127,11 @@ static struct blk send_blk(const struct nbr_args *a, int k)
         return (struct blk){pm_at(a->sbuf, (MPI_Aint)k * a->scount * extent(a->stype)), a->scount,
                             a->stype};
     case NB_ALLTOALLV:
-        return (struct blk){pm_at(a->sbuf, (MPI_Aint)a->sdispls[k] * extent(a->stype)),
-                            a->scounts[k], a->stype};
+        return (struct blk){pm_at(a->sbuf, pm_dsp(a->sdispls, k) * extent(a->stype)),
+                            pm_cnt(a->scounts, k), a->stype};
     default: /* byte displacements; the type of an empty block is not looked at */
-        return (struct blk){pm_at(a->sbuf, a->sdispls_w[k]), a->scounts[k],
-                            a->scounts[k] ? a->stypes[k] : MPI_BYTE};
+        return (struct blk){pm_at(a->sbuf, pm_dsp(a->sdispls, k)), pm_cnt(a->scounts, k),
+                            pm_cnt(a->scounts, k) ? a->stypes[k] : MPI_BYTE};
     }
 }
 
@@ -144,11 +144,11 @@ static struct blk recv_blk(const struct nbr_args *a, int k)
                             a->rtype};
     case NB_ALLGATHERV:
     case NB_ALLTOALLV:
-        return (struct blk){pm_at(a->rbuf, (MPI_Aint)a->rdispls[k] * extent(a->rtype)),
-                            a->rcounts[k], a->rtype};
+        return (struct blk){pm_at(a->rbuf, pm_dsp(a->rdispls, k) * extent(a->rtype)),
+                            pm_cnt(a->rcounts, k), a->rtype};
     default:
-        return (struct blk){pm_at(a->rbuf, a->rdispls_w[k]), a->rcounts[k],
-                            a->rcounts[k] ? a->rtypes[k] : MPI_BYTE};
+        return (struct blk){pm_at(a->rbuf, pm_dsp(a->rdispls, k)), pm_cnt(a->rcounts, k),
+                            pm_cnt(a->rcounts, k) ? a->rtypes[k] : MPI_BYTE};
     }
 }
 
@@ -163,21 +163,20 @@ static int check_side(const struct nbr_args *a, struct pm_comm *c, bool send, in
                         "%s: MPI_IN_PLACE is not allowed in neighbourhood collectives", fn);
     if (!per_block)
         return pm_coll_check_buf(fn, c, send ? a->scount : a->rcount, send ? a->stype : a->rtype);
-    const int *counts = send ? a->scounts : a->rcounts;
-    const void *displs = send ? (a->kind == NB_ALLTOALLW ? (const void *)a->sdispls_w
-                                                         : (const void *)a->sdispls)
-                              : (a->kind == NB_ALLTOALLW ? (const void *)a->rdispls_w
-                                                         : (const void *)a->rdispls);
+    struct pm_counts counts = send ? a->scounts : a->rcounts;
+    struct pm_displs displs = send ? a->sdispls : a->rdispls;
     const MPI_Datatype *types = send ? a->stypes : a->rtypes;
-    if (n > 0 && (!counts || !displs || (a->kind == NB_ALLTOALLW && !types)))
+    if (n > 0 && (pm_counts_null(counts) || pm_displs_null(displs) ||
+                  (a->kind == NB_ALLTOALLW && !types)))
         return pm_error(c->handle, MPI_ERR_ARG, "%s: %scounts, the displacements%s is NULL", fn,
                         sr, a->kind == NB_ALLTOALLW ? " or the datatypes" : "");
     for (int k = 0; k < n; k++) {
-        if (counts[k] < 0)
-            return pm_error(c->handle, MPI_ERR_COUNT, "%s: %scounts[%d] = %d is negative", fn, sr,
-                            k, counts[k]);
-        if (a->kind == NB_ALLTOALLW && counts[k] > 0) {
-            int rc = pm_coll_check_buf(fn, c, counts[k], types[k]);
+        MPI_Count ck = pm_cnt(counts, k);
+        if (ck < 0)
+            return pm_error(c->handle, MPI_ERR_COUNT, "%s: %scounts[%d] = %lld is negative", fn,
+                            sr, k, ck);
+        if (a->kind == NB_ALLTOALLW && ck > 0) {
+            int rc = pm_coll_check_buf(fn, c, ck, types[k]);
             if (rc)
                 return rc;
         }
@@ -249,73 +248,92 @@ out:
     }                                                                             \
     PM_WEAK(Name)
 
-int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-NB_ENTRY(Neighbor_allgather, "MPI_Neighbor_allgather", NULL, .kind = NB_ALLGATHER,
-         .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-         .rcount = recvcount, .rtype = recvtype)
+/* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
+#define PM_NEIGHBOR_API(SUF, CT, DT)                                                              \
+    int PMPI_Neighbor_allgather##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,    \
+                                     void *recvbuf, CT recvcount, MPI_Datatype recvtype,          \
+                                     MPI_Comm comm)                                               \
+    NB_ENTRY(Neighbor_allgather##SUF, "MPI_Neighbor_allgather" #SUF, NULL, .kind = NB_ALLGATHER,  \
+             .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,            \
+             .rcount = recvcount, .rtype = recvtype)                                              \
+                                                                                                  \
+    int PMPI_Ineighbor_allgather##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,   \
+                                      void *recvbuf, CT recvcount, MPI_Datatype recvtype,         \
+                                      MPI_Comm comm, MPI_Request *request)                        \
+    NB_ENTRY(Ineighbor_allgather##SUF, "MPI_Ineighbor_allgather" #SUF, request,                   \
+             .kind = NB_ALLGATHER, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,       \
+             .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype)                             \
+                                                                                                  \
+    int PMPI_Neighbor_allgatherv##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,   \
+                                      void *recvbuf, const CT recvcounts[], const DT displs[],    \
+                                      MPI_Datatype recvtype, MPI_Comm comm)                       \
+    NB_ENTRY(Neighbor_allgatherv##SUF, "MPI_Neighbor_allgatherv" #SUF, NULL,                      \
+             .kind = NB_ALLGATHERV, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,      \
+             .rbuf = recvbuf, .rcounts = PM_COUNTS(recvcounts), .rdispls = PM_DISPLS(displs),     \
+             .rtype = recvtype)                                                                   \
+                                                                                                  \
+    int PMPI_Ineighbor_allgatherv##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,  \
+                                       void *recvbuf, const CT recvcounts[], const DT displs[],   \
+                                       MPI_Datatype recvtype, MPI_Comm comm,                      \
+                                       MPI_Request *request)                                      \
+    NB_ENTRY(Ineighbor_allgatherv##SUF, "MPI_Ineighbor_allgatherv" #SUF, request,                 \
+             .kind = NB_ALLGATHERV, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,      \
+             .rbuf = recvbuf, .rcounts = PM_COUNTS(recvcounts), .rdispls = PM_DISPLS(displs),     \
+             .rtype = recvtype)                                                                   \
+                                                                                                  \
+    int PMPI_Neighbor_alltoall##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,     \
+                                    void *recvbuf, CT recvcount, MPI_Datatype recvtype,           \
+                                    MPI_Comm comm)                                                \
+    NB_ENTRY(Neighbor_alltoall##SUF, "MPI_Neighbor_alltoall" #SUF, NULL, .kind = NB_ALLTOALL,     \
+             .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,            \
+             .rcount = recvcount, .rtype = recvtype)                                              \
+                                                                                                  \
+    int PMPI_Ineighbor_alltoall##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,    \
+                                     void *recvbuf, CT recvcount, MPI_Datatype recvtype,          \
+                                     MPI_Comm comm, MPI_Request *request)                         \
+    NB_ENTRY(Ineighbor_alltoall##SUF, "MPI_Ineighbor_alltoall" #SUF, request,                     \
+             .kind = NB_ALLTOALL, .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,        \
+             .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype)                             \
+                                                                                                  \
+    int PMPI_Neighbor_alltoallv##SUF(const void *sendbuf, const CT sendcounts[],                  \
+                                     const DT sdispls[], MPI_Datatype sendtype, void *recvbuf,    \
+                                     const CT recvcounts[], const DT rdispls[],                   \
+                                     MPI_Datatype recvtype, MPI_Comm comm)                        \
+    NB_ENTRY(Neighbor_alltoallv##SUF, "MPI_Neighbor_alltoallv" #SUF, NULL, .kind = NB_ALLTOALLV,  \
+             .sbuf = sendbuf, .scounts = PM_COUNTS(sendcounts), .sdispls = PM_DISPLS(sdispls),    \
+             .stype = sendtype, .rbuf = recvbuf, .rcounts = PM_COUNTS(recvcounts),                \
+             .rdispls = PM_DISPLS(rdispls), .rtype = recvtype)                                    \
+                                                                                                  \
+    int PMPI_Ineighbor_alltoallv##SUF(const void *sendbuf, const CT sendcounts[],                 \
+                                      const DT sdispls[], MPI_Datatype sendtype, void *recvbuf,   \
+                                      const CT recvcounts[], const DT rdispls[],                  \
+                                      MPI_Datatype recvtype, MPI_Comm comm,                       \
+                                      MPI_Request *request)                                       \
+    NB_ENTRY(Ineighbor_alltoallv##SUF, "MPI_Ineighbor_alltoallv" #SUF, request,                   \
+             .kind = NB_ALLTOALLV, .sbuf = sendbuf, .scounts = PM_COUNTS(sendcounts),             \
+             .sdispls = PM_DISPLS(sdispls), .stype = sendtype, .rbuf = recvbuf,                   \
+             .rcounts = PM_COUNTS(recvcounts), .rdispls = PM_DISPLS(rdispls), .rtype = recvtype)  \
+                                                                                                  \
+    int PMPI_Neighbor_alltoallw##SUF(const void *sendbuf, const CT sendcounts[],                  \
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],    \
+                                     void *recvbuf, const CT recvcounts[],                        \
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],    \
+                                     MPI_Comm comm)                                               \
+    NB_ENTRY(Neighbor_alltoallw##SUF, "MPI_Neighbor_alltoallw" #SUF, NULL, .kind = NB_ALLTOALLW,  \
+             .sbuf = sendbuf, .scounts = PM_COUNTS(sendcounts), .sdispls = PM_DISPLS(sdispls),    \
+             .stypes = sendtypes, .rbuf = recvbuf, .rcounts = PM_COUNTS(recvcounts),              \
+             .rdispls = PM_DISPLS(rdispls), .rtypes = recvtypes)                                  \
+                                                                                                  \
+    int PMPI_Ineighbor_alltoallw##SUF(const void *sendbuf, const CT sendcounts[],                 \
+                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],   \
+                                      void *recvbuf, const CT recvcounts[],                       \
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],   \
+                                      MPI_Comm comm, MPI_Request *request)                        \
+    NB_ENTRY(Ineighbor_alltoallw##SUF, "MPI_Ineighbor_alltoallw" #SUF, request,                   \
+             .kind = NB_ALLTOALLW, .sbuf = sendbuf, .scounts = PM_COUNTS(sendcounts),             \
+             .sdispls = PM_DISPLS(sdispls), .stypes = sendtypes, .rbuf = recvbuf,                 \
+             .rcounts = PM_COUNTS(recvcounts), .rdispls = PM_DISPLS(rdispls),                     \
+             .rtypes = recvtypes)
 
-int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request)
-NB_ENTRY(Ineighbor_allgather, "MPI_Ineighbor_allgather", request, .kind = NB_ALLGATHER,
-         .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-         .rcount = recvcount, .rtype = recvtype)
-
-int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm)
-NB_ENTRY(Neighbor_allgatherv, "MPI_Neighbor_allgatherv", NULL, .kind = NB_ALLGATHERV,
-         .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-         .rcounts = recvcounts, .rdispls = displs, .rtype = recvtype)
-
-int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, const int recvcounts[], const int displs[],
-                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-NB_ENTRY(Ineighbor_allgatherv, "MPI_Ineighbor_allgatherv", request, .kind = NB_ALLGATHERV,
-         .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-         .rcounts = recvcounts, .rdispls = displs, .rtype = recvtype)
-
-int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-NB_ENTRY(Neighbor_alltoall, "MPI_Neighbor_alltoall", NULL, .kind = NB_ALLTOALL,
-         .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-         .rcount = recvcount, .rtype = recvtype)
-
-int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request *request)
-NB_ENTRY(Ineighbor_alltoall, "MPI_Ineighbor_alltoall", request, .kind = NB_ALLTOALL,
-         .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,
-         .rcount = recvcount, .rtype = recvtype)
-
-int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-NB_ENTRY(Neighbor_alltoallv, "MPI_Neighbor_alltoallv", NULL, .kind = NB_ALLTOALLV,
-         .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
-         .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rtype = recvtype)
-
-int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request *request)
-NB_ENTRY(Ineighbor_alltoallv, "MPI_Ineighbor_alltoallv", request, .kind = NB_ALLTOALLV,
-         .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
-         .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rtype = recvtype)
-
-int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                            MPI_Comm comm)
-NB_ENTRY(Neighbor_alltoallw, "MPI_Neighbor_alltoallw", NULL, .kind = NB_ALLTOALLW,
-         .sbuf = sendbuf, .scounts = sendcounts, .sdispls_w = sdispls, .stypes = sendtypes,
-         .rbuf = recvbuf, .rcounts = recvcounts, .rdispls_w = rdispls, .rtypes = recvtypes)
-
-int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                             const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                             void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                             const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
-NB_ENTRY(Ineighbor_alltoallw, "MPI_Ineighbor_alltoallw", request, .kind = NB_ALLTOALLW,
-         .sbuf = sendbuf, .scounts = sendcounts, .sdispls_w = sdispls, .stypes = sendtypes,
-         .rbuf = recvbuf, .rcounts = recvcounts, .rdispls_w = rdispls, .rtypes = recvtypes)
+PM_NEIGHBOR_API(, int, int)
+PM_NEIGHBOR_API(_c, MPI_Count, MPI_Aint)

@@ -17,7 +17,9 @@
  * may free theirs while the request lives, as with any pending operation.
  * Count and displacement arrays are copied at init too (where they are
  * significant): mpi4py, for one, passes arrays it frees when the init
- * returns (its large-count fallbacks convert them into temporaries).
+ * returns (its large-count fallbacks convert them into temporaries). The
+ * copies are wide (MPI_Count counts, MPI_Aint displacements) whichever
+ * form the init took, so every start runs the operation's _c form.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +41,12 @@ struct pm_pcoll {
     uint32_t seq;
     const void *sbuf;
     void *rbuf;
-    int scount, rcount, root;
-    const int *scounts, *sdispls, *rcounts, *rdispls;
-    const MPI_Aint *sdispls_a, *rdispls_a; /* neighbor_alltoallw */
+    MPI_Count scount, rcount;
+    int root;
+    /* the caller's arrays until make(), then our wide copies (NULL where
+     * not significant) */
+    struct pm_counts scounts, rcounts;
+    struct pm_displs sdispls, rdispls;
     MPI_Datatype stype, rtype;
     MPI_Datatype *stypes, *rtypes;          /* alltoallw: our duplicates */
     int ntypes_s, ntypes_r;                 /* ... how many */
@@ -105,36 +110,46 @@ void pm_pcoll_free(struct pm_pcoll *pc)
     free(pc);
 }
 
-/* Copy n elements of `a` (if any) to *at, then advance *at. */
-static const void *take(const void *a, size_t elem, int n, char **at)
+/* Wide copies of n counts and n displacements (NULL where the caller
+ * passed none), taken from *at, which advances. */
+static struct pm_counts take_counts(struct pm_counts in, int n, char **at)
 {
-    if (!a || n <= 0)
-        return a;
-    memcpy(*at, a, elem * (size_t)n);
-    const void *copy = *at;
-    *at += elem * (size_t)n;
-    return copy;
+    if (pm_counts_null(in) || n <= 0)
+        return PM_NO_COUNTS;
+    MPI_Count *copy = (MPI_Count *)*at;
+    for (int i = 0; i < n; i++)
+        copy[i] = pm_cnt(in, i);
+    *at += (size_t)n * sizeof *copy;
+    return PM_COUNTS((const MPI_Count *)copy);
 }
 
-/* Replace the count and displacement arrays by our copies: ns and nr
+static struct pm_displs take_displs(struct pm_displs in, int n, char **at)
+{
+    if (pm_displs_null(in) || n <= 0)
+        return PM_NO_DISPLS;
+    MPI_Aint *copy = (MPI_Aint *)*at;
+    for (int i = 0; i < n; i++)
+        copy[i] = pm_dsp(in, i);
+    *at += (size_t)n * sizeof *copy;
+    return PM_DISPLS((const MPI_Aint *)copy);
+}
+
+/* Replace the count and displacement arrays by our wide copies: ns and nr
  * elements on the send and receive sides (0 where not significant). */
 static int keep_arrays(struct pm_pcoll *pc, int ns, int nr)
 {
-    size_t bytes = (size_t)(ns > 0 ? ns : 0) * (2 * sizeof(int) + sizeof(MPI_Aint)) +
-                   (size_t)(nr > 0 ? nr : 0) * (2 * sizeof(int) + sizeof(MPI_Aint));
-    if (bytes == 0)
-        return MPI_SUCCESS;
-    char *at = malloc(bytes);
-    if (!at)
+    ns = ns > 0 ? ns : 0;
+    nr = nr > 0 ? nr : 0;
+    _Static_assert(sizeof(MPI_Count) == sizeof(MPI_Aint), "one alignment for both");
+    size_t bytes = (size_t)(ns + nr) * (sizeof(MPI_Count) + sizeof(MPI_Aint));
+    char *at = bytes ? malloc(bytes) : NULL;
+    if (bytes && !at)
         return MPI_ERR_NO_MEM;
     pc->arrays = at;
-    /* (MPI_Aint ones first: their alignment) */
-    pc->sdispls_a = take(pc->sdispls_a, sizeof(MPI_Aint), ns, &at);
-    pc->rdispls_a = take(pc->rdispls_a, sizeof(MPI_Aint), nr, &at);
-    pc->scounts = take(pc->scounts, sizeof(int), ns, &at);
-    pc->sdispls = take(pc->sdispls, sizeof(int), ns, &at);
-    pc->rcounts = take(pc->rcounts, sizeof(int), nr, &at);
-    pc->rdispls = take(pc->rdispls, sizeof(int), nr, &at);
+    pc->scounts = take_counts(pc->scounts, ns, &at);
+    pc->sdispls = take_displs(pc->sdispls, ns, &at);
+    pc->rcounts = take_counts(pc->rcounts, nr, &at);
+    pc->rdispls = take_displs(pc->rdispls, nr, &at);
     return MPI_SUCCESS;
 }
 
@@ -174,83 +189,82 @@ int pm_pcoll_start(struct pm_pcoll *pc, MPI_Request *inner)
     int rc;
     switch (a->kind) {
     case PC_BARRIER: rc = PMPI_Ibarrier(a->comm, inner); break;
-    case PC_BCAST:
-        rc = PMPI_Ibcast(a->rbuf, a->rcount, a->rtype, a->root, a->comm, inner);
-        break;
+    case PC_BCAST: rc = PMPI_Ibcast_c(a->rbuf, a->rcount, a->rtype, a->root, a->comm, inner); break;
     case PC_GATHER:
-        rc = PMPI_Igather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root,
-                          a->comm, inner);
+        rc = PMPI_Igather_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root,
+                            a->comm, inner);
         break;
     case PC_GATHERV:
-        rc = PMPI_Igatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts, a->rdispls,
-                           a->rtype, a->root, a->comm, inner);
+        rc = PMPI_Igatherv_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts.c, a->rdispls.a,
+                             a->rtype, a->root, a->comm, inner);
         break;
     case PC_SCATTER:
-        rc = PMPI_Iscatter(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root,
-                           a->comm, inner);
+        rc = PMPI_Iscatter_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->root,
+                             a->comm, inner);
         break;
     case PC_SCATTERV:
-        rc = PMPI_Iscatterv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcount,
-                            a->rtype, a->root, a->comm, inner);
+        rc = PMPI_Iscatterv_c(a->sbuf, a->scounts.c, a->sdispls.a, a->stype, a->rbuf, a->rcount,
+                              a->rtype, a->root, a->comm, inner);
         break;
     case PC_ALLGATHER:
-        rc = PMPI_Iallgather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm,
-                             inner);
+        rc = PMPI_Iallgather_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm,
+                               inner);
         break;
     case PC_ALLGATHERV:
-        rc = PMPI_Iallgatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts, a->rdispls,
-                              a->rtype, a->comm, inner);
+        rc = PMPI_Iallgatherv_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts.c, a->rdispls.a,
+                                a->rtype, a->comm, inner);
         break;
     case PC_ALLTOALL:
-        rc = PMPI_Ialltoall(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm,
-                            inner);
+        rc = PMPI_Ialltoall_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype, a->comm,
+                              inner);
         break;
     case PC_ALLTOALLV:
-        rc = PMPI_Ialltoallv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf, a->rcounts,
-                             a->rdispls, a->rtype, a->comm, inner);
+        rc = PMPI_Ialltoallv_c(a->sbuf, a->scounts.c, a->sdispls.a, a->stype, a->rbuf, a->rcounts.c,
+                               a->rdispls.a, a->rtype, a->comm, inner);
         break;
     case PC_ALLTOALLW:
-        rc = PMPI_Ialltoallw(a->sbuf, a->scounts, a->sdispls, a->stypes, a->rbuf, a->rcounts,
-                             a->rdispls, a->rtypes, a->comm, inner);
+        rc = PMPI_Ialltoallw_c(a->sbuf, a->scounts.c, a->sdispls.a, a->stypes, a->rbuf,
+                               a->rcounts.c, a->rdispls.a, a->rtypes, a->comm, inner);
         break;
     case PC_REDUCE:
-        rc = PMPI_Ireduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->root, a->comm, inner);
+        rc = PMPI_Ireduce_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->root, a->comm, inner);
         break;
     case PC_ALLREDUCE:
-        rc = PMPI_Iallreduce(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, inner);
+        rc = PMPI_Iallreduce_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, inner);
         break;
     case PC_REDUCE_SCATTER:
-        rc = PMPI_Ireduce_scatter(a->sbuf, a->rbuf, a->rcounts, a->rtype, a->op, a->comm, inner);
+        rc =
+            PMPI_Ireduce_scatter_c(a->sbuf, a->rbuf, a->rcounts.c, a->rtype, a->op, a->comm, inner);
         break;
     case PC_REDUCE_SCATTER_BLOCK:
-        rc = PMPI_Ireduce_scatter_block(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm,
-                                        inner);
+        rc = PMPI_Ireduce_scatter_block_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm,
+                                          inner);
         break;
     case PC_SCAN:
-        rc = PMPI_Iscan(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, inner);
+        rc = PMPI_Iscan_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, inner);
         break;
     case PC_EXSCAN:
-        rc = PMPI_Iexscan(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, inner);
+        rc = PMPI_Iexscan_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, inner);
         break;
     case PC_NB_ALLGATHER:
-        rc = PMPI_Ineighbor_allgather(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount,
-                                      a->rtype, a->comm, inner);
+        rc = PMPI_Ineighbor_allgather_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype,
+                                        a->comm, inner);
         break;
     case PC_NB_ALLGATHERV:
-        rc = PMPI_Ineighbor_allgatherv(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts,
-                                       a->rdispls, a->rtype, a->comm, inner);
+        rc = PMPI_Ineighbor_allgatherv_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcounts.c,
+                                         a->rdispls.a, a->rtype, a->comm, inner);
         break;
     case PC_NB_ALLTOALL:
-        rc = PMPI_Ineighbor_alltoall(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype,
-                                     a->comm, inner);
+        rc = PMPI_Ineighbor_alltoall_c(a->sbuf, a->scount, a->stype, a->rbuf, a->rcount, a->rtype,
+                                       a->comm, inner);
         break;
     case PC_NB_ALLTOALLV:
-        rc = PMPI_Ineighbor_alltoallv(a->sbuf, a->scounts, a->sdispls, a->stype, a->rbuf,
-                                      a->rcounts, a->rdispls, a->rtype, a->comm, inner);
+        rc = PMPI_Ineighbor_alltoallv_c(a->sbuf, a->scounts.c, a->sdispls.a, a->stype, a->rbuf,
+                                        a->rcounts.c, a->rdispls.a, a->rtype, a->comm, inner);
         break;
     case PC_NB_ALLTOALLW:
-        rc = PMPI_Ineighbor_alltoallw(a->sbuf, a->scounts, a->sdispls_a, a->stypes, a->rbuf,
-                                      a->rcounts, a->rdispls_a, a->rtypes, a->comm, inner);
+        rc = PMPI_Ineighbor_alltoallw_c(a->sbuf, a->scounts.c, a->sdispls.a, a->stypes, a->rbuf,
+                                        a->rcounts.c, a->rdispls.a, a->rtypes, a->comm, inner);
         break;
     default: rc = MPI_ERR_INTERN; break;
     }
@@ -329,241 +343,268 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 }
 PM_WEAK(Barrier_init)
 
-int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                    MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_BCAST, "MPI_Bcast_init");
-    pc->rbuf = buffer, pc->rcount = count, pc->rtype = datatype, pc->root = root;
-    return make(pc, info, request);
-}
-PM_WEAK(Bcast_init)
+/* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
+#define PM_PCOLL_API(SUF, CT, DT)                                                                 \
+    int PMPI_Bcast_init##SUF(void *buffer, CT count, MPI_Datatype datatype, int root,             \
+                             MPI_Comm comm, MPI_Info info, MPI_Request *request)                  \
+    {                                                                                             \
+        NEW(PC_BCAST, "MPI_Bcast_init" #SUF);                                                     \
+        pc->rbuf = buffer, pc->rcount = count, pc->rtype = datatype, pc->root = root;             \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Bcast_init##SUF)                                                                      \
+                                                                                                  \
+    int PMPI_Gather_init##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,           \
+                              void *recvbuf, CT recvcount, MPI_Datatype recvtype, int root,       \
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request)                 \
+    {                                                                                             \
+        NEW(PC_GATHER, "MPI_Gather_init" #SUF);                                                   \
+        pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;                         \
+        pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype, pc->root = root;        \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Gather_init##SUF)                                                                     \
+                                                                                                  \
+    int PMPI_Gatherv_init##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,          \
+                               void *recvbuf, const CT recvcounts[], const DT displs[],           \
+                               MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,     \
+                               MPI_Request *request)                                              \
+    {                                                                                             \
+        NEW(PC_GATHERV, "MPI_Gatherv_init" #SUF);                                                 \
+        pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;                         \
+        pc->rbuf = recvbuf, pc->rcounts = PM_COUNTS(recvcounts),                                  \
+            pc->rdispls = PM_DISPLS(displs), pc->rtype = recvtype;                                \
+        pc->root = root;                                                                          \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Gatherv_init##SUF)                                                                    \
+                                                                                                  \
+    int PMPI_Scatter_init##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,          \
+                               void *recvbuf, CT recvcount, MPI_Datatype recvtype, int root,      \
+                               MPI_Comm comm, MPI_Info info, MPI_Request *request)                \
+    {                                                                                             \
+        NEW(PC_SCATTER, "MPI_Scatter_init" #SUF);                                                 \
+        pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;                         \
+        pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype, pc->root = root;        \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Scatter_init##SUF)                                                                    \
+                                                                                                  \
+    int PMPI_Scatterv_init##SUF(const void *sendbuf, const CT sendcounts[], const DT displs[],    \
+                                MPI_Datatype sendtype, void *recvbuf, CT recvcount,               \
+                                MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,    \
+                                MPI_Request *request)                                             \
+    {                                                                                             \
+        NEW(PC_SCATTERV, "MPI_Scatterv_init" #SUF);                                               \
+        pc->sbuf = sendbuf, pc->scounts = PM_COUNTS(sendcounts),                                  \
+            pc->sdispls = PM_DISPLS(displs), pc->stype = sendtype;                                \
+        pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype, pc->root = root;        \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Scatterv_init##SUF)                                                                   \
+                                                                                                  \
+    int PMPI_Allgather_init##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,        \
+                                 void *recvbuf, CT recvcount, MPI_Datatype recvtype,              \
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)              \
+    {                                                                                             \
+        NEW(PC_ALLGATHER, "MPI_Allgather_init" #SUF);                                             \
+        pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;                         \
+        pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;                         \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Allgather_init##SUF)                                                                  \
+                                                                                                  \
+    int PMPI_Allgatherv_init##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,       \
+                                  void *recvbuf, const CT recvcounts[], const DT displs[],        \
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,            \
+                                  MPI_Request *request)                                           \
+    {                                                                                             \
+        NEW(PC_ALLGATHERV, "MPI_Allgatherv_init" #SUF);                                           \
+        pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;                         \
+        pc->rbuf = recvbuf, pc->rcounts = PM_COUNTS(recvcounts),                                  \
+            pc->rdispls = PM_DISPLS(displs), pc->rtype = recvtype;                                \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Allgatherv_init##SUF)                                                                 \
+                                                                                                  \
+    int PMPI_Alltoall_init##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,         \
+                                void *recvbuf, CT recvcount, MPI_Datatype recvtype,               \
+                                MPI_Comm comm, MPI_Info info, MPI_Request *request)               \
+    {                                                                                             \
+        NEW(PC_ALLTOALL, "MPI_Alltoall_init" #SUF);                                               \
+        pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;                         \
+        pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;                         \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Alltoall_init##SUF)                                                                   \
+                                                                                                  \
+    int PMPI_Alltoallv_init##SUF(const void *sendbuf, const CT sendcounts[], const DT sdispls[],  \
+                                 MPI_Datatype sendtype, void *recvbuf, const CT recvcounts[],     \
+                                 const DT rdispls[], MPI_Datatype recvtype, MPI_Comm comm,        \
+                                 MPI_Info info, MPI_Request *request)                             \
+    {                                                                                             \
+        NEW(PC_ALLTOALLV, "MPI_Alltoallv_init" #SUF);                                             \
+        pc->sbuf = sendbuf, pc->scounts = PM_COUNTS(sendcounts),                                  \
+            pc->sdispls = PM_DISPLS(sdispls), pc->stype = sendtype;                               \
+        pc->rbuf = recvbuf, pc->rcounts = PM_COUNTS(recvcounts),                                  \
+            pc->rdispls = PM_DISPLS(rdispls), pc->rtype = recvtype;                               \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Alltoallv_init##SUF)                                                                  \
+                                                                                                  \
+    int PMPI_Alltoallw_init##SUF(const void *sendbuf, const CT sendcounts[], const DT sdispls[],  \
+                                 const MPI_Datatype sendtypes[], void *recvbuf,                   \
+                                 const CT recvcounts[], const DT rdispls[],                       \
+                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,    \
+                                 MPI_Request *request)                                            \
+    {                                                                                             \
+        NEW(PC_ALLTOALLW, "MPI_Alltoallw_init" #SUF);                                             \
+        pc->sbuf = sendbuf, pc->scounts = PM_COUNTS(sendcounts),                                  \
+            pc->sdispls = PM_DISPLS(sdispls);                                                     \
+        pc->rbuf = recvbuf, pc->rcounts = PM_COUNTS(recvcounts),                                  \
+            pc->rdispls = PM_DISPLS(rdispls);                                                     \
+        pc->stypes = (MPI_Datatype *)(uintptr_t)sendtypes; /* make() copies them */               \
+        pc->rtypes = (MPI_Datatype *)(uintptr_t)recvtypes;                                        \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Alltoallw_init##SUF)                                                                  \
+                                                                                                  \
+    int PMPI_Reduce_init##SUF(const void *sendbuf, void *recvbuf, CT count,                       \
+                              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,          \
+                              MPI_Info info, MPI_Request *request)                                \
+    {                                                                                             \
+        NEW(PC_REDUCE, "MPI_Reduce_init" #SUF);                                                   \
+        pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;         \
+        pc->op = op, pc->root = root;                                                             \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Reduce_init##SUF)                                                                     \
+                                                                                                  \
+    int PMPI_Allreduce_init##SUF(const void *sendbuf, void *recvbuf, CT count,                    \
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,  \
+                                 MPI_Request *request)                                            \
+    {                                                                                             \
+        NEW(PC_ALLREDUCE, "MPI_Allreduce_init" #SUF);                                             \
+        pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;         \
+        pc->op = op;                                                                              \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Allreduce_init##SUF)                                                                  \
+                                                                                                  \
+    int PMPI_Reduce_scatter_init##SUF(const void *sendbuf, void *recvbuf, const CT recvcounts[],  \
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,            \
+                                      MPI_Info info, MPI_Request *request)                        \
+    {                                                                                             \
+        NEW(PC_REDUCE_SCATTER, "MPI_Reduce_scatter_init" #SUF);                                   \
+        pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcounts = PM_COUNTS(recvcounts),              \
+            pc->rtype = datatype;                                                                 \
+        pc->op = op;                                                                              \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Reduce_scatter_init##SUF)                                                             \
+                                                                                                  \
+    int PMPI_Reduce_scatter_block_init##SUF(const void *sendbuf, void *recvbuf, CT recvcount,     \
+                                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,      \
+                                            MPI_Info info, MPI_Request *request)                  \
+    {                                                                                             \
+        NEW(PC_REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block_init" #SUF);                       \
+        pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = datatype;     \
+        pc->op = op;                                                                              \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Reduce_scatter_block_init##SUF)                                                       \
+                                                                                                  \
+    int PMPI_Scan_init##SUF(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype,  \
+                            MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)        \
+    {                                                                                             \
+        NEW(PC_SCAN, "MPI_Scan_init" #SUF);                                                       \
+        pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;         \
+        pc->op = op;                                                                              \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Scan_init##SUF)                                                                       \
+                                                                                                  \
+    int PMPI_Exscan_init##SUF(const void *sendbuf, void *recvbuf, CT count,                       \
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,     \
+                              MPI_Request *request)                                               \
+    {                                                                                             \
+        NEW(PC_EXSCAN, "MPI_Exscan_init" #SUF);                                                   \
+        pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;         \
+        pc->op = op;                                                                              \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Exscan_init##SUF)                                                                     \
+                                                                                                  \
+    int PMPI_Neighbor_allgather_init##SUF(const void *sendbuf, CT sendcount,                      \
+                                          MPI_Datatype sendtype, void *recvbuf, CT recvcount,     \
+                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,    \
+                                          MPI_Request *request)                                   \
+    {                                                                                             \
+        NEW(PC_NB_ALLGATHER, "MPI_Neighbor_allgather_init" #SUF);                                 \
+        pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;                         \
+        pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;                         \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Neighbor_allgather_init##SUF)                                                         \
+                                                                                                  \
+    int PMPI_Neighbor_allgatherv_init##SUF(const void *sendbuf, CT sendcount,                     \
+                                           MPI_Datatype sendtype, void *recvbuf,                  \
+                                           const CT recvcounts[], const DT displs[],              \
+                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,   \
+                                           MPI_Request *request)                                  \
+    {                                                                                             \
+        NEW(PC_NB_ALLGATHERV, "MPI_Neighbor_allgatherv_init" #SUF);                               \
+        pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;                         \
+        pc->rbuf = recvbuf, pc->rcounts = PM_COUNTS(recvcounts),                                  \
+            pc->rdispls = PM_DISPLS(displs), pc->rtype = recvtype;                                \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Neighbor_allgatherv_init##SUF)                                                        \
+                                                                                                  \
+    int PMPI_Neighbor_alltoall_init##SUF(const void *sendbuf, CT sendcount,                       \
+                                         MPI_Datatype sendtype, void *recvbuf, CT recvcount,      \
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,     \
+                                         MPI_Request *request)                                    \
+    {                                                                                             \
+        NEW(PC_NB_ALLTOALL, "MPI_Neighbor_alltoall_init" #SUF);                                   \
+        pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;                         \
+        pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;                         \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Neighbor_alltoall_init##SUF)                                                          \
+                                                                                                  \
+    int PMPI_Neighbor_alltoallv_init##SUF(const void *sendbuf, const CT sendcounts[],             \
+                                          const DT sdispls[], MPI_Datatype sendtype,              \
+                                          void *recvbuf, const CT recvcounts[],                   \
+                                          const DT rdispls[], MPI_Datatype recvtype,              \
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)     \
+    {                                                                                             \
+        NEW(PC_NB_ALLTOALLV, "MPI_Neighbor_alltoallv_init" #SUF);                                 \
+        pc->sbuf = sendbuf, pc->scounts = PM_COUNTS(sendcounts),                                  \
+            pc->sdispls = PM_DISPLS(sdispls), pc->stype = sendtype;                               \
+        pc->rbuf = recvbuf, pc->rcounts = PM_COUNTS(recvcounts),                                  \
+            pc->rdispls = PM_DISPLS(rdispls), pc->rtype = recvtype;                               \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Neighbor_alltoallv_init##SUF)                                                         \
+                                                                                                  \
+    int PMPI_Neighbor_alltoallw_init##SUF(const void *sendbuf, const CT sendcounts[],             \
+                                          const MPI_Aint sdispls[],                               \
+                                          const MPI_Datatype sendtypes[], void *recvbuf,          \
+                                          const CT recvcounts[], const MPI_Aint rdispls[],        \
+                                          const MPI_Datatype recvtypes[], MPI_Comm comm,          \
+                                          MPI_Info info, MPI_Request *request)                    \
+    {                                                                                             \
+        NEW(PC_NB_ALLTOALLW, "MPI_Neighbor_alltoallw_init" #SUF);                                 \
+        pc->sbuf = sendbuf, pc->scounts = PM_COUNTS(sendcounts),                                  \
+            pc->sdispls = PM_DISPLS(sdispls);                                                     \
+        pc->rbuf = recvbuf, pc->rcounts = PM_COUNTS(recvcounts),                                  \
+            pc->rdispls = PM_DISPLS(rdispls);                                                     \
+        pc->stypes = (MPI_Datatype *)(uintptr_t)sendtypes;                                        \
+        pc->rtypes = (MPI_Datatype *)(uintptr_t)recvtypes;                                        \
+        return make(pc, info, request);                                                           \
+    }                                                                                             \
+    PM_WEAK(Neighbor_alltoallw_init##SUF)
 
-int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                     MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_GATHER, "MPI_Gather_init");
-    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype, pc->root = root;
-    return make(pc, info, request);
-}
-PM_WEAK(Gather_init)
-
-int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                      int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_GATHERV, "MPI_Gatherv_init");
-    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = displs, pc->rtype = recvtype;
-    pc->root = root;
-    return make(pc, info, request);
-}
-PM_WEAK(Gatherv_init)
-
-int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                      MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_SCATTER, "MPI_Scatter_init");
-    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype, pc->root = root;
-    return make(pc, info, request);
-}
-PM_WEAK(Scatter_init)
-
-int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
-                       MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    NEW(PC_SCATTERV, "MPI_Scatterv_init");
-    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls = displs, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype, pc->root = root;
-    return make(pc, info, request);
-}
-PM_WEAK(Scatterv_init)
-
-int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_ALLGATHER, "MPI_Allgather_init");
-    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;
-    return make(pc, info, request);
-}
-PM_WEAK(Allgather_init)
-
-int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, const int recvcounts[], const int displs[],
-                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    NEW(PC_ALLGATHERV, "MPI_Allgatherv_init");
-    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = displs, pc->rtype = recvtype;
-    return make(pc, info, request);
-}
-PM_WEAK(Allgatherv_init)
-
-int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    NEW(PC_ALLTOALL, "MPI_Alltoall_init");
-    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;
-    return make(pc, info, request);
-}
-PM_WEAK(Alltoall_init)
-
-int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_ALLTOALLV, "MPI_Alltoallv_init");
-    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls = sdispls, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = rdispls, pc->rtype = recvtype;
-    return make(pc, info, request);
-}
-PM_WEAK(Alltoallv_init)
-
-int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_ALLTOALLW, "MPI_Alltoallw_init");
-    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls = sdispls;
-    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = rdispls;
-    pc->stypes = (MPI_Datatype *)(uintptr_t)sendtypes; /* make() copies them */
-    pc->rtypes = (MPI_Datatype *)(uintptr_t)recvtypes;
-    return make(pc, info, request);
-}
-PM_WEAK(Alltoallw_init)
-
-int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_REDUCE, "MPI_Reduce_init");
-    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;
-    pc->op = op, pc->root = root;
-    return make(pc, info, request);
-}
-PM_WEAK(Reduce_init)
-
-int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_ALLREDUCE, "MPI_Allreduce_init");
-    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;
-    pc->op = op;
-    return make(pc, info, request);
-}
-PM_WEAK(Allreduce_init)
-
-int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                             MPI_Request *request)
-{
-    NEW(PC_REDUCE_SCATTER, "MPI_Reduce_scatter_init");
-    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rtype = datatype;
-    pc->op = op;
-    return make(pc, info, request);
-}
-PM_WEAK(Reduce_scatter_init)
-
-int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
-                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                   MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block_init");
-    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = datatype;
-    pc->op = op;
-    return make(pc, info, request);
-}
-PM_WEAK(Reduce_scatter_block_init)
-
-int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_SCAN, "MPI_Scan_init");
-    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;
-    pc->op = op;
-    return make(pc, info, request);
-}
-PM_WEAK(Scan_init)
-
-int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_EXSCAN, "MPI_Exscan_init");
-    pc->sbuf = sendbuf, pc->rbuf = recvbuf, pc->rcount = count, pc->rtype = datatype;
-    pc->op = op;
-    return make(pc, info, request);
-}
-PM_WEAK(Exscan_init)
-
-int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_NB_ALLGATHER, "MPI_Neighbor_allgather_init");
-    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;
-    return make(pc, info, request);
-}
-PM_WEAK(Neighbor_allgather_init)
-
-int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, const int recvcounts[], const int displs[],
-                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                  MPI_Request *request)
-{
-    NEW(PC_NB_ALLGATHERV, "MPI_Neighbor_allgatherv_init");
-    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = displs, pc->rtype = recvtype;
-    return make(pc, info, request);
-}
-PM_WEAK(Neighbor_allgatherv_init)
-
-int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    NEW(PC_NB_ALLTOALL, "MPI_Neighbor_alltoall_init");
-    pc->sbuf = sendbuf, pc->scount = sendcount, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcount = recvcount, pc->rtype = recvtype;
-    return make(pc, info, request);
-}
-PM_WEAK(Neighbor_alltoall_init)
-
-int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
-                                 const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                 const int recvcounts[], const int rdispls[],
-                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
-{
-    NEW(PC_NB_ALLTOALLV, "MPI_Neighbor_alltoallv_init");
-    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls = sdispls, pc->stype = sendtype;
-    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls = rdispls, pc->rtype = recvtype;
-    return make(pc, info, request);
-}
-PM_WEAK(Neighbor_alltoallv_init)
-
-int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
-                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
-                                 MPI_Request *request)
-{
-    NEW(PC_NB_ALLTOALLW, "MPI_Neighbor_alltoallw_init");
-    pc->sbuf = sendbuf, pc->scounts = sendcounts, pc->sdispls_a = sdispls;
-    pc->rbuf = recvbuf, pc->rcounts = recvcounts, pc->rdispls_a = rdispls;
-    pc->stypes = (MPI_Datatype *)(uintptr_t)sendtypes;
-    pc->rtypes = (MPI_Datatype *)(uintptr_t)recvtypes;
-    return make(pc, info, request);
-}
-PM_WEAK(Neighbor_alltoallw_init)
+PM_PCOLL_API(, int, int)
+PM_PCOLL_API(_c, MPI_Count, MPI_Aint)

@@ -152,7 +152,7 @@ static int reduce_build(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Coun
 }
 
 static int reduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const void *sbuf,
-                        void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root)
+                        void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op, int root)
 {
     int rc = pm_coll_check_comm(fn, comm, cp);
     if (rc)
@@ -175,12 +175,11 @@ static int reduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, cons
     return pm_coll_check_reduce_bufs(fn, c, sbuf, count, rbuf, count, dt, at_root, at_root);
 }
 
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm)
+static int reduce_blocking(const char *fn, const void *sendbuf, void *recvbuf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-    PM_CHECK_INIT("MPI_Reduce");
     struct pm_comm *c;
-    int rc = reduce_check("MPI_Reduce", comm, &c, sendbuf, recvbuf, count, datatype, op, root);
+    int rc = reduce_check(fn, comm, &c, sendbuf, recvbuf, count, datatype, op, root);
     if (rc)
         return rc;
     if (count == 0 && !c->is_inter) /* intercommunicator: see MPI_Bcast */
@@ -190,30 +189,51 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     reduce_build(&cx, sendbuf, recvbuf, count, datatype, op, root);
     rc = pm_cx_end(&cx);
     if (PM_UNLIKELY(rc))
-        return pm_error(comm, rc, "MPI_Reduce: failed on rank %d (root %d, count %d)", c->rank,
+        return pm_error(comm, rc, "%s: failed on rank %d (root %d, count %lld)", fn, c->rank,
                         root, count);
     return MPI_SUCCESS;
 }
-PM_WEAK(Reduce)
 
-int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+static int reduce_nonblocking(const char *fn, const void *sendbuf, void *recvbuf,
+                              MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                              MPI_Comm comm, MPI_Request *request)
 {
-    PM_CHECK_INIT("MPI_Ireduce");
     struct pm_comm *c;
-    int rc = reduce_check("MPI_Ireduce", comm, &c, sendbuf, recvbuf, count, datatype, op, root);
+    int rc = reduce_check(fn, comm, &c, sendbuf, recvbuf, count, datatype, op, root);
     if (rc)
         return rc;
-    if ((rc = pm_coll_check_request("MPI_Ireduce", c, request)))
+    if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
-        return pm_error(comm, MPI_ERR_NO_MEM, "MPI_Ireduce: out of memory");
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     if (count)
         reduce_build(&cx, sendbuf, recvbuf, count, datatype, op, root);
     rc = pm_cx_start(&cx, request);
     if (PM_UNLIKELY(rc))
-        return pm_error(comm, rc, "MPI_Ireduce: cannot start the operation");
+        return pm_error(comm, rc, "%s: cannot start the operation", fn);
     return MPI_SUCCESS;
 }
-PM_WEAK(Ireduce)
+
+/* Each entry point and its _c twin (MPI_Count counts). */
+#define PM_REDUCE_API(SUF, CT)                                                                    \
+    int PMPI_Reduce##SUF(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype,     \
+                         MPI_Op op, int root, MPI_Comm comm)                                      \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Reduce" #SUF);                                                         \
+        return reduce_blocking("MPI_Reduce" #SUF, sendbuf, recvbuf, count, datatype, op, root,    \
+                               comm);                                                             \
+    }                                                                                             \
+    PM_WEAK(Reduce##SUF)                                                                          \
+                                                                                                  \
+    int PMPI_Ireduce##SUF(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype,    \
+                          MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)               \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Ireduce" #SUF);                                                        \
+        return reduce_nonblocking("MPI_Ireduce" #SUF, sendbuf, recvbuf, count, datatype, op,      \
+                                  root, comm, request);                                           \
+    }                                                                                             \
+    PM_WEAK(Ireduce##SUF)
+
+PM_REDUCE_API(, int)
+PM_REDUCE_API(_c, MPI_Count)

@@ -170,8 +170,8 @@ static int rs_inter(struct pm_cx *cx, const void *sbuf, void *rbuf, const MPI_Co
 }
 
 /* recvcounts (or `block` for every rank when rcounts is NULL). */
-static int rs_build(struct pm_cx *cx, const void *sbuf, void *rbuf, const int *rcounts,
-                    int block, MPI_Datatype dt, MPI_Op op)
+static int rs_build(struct pm_cx *cx, const void *sbuf, void *rbuf, struct pm_counts rcounts,
+                    MPI_Count block, MPI_Datatype dt, MPI_Op op)
 {
     int n = cx->c->size;
     MPI_Count *cnts = pm_cx_scratch(cx, 2 * (size_t)n * sizeof *cnts);
@@ -179,7 +179,7 @@ static int rs_build(struct pm_cx *cx, const void *sbuf, void *rbuf, const int *r
         return cx->err;
     MPI_Count *disps = cnts + n, total = 0;
     for (int i = 0; i < n; i++) {
-        cnts[i] = rcounts ? rcounts[i] : block;
+        cnts[i] = pm_counts_null(rcounts) ? block : pm_cnt(rcounts, i);
         disps[i] = total;
         total += cnts[i];
     }
@@ -192,7 +192,7 @@ static int rs_build(struct pm_cx *cx, const void *sbuf, void *rbuf, const int *r
 
 /* Checks in the standard's order; *total is the vector length. */
 static int rs_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const void *sbuf,
-                    void *rbuf, bool v, const int *rcounts, int block, MPI_Datatype dt,
+                    void *rbuf, bool v, struct pm_counts rcounts, MPI_Count block, MPI_Datatype dt,
                     MPI_Op op, MPI_Count *total)
 {
     int rc = pm_coll_check_comm(fn, comm, cp);
@@ -200,20 +200,21 @@ static int rs_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const vo
         return rc;
     struct pm_comm *c = *cp;
     MPI_Count sum = 0, mine;
-    if (v && !rcounts)
+    if (v && pm_counts_null(rcounts))
         return pm_error(comm, MPI_ERR_ARG, "%s: recvcounts is NULL", fn);
     if (v) {
         for (int i = 0; i < c->size; i++) {
-            if (rcounts[i] < 0)
-                return pm_error(comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative", fn, i,
-                                rcounts[i]);
-            sum += rcounts[i];
+            MPI_Count ci = pm_cnt(rcounts, i);
+            if (ci < 0)
+                return pm_error(comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %lld is negative", fn,
+                                i, ci);
+            sum += ci;
         }
-        mine = rcounts[c->rank];
+        mine = pm_cnt(rcounts, c->rank);
     } else {
         if (block < 0)
-            return pm_error(comm, MPI_ERR_COUNT, "%s: recvcount %d is negative", fn, block);
-        sum = (MPI_Count)block * c->size;
+            return pm_error(comm, MPI_ERR_COUNT, "%s: recvcount %lld is negative", fn, block);
+        sum = block * c->size;
         mine = block;
     }
     if ((rc = pm_coll_check_buf(fn, c, 0, dt)))
@@ -227,8 +228,9 @@ static int rs_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const vo
     return rc;
 }
 
-static int rs_blocking(const char *fn, const void *sbuf, void *rbuf, bool v, const int *rcounts,
-                       int block, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+static int rs_blocking(const char *fn, const void *sbuf, void *rbuf, bool v,
+                       struct pm_counts rcounts, MPI_Count block, MPI_Datatype dt, MPI_Op op,
+                       MPI_Comm comm)
 {
     struct pm_comm *c;
     MPI_Count total = 0;
@@ -248,7 +250,7 @@ static int rs_blocking(const char *fn, const void *sbuf, void *rbuf, bool v, con
 }
 
 static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
-                          const int *rcounts, int block, MPI_Datatype dt, MPI_Op op,
+                          struct pm_counts rcounts, MPI_Count block, MPI_Datatype dt, MPI_Op op,
                           MPI_Comm comm, MPI_Request *request)
 {
     struct pm_comm *c;
@@ -268,39 +270,45 @@ static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
     return MPI_SUCCESS;
 }
 
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Reduce_scatter");
-    return rs_blocking("MPI_Reduce_scatter", sendbuf, recvbuf, true, recvcounts, 0, datatype, op,
-                       comm);
-}
-PM_WEAK(Reduce_scatter)
+/* Each entry point and its _c twin (MPI_Count counts). */
+#define PM_REDUCE_SCATTER_API(SUF, CT)                                                            \
+    int PMPI_Reduce_scatter##SUF(const void *sendbuf, void *recvbuf, const CT recvcounts[],       \
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)                 \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Reduce_scatter" #SUF);                                                 \
+        return rs_blocking("MPI_Reduce_scatter" #SUF, sendbuf, recvbuf, true,                     \
+                           PM_COUNTS(recvcounts), 0, datatype, op, comm);                         \
+    }                                                                                             \
+    PM_WEAK(Reduce_scatter##SUF)                                                                  \
+                                                                                                  \
+    int PMPI_Ireduce_scatter##SUF(const void *sendbuf, void *recvbuf, const CT recvcounts[],      \
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,                \
+                                  MPI_Request *request)                                           \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Ireduce_scatter" #SUF);                                                \
+        return rs_nonblocking("MPI_Ireduce_scatter" #SUF, sendbuf, recvbuf, true,                 \
+                              PM_COUNTS(recvcounts), 0, datatype, op, comm, request);             \
+    }                                                                                             \
+    PM_WEAK(Ireduce_scatter##SUF)                                                                 \
+                                                                                                  \
+    int PMPI_Reduce_scatter_block##SUF(const void *sendbuf, void *recvbuf, CT recvcount,          \
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)           \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Reduce_scatter_block" #SUF);                                           \
+        return rs_blocking("MPI_Reduce_scatter_block" #SUF, sendbuf, recvbuf, false,              \
+                           PM_NO_COUNTS, recvcount, datatype, op, comm);                          \
+    }                                                                                             \
+    PM_WEAK(Reduce_scatter_block##SUF)                                                            \
+                                                                                                  \
+    int PMPI_Ireduce_scatter_block##SUF(const void *sendbuf, void *recvbuf, CT recvcount,         \
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,          \
+                                        MPI_Request *request)                                     \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Ireduce_scatter_block" #SUF);                                          \
+        return rs_nonblocking("MPI_Ireduce_scatter_block" #SUF, sendbuf, recvbuf, false,          \
+                              PM_NO_COUNTS, recvcount, datatype, op, comm, request);              \
+    }                                                                                             \
+    PM_WEAK(Ireduce_scatter_block##SUF)
 
-int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Ireduce_scatter");
-    return rs_nonblocking("MPI_Ireduce_scatter", sendbuf, recvbuf, true, recvcounts, 0, datatype,
-                          op, comm, request);
-}
-PM_WEAK(Ireduce_scatter)
-
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Reduce_scatter_block");
-    return rs_blocking("MPI_Reduce_scatter_block", sendbuf, recvbuf, false, NULL, recvcount,
-                       datatype, op, comm);
-}
-PM_WEAK(Reduce_scatter_block)
-
-int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Ireduce_scatter_block");
-    return rs_nonblocking("MPI_Ireduce_scatter_block", sendbuf, recvbuf, false, NULL, recvcount,
-                          datatype, op, comm, request);
-}
-PM_WEAK(Ireduce_scatter_block)
+PM_REDUCE_SCATTER_API(, int)
+PM_REDUCE_SCATTER_API(_c, MPI_Count)

@@ -55,7 +55,7 @@ static int scan_build(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count 
 }
 
 static int scan_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const void *sbuf,
-                      void *rbuf, int count, MPI_Datatype dt, MPI_Op op)
+                      void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op)
 {
     int rc = pm_coll_check_comm(fn, comm, cp);
     if (rc)
@@ -70,7 +70,7 @@ static int scan_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const 
     return pm_coll_check_reduce_bufs(fn, c, sbuf, count, rbuf, count, dt, true, true);
 }
 
-static int scan_blocking(const char *fn, const void *sbuf, void *rbuf, int count,
+static int scan_blocking(const char *fn, const void *sbuf, void *rbuf, MPI_Count count,
                          MPI_Datatype dt, MPI_Op op, MPI_Comm comm, bool ex)
 {
     struct pm_comm *c;
@@ -84,11 +84,11 @@ static int scan_blocking(const char *fn, const void *sbuf, void *rbuf, int count
     scan_build(&cx, sbuf, rbuf, count, dt, op, ex);
     rc = pm_cx_end(&cx);
     if (PM_UNLIKELY(rc))
-        return pm_error(comm, rc, "%s: failed on rank %d (count %d)", fn, c->rank, count);
+        return pm_error(comm, rc, "%s: failed on rank %d (count %lld)", fn, c->rank, count);
     return MPI_SUCCESS;
 }
 
-static int scan_nonblocking(const char *fn, const void *sbuf, void *rbuf, int count,
+static int scan_nonblocking(const char *fn, const void *sbuf, void *rbuf, MPI_Count count,
                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request,
                             bool ex)
 {
@@ -109,36 +109,43 @@ static int scan_nonblocking(const char *fn, const void *sbuf, void *rbuf, int co
     return MPI_SUCCESS;
 }
 
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Scan");
-    return scan_blocking("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, false);
-}
-PM_WEAK(Scan)
+/* Each entry point and its _c twin (MPI_Count counts). */
+#define PM_SCAN_API(SUF, CT)                                                                      \
+    int PMPI_Scan##SUF(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype,       \
+                       MPI_Op op, MPI_Comm comm)                                                  \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Scan" #SUF);                                                           \
+        return scan_blocking("MPI_Scan" #SUF, sendbuf, recvbuf, count, datatype, op, comm,        \
+                             false);                                                              \
+    }                                                                                             \
+    PM_WEAK(Scan##SUF)                                                                            \
+                                                                                                  \
+    int PMPI_Exscan##SUF(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype,     \
+                         MPI_Op op, MPI_Comm comm)                                                \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Exscan" #SUF);                                                         \
+        return scan_blocking("MPI_Exscan" #SUF, sendbuf, recvbuf, count, datatype, op, comm,      \
+                             true);                                                               \
+    }                                                                                             \
+    PM_WEAK(Exscan##SUF)                                                                          \
+                                                                                                  \
+    int PMPI_Iscan##SUF(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype,      \
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request)                           \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Iscan" #SUF);                                                          \
+        return scan_nonblocking("MPI_Iscan" #SUF, sendbuf, recvbuf, count, datatype, op, comm,    \
+                                request, false);                                                  \
+    }                                                                                             \
+    PM_WEAK(Iscan##SUF)                                                                           \
+                                                                                                  \
+    int PMPI_Iexscan##SUF(const void *sendbuf, void *recvbuf, CT count, MPI_Datatype datatype,    \
+                          MPI_Op op, MPI_Comm comm, MPI_Request *request)                         \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Iexscan" #SUF);                                                        \
+        return scan_nonblocking("MPI_Iexscan" #SUF, sendbuf, recvbuf, count, datatype, op, comm,  \
+                                request, true);                                                   \
+    }                                                                                             \
+    PM_WEAK(Iexscan##SUF)
 
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Exscan");
-    return scan_blocking("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, true);
-}
-PM_WEAK(Exscan)
-
-int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Iscan");
-    return scan_nonblocking("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, request,
-                            false);
-}
-PM_WEAK(Iscan)
-
-int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Iexscan");
-    return scan_nonblocking("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, request,
-                            true);
-}
-PM_WEAK(Iexscan)
+PM_SCAN_API(, int)
+PM_SCAN_API(_c, MPI_Count)

@@ -22,12 +22,12 @@ struct scatter {
     MPI_Comm comm;
     struct pm_comm *c;
     const void *sbuf;
-    int scount;              /* Scatter */
-    const int *scounts;      /* Scatterv (NULL for Scatter) */
-    const int *displs;
+    MPI_Count scount;         /* Scatter */
+    struct pm_counts scounts; /* Scatterv */
+    struct pm_displs displs;
     MPI_Datatype stype;
     void *rbuf;
-    int rcount;
+    MPI_Count rcount;
     MPI_Datatype rtype;
     int root;
     bool v;
@@ -57,13 +57,13 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
             return pm_error(g->comm, MPI_ERR_BUFFER, "%s: sendbuf is MPI_IN_PLACE at the root", fn);
         int n = c->remote->size;
         if (g->v) {
-            if (!g->scounts || !g->displs)
+            if (pm_counts_null(g->scounts) || pm_displs_null(g->displs))
                 return pm_error(g->comm, MPI_ERR_ARG,
                                 "%s: sendcounts or displs is NULL at the root", fn);
             for (int i = 0; i < n; i++) {
-                if (g->scounts[i] < 0)
-                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: sendcounts[%d] = %d is negative",
-                                    fn, i, g->scounts[i]);
+                if (pm_cnt(g->scounts, i) < 0)
+                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: sendcounts[%d] = %lld is negative",
+                                    fn, i, pm_cnt(g->scounts, i));
             }
             rc = pm_coll_check_buf(fn, c, 0, g->stype);
         } else {
@@ -83,8 +83,9 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
     }
     /* The root's own block is a local copy: check its size here. */
     if (at_root && !c->is_inter && g->rbuf != MPI_IN_PLACE) {
-        MPI_Count have = (MPI_Count)(g->v ? g->scounts[c->rank] : g->scount) * pm_type_get(g->stype)->size;
-        MPI_Count room = (MPI_Count)g->rcount * pm_type_get(g->rtype)->size;
+        MPI_Count have =
+            (g->v ? pm_cnt(g->scounts, c->rank) : g->scount) * pm_type_get(g->stype)->size;
+        MPI_Count room = g->rcount * pm_type_get(g->rtype)->size;
         if (g->sbuf == g->rbuf && g->sbuf && room > 0)
             return pm_error(g->comm, MPI_ERR_BUFFER,
                             "%s: sendbuf and recvbuf are the same buffer at the root (use "
@@ -104,7 +105,7 @@ static const void *scatter_block(const struct scatter *g, int i)
 {
     MPI_Aint ext = pm_type_get(g->stype)->extent;
     if (g->v)
-        return pm_at(g->sbuf, (MPI_Aint)g->displs[i] * ext);
+        return pm_at(g->sbuf, pm_dsp(g->displs, i) * ext);
     return pm_at(g->sbuf, (MPI_Aint)i * g->scount * ext);
 }
 
@@ -113,8 +114,8 @@ static int scatter_root_own(struct pm_sched *s, const struct scatter *g)
     int me = g->c->rank;
     if (g->rbuf == MPI_IN_PLACE)
         return MPI_SUCCESS;
-    return pm_sched_copy(s, scatter_block(g, me), g->v ? g->scounts[me] : g->scount, g->stype,
-                         g->rbuf, g->rcount, g->rtype);
+    return pm_sched_copy(s, scatter_block(g, me), g->v ? pm_cnt(g->scounts, me) : g->scount,
+                         g->stype, g->rbuf, g->rcount, g->rtype);
 }
 
 /* Linear: every block straight from the root, all posted at once. */
@@ -131,7 +132,8 @@ static int scatter_linear(struct pm_sched *s, const struct scatter *g)
     for (int i = 0; i < c->remote->size && !rc; i++) {
         if (!inter && i == c->rank)
             continue;
-        rc = pm_sched_send(s, scatter_block(g, i), g->v ? g->scounts[i] : g->scount, g->stype, i);
+        rc = pm_sched_send(s, scatter_block(g, i), g->v ? pm_cnt(g->scounts, i) : g->scount,
+                           g->stype, i);
     }
     if (!rc && !inter)
         rc = scatter_root_own(s, g);
@@ -219,8 +221,8 @@ static int scatter_build(struct pm_sched *s, const struct scatter *g)
     if (c->size == 1)
         return scatter_root_own(s, g);
     bool at_root = g->root == c->rank;
-    MPI_Count block = at_root ? (MPI_Count)g->scount * pm_type_get(g->stype)->size
-                              : (MPI_Count)g->rcount * pm_type_get(g->rtype)->size;
+    MPI_Count block = at_root ? g->scount * pm_type_get(g->stype)->size
+                              : g->rcount * pm_type_get(g->rtype)->size;
     if (block <= SCATTER_TREE_MAX_BLOCK)
         return scatter_tree(s, g, (size_t)block);
     return scatter_linear(s, g);
@@ -246,45 +248,54 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
     return MPI_SUCCESS;
 }
 
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Scatter");
-    struct scatter g = {"MPI_Scatter", comm, NULL, sendbuf, sendcount, NULL, NULL, sendtype,
-                        recvbuf, recvcount, recvtype, root, false};
-    return scatter_do(&g, NULL, false);
-}
-PM_WEAK(Scatter)
+/* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
+#define PM_SCATTER_API(SUF, CT, DT)                                                               \
+    int PMPI_Scatter##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,               \
+                          void *recvbuf, CT recvcount, MPI_Datatype recvtype, int root,           \
+                          MPI_Comm comm)                                                          \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Scatter" #SUF);                                                        \
+        struct scatter g = {"MPI_Scatter" #SUF, comm, NULL, sendbuf, sendcount, PM_NO_COUNTS,     \
+                            PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false};   \
+        return scatter_do(&g, NULL, false);                                                       \
+    }                                                                                             \
+    PM_WEAK(Scatter##SUF)                                                                         \
+                                                                                                  \
+    int PMPI_Iscatter##SUF(const void *sendbuf, CT sendcount, MPI_Datatype sendtype,              \
+                           void *recvbuf, CT recvcount, MPI_Datatype recvtype, int root,          \
+                           MPI_Comm comm, MPI_Request *request)                                   \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Iscatter" #SUF);                                                       \
+        struct scatter g = {"MPI_Iscatter" #SUF, comm, NULL, sendbuf, sendcount, PM_NO_COUNTS,    \
+                            PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false};   \
+        return scatter_do(&g, request, true);                                                     \
+    }                                                                                             \
+    PM_WEAK(Iscatter##SUF)                                                                        \
+                                                                                                  \
+    int PMPI_Scatterv##SUF(const void *sendbuf, const CT sendcounts[], const DT displs[],         \
+                           MPI_Datatype sendtype, void *recvbuf, CT recvcount,                    \
+                           MPI_Datatype recvtype, int root, MPI_Comm comm)                        \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Scatterv" #SUF);                                                       \
+        struct scatter g = {"MPI_Scatterv" #SUF, comm, NULL, sendbuf, 0, PM_COUNTS(sendcounts),   \
+                            PM_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,      \
+                            true};                                                                \
+        return scatter_do(&g, NULL, false);                                                       \
+    }                                                                                             \
+    PM_WEAK(Scatterv##SUF)                                                                        \
+                                                                                                  \
+    int PMPI_Iscatterv##SUF(const void *sendbuf, const CT sendcounts[], const DT displs[],        \
+                            MPI_Datatype sendtype, void *recvbuf, CT recvcount,                   \
+                            MPI_Datatype recvtype, int root, MPI_Comm comm,                       \
+                            MPI_Request *request)                                                 \
+    {                                                                                             \
+        PM_CHECK_INIT("MPI_Iscatterv" #SUF);                                                      \
+        struct scatter g = {"MPI_Iscatterv" #SUF, comm, NULL, sendbuf, 0, PM_COUNTS(sendcounts),  \
+                            PM_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,      \
+                            true};                                                                \
+        return scatter_do(&g, request, true);                                                     \
+    }                                                                                             \
+    PM_WEAK(Iscatterv##SUF)
 
-int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Iscatter");
-    struct scatter g = {"MPI_Iscatter", comm, NULL, sendbuf, sendcount, NULL, NULL, sendtype,
-                        recvbuf, recvcount, recvtype, root, false};
-    return scatter_do(&g, request, true);
-}
-PM_WEAK(Iscatter)
-
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm)
-{
-    PM_CHECK_INIT("MPI_Scatterv");
-    struct scatter g = {"MPI_Scatterv", comm, NULL, sendbuf, 0, sendcounts, displs, sendtype,
-                        recvbuf, recvcount, recvtype, root, true};
-    return scatter_do(&g, NULL, false);
-}
-PM_WEAK(Scatterv)
-
-int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request *request)
-{
-    PM_CHECK_INIT("MPI_Iscatterv");
-    struct scatter g = {"MPI_Iscatterv", comm, NULL, sendbuf, 0, sendcounts, displs, sendtype,
-                        recvbuf, recvcount, recvtype, root, true};
-    return scatter_do(&g, request, true);
-}
-PM_WEAK(Iscatterv)
+PM_SCATTER_API(, int, int)
+PM_SCATTER_API(_c, MPI_Count, MPI_Aint)

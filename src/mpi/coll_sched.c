@@ -328,7 +328,7 @@ int pm_coll_reduce(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_
     if (count <= 0)
         return MPI_SUCCESS;
     struct pm_op *o = pm_op_get(op);
-    if (t->predefined || (o && o->fn) || pm_type_get(dt) == t)
+    if (t->predefined || (o && pm_op_is_user(o)) || pm_type_get(dt) == t)
         return pm_op_apply(op, in, inout, count, dt);
     /* The application freed the derived type while the collective ran: the
      * handle is gone, so reduce its elements as the predefined type they all

@@ -204,10 +204,15 @@ MPI_Count pm_type_elements(const struct pm_datatype *t, MPI_Count bytes);
 struct pm_op {
     int handle;
     bool commutative;
-    MPI_User_function *fn; /* NULL for predefined ops */
+    MPI_User_function *fn;     /* MPI_Op_create's; NULL for predefined ops */
+    MPI_User_function_c *fn_c; /* MPI_Op_create_c's (large counts) */
     _Atomic int refs;
 };
 struct pm_op *pm_op_get(MPI_Op h);
+static inline bool pm_op_is_user(const struct pm_op *o)
+{
+    return o->fn || o->fn_c;
+}
 /* MPI_SUCCESS if `op` applies to `dt`, else MPI_ERR_OP (with a message). */
 int pm_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *fname);
 /* inout[i] = in[i] op inout[i] for `count` instances of `dt`. */

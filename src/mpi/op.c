@@ -86,7 +86,7 @@ static struct pm_op *op_find(MPI_Op h)
 struct pm_op *pm_op_get(MPI_Op h)
 {
     struct pm_op *o = op_find(h);
-    if (o && o->fn && atomic_load(&((struct pm_user_op *)o)->freed))
+    if (o && pm_op_is_user(o) && atomic_load(&((struct pm_user_op *)o)->freed))
         return NULL;
     return o;
 }
@@ -146,7 +146,7 @@ int pm_op_check(MPI_Op op, MPI_Datatype dt, MPI_Comm comm, const char *fname)
     if (!o)
         return pm_error(comm, MPI_ERR_OP, "%s: invalid reduction operation %#x", fname,
                         (unsigned)op);
-    if (o->fn)
+    if (pm_op_is_user(o))
         return MPI_SUCCESS; /* a user function takes any datatype */
     int oi = PM_OPI(op);
     if (oi == PM_OPI(MPI_REPLACE) || oi == PM_OPI(MPI_NO_OP))
@@ -353,10 +353,16 @@ static int apply_derived(int oi, const struct pm_datatype *t, const void *in, vo
     return MPI_SUCCESS;
 }
 
-/* A user function takes an int count: call it on pieces of at most INT_MAX. */
+/* An MPI_Op_create function takes an int count: call it on pieces of at
+ * most INT_MAX (an MPI_Op_create_c one takes the whole count). */
 static int apply_user(struct pm_op *o, const void *in, void *inout, MPI_Count count,
                       MPI_Datatype dt)
 {
+    if (o->fn_c) {
+        MPI_Datatype type = dt;
+        o->fn_c((void *)in, inout, &count, &type);
+        return MPI_SUCCESS;
+    }
     MPI_Aint extent = 0;
     if (count > INT_MAX) {
         struct pm_datatype *t = pm_type_get(dt);
@@ -382,7 +388,7 @@ int pm_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_Dat
         return MPI_ERR_OP;
     if (count <= 0)
         return MPI_SUCCESS;
-    if (o->fn)
+    if (pm_op_is_user(o))
         return apply_user(o, in, inout, count, dt);
     int oi = PM_OPI(op);
     if (oi == PM_OPI(MPI_NO_OP))
@@ -398,30 +404,44 @@ int pm_op_apply(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_Dat
 
 /* ---- MPI functions ------------------------------------------------------- */
 
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+static int op_create(const char *fn, MPI_User_function *user_fn, MPI_User_function_c *user_fn_c,
+                     int commute, MPI_Op *op)
 {
-    PM_CHECK_INIT("MPI_Op_create");
-    if (!user_fn)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Op_create: user_fn is NULL");
+    if (!user_fn && !user_fn_c)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: user_fn is NULL", fn);
     if (!op)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Op_create: op is NULL");
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: op is NULL", fn);
     struct pm_user_op *u = calloc(1, sizeof *u);
     if (!u)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Op_create: out of memory");
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     u->op.fn = user_fn;
+    u->op.fn_c = user_fn_c;
     u->op.commutative = commute != 0;
     atomic_init(&u->op.refs, 1);
     atomic_init(&u->freed, false);
     int h = pm_table_add(&pm_op_table, u);
     if (!h) {
         free(u);
-        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Op_create: out of handles");
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of handles", fn);
     }
     u->op.handle = h;
     *op = h;
     return MPI_SUCCESS;
 }
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    PM_CHECK_INIT("MPI_Op_create");
+    return op_create("MPI_Op_create", user_fn, NULL, commute, op);
+}
 PM_WEAK(Op_create)
+
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    PM_CHECK_INIT("MPI_Op_create_c");
+    return op_create("MPI_Op_create_c", NULL, user_fn, commute, op);
+}
+PM_WEAK(Op_create_c)
 
 int PMPI_Op_free(MPI_Op *op)
 {
@@ -461,32 +481,45 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
 }
 PM_WEAK(Op_commutative)
 
-int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op)
+static int reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op)
 {
-    PM_CHECK_INIT("MPI_Reduce_local");
     if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_BUFFER,
-                        "MPI_Reduce_local: MPI_IN_PLACE is not allowed");
+        return pm_error(MPI_COMM_NULL, MPI_ERR_BUFFER, "%s: MPI_IN_PLACE is not allowed", fn);
     if (count < 0)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Reduce_local: count %d < 0", count);
+        return pm_error(MPI_COMM_NULL, MPI_ERR_COUNT, "%s: count %lld < 0", fn, count);
     struct pm_datatype *t;
     int rc = pm_type_check(datatype, &t);
     if (rc != MPI_SUCCESS)
-        return pm_error(MPI_COMM_NULL, rc,
-                        "MPI_Reduce_local: datatype %#x is invalid or not committed",
+        return pm_error(MPI_COMM_NULL, rc, "%s: datatype %#x is invalid or not committed", fn,
                         (unsigned)datatype);
-    rc = pm_op_check(op, datatype, MPI_COMM_NULL, "MPI_Reduce_local");
+    if (!pm_count_fast(count) && (rc = pm_check_count(fn, MPI_COMM_NULL, count, t)))
+        return rc;
+    rc = pm_op_check(op, datatype, MPI_COMM_NULL, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     /* A null buffer is legal with a derived type of absolute addresses. */
     if (count > 0 && predef_type_index(datatype) && (!inbuf || !inoutbuf))
-        return pm_error(MPI_COMM_NULL, MPI_ERR_BUFFER,
-                        "MPI_Reduce_local: %s buffer is NULL with count %d",
-                        inbuf ? "inoutbuf" : "inbuf", count);
+        return pm_error(MPI_COMM_NULL, MPI_ERR_BUFFER, "%s: %s buffer is NULL with count %lld",
+                        fn, inbuf ? "inoutbuf" : "inbuf", count);
     rc = pm_op_apply(op, inbuf, inoutbuf, count, datatype);
     if (rc != MPI_SUCCESS)
-        return pm_error(MPI_COMM_NULL, rc, "MPI_Reduce_local: the operation failed");
+        return pm_error(MPI_COMM_NULL, rc, "%s: the operation failed", fn);
     return MPI_SUCCESS;
 }
+
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op)
+{
+    PM_CHECK_INIT("MPI_Reduce_local");
+    return reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
+}
 PM_WEAK(Reduce_local)
+
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op)
+{
+    PM_CHECK_INIT("MPI_Reduce_local_c");
+    return reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op);
+}
+PM_WEAK(Reduce_local_c)

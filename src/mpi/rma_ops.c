@@ -191,7 +191,7 @@ static int check_acc(MPI_Win win, const struct rma_args *a, bool moves_bytes)
         if (!o)
             return pm_win_error(win, MPI_ERR_OP, "%s: invalid operation %#x", a->fn,
                                 (unsigned)a->op);
-        if (o->fn)
+        if (pm_op_is_user(o))
             return pm_win_error(win, MPI_ERR_OP,
                                 "%s: user-defined operations are not allowed in accumulates "
                                 "(MPI-3.1 §11.3.4)", a->fn);
