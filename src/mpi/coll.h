@@ -114,5 +114,10 @@ static inline void *pm_sched_scratch_any(struct pm_sched *s, size_t bytes)
 int pm_coll_check_comm(const char *fname, MPI_Comm comm, struct pm_comm **c);
 int pm_coll_check_root(const char *fname, struct pm_comm *c, int root);
 int pm_coll_check_buf(const char *fname, struct pm_comm *c, MPI_Count count, MPI_Datatype dt);
+/* The n counts of array `what` of a v or w collective: none negative, and
+ * none whose bytes overflow, in instances of `dt` (which is checked too),
+ * or of types[i] (each checked where its count is not zero) when `types`. */
+int pm_coll_check_counts(const char *fname, struct pm_comm *c, const char *what,
+                         struct pm_counts v, int n, MPI_Datatype dt, const MPI_Datatype *types);
 
 #endif /* PROUST_MPI_COLL_H */

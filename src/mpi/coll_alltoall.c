@@ -115,19 +115,8 @@ static int check_side(const struct a2a *a, bool send)
     if (pm_counts_null(counts) || pm_displs_null(displs) || (a->kind == A2AW && !types))
         return pm_error(a->comm, MPI_ERR_ARG, "%s: %scounts, %sdispls%s is NULL", fn, sr, sr,
                         a->kind == A2AW ? (send ? " or sendtypes" : " or recvtypes") : "");
-    int n = c->remote->size;
-    for (int i = 0; i < n; i++) {
-        MPI_Count ci = pm_cnt(counts, i);
-        if (ci < 0)
-            return pm_error(a->comm, MPI_ERR_COUNT, "%s: %scounts[%d] = %lld is negative", fn,
-                            sr, i, ci);
-        if (a->kind == A2AW && ci > 0) {
-            int rc = pm_coll_check_buf(fn, c, ci, types[i]);
-            if (rc)
-                return rc;
-        }
-    }
-    return a->kind == A2AV ? pm_coll_check_buf(fn, c, 0, type) : MPI_SUCCESS;
+    return pm_coll_check_counts(fn, c, send ? "sendcounts" : "recvcounts", counts,
+                                c->remote->size, type, a->kind == A2AW ? types : NULL);
 }
 
 static int a2a_check(struct a2a *a, MPI_Request *request, bool nonblocking)

@@ -53,6 +53,31 @@ int pm_coll_check_buf(const char *fname, struct pm_comm *c, MPI_Count count, MPI
     return MPI_SUCCESS;
 }
 
+int pm_coll_check_counts(const char *fname, struct pm_comm *c, const char *what,
+                         struct pm_counts v, int n, MPI_Datatype dt, const MPI_Datatype *types)
+{
+    for (int i = 0; i < n; i++) {
+        MPI_Count ci = pm_cnt(v, i);
+        if (PM_UNLIKELY(ci < 0))
+            return pm_error(c->handle, MPI_ERR_COUNT, "%s: %s[%d] = %lld is negative", fname,
+                            what, i, ci);
+        int rc;
+        if (types && ci > 0 && (rc = pm_coll_check_buf(fname, c, ci, types[i])))
+            return rc;
+    }
+    if (types)
+        return MPI_SUCCESS;
+    int rc = pm_coll_check_buf(fname, c, 0, dt);
+    if (rc)
+        return rc;
+    const struct pm_datatype *t = pm_type_get(dt);
+    for (int i = 0; i < n; i++) /* (a _c count: its bytes may not fit) */
+        if (PM_UNLIKELY(!pm_count_fast(pm_cnt(v, i))) &&
+            (rc = pm_check_count(fname, c->handle, pm_cnt(v, i), t)))
+            return rc;
+    return MPI_SUCCESS;
+}
+
 int pm_coll_check_op(const char *fname, struct pm_comm *c, MPI_Op op, MPI_Datatype dt)
 {
     return pm_op_check(op, dt, c->handle, fname);

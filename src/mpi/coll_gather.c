@@ -71,12 +71,7 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
             if (pm_counts_null(g->rcounts) || pm_displs_null(g->displs))
                 return pm_error(g->comm, MPI_ERR_ARG,
                                 "%s: recvcounts or displs is NULL at the root", fn);
-            for (int i = 0; i < n; i++) {
-                if (pm_cnt(g->rcounts, i) < 0)
-                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %lld is negative",
-                                    fn, i, pm_cnt(g->rcounts, i));
-            }
-            rc = pm_coll_check_buf(fn, c, 0, g->rtype);
+            rc = pm_coll_check_counts(fn, c, "recvcounts", g->rcounts, n, g->rtype, NULL);
         } else {
             rc = pm_coll_check_buf(fn, c, g->rcount, g->rtype);
         }

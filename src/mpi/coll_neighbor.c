@@ -170,20 +170,9 @@ static int check_side(const struct nbr_args *a, struct pm_comm *c, bool send, in
                   (a->kind == NB_ALLTOALLW && !types)))
         return pm_error(c->handle, MPI_ERR_ARG, "%s: %scounts, the displacements%s is NULL", fn,
                         sr, a->kind == NB_ALLTOALLW ? " or the datatypes" : "");
-    for (int k = 0; k < n; k++) {
-        MPI_Count ck = pm_cnt(counts, k);
-        if (ck < 0)
-            return pm_error(c->handle, MPI_ERR_COUNT, "%s: %scounts[%d] = %lld is negative", fn,
-                            sr, k, ck);
-        if (a->kind == NB_ALLTOALLW && ck > 0) {
-            int rc = pm_coll_check_buf(fn, c, ck, types[k]);
-            if (rc)
-                return rc;
-        }
-    }
-    if (a->kind == NB_ALLTOALLW)
-        return MPI_SUCCESS;
-    return pm_coll_check_buf(fn, c, 0, send ? a->stype : a->rtype);
+    return pm_coll_check_counts(fn, c, send ? "sendcounts" : "recvcounts", counts, n,
+                                send ? a->stype : a->rtype,
+                                a->kind == NB_ALLTOALLW ? types : NULL);
 }
 
 static int nbr_do(struct nbr_args *a, MPI_Request *request)

@@ -203,21 +203,22 @@ static int rs_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, const vo
     if (v && pm_counts_null(rcounts))
         return pm_error(comm, MPI_ERR_ARG, "%s: recvcounts is NULL", fn);
     if (v) {
-        for (int i = 0; i < c->size; i++) {
-            MPI_Count ci = pm_cnt(rcounts, i);
-            if (ci < 0)
-                return pm_error(comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %lld is negative", fn,
-                                i, ci);
-            sum += ci;
-        }
+        if ((rc = pm_coll_check_counts(fn, c, "recvcounts", rcounts, c->size, dt, NULL)))
+            return rc;
+        for (int i = 0; i < c->size; i++)
+            if (__builtin_add_overflow(sum, pm_cnt(rcounts, i), &sum))
+                return pm_error(comm, MPI_ERR_COUNT, "%s: the recvcounts add up past %lld", fn,
+                                (long long)INT64_MAX);
         mine = pm_cnt(rcounts, c->rank);
     } else {
         if (block < 0)
             return pm_error(comm, MPI_ERR_COUNT, "%s: recvcount %lld is negative", fn, block);
-        sum = block * c->size;
+        if (__builtin_mul_overflow(block, (MPI_Count)c->size, &sum))
+            return pm_error(comm, MPI_ERR_COUNT, "%s: %d blocks of %lld elements overflow", fn,
+                            c->size, block);
         mine = block;
     }
-    if ((rc = pm_coll_check_buf(fn, c, 0, dt)))
+    if ((rc = pm_coll_check_buf(fn, c, sum, dt)))
         return rc;
     if ((rc = pm_coll_check_op(fn, c, op, dt)))
         return rc;

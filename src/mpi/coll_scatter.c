@@ -60,12 +60,7 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
             if (pm_counts_null(g->scounts) || pm_displs_null(g->displs))
                 return pm_error(g->comm, MPI_ERR_ARG,
                                 "%s: sendcounts or displs is NULL at the root", fn);
-            for (int i = 0; i < n; i++) {
-                if (pm_cnt(g->scounts, i) < 0)
-                    return pm_error(g->comm, MPI_ERR_COUNT, "%s: sendcounts[%d] = %lld is negative",
-                                    fn, i, pm_cnt(g->scounts, i));
-            }
-            rc = pm_coll_check_buf(fn, c, 0, g->stype);
+            rc = pm_coll_check_counts(fn, c, "sendcounts", g->scounts, n, g->stype, NULL);
         } else {
             rc = pm_coll_check_buf(fn, c, g->scount, g->stype);
         }

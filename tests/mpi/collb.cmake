@@ -31,6 +31,16 @@ foreach(rail shm tcp)
   endforeach()
 endforeach()
 
+# MPI-4.0 large counts: every _c collective, blocking, nonblocking and
+# persistent; the `big` job broadcasts INT_MAX + 4099 bytes (2 GiB a rank).
+mpi_test_program(collb_large ${MPI_TEST_DIR}/collb_large.c)
+foreach(np 1 2 3 4 5)
+  mpi_job(NAME collb_large_${np}_shm NPROCS ${np} RAILS self,shm PROGRAM collb_large)
+endforeach()
+mpi_job(NAME collb_large_3_tcp NPROCS 3 RAILS tcp PROGRAM collb_large)
+mpi_job(NAME collb_large_big_2_shm NPROCS 2 RAILS self,shm PROGRAM collb_large ARGS big
+        TIMEOUT 300)
+
 # Bruck's alltoall takes over from 16 ranks with small blocks: 16 processes
 # on shm, blocks up to 1 KiB (past the Bruck range too).
 mpi_job(NAME collb_alltoall_16_shm NPROCS 16 RAILS self,shm PROGRAM collb_alltoall ARGS 1024
