@@ -131,8 +131,7 @@ static int bcast_build(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatyp
 
 /* Checks in the standard's order; *bytes is the message size. */
 static int bcast_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, void *buf,
-                       MPI_Count count,
-                       MPI_Datatype dt, int root, size_t *bytes)
+                       MPI_Count count, MPI_Datatype dt, int root, size_t *bytes)
 {
     int rc = pm_coll_check_comm(fn, comm, cp);
     if (rc)

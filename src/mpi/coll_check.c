@@ -71,10 +71,11 @@ int pm_coll_check_counts(const char *fname, struct pm_comm *c, const char *what,
     if (rc)
         return rc;
     const struct pm_datatype *t = pm_type_get(dt);
-    for (int i = 0; i < n; i++) /* (a _c count: its bytes may not fit) */
-        if (PM_UNLIKELY(!pm_count_fast(pm_cnt(v, i))) &&
-            (rc = pm_check_count(fname, c->handle, pm_cnt(v, i), t)))
+    for (int i = 0; i < n; i++) { /* (a _c count: its bytes may not fit) */
+        MPI_Count ci = pm_cnt(v, i);
+        if (PM_UNLIKELY(!pm_count_fast(ci)) && (rc = pm_check_count(fname, c->handle, ci, t)))
             return rc;
+    }
     return MPI_SUCCESS;
 }
 

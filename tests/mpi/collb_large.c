@@ -71,14 +71,13 @@ static int vcount(int r)
 }
 
 /* Reversed layout: block r lives after the blocks of ranks > r. */
-static void reversed(int n, const MPI_Count *cnt, MPI_Aint *disp, MPI_Count *total)
+static void reversed(int n, const MPI_Count *cnt, MPI_Aint *disp)
 {
     MPI_Count at = 0;
     for (int r = n - 1; r >= 0; r--) {
         disp[r] = at;
         at += cnt[r];
     }
-    *total = at;
 }
 
 static void rooted(int mode)
@@ -119,11 +118,11 @@ static void rooted(int mode)
         CHECK(mine[i] == val(root, rank, i), "%s scatter_c: [%d] = %d", m, i, mine[i]);
 
     /* gatherv / scatterv, reversed layout */
-    MPI_Count cnt[64], total;
+    MPI_Count cnt[64];
     MPI_Aint disp[64];
     for (int r = 0; r < size; r++)
         cnt[r] = vcount(r);
-    reversed(size, cnt, disp, &total);
+    reversed(size, cnt, disp);
     int mv[3], allv[3 * 64];
     for (int i = 0; i < vcount(rank); i++)
         mv[i] = val(rank, 1, i);
@@ -162,11 +161,11 @@ static void all_to_all(int mode)
         for (int i = 0; i < 4; i++)
             CHECK(all[4 * r + i] == val(r, 2, i), "%s allgather_c: rank %d [%d]", m, r, i);
 
-    MPI_Count cnt[64], total;
+    MPI_Count cnt[64];
     MPI_Aint disp[64];
     for (int r = 0; r < size; r++)
         cnt[r] = vcount(r);
-    reversed(size, cnt, disp, &total);
+    reversed(size, cnt, disp);
     RUN(mode, all, sizeof all,
         MPI_Allgatherv_c(mine, vcount(rank), MPI_INT, all, cnt, disp, MPI_INT, W),
         MPI_Iallgatherv_c(mine, vcount(rank), MPI_INT, all, cnt, disp, MPI_INT, W, &r_),
@@ -189,7 +188,7 @@ static void all_to_all(int mode)
 
     /* alltoallv / w: rank r sends (r + j) % 3 + 1 ints to j; sends laid
      * out forward, receives reversed (bytes for w) */
-    MPI_Count sc[64], rc[64], st = 0, rt;
+    MPI_Count sc[64], rc[64], st = 0;
     MPI_Aint sd[64], rd[64], sdb[64], rdb[64];
     MPI_Datatype ty[64];
     for (int j = 0; j < size; j++) {
@@ -199,7 +198,7 @@ static void all_to_all(int mode)
         st += sc[j];
         ty[j] = MPI_INT;
     }
-    reversed(size, rc, rd, &rt);
+    reversed(size, rc, rd);
     for (int j = 0; j < size; j++) {
         sdb[j] = sd[j] * (MPI_Aint)sizeof(int);
         rdb[j] = rd[j] * (MPI_Aint)sizeof(int);
