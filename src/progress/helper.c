@@ -24,7 +24,9 @@
  * arming a 30 us timer then disarming it as much. So a post arms the timer
  * (GRACE_NS) only when the previous helped post was not waited for at
  * once; a wait disarms it, and re-arms it when it returns with helped
- * transfers still in flight. Blocking calls, small messages and rails the
+ * transfers still in flight. A callback attached to a helped request
+ * (proust_request_monitor) wakes it at once: nobody will wait for that
+ * one. Blocking calls, small messages and rails the
  * receiver pulls from (shm) never involve it.
  *
  * Off by default: where every core computes, the helper takes turns with
@@ -215,6 +217,20 @@ void proust__helper_engage(struct proust_session *s, struct proust_request *req)
         atomic_store_explicit(&p->helper_armed, 1, memory_order_relaxed);
         arm(p, GRACE_NS);
     }
+}
+
+void proust__helper_monitored(struct proust_request *req)
+{
+    struct proust__progress *p = &req->session->prog;
+    if (!p->helper || !(atomic_load_explicit(&req->flags, memory_order_relaxed) &
+                        PROUST__RF_HELPED))
+        return;
+    /* A callback says the application will not wait for this one: the
+     * post that went unhelped because the last one was waited for at once
+     * (or any other) gets the helper now. */
+    atomic_store_explicit(&p->helper_waited_at_once, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->helper_armed, 1, memory_order_relaxed);
+    arm(p, 1);
 }
 
 void proust__helper_wait_begins(struct proust_session *s)
