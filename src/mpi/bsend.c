@@ -259,7 +259,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
     size_t n = 0;
     int rc = detach("MPI_Buffer_detach", buffer_addr, &n);
     if (rc == MPI_SUCCESS) /* attached with MPI_Buffer_attach_c: too big for an int */
-        *size = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+        *size = pm_int_or_undefined((MPI_Count)n);
     return rc;
 }
 PM_WEAK(Buffer_detach)

@@ -26,8 +26,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
         return MPI_ERR_TYPE;
     if (!size)
         return null_arg(fn, "size");
-    /* MPI-3.1 4.1.5: a size an int cannot hold reads MPI_UNDEFINED */
-    *size = t->size > INT_MAX ? MPI_UNDEFINED : (int)t->size;
+    *size = pm_int_or_undefined(t->size);
     return MPI_SUCCESS;
 }
 PM_WEAK(Type_size)

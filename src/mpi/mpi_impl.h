@@ -20,6 +20,7 @@
 #ifndef PROUST_MPI_IMPL_H
 #define PROUST_MPI_IMPL_H
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -482,6 +483,12 @@ void *pm_pack_copy(const void *buf, MPI_Count count, const struct pm_datatype *t
                    size_t *bytes);
 
 /* ---- Small helpers (util.c) ----------------------------------------------- */
+/* An int output of a value an int cannot hold (a count, a size, a unit set
+ * through a _c call) reads MPI_UNDEFINED (MPI-4.0 §5.4.1, §4.1.5). */
+static inline int pm_int_or_undefined(MPI_Count v)
+{
+    return v > INT_MAX ? MPI_UNDEFINED : (int)v;
+}
 /* A tiny spinlock for short critical sections (atomic_flag). */
 void pm_lock_slow(atomic_flag *l);
 static inline void pm_lock(atomic_flag *l)

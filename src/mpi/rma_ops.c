@@ -3,6 +3,8 @@
  * the accumulates, fetch-and-op, compare-and-swap and their request-based
  * forms.
  *
+ * Counts are MPI_Count inside (the _c twins pass theirs through).
+ *
  * An operation is one header message — carrying the target layout and the
  * data when they fit in PM_RMA_HDR_MAX — or a header and one data message
  * (sent straight from the user's buffer when it is contiguous and the
@@ -170,13 +172,21 @@ static bool in_epoch(const struct pm_win *w, int target)
 }
 
 static int check_type(MPI_Win win, const char *fn, const char *what, MPI_Datatype dt,
-                      int count, struct pm_datatype **out)
+                      MPI_Count count, struct pm_datatype **out)
 {
     if (count < 0)
-        return pm_win_error(win, MPI_ERR_COUNT, "%s: negative %s count %d", fn, what, count);
+        return pm_win_error(win, MPI_ERR_COUNT, "%s: negative %s count %lld", fn, what,
+                            (long long)count);
     if (pm_type_check(dt, out) != MPI_SUCCESS)
         return pm_win_error(win, MPI_ERR_TYPE, "%s: invalid or uncommitted %s datatype %#x", fn,
                             what, (unsigned)dt);
+    size_t bytes; /* (a _c count) */
+    if (!pm_count_fast(count) &&
+        (__builtin_mul_overflow((size_t)count, (size_t)(*out)->size, &bytes) ||
+         bytes > PTRDIFF_MAX))
+        return pm_win_error(win, MPI_ERR_COUNT,
+                            "%s: %lld %s elements of %lld bytes exceed the address space", fn,
+                            (long long)count, what, (long long)(*out)->size);
     return MPI_SUCCESS;
 }
 
@@ -233,7 +243,14 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     if (!lay && nb)
         return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
     uint64_t tbytes = (uint64_t)(a->tcount * a->ttype->size);
-    int64_t disp = (int64_t)a->disp * w->disp_units[a->target];
+    int64_t disp;
+    bool wild = __builtin_mul_overflow((int64_t)a->disp, (int64_t)w->disp_units[a->target], &disp);
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC && tbytes && wild) {
+        free(lay);
+        return pm_win_error(win, MPI_ERR_RMA_RANGE,
+                            "%s: displacement %td times rank %d's unit %td is past any window",
+                            a->fn, a->disp, a->target, w->disp_units[a->target]);
+    }
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC && tbytes &&
         (disp + lo < 0 || disp + hi > (int64_t)w->sizes[a->target])) {
         free(lay);
@@ -393,8 +410,8 @@ static int nothing_to_do(MPI_Win win, struct pm_win *w, const char *fn, MPI_Requ
 
 /* Validate and issue `a`; MPI_PROC_NULL, and an operation moving no byte,
  * give a request already complete. */
-static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, int ocount,
-                     MPI_Datatype rdt, int rcount, MPI_Datatype tdt, int tcount,
+static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, MPI_Count ocount,
+                     MPI_Datatype rdt, MPI_Count rcount, MPI_Datatype tdt, MPI_Count tcount,
                      MPI_Request *request)
 {
     PM_CHECK_INIT(a->fn);
@@ -430,7 +447,7 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, int ocou
     if (a->disp < 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return pm_win_error(win, MPI_ERR_DISP, "%s: negative target displacement %td", a->fn,
                             a->disp);
-    MPI_Count tbytes = (MPI_Count)tcount * a->ttype->size;
+    MPI_Count tbytes = tcount * a->ttype->size;
     const struct pm_datatype *data = a->kind == PM_RMA_GET ? a->rtype : a->otype;
     MPI_Count dcount = a->kind == PM_RMA_GET ? rcount : ocount;
     if (data && (a->kind != PM_RMA_GACC || a->op != MPI_NO_OP) &&
@@ -453,107 +470,156 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, int ocou
 
 /* ---- API ------------------------------------------------------------------------ */
 
-int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win)
+static int rput(const char *fn, const void *origin_addr, MPI_Count origin_count,
+                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Put", .kind = PM_RMA_PUT, .obuf = origin_addr,
-                         .target = target_rank, .disp = target_disp};
-    return rma_start(win, &a, origin_datatype, origin_count, MPI_DATATYPE_NULL, 0,
-                     target_datatype, target_count, NULL);
-}
-PM_WEAK(Put)
-
-int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-              int target_rank, MPI_Aint target_disp, int target_count,
-              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
-{
-    if (!request)
-        return pm_win_error(win, MPI_ERR_ARG, "MPI_Rput: request is NULL");
-    struct rma_args a = {.fn = "MPI_Rput", .kind = PM_RMA_PUT, .obuf = origin_addr,
+    struct rma_args a = {.fn = fn, .kind = PM_RMA_PUT, .obuf = origin_addr,
                          .target = target_rank, .disp = target_disp};
     return rma_start(win, &a, origin_datatype, origin_count, MPI_DATATYPE_NULL, 0,
                      target_datatype, target_count, request);
 }
-PM_WEAK(Rput)
 
-int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+static int rget(const char *fn, void *origin_addr, MPI_Count origin_count,
+                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Get", .kind = PM_RMA_GET, .rbuf = origin_addr,
-                         .target = target_rank, .disp = target_disp};
-    return rma_start(win, &a, origin_datatype, origin_count, origin_datatype, origin_count,
-                     target_datatype, target_count, NULL);
-}
-PM_WEAK(Get)
-
-int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-              MPI_Request *request)
-{
-    if (!request)
-        return pm_win_error(win, MPI_ERR_ARG, "MPI_Rget: request is NULL");
-    struct rma_args a = {.fn = "MPI_Rget", .kind = PM_RMA_GET, .rbuf = origin_addr,
+    struct rma_args a = {.fn = fn, .kind = PM_RMA_GET, .rbuf = origin_addr,
                          .target = target_rank, .disp = target_disp};
     return rma_start(win, &a, origin_datatype, origin_count, origin_datatype, origin_count,
                      target_datatype, target_count, request);
 }
-PM_WEAK(Rget)
 
-int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                    int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+static int raccumulate(const char *fn, const void *origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                       MPI_Win win, MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Accumulate", .kind = PM_RMA_ACC, .obuf = origin_addr,
-                         .target = target_rank, .disp = target_disp, .op = op};
-    return rma_start(win, &a, origin_datatype, origin_count, MPI_DATATYPE_NULL, 0,
-                     target_datatype, target_count, NULL);
-}
-PM_WEAK(Accumulate)
-
-int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                     int target_rank, MPI_Aint target_disp, int target_count,
-                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
-{
-    if (!request)
-        return pm_win_error(win, MPI_ERR_ARG, "MPI_Raccumulate: request is NULL");
-    struct rma_args a = {.fn = "MPI_Raccumulate", .kind = PM_RMA_ACC, .obuf = origin_addr,
+    struct rma_args a = {.fn = fn, .kind = PM_RMA_ACC, .obuf = origin_addr,
                          .target = target_rank, .disp = target_disp, .op = op};
     return rma_start(win, &a, origin_datatype, origin_count, MPI_DATATYPE_NULL, 0,
                      target_datatype, target_count, request);
 }
-PM_WEAK(Raccumulate)
 
-int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                        void *result_addr, int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+static int rget_accumulate(const char *fn, const void *origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, void *result_addr,
+                           MPI_Count result_count, MPI_Datatype result_datatype,
+                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                           MPI_Request *request)
 {
-    struct rma_args a = {.fn = "MPI_Get_accumulate", .kind = PM_RMA_GACC, .obuf = origin_addr,
-                         .rbuf = result_addr, .target = target_rank, .disp = target_disp,
-                         .op = op};
-    return rma_start(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : origin_datatype,
-                     origin_count, result_datatype, result_count, target_datatype,
-                     target_count, NULL);
-}
-PM_WEAK(Get_accumulate)
-
-int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
-                         MPI_Datatype origin_datatype, void *result_addr, int result_count,
-                         MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                         MPI_Request *request)
-{
-    if (!request)
-        return pm_win_error(win, MPI_ERR_ARG, "MPI_Rget_accumulate: request is NULL");
-    struct rma_args a = {.fn = "MPI_Rget_accumulate", .kind = PM_RMA_GACC, .obuf = origin_addr,
+    struct rma_args a = {.fn = fn, .kind = PM_RMA_GACC, .obuf = origin_addr,
                          .rbuf = result_addr, .target = target_rank, .disp = target_disp,
                          .op = op};
     return rma_start(win, &a, op == MPI_NO_OP ? MPI_DATATYPE_NULL : origin_datatype,
                      origin_count, result_datatype, result_count, target_datatype,
                      target_count, request);
 }
-PM_WEAK(Rget_accumulate)
+
+/* The request-based forms refuse a NULL request before anything else. */
+#define PM_RMA_REQUEST(fn, win, request)                                                      \
+    do {                                                                                      \
+        if (!(request))                                                                       \
+            return pm_win_error(win, MPI_ERR_ARG, "%s: request is NULL", fn);                 \
+    } while (0)
+
+/* Each entry point and its _c twin (MPI_Count counts). */
+#define PM_RMA_API(SUF, CT)                                                                   \
+    int PMPI_Put##SUF(const void *origin_addr, CT origin_count, MPI_Datatype origin_datatype, \
+                      int target_rank, MPI_Aint target_disp, CT target_count,                 \
+                      MPI_Datatype target_datatype, MPI_Win win)                              \
+    {                                                                                         \
+        return rput("MPI_Put" #SUF, origin_addr, origin_count, origin_datatype, target_rank,  \
+                    target_disp, target_count, target_datatype, win, NULL);                   \
+    }                                                                                         \
+    PM_WEAK(Put##SUF)                                                                         \
+                                                                                              \
+    int PMPI_Rput##SUF(const void *origin_addr, CT origin_count,                              \
+                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,   \
+                       CT target_count, MPI_Datatype target_datatype, MPI_Win win,            \
+                       MPI_Request *request)                                                  \
+    {                                                                                         \
+        PM_RMA_REQUEST("MPI_Rput" #SUF, win, request);                                          \
+        return rput("MPI_Rput" #SUF, origin_addr, origin_count, origin_datatype, target_rank, \
+                    target_disp, target_count, target_datatype, win, request);                \
+    }                                                                                         \
+    PM_WEAK(Rput##SUF)                                                                        \
+                                                                                              \
+    int PMPI_Get##SUF(void *origin_addr, CT origin_count, MPI_Datatype origin_datatype,       \
+                      int target_rank, MPI_Aint target_disp, CT target_count,                 \
+                      MPI_Datatype target_datatype, MPI_Win win)                              \
+    {                                                                                         \
+        return rget("MPI_Get" #SUF, origin_addr, origin_count, origin_datatype, target_rank,  \
+                    target_disp, target_count, target_datatype, win, NULL);                   \
+    }                                                                                         \
+    PM_WEAK(Get##SUF)                                                                         \
+                                                                                              \
+    int PMPI_Rget##SUF(void *origin_addr, CT origin_count, MPI_Datatype origin_datatype,      \
+                       int target_rank, MPI_Aint target_disp, CT target_count,                \
+                       MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)       \
+    {                                                                                         \
+        PM_RMA_REQUEST("MPI_Rget" #SUF, win, request);                                          \
+        return rget("MPI_Rget" #SUF, origin_addr, origin_count, origin_datatype, target_rank, \
+                    target_disp, target_count, target_datatype, win, request);                \
+    }                                                                                         \
+    PM_WEAK(Rget##SUF)                                                                        \
+                                                                                              \
+    int PMPI_Accumulate##SUF(const void *origin_addr, CT origin_count,                        \
+                             MPI_Datatype origin_datatype, int target_rank,                   \
+                             MPI_Aint target_disp, CT target_count,                           \
+                             MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)            \
+    {                                                                                         \
+        return raccumulate("MPI_Accumulate" #SUF, origin_addr, origin_count, origin_datatype, \
+                           target_rank, target_disp, target_count, target_datatype, op, win,  \
+                           NULL);                                                             \
+    }                                                                                         \
+    PM_WEAK(Accumulate##SUF)                                                                  \
+                                                                                              \
+    int PMPI_Raccumulate##SUF(const void *origin_addr, CT origin_count,                       \
+                              MPI_Datatype origin_datatype, int target_rank,                  \
+                              MPI_Aint target_disp, CT target_count,                          \
+                              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,           \
+                              MPI_Request *request)                                           \
+    {                                                                                         \
+        PM_RMA_REQUEST("MPI_Raccumulate" #SUF, win, request);                                   \
+        return raccumulate("MPI_Raccumulate" #SUF, origin_addr, origin_count,                 \
+                           origin_datatype, target_rank, target_disp, target_count,           \
+                           target_datatype, op, win, request);                                \
+    }                                                                                         \
+    PM_WEAK(Raccumulate##SUF)                                                                 \
+                                                                                              \
+    int PMPI_Get_accumulate##SUF(const void *origin_addr, CT origin_count,                    \
+                                 MPI_Datatype origin_datatype, void *result_addr,             \
+                                 CT result_count, MPI_Datatype result_datatype,               \
+                                 int target_rank, MPI_Aint target_disp, CT target_count,      \
+                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)        \
+    {                                                                                         \
+        return rget_accumulate("MPI_Get_accumulate" #SUF, origin_addr, origin_count,          \
+                               origin_datatype, result_addr, result_count, result_datatype,   \
+                               target_rank, target_disp, target_count, target_datatype, op,   \
+                               win, NULL);                                                    \
+    }                                                                                         \
+    PM_WEAK(Get_accumulate##SUF)                                                              \
+                                                                                              \
+    int PMPI_Rget_accumulate##SUF(const void *origin_addr, CT origin_count,                   \
+                                  MPI_Datatype origin_datatype, void *result_addr,            \
+                                  CT result_count, MPI_Datatype result_datatype,              \
+                                  int target_rank, MPI_Aint target_disp, CT target_count,     \
+                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,       \
+                                  MPI_Request *request)                                       \
+    {                                                                                         \
+        PM_RMA_REQUEST("MPI_Rget_accumulate" #SUF, win, request);                               \
+        return rget_accumulate("MPI_Rget_accumulate" #SUF, origin_addr, origin_count,         \
+                               origin_datatype, result_addr, result_count, result_datatype,   \
+                               target_rank, target_disp, target_count, target_datatype, op,   \
+                               win, request);                                                 \
+    }                                                                                         \
+    PM_WEAK(Rget_accumulate##SUF)
+
+PM_RMA_API(, int)
+PM_RMA_API(_c, MPI_Count)
 
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)

@@ -26,19 +26,13 @@ static int count_of(const char *fn, const MPI_Status *status, MPI_Datatype dt, M
     return MPI_SUCCESS;
 }
 
-/* A count an int cannot hold reads MPI_UNDEFINED (MPI-4.0 5.4.1). */
-static int narrow(MPI_Count n)
-{
-    return n > INT_MAX ? MPI_UNDEFINED : (int)n;
-}
-
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
     PM_CHECK_INIT("MPI_Get_count");
     MPI_Count n = 0;
     int rc = count_of("MPI_Get_count", status, dt, &n);
     if (rc == MPI_SUCCESS)
-        *count = narrow(n);
+        *count = pm_int_or_undefined(n);
     return rc;
 }
 PM_WEAK(Get_count)
@@ -83,7 +77,7 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
     MPI_Count n = 0;
     int rc = elements_of("MPI_Get_elements", status, dt, &n);
     if (rc == MPI_SUCCESS)
-        *count = narrow(n);
+        *count = pm_int_or_undefined(n);
     return rc;
 }
 PM_WEAK(Get_elements)

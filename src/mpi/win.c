@@ -108,7 +108,8 @@ static int win_new(MPI_Comm comm, MPI_Info info, int flavor, const char *fn, str
  * unexpected, but a failed creation must fail everywhere first). */
 static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win *win)
 {
-    int64_t mine[2] = {(int64_t)w->win_size, w->disp_unit};
+    int64_t mine[2] = {(int64_t)w->win_size, (int64_t)w->disp_unit};
+    w->disp_unit_attr = pm_int_or_undefined(w->disp_unit);
     int64_t *all = malloc((size_t)w->size * sizeof mine);
     if (!all) {
         win_destroy(w);
@@ -122,7 +123,7 @@ static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win 
     }
     for (int r = 0; r < w->size; r++) {
         w->sizes[r] = (MPI_Aint)all[2 * r];
-        w->disp_units[r] = (int)all[2 * r + 1];
+        w->disp_units[r] = (MPI_Aint)all[2 * r + 1];
     }
     free(all);
     w->handle = pm_table_add(&pm_win_table, w);
@@ -140,20 +141,20 @@ static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win 
     return MPI_SUCCESS;
 }
 
-static int check_size_unit(MPI_Comm comm, MPI_Aint size, int disp_unit, const char *fn)
+static int check_size_unit(MPI_Comm comm, MPI_Aint size, MPI_Aint disp_unit, const char *fn)
 {
     if (size < 0)
         return pm_error(comm, MPI_ERR_SIZE, "%s: negative window size %td", fn, size);
     if (disp_unit <= 0)
-        return pm_error(comm, MPI_ERR_DISP, "%s: displacement unit %d is not positive", fn,
+        return pm_error(comm, MPI_ERR_DISP, "%s: displacement unit %td is not positive", fn,
                         disp_unit);
     return MPI_SUCCESS;
 }
 
-int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                    MPI_Win *win)
+/* The int entry points and their _c twins (MPI_Aint units) share these. */
+static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_unit,
+                      MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    static const char fn[] = "MPI_Win_create";
     PM_CHECK_INIT(fn);
     if (!win)
         return pm_error(comm, MPI_ERR_ARG, "%s: win is NULL", fn);
@@ -172,11 +173,10 @@ int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI
     w->disp_unit = disp_unit;
     return win_publish(comm, w, fn, win);
 }
-PM_WEAK(Win_create)
 
 /* The start of MPI_Win_allocate(_shared): check the arguments, make the
  * window of `flavor` (memory comes next). */
-static int allocating_new(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+static int allocating_new(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                           void *baseptr, MPI_Win *win, int flavor, const char *fn,
                           struct pm_win **out)
 {
@@ -190,10 +190,9 @@ static int allocating_new(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm 
     return win_new(comm, info, flavor, fn, out);
 }
 
-int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                      MPI_Win *win)
+static int win_allocate(const char *fn, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                        MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    static const char fn[] = "MPI_Win_allocate";
     struct pm_win *w;
     int rc = allocating_new(size, disp_unit, info, comm, baseptr, win, MPI_WIN_FLAVOR_ALLOCATE, fn, &w);
     if (rc != MPI_SUCCESS)
@@ -212,7 +211,6 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
         *(void **)baseptr = w->base;
     return rc;
 }
-PM_WEAK(Win_allocate)
 
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
@@ -309,10 +307,9 @@ static int map_shared(struct pm_win *w, MPI_Aint size)
     return all_ok ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                             void *baseptr, MPI_Win *win)
+static int win_allocate_shared(const char *fn, MPI_Aint size, MPI_Aint disp_unit,
+                               MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-    static const char fn[] = "MPI_Win_allocate_shared";
     struct pm_win *w;
     int rc = allocating_new(size, disp_unit, info, comm, baseptr, win, MPI_WIN_FLAVOR_SHARED, fn, &w);
     if (rc != MPI_SUCCESS)
@@ -338,11 +335,10 @@ int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Co
         *(void **)baseptr = w->base;
     return rc;
 }
-PM_WEAK(Win_allocate_shared)
 
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *size,
+                            MPI_Aint *disp_unit, void *baseptr)
 {
-    static const char fn[] = "MPI_Win_shared_query";
     PM_CHECK_INIT(fn);
     PM_GET_WIN(w, win, fn);
     if (w->flavor != MPI_WIN_FLAVOR_SHARED)
@@ -364,7 +360,52 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
     *(void **)baseptr = w->sizes[rank] ? (char *)w->shm_base + w->shm_offsets[rank] : NULL;
     return MPI_SUCCESS;
 }
+
+/* Each entry point and its _c twin (MPI_Aint displacement units). */
+#define PM_WIN_API(SUF, UT)                                                                   \
+    int PMPI_Win_create##SUF(void *base, MPI_Aint size, UT disp_unit, MPI_Info info,          \
+                             MPI_Comm comm, MPI_Win *win)                                     \
+    {                                                                                         \
+        return win_create("MPI_Win_create" #SUF, base, size, disp_unit, info, comm, win);     \
+    }                                                                                         \
+    PM_WEAK(Win_create##SUF)                                                                  \
+                                                                                              \
+    int PMPI_Win_allocate##SUF(MPI_Aint size, UT disp_unit, MPI_Info info, MPI_Comm comm,     \
+                               void *baseptr, MPI_Win *win)                                   \
+    {                                                                                         \
+        return win_allocate("MPI_Win_allocate" #SUF, size, disp_unit, info, comm, baseptr,    \
+                            win);                                                             \
+    }                                                                                         \
+    PM_WEAK(Win_allocate##SUF)                                                                \
+                                                                                              \
+    int PMPI_Win_allocate_shared##SUF(MPI_Aint size, UT disp_unit, MPI_Info info,             \
+                                      MPI_Comm comm, void *baseptr, MPI_Win *win)             \
+    {                                                                                         \
+        return win_allocate_shared("MPI_Win_allocate_shared" #SUF, size, disp_unit, info,     \
+                                   comm, baseptr, win);                                       \
+    }                                                                                         \
+    PM_WEAK(Win_allocate_shared##SUF)
+
+PM_WIN_API(, int)
+PM_WIN_API(_c, MPI_Aint)
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    MPI_Aint unit;
+    int rc = win_shared_query("MPI_Win_shared_query", win, rank, size, disp_unit ? &unit : NULL,
+                              baseptr);
+    if (rc == MPI_SUCCESS) /* a unit set with a _c call */
+        *disp_unit = pm_int_or_undefined(unit);
+    return rc;
+}
 PM_WEAK(Win_shared_query)
+
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                            void *baseptr)
+{
+    return win_shared_query("MPI_Win_shared_query_c", win, rank, size, disp_unit, baseptr);
+}
+PM_WEAK(Win_shared_query_c)
 
 /* ---- Dynamic windows ------------------------------------------------------ */
 

@@ -116,9 +116,10 @@ struct pm_win {
     int flavor;             /* MPI_WIN_FLAVOR_* */
     void *base;             /* local window memory */
     MPI_Aint win_size;      /* bytes of the local window */
-    int disp_unit;
+    MPI_Aint disp_unit;     /* (MPI_Aint: MPI_Win_create_c & co) */
+    int disp_unit_attr;     /* MPI_WIN_DISP_UNIT's int: the unit, or MPI_UNDEFINED */
     MPI_Aint *sizes;        /* every rank's window size (range checks) */
-    int *disp_units;        /* every rank's displacement unit */
+    MPI_Aint *disp_units;   /* every rank's displacement unit */
     void *alloc;            /* ALLOCATE: memory to release at free */
     /* SHARED flavor: the mapped segment and each rank's part of it */
     void *shm_base;

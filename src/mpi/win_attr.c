@@ -90,7 +90,7 @@ static void *predefined_value(struct pm_win *w, int keyval)
     switch (keyval) {
     case MPI_WIN_BASE: return w->base;
     case MPI_WIN_SIZE: return &w->win_size;
-    case MPI_WIN_DISP_UNIT: return &w->disp_unit;
+    case MPI_WIN_DISP_UNIT: return &w->disp_unit_attr;
     case MPI_WIN_CREATE_FLAVOR: return &w->flavor;
     case MPI_WIN_MODEL: return (void *)&model;
     default: return NULL;

@@ -5,7 +5,7 @@
 
 # Jobs through comm_jobs (comm.cmake, included first: tests/mpi.cmake
 # includes the families in sorted order).
-foreach(name data acc sync errors threads)
+foreach(name data acc sync errors threads large)
   mpi_test_program(mpi_rma_${name} ${MPI_TEST_DIR}/rma_${name}.c)
 endforeach()
 
@@ -14,6 +14,10 @@ comm_jobs(rma_acc 1 2 3 4)
 comm_jobs(rma_sync 1 2 3 4)
 comm_jobs(rma_errors 1 2 3)
 comm_jobs(rma_threads 1 2 4)
+comm_jobs(rma_large 1 2 3)
+# one put and one get of INT_MAX + 4099 bytes (skipped where memory is short)
+mpi_job(NAME rma_large_big_2_shm NPROCS 2 RAILS self,shm PROGRAM mpi_rma_large ARGS big
+        TIMEOUT 240)
 
 # Waiting on the window's own memory (MPI_Win_sync / MPI_Win_flush move
 # incoming operations), with no progress thread to help.
