@@ -68,6 +68,8 @@ typedef struct MPI_Status {
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)(PROUST_MPI_KIND_ERRHANDLER | 0))
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)(PROUST_MPI_KIND_ERRHANDLER | 1))
+/* MPI-4.0: abort the processes of the communicator (here: the whole job) */
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)(PROUST_MPI_KIND_ERRHANDLER | 2))
 #define MPI_INFO_NULL ((MPI_Info)0)
 #define MPI_INFO_ENV ((MPI_Info)(PROUST_MPI_KIND_INFO | 0))
 #define MPI_REQUEST_NULL ((MPI_Request)0)

@@ -1,6 +1,6 @@
 /*
- * errhandler.c — error handler objects: the predefined MPI_ERRORS_ARE_FATAL
- * and MPI_ERRORS_RETURN, handlers made by MPI_Comm_create_errhandler, and
+ * errhandler.c — error handler objects: the predefined MPI_ERRORS_ARE_FATAL,
+ * MPI_ERRORS_RETURN and MPI_ERRORS_ABORT, handlers made by MPI_Comm_create_errhandler, and
  * attaching them to communicators and windows (set/get/call/free; the
  * MPI_Win_ entry points are in win_attr.c). pm_error (error.c) runs the
  * handler found here.
@@ -21,10 +21,12 @@ struct pm_user_errh {
     bool for_win; /* made by MPI_Win_create_errhandler */
 };
 
-static struct pm_errhandler predef_errh[2] = {
+static struct pm_errhandler predef_errh[3] = {
     {.handle = MPI_ERRORS_ARE_FATAL, .kind = PM_ERRH_FATAL, .fn = NULL, .refs = 1},
     {.handle = MPI_ERRORS_RETURN, .kind = PM_ERRH_RETURN, .fn = NULL, .refs = 1},
+    {.handle = MPI_ERRORS_ABORT, .kind = PM_ERRH_ABORT, .fn = NULL, .refs = 1},
 };
+enum { NPREDEF = sizeof predef_errh / sizeof predef_errh[0] };
 
 /* Serialises swapping a communicator's handler with reading it for
  * MPI_Comm_get_errhandler, so that a handler is retained before a
@@ -34,13 +36,13 @@ static atomic_flag swap_lock = ATOMIC_FLAG_INIT;
 static bool is_predef(MPI_Errhandler h)
 {
     return (h & PROUST_MPI_KIND_MASK) == PROUST_MPI_KIND_ERRHANDLER &&
-           (h & PROUST_MPI_INDEX_MASK) < 2;
+           (h & PROUST_MPI_INDEX_MASK) < NPREDEF;
 }
 
 void pm_errhandler_init(void)
 {
-    pm_table_set(&pm_errh_table, 0, &predef_errh[0]);
-    pm_table_set(&pm_errh_table, 1, &predef_errh[1]);
+    for (int i = 0; i < NPREDEF; i++)
+        pm_table_set(&pm_errh_table, i, &predef_errh[i]);
 }
 
 struct pm_errhandler *pm_errhandler_get(MPI_Errhandler h)
@@ -162,7 +164,7 @@ int pm_errhandler_call(struct pm_comm *c, int errorcode, const char *fname)
 {
     /* MPI_SUCCESS is no error: never a reason to abort the job. */
     struct pm_errhandler *e = pm_errhandler_get(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE));
-    if (errorcode == MPI_SUCCESS && (!e || e->kind == PM_ERRH_FATAL))
+    if (errorcode == MPI_SUCCESS && (!e || e->kind == PM_ERRH_FATAL || e->kind == PM_ERRH_ABORT))
         return MPI_SUCCESS;
     pm_error(c->handle, errorcode, "%s: error code %d raised by the application", fname,
              errorcode);

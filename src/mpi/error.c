@@ -186,7 +186,10 @@ int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
     char text[MPI_MAX_ERROR_STRING];
     int len;
     PMPI_Error_string(code, text, &len);
-    fprintf(stderr, "[proust mpi, rank %d] fatal error: %s (%s)\n", pm_world_rank, msg, text);
+    /* MPI_ERRORS_ABORT aborts "the processes of the communicator": like
+     * MPI_Abort, every process of the job (MPI-4.0 §9.3) */
+    fprintf(stderr, "[proust mpi, rank %d] fatal error: %s (%s)%s\n", pm_world_rank, msg, text,
+            kind == PM_ERRH_ABORT ? " [MPI_ERRORS_ABORT: the job is aborted]" : "");
     fflush(stderr);
     if (pm_session)
         proust_abort(pm_session, code ? code : 1);

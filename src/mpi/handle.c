@@ -18,7 +18,7 @@ PM_TABLE_INIT(pm_comm_table, "communicator", PROUST_MPI_KIND_COMM, 2);
 PM_TABLE_INIT(pm_group_table, "group", PROUST_MPI_KIND_GROUP, 1);
 PM_TABLE_INIT(pm_type_table, "datatype", PROUST_MPI_KIND_DATATYPE, PM_TYPE_FIRST_USER);
 PM_TABLE_INIT(pm_op_table, "operation", PROUST_MPI_KIND_OP, PROUST_MPI_NUM_PREDEFINED_OPS);
-PM_TABLE_INIT(pm_errh_table, "error handler", PROUST_MPI_KIND_ERRHANDLER, 2);
+PM_TABLE_INIT(pm_errh_table, "error handler", PROUST_MPI_KIND_ERRHANDLER, 3);
 PM_TABLE_INIT(pm_info_table, "info", PROUST_MPI_KIND_INFO, 1);
 /* Request index 0 would make handle KIND_REQUEST|0, which is fine, but we
  * keep it unused so that a request handle is never a small number; index 1

@@ -41,7 +41,7 @@ static bool op_valid(MPI_Op h)
 
 static bool errh_valid(MPI_Errhandler h)
 {
-    return h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN ||
+    return h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN || h == MPI_ERRORS_ABORT ||
            pm_table_get(&pm_errh_table, h) != NULL;
 }
 

@@ -94,7 +94,7 @@ void pm_tables_init(void);
 void pm_tables_finalize(void);
 
 /* ---- Errors (error.c, errhandler.c) ------------------------------------- */
-enum { PM_ERRH_FATAL = 0, PM_ERRH_RETURN = 1, PM_ERRH_USER = 2 };
+enum { PM_ERRH_FATAL = 0, PM_ERRH_RETURN = 1, PM_ERRH_USER = 2, PM_ERRH_ABORT = 3 };
 struct pm_errhandler {
     int handle;
     int kind; /* PM_ERRH_* */

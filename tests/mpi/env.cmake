@@ -32,6 +32,12 @@ foreach(rail shm tcp)
                          PASS_REGULAR_EXPRESSION "fatal error: MPI_"
                          FAIL_REGULAR_EXPRESSION "survived")
   endforeach()
+  # MPI_ERRORS_ABORT on a duplicate of MPI_COMM_WORLD (which returns errors)
+  mpi_job(NAME env_fatal_abort_${rail} NPROCS 3 RAILS ${rails} PROGRAM env_fatal ARGS abort
+          TIMEOUT 60)
+  set_tests_properties(mpi_env_fatal_abort_${rail} PROPERTIES
+                       PASS_REGULAR_EXPRESSION "fatal error: MPI_Send.*MPI_ERRORS_ABORT"
+                       FAIL_REGULAR_EXPRESSION "survived|check failed")
 endforeach()
 
 # The tool information interface (MPI_T): PROUST_RAILS is read back.
