@@ -468,6 +468,7 @@ int MPI_Info_free(MPI_Info *info);
 int MPI_Info_set(MPI_Info info, const char *key, const char *value);
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 /* persistent collectives (MPI-4.0) */
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
@@ -974,6 +975,7 @@ int PMPI_Info_free(MPI_Info *info);
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value);
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
 int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);

@@ -121,6 +121,8 @@ void pm_tables_init(void)
 {
     for (size_t i = 0; i < sizeof all_tables / sizeof all_tables[0]; i++) {
         struct pm_table *t = all_tables[i];
+        if (atomic_load(&t->live) > 0)
+            continue; /* info objects made before MPI_Init (MPI-4.0) */
         t->next = t->reserved;
         t->free_count = 0;
         atomic_store(&t->live, 0);

@@ -3,6 +3,10 @@
  * pairs, and MPI_INFO_ENV (§8.7.2: how the program was started), built on
  * first use and registered at index 0 of the info table.
  *
+ * Every info function works before MPI_Init and after MPI_Finalize
+ * (MPI-4.0 §11.4.1): the info table is never reset while it holds objects
+ * (handle.c), and none of these calls needs the engine.
+ *
  * Keys are at most MPI_MAX_INFO_KEY - 1 characters and values at most
  * MPI_MAX_INFO_VAL - 1, so that each fits with its terminating null in a
  * buffer of MPI_MAX_INFO_KEY / MPI_MAX_INFO_VAL characters. Keys keep the
@@ -115,27 +119,40 @@ static void env_command(char *cmd, size_t cmdcap, char *args, size_t argcap)
     }
 }
 
+/* maxprocs, host, arch, wdir: the keys that do not depend on MPI_Init's
+ * arguments. maxprocs is the launcher's size, known before MPI_Init. */
+static int env_common(struct pm_info *in)
+{
+    char val[MPI_MAX_INFO_VAL];
+    const char *launched = getenv("PROUST_SIZE");
+    if (launched && atoi(launched) > 0)
+        snprintf(val, sizeof val, "%d", atoi(launched));
+    else
+        snprintf(val, sizeof val, "%d", pm_world_size > 0 ? pm_world_size : 1);
+    int rc = put(in, "maxprocs", val);
+    if (rc == MPI_SUCCESS && gethostname(val, sizeof val) == 0) {
+        val[sizeof val - 1] = '\0';
+        rc = put(in, "host", val);
+    }
+    struct utsname u;
+    if (rc == MPI_SUCCESS && uname(&u) == 0)
+        rc = put(in, "arch", u.machine);
+    if (rc == MPI_SUCCESS && getcwd(val, sizeof val))
+        rc = put(in, "wdir", val);
+    return rc;
+}
+
 static void env_build(void)
 {
     static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
                                          "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
-    char cmd[MPI_MAX_INFO_VAL], args[MPI_MAX_INFO_VAL], val[MPI_MAX_INFO_VAL];
+    char cmd[MPI_MAX_INFO_VAL], args[MPI_MAX_INFO_VAL];
     env_command(cmd, sizeof cmd, args, sizeof args);
     if (cmd[0])
         put(&env_info, "command", cmd);
     if (args[0])
         put(&env_info, "argv", args);
-    snprintf(val, sizeof val, "%d", pm_world_size);
-    put(&env_info, "maxprocs", val);
-    if (gethostname(val, sizeof val) == 0) {
-        val[sizeof val - 1] = '\0';
-        put(&env_info, "host", val);
-    }
-    struct utsname u;
-    if (uname(&u) == 0)
-        put(&env_info, "arch", u.machine);
-    if (getcwd(val, sizeof val))
-        put(&env_info, "wdir", val);
+    env_common(&env_info);
     if (pm_thread_level >= MPI_THREAD_SINGLE && pm_thread_level <= MPI_THREAD_MULTIPLE)
         put(&env_info, "thread_level", levels[pm_thread_level]);
     pm_table_set(&pm_info_table, 0, &env_info);
@@ -174,56 +191,108 @@ static int check_key(const char *fname, const char *key)
 
 /* ---- MPI functions ------------------------------------------------------- */
 
-int PMPI_Info_create(MPI_Info *info)
+/* A new empty info object under a handle of its own, in *out. */
+static int info_new(const char *fname, struct pm_info **out, MPI_Info *handle)
 {
-    PM_CHECK_INIT("MPI_Info_create");
-    if (!info)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create: info is NULL");
     struct pm_info *in = calloc(1, sizeof *in);
     if (!in)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_create: out of memory");
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fname);
     atomic_flag_clear(&in->lock);
     int h = pm_table_add(&pm_info_table, in);
     if (!h) {
         free(in);
-        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_create: out of handles");
+        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of handles", fname);
     }
     in->handle = h;
-    *info = h;
+    *out = in;
+    *handle = h;
     return MPI_SUCCESS;
+}
+
+int PMPI_Info_create(MPI_Info *info)
+{
+    if (!info)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create: info is NULL");
+    struct pm_info *in;
+    return info_new("MPI_Info_create", &in, info);
 }
 PM_WEAK(Info_create)
 
+/* MPI-4.0 §11.4.1: what MPI_INFO_ENV holds for a start with these
+ * arguments, before MPI_Init or after it alike (so no thread_level: that
+ * is what MPI_Init is asked for). */
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    static const char fn[] = "MPI_Info_create_env";
+    if (!info)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: info is NULL", fn);
+    if (argc < 0 || (argc > 0 && !argv))
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: %d arguments in a NULL argv", fn,
+                        argc);
+    struct pm_info *in;
+    int rc = info_new(fn, &in, info);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    char cmd[MPI_MAX_INFO_VAL], args[MPI_MAX_INFO_VAL];
+    if (argc > 0 && argv[0]) {
+        pm_strlcpy(cmd, argv[0], sizeof cmd);
+        args[0] = '\0';
+        size_t used = 0;
+        for (int i = 1; i < argc && argv[i]; i++) {
+            size_t l = strlen(argv[i]);
+            if (used + l + 2 > sizeof args)
+                break; /* whole arguments within MPI_MAX_INFO_VAL */
+            if (used)
+                args[used++] = ' ';
+            memcpy(args + used, argv[i], l + 1);
+            used += l;
+        }
+    } else {
+        env_command(cmd, sizeof cmd, args, sizeof args); /* argc 0: the process's own */
+    }
+    if (cmd[0])
+        rc = put(in, "command", cmd);
+    if (rc == MPI_SUCCESS && args[0])
+        rc = put(in, "argv", args);
+    if (rc == MPI_SUCCESS)
+        rc = env_common(in);
+    if (rc != MPI_SUCCESS) {
+        pm_table_remove(&pm_info_table, in->handle);
+        clear(in);
+        free(in);
+        *info = MPI_INFO_NULL;
+        return pm_error(MPI_COMM_NULL, rc, "%s: out of memory", fn);
+    }
+    return MPI_SUCCESS;
+}
+PM_WEAK(Info_create_env)
+
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
-    PM_CHECK_INIT("MPI_Info_dup");
     GET_INFO("MPI_Info_dup", info, in);
     if (!newinfo)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_dup: newinfo is NULL");
-    struct pm_info *out = calloc(1, sizeof *out);
-    if (!out)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_dup: out of memory");
-    atomic_flag_clear(&out->lock);
-    int rc = MPI_SUCCESS;
+    struct pm_info *out;
+    int rc = info_new("MPI_Info_dup", &out, newinfo);
+    if (rc != MPI_SUCCESS)
+        return rc;
     pm_lock(&in->lock);
     for (int i = 0; i < in->n && rc == MPI_SUCCESS; i++)
         rc = put(out, in->e[i].key, in->e[i].value);
     pm_unlock(&in->lock);
-    int h = rc == MPI_SUCCESS ? pm_table_add(&pm_info_table, out) : 0;
-    if (!h) {
+    if (rc != MPI_SUCCESS) {
+        pm_table_remove(&pm_info_table, out->handle);
         clear(out);
         free(out);
+        *newinfo = MPI_INFO_NULL;
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_dup: out of memory");
     }
-    out->handle = h;
-    *newinfo = h;
     return MPI_SUCCESS;
 }
 PM_WEAK(Info_dup)
 
 int PMPI_Info_free(MPI_Info *info)
 {
-    PM_CHECK_INIT("MPI_Info_free");
     if (!info)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_free: info is NULL");
     if (*info == MPI_INFO_ENV)
@@ -240,7 +309,6 @@ PM_WEAK(Info_free)
 
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
-    PM_CHECK_INIT("MPI_Info_set");
     GET_INFO("MPI_Info_set", info, in);
     int rc = check_key("MPI_Info_set", key);
     if (rc != MPI_SUCCESS)
@@ -262,7 +330,6 @@ PM_WEAK(Info_set)
 
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
-    PM_CHECK_INIT("MPI_Info_get");
     GET_INFO("MPI_Info_get", info, in);
     int rc = check_key("MPI_Info_get", key);
     if (rc != MPI_SUCCESS)
@@ -292,7 +359,6 @@ PM_WEAK(Info_get)
  * length + 1; the value is cut to fit. */
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
-    PM_CHECK_INIT("MPI_Info_get_string");
     GET_INFO("MPI_Info_get_string", info, in);
     int rc = check_key("MPI_Info_get_string", key);
     if (rc != MPI_SUCCESS)
@@ -325,7 +391,6 @@ PM_WEAK(Info_get_string)
 
 int PMPI_Info_delete(MPI_Info info, const char *key)
 {
-    PM_CHECK_INIT("MPI_Info_delete");
     GET_INFO("MPI_Info_delete", info, in);
     int rc = check_key("MPI_Info_delete", key);
     if (rc != MPI_SUCCESS)
@@ -348,7 +413,6 @@ PM_WEAK(Info_delete)
 
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
-    PM_CHECK_INIT("MPI_Info_get_nkeys");
     GET_INFO("MPI_Info_get_nkeys", info, in);
     if (!nkeys)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nkeys: nkeys is NULL");
@@ -361,7 +425,6 @@ PM_WEAK(Info_get_nkeys)
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
-    PM_CHECK_INIT("MPI_Info_get_nthkey");
     GET_INFO("MPI_Info_get_nthkey", info, in);
     if (!key)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey: key is NULL");
@@ -379,7 +442,6 @@ PM_WEAK(Info_get_nthkey)
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
-    PM_CHECK_INIT("MPI_Info_get_valuelen");
     GET_INFO("MPI_Info_get_valuelen", info, in);
     int rc = check_key("MPI_Info_get_valuelen", key);
     if (rc != MPI_SUCCESS)

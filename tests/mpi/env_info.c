@@ -3,6 +3,10 @@
  * (nthkey), valuelen and truncation of values, the length limits
  * (MPI_ERR_INFO_KEY, MPI_ERR_INFO_VALUE), MPI_ERR_INFO_NOKEY, invalid
  * handles (MPI_ERR_INFO), MPI_INFO_ENV, and concurrent use from threads.
+ * MPI-4.0: info objects made and used before MPI_Init and after
+ * MPI_Finalize keep their contents and handles across both (objects made
+ * in between get other handles), and MPI_Info_create_env gives the same
+ * keys before MPI_Init, after it and after MPI_Finalize.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -219,10 +223,61 @@ static void threads(void)
     MPI_CHECK(MPI_Info_free(&shared));
 }
 
+/* The keys MPI_Info_create_env sets, equal in `a` and `b`. */
+static void same_env(MPI_Info a, MPI_Info b, const char *when)
+{
+    static const char *const keys[] = {"command", "argv", "maxprocs", "soft", "host",
+                                       "arch",    "wdir", "file",     "thread_level"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char va[MPI_MAX_INFO_VAL], vb[MPI_MAX_INFO_VAL];
+        int la = MPI_MAX_INFO_VAL, lb = MPI_MAX_INFO_VAL, fa = 0, fb = 0;
+        MPI_CHECK(MPI_Info_get_string(a, keys[i], &la, va, &fa));
+        MPI_CHECK(MPI_Info_get_string(b, keys[i], &lb, vb, &fb));
+        CHECK(fa == fb && (!fa || strcmp(va, vb) == 0),
+              "MPI_Info_create_env %s: key %s is \"%s\" and \"%s\"", when, keys[i],
+              fa ? va : "(unset)", fb ? vb : "(unset)");
+    }
+}
+
+static void expect_value(MPI_Info info, const char *key, const char *want, const char *when)
+{
+    char v[MPI_MAX_INFO_VAL];
+    int len = MPI_MAX_INFO_VAL, flag = 0;
+    MPI_CHECK(MPI_Info_get_string(info, key, &len, v, &flag));
+    CHECK(flag && strcmp(v, want) == 0, "%s: %s = \"%s\", want \"%s\"", when, key,
+          flag ? v : "(unset)", want);
+}
+
 int main(int argc, char **argv)
 {
+    /* Before MPI_Init (MPI-4.0 §11.4.1). */
+    MPI_Info early, env0, env1;
+    MPI_CHECK(MPI_Info_create(&early));
+    MPI_CHECK(MPI_Info_set(early, "made", "before MPI_Init"));
+    MPI_CHECK(MPI_Info_create_env(argc, argv, &env0));
+    expect_value(env0, "argv", "first second", "create_env before MPI_Init");
+    char cmd[MPI_MAX_INFO_VAL];
+    int len = MPI_MAX_INFO_VAL, flag = 0;
+    MPI_CHECK(MPI_Info_get_string(env0, "command", &len, cmd, &flag));
+    CHECK(flag && strstr(cmd, "env_info"), "create_env: command \"%s\"", flag ? cmd : "");
+
     int provided;
     MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
+    MPI_Info later;
+    MPI_CHECK(MPI_Info_create(&later));
+    CHECK(later != early && later != env0, "a handle made after MPI_Init repeats one made "
+          "before (%#x)", (unsigned)later);
+    MPI_CHECK(MPI_Info_set(later, "made", "after MPI_Init"));
+    expect_value(early, "made", "before MPI_Init", "after MPI_Init");
+    MPI_CHECK(MPI_Info_free(&later));
+    MPI_CHECK(MPI_Info_create_env(argc, argv, &env1));
+    same_env(env0, env1, "before and after MPI_Init");
+    int size;
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    char nprocs[16];
+    snprintf(nprocs, sizeof nprocs, "%d", size);
+    expect_value(env1, "maxprocs", nprocs, "create_env after MPI_Init");
+    MPI_CHECK(MPI_Info_free(&env1));
     CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     basics();
@@ -230,5 +285,15 @@ int main(int argc, char **argv)
     env();
     threads();
     MPI_CHECK(MPI_Finalize());
+
+    /* After MPI_Finalize. */
+    expect_value(early, "made", "before MPI_Init", "after MPI_Finalize");
+    MPI_CHECK(MPI_Info_set(early, "made", "after MPI_Finalize"));
+    expect_value(early, "made", "after MPI_Finalize", "after MPI_Finalize");
+    MPI_CHECK(MPI_Info_free(&early));
+    MPI_CHECK(MPI_Info_create_env(argc, argv, &env1));
+    same_env(env0, env1, "before MPI_Init and after MPI_Finalize");
+    MPI_CHECK(MPI_Info_free(&env1));
+    MPI_CHECK(MPI_Info_free(&env0));
     return 0;
 }
