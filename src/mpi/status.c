@@ -82,27 +82,40 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
 }
 PM_WEAK(Get_elements)
 
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dt, MPI_Count count)
+/* MPI_Status_set_elements and its _x (MPI-3) and _c (MPI-4) forms. */
+static int set_elements(const char *fn, MPI_Status *status, MPI_Datatype dt, MPI_Count count)
 {
-    PM_CHECK_INIT("MPI_Status_set_elements_x");
+    PM_CHECK_INIT(fn);
     struct pm_datatype *t;
-    if (!status || count < 0)
-        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_elements_x: bad argument");
+    if (!status)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: status is NULL", fn);
+    if (count < 0)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: negative count %lld", fn,
+                        (long long)count);
     int rc = pm_type_check(dt, &t);
     if (rc != MPI_SUCCESS)
-        return pm_error(MPI_COMM_WORLD, rc, "MPI_Status_set_elements_x: invalid datatype %#x",
-                        (unsigned)dt);
+        return pm_error(MPI_COMM_WORLD, rc, "%s: invalid datatype %#x", fn, (unsigned)dt);
     status->proust_bytes = pm_type_element_bytes(t, count);
     return MPI_SUCCESS;
 }
-PM_WEAK(Status_set_elements_x)
 
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype dt, int count)
 {
-    PM_CHECK_INIT("MPI_Status_set_elements");
-    return PMPI_Status_set_elements_x(status, dt, count);
+    return set_elements("MPI_Status_set_elements", status, dt, count);
 }
 PM_WEAK(Status_set_elements)
+
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype dt, MPI_Count count)
+{
+    return set_elements("MPI_Status_set_elements_x", status, dt, count);
+}
+PM_WEAK(Status_set_elements_x)
+
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype dt, MPI_Count count)
+{
+    return set_elements("MPI_Status_set_elements_c", status, dt, count);
+}
+PM_WEAK(Status_set_elements_c)
 
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {

@@ -252,6 +252,13 @@ static void test_status_counts(void)
     MPI_CHECK(MPI_Status_set_elements_x(&st, MPI_BYTE, 4));
     MPI_CHECK(MPI_Get_count_c(&st, three, &cc));
     CHECK(cc == MPI_UNDEFINED, "4 bytes as 3-byte items: %lld", (long long)cc);
+    /* MPI_Status_set_elements_c (MPI-4): basic elements (bytes) of the type */
+    MPI_CHECK(MPI_Status_set_elements_c(&st, three, big + 3));
+    MPI_CHECK(MPI_Get_elements_c(&st, MPI_BYTE, &cc));
+    CHECK(cc == big + 3, "set_elements_c of %lld elements: %lld bytes", big + 3,
+          (long long)cc);
+    MPI_CHECK(MPI_Get_count_c(&st, three, &cc));
+    CHECK(cc == big / 3 + 1, "set_elements_c then get_count_c: %lld", (long long)cc);
     MPI_CHECK(MPI_Type_free(&three));
 }
 
