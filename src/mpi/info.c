@@ -213,7 +213,7 @@ int PMPI_Info_create(MPI_Info *info)
 {
     if (!info)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create: info is NULL");
-    struct pm_info *in;
+    struct pm_info *in = NULL;
     return info_new("MPI_Info_create", &in, info);
 }
 PM_WEAK(Info_create)
@@ -229,7 +229,7 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
     if (argc < 0 || (argc > 0 && !argv))
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: %d arguments in a NULL argv", fn,
                         argc);
-    struct pm_info *in;
+    struct pm_info *in = NULL;
     int rc = info_new(fn, &in, info);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -272,7 +272,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
     GET_INFO("MPI_Info_dup", info, in);
     if (!newinfo)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_dup: newinfo is NULL");
-    struct pm_info *out;
+    struct pm_info *out = NULL;
     int rc = info_new("MPI_Info_dup", &out, newinfo);
     if (rc != MPI_SUCCESS)
         return rc;
