@@ -446,10 +446,7 @@ static void errors(void)
 static void big_bcast(void)
 {
     MPI_Count n = (MPI_Count)INT_MAX + 4099;
-    long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    int ok = pages > 0 && (double)pages * psz > 3.0 * (double)n * size, all = 0;
-    MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, W));
-    if (!all) {
+    if (!mt_all_have_memory(3.0 * (double)n * size)) {
         if (rank == 0)
             printf("collb_large: big broadcast skipped (not enough free memory)\n");
         return;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -60,6 +61,17 @@ static inline int mt_rank(void)
               "%s returned %d (class %d), expected class %s (%d)", #call, mt_ec_rc_, \
               mt_ec_cls_, #cls, (cls));                                            \
     } while (0)
+
+/* Does every rank of MPI_COMM_WORLD have `bytes` of free memory? (the
+ * tests that move more than INT_MAX bytes skip themselves where it is
+ * short) */
+static inline int mt_all_have_memory(double bytes)
+{
+    long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    int ok = pages > 0 && (double)pages * (double)psz > bytes, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return all;
+}
 
 /* Deterministic byte pattern: byte i of a message identified by `seed`. */
 static inline unsigned char mt_byte(uint64_t seed, size_t i)

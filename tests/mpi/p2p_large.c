@@ -303,10 +303,7 @@ static void test_errors(void)
 static void test_big(void)
 {
     const MPI_Count n = (MPI_Count)INT_MAX + 4099;
-    long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    int ok = pages > 0 && (double)pages * psz > 3.0 * (double)n * size, all = 0;
-    MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
-    if (!all) {
+    if (!mt_all_have_memory(3.0 * (double)n * size)) {
         if (rank == 0)
             printf("p2p_large: big message skipped (not enough free memory)\n");
         return;

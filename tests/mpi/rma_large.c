@@ -238,10 +238,7 @@ static void errors(void)
 static void big_transfer(void)
 {
     MPI_Count n = (MPI_Count)INT_MAX + 4099;
-    long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    int ok = pages > 0 && (double)pages * psz > 3.0 * (double)n * size, all = 0;
-    MPI_CHECK(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
-    if (!all) {
+    if (!mt_all_have_memory(3.0 * (double)n * size)) {
         if (rank == 0)
             printf("rma_large: big transfers skipped (not enough free memory)\n");
         return;
