@@ -281,8 +281,8 @@ int proust_request_monitor(proust_request_t *req, proust_request_cb_t cb, void *
      * callback and uncounts it (proust__run_deferred_slow) */
     proust__monitored_begins(req->session);
     unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB, memory_order_acq_rel);
-    if (prev & PROUST__RF_HELPED)
-        proust__helper_monitored(req);
+    if ((prev & (PROUST__RF_HELPED | PROUST__RF_DONE)) == PROUST__RF_HELPED)
+        proust__helper_monitored(req->session);
     if ((prev & PROUST__RF_DONE) && !(prev & PROUST__RF_CANCELING)) {
         atomic_fetch_sub_explicit(&req->session->prog.monitored, 1, memory_order_relaxed);
         cb(req, &req->status, arg); /* completed before we got here */

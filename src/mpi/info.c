@@ -93,30 +93,44 @@ static void clear(struct pm_info *in)
 
 /* ---- MPI_INFO_ENV -------------------------------------------------------- */
 
-/* argv[0] and the other arguments (space separated) from /proc/self/cmdline. */
-static void env_command(char *cmd, size_t cmdcap, char *args, size_t argcap)
+/* "command" (argv[0]) and "argv" (the other arguments, space separated,
+ * whole ones within MPI_MAX_INFO_VAL); the process's own, from
+ * /proc/self/cmdline, when argc is 0. */
+static int put_command(struct pm_info *in, int argc, char *const argv[])
 {
-    cmd[0] = args[0] = '\0';
-    FILE *f = fopen("/proc/self/cmdline", "r");
-    if (!f)
-        return;
     char buf[8192];
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    size_t pos = strlen(buf);
-    pm_strlcpy(cmd, buf, cmdcap);
+    char *own[512];
+    if (argc <= 0 || !argv || !argv[0]) {
+        argc = 0;
+        argv = own;
+        FILE *f = fopen("/proc/self/cmdline", "r");
+        if (!f)
+            return MPI_SUCCESS;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        for (size_t pos = 0; pos < len && argc < 512; pos += strlen(buf + pos) + 1)
+            own[argc++] = buf + pos;
+        if (argc == 0)
+            return MPI_SUCCESS;
+    }
+    char args[MPI_MAX_INFO_VAL] = "";
     size_t used = 0;
-    for (pos++; pos < len; pos += strlen(buf + pos) + 1) {
-        size_t l = strlen(buf + pos);
-        if (used + l + 2 > argcap)
-            break; /* keep whole arguments within MPI_MAX_INFO_VAL */
+    for (int i = 1; i < argc && argv[i]; i++) {
+        size_t l = strlen(argv[i]);
+        if (used + l + 2 > sizeof args)
+            break;
         if (used)
             args[used++] = ' ';
-        memcpy(args + used, buf + pos, l);
+        memcpy(args + used, argv[i], l + 1);
         used += l;
-        args[used] = '\0';
     }
+    char cmd[MPI_MAX_INFO_VAL];
+    pm_strlcpy(cmd, argv[0], sizeof cmd);
+    int rc = cmd[0] ? put(in, "command", cmd) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && args[0])
+        rc = put(in, "argv", args);
+    return rc;
 }
 
 /* maxprocs, host, arch, wdir: the keys that do not depend on MPI_Init's
@@ -146,12 +160,7 @@ static void env_build(void)
 {
     static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
                                          "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
-    char cmd[MPI_MAX_INFO_VAL], args[MPI_MAX_INFO_VAL];
-    env_command(cmd, sizeof cmd, args, sizeof args);
-    if (cmd[0])
-        put(&env_info, "command", cmd);
-    if (args[0])
-        put(&env_info, "argv", args);
+    put_command(&env_info, 0, NULL);
     env_common(&env_info);
     if (pm_thread_level >= MPI_THREAD_SINGLE && pm_thread_level <= MPI_THREAD_MULTIPLE)
         put(&env_info, "thread_level", levels[pm_thread_level]);
@@ -209,6 +218,15 @@ static int info_new(const char *fname, struct pm_info **out, MPI_Info *handle)
     return MPI_SUCCESS;
 }
 
+/* Release `in` and its handle; *handle becomes MPI_INFO_NULL. */
+static void info_drop(struct pm_info *in, MPI_Info *handle)
+{
+    pm_table_remove(&pm_info_table, in->handle);
+    clear(in);
+    free(in);
+    *handle = MPI_INFO_NULL;
+}
+
 int PMPI_Info_create(MPI_Info *info)
 {
     if (!info)
@@ -233,34 +251,11 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
     int rc = info_new(fn, &in, info);
     if (rc != MPI_SUCCESS)
         return rc;
-    char cmd[MPI_MAX_INFO_VAL], args[MPI_MAX_INFO_VAL];
-    if (argc > 0 && argv[0]) {
-        pm_strlcpy(cmd, argv[0], sizeof cmd);
-        args[0] = '\0';
-        size_t used = 0;
-        for (int i = 1; i < argc && argv[i]; i++) {
-            size_t l = strlen(argv[i]);
-            if (used + l + 2 > sizeof args)
-                break; /* whole arguments within MPI_MAX_INFO_VAL */
-            if (used)
-                args[used++] = ' ';
-            memcpy(args + used, argv[i], l + 1);
-            used += l;
-        }
-    } else {
-        env_command(cmd, sizeof cmd, args, sizeof args); /* argc 0: the process's own */
-    }
-    if (cmd[0])
-        rc = put(in, "command", cmd);
-    if (rc == MPI_SUCCESS && args[0])
-        rc = put(in, "argv", args);
+    rc = put_command(in, argc, argv);
     if (rc == MPI_SUCCESS)
         rc = env_common(in);
     if (rc != MPI_SUCCESS) {
-        pm_table_remove(&pm_info_table, in->handle);
-        clear(in);
-        free(in);
-        *info = MPI_INFO_NULL;
+        info_drop(in, info);
         return pm_error(MPI_COMM_NULL, rc, "%s: out of memory", fn);
     }
     return MPI_SUCCESS;
@@ -281,10 +276,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
         rc = put(out, in->e[i].key, in->e[i].value);
     pm_unlock(&in->lock);
     if (rc != MPI_SUCCESS) {
-        pm_table_remove(&pm_info_table, out->handle);
-        clear(out);
-        free(out);
-        *newinfo = MPI_INFO_NULL;
+        info_drop(out, newinfo);
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Info_dup: out of memory");
     }
     return MPI_SUCCESS;
@@ -299,10 +291,7 @@ int PMPI_Info_free(MPI_Info *info)
         return pm_error(MPI_COMM_NULL, MPI_ERR_INFO,
                         "MPI_Info_free: MPI_INFO_ENV is predefined and cannot be freed");
     GET_INFO("MPI_Info_free", *info, in);
-    pm_table_remove(&pm_info_table, in->handle);
-    clear(in);
-    free(in);
-    *info = MPI_INFO_NULL;
+    info_drop(in, info);
     return MPI_SUCCESS;
 }
 PM_WEAK(Info_free)

@@ -180,13 +180,10 @@ static int check_type(MPI_Win win, const char *fn, const char *what, MPI_Datatyp
     if (pm_type_check(dt, out) != MPI_SUCCESS)
         return pm_win_error(win, MPI_ERR_TYPE, "%s: invalid or uncommitted %s datatype %#x", fn,
                             what, (unsigned)dt);
-    size_t bytes; /* (a _c count) */
-    if (!pm_count_fast(count) &&
-        (__builtin_mul_overflow((size_t)count, (size_t)(*out)->size, &bytes) ||
-         bytes > PTRDIFF_MAX))
-        return pm_win_error(win, MPI_ERR_COUNT,
-                            "%s: %lld %s elements of %lld bytes exceed the address space", fn,
-                            (long long)count, what, (long long)(*out)->size);
+    /* (a _c count: its bytes may not fit the address space; raised on the
+     * window's communicator, which holds the window's handler) */
+    if (!pm_count_fast(count))
+        return pm_check_count(fn, pm_win_get(win)->comm->handle, count, *out);
     return MPI_SUCCESS;
 }
 

@@ -219,12 +219,9 @@ void proust__helper_engage(struct proust_session *s, struct proust_request *req)
     }
 }
 
-void proust__helper_monitored(struct proust_request *req)
+void proust__helper_monitored(struct proust_session *s)
 {
-    struct proust__progress *p = &req->session->prog;
-    if (!p->helper || !(atomic_load_explicit(&req->flags, memory_order_relaxed) &
-                        PROUST__RF_HELPED))
-        return;
+    struct proust__progress *p = &s->prog;
     /* A callback says the application will not wait for this one: the
      * post that went unhelped because the last one was waited for at once
      * (or any other) gets the helper now. */

@@ -247,9 +247,9 @@ int proust__helper_start(struct proust_session *s);
  * keep the helper off this thread's cpu and arm its wake-up (unless the
  * last helped post was waited for at once). */
 void proust__helper_engage(struct proust_session *s, struct proust_request *req);
-/* A callback was attached to req (proust_request_monitor): if the helper
- * serves it, wake the helper now (nobody will wait for it). */
-void proust__helper_monitored(struct proust_request *req);
+/* A callback was attached to a helped request not complete yet
+ * (proust_request_monitor): wake the helper now (nobody will wait for it). */
+void proust__helper_monitored(struct proust_session *s);
 /* An application thread starts / ends a wait (helper sessions only): the
  * helper stands aside while any waits. */
 void proust__helper_wait_begins(struct proust_session *s);
