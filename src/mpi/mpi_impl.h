@@ -281,13 +281,19 @@ struct pm_comm {
     MPI_Info info;               /* hints given with set_info/dup_with_info */
     char name[MPI_MAX_OBJECT_NAME];
 };
+/* An engine tag: context field (16 bits: context id, collective bit), side
+ * bit, sender's rank (19 bits), MPI tag (28 bits). The side bit opens a
+ * second space in each context that no MPI receive can match (partitioned
+ * communication, part.c): PM_CTX_MASK covers it, so every receive masked
+ * with it wants the bit as its tag has it. */
 #define PM_TAG_BITS 28
-#define PM_SRC_BITS 20
+#define PM_SRC_BITS 19
 #define PM_CTX_SHIFT 48
+#define PM_SIDE_BIT ((uint64_t)1 << (PM_TAG_BITS + PM_SRC_BITS))
 #define PM_TAG_UB ((1 << PM_TAG_BITS) - 1)
 #define PM_TAG_MASK ((uint64_t)PM_TAG_UB)
 #define PM_SRC_MASK ((((uint64_t)1 << PM_SRC_BITS) - 1) << PM_TAG_BITS)
-#define PM_CTX_MASK (~(uint64_t)0 << PM_CTX_SHIFT)
+#define PM_CTX_MASK ((~(uint64_t)0 << PM_CTX_SHIFT) | PM_SIDE_BIT)
 #define PM_MAX_COMM_SIZE (1 << PM_SRC_BITS)
 
 extern struct pm_comm *pm_comm_world, *pm_comm_self;
@@ -452,6 +458,8 @@ void pm_persistent_complete(struct pm_request *r);
 void pm_persistent_free(struct pm_request *r);
 /* Started and not yet completed. */
 bool pm_persistent_active(const struct pm_request *r);
+/* The operation a started request runs (NULL when inactive). */
+struct pm_request *pm_persistent_inner(const struct pm_request *r);
 
 /* ---- Point to point internals (pt2pt.c) ---------------------------------- */
 /* Start a typed send/receive on `c` with the full MPI semantics (noncontig

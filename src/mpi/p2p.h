@@ -24,4 +24,19 @@ int pm_persistent_cancel(struct pm_request *r);
  * the core, then nap. `*idle` counts the calls since the last progress; start at 0. */
 void pm_p2p_backoff(unsigned *idle);
 
+/* Partitioned communication (part.c): a partitioned send or receive,
+ * held by a persistent request (persistent.c). */
+struct pm_part;
+/* Make `part` an inactive persistent request on `c` (taken over on
+ * success); MPI_ERR_NO_MEM otherwise. */
+int pm_persistent_new_part(struct pm_comm *c, struct pm_part *part, MPI_Request *request);
+/* The partitioned operation a request holds, else NULL. */
+struct pm_part *pm_persistent_part(struct pm_request *r);
+/* Start a round: *round is the request that completes with it. */
+int pm_part_start(struct pm_part *part, struct pm_request **round);
+/* The round was completed by a wait or test: inactive again. */
+void pm_part_complete(struct pm_part *part);
+/* The request goes; the operations in flight finish first. */
+void pm_part_free(struct pm_part *part);
+
 #endif /* PROUST_MPI_P2P_H */

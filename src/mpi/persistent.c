@@ -9,13 +9,14 @@
  * (pm_persistent_complete) releases the inner request and makes the
  * persistent one inactive again, its handle intact. An inactive request is
  * complete with an empty status. Persistent collectives (OP_COLL) keep their
- * arguments in coll_persistent.c, which starts them.
+ * arguments in coll_persistent.c, which starts them; partitioned sends and
+ * receives (OP_PART) theirs in part.c.
  */
 #include <stdlib.h>
 
 #include "p2p.h"
 
-enum { OP_SEND, OP_SSEND, OP_RSEND, OP_BSEND, OP_RECV, OP_COLL };
+enum { OP_SEND, OP_SSEND, OP_RSEND, OP_BSEND, OP_RECV, OP_COLL, OP_PART };
 
 struct pm_persistent {
     int op;                  /* OP_* */
@@ -24,6 +25,7 @@ struct pm_persistent {
     struct pm_datatype *t;   /* reference held: the user may free the type */
     int peer, tag;
     struct pm_pcoll *coll;   /* OP_COLL: its arguments */
+    struct pm_part *part;    /* OP_PART: the partitioned operation */
     struct pm_request *active; /* the started operation, NULL when inactive */
 };
 
@@ -84,7 +86,9 @@ PM_INIT_API(Ssend_init, OP_SSEND, const)
 PM_INIT_API(Rsend_init, OP_RSEND, const)
 PM_INIT_API(Recv_init, OP_RECV, )
 
-int pm_persistent_coll(struct pm_comm *c, struct pm_pcoll *pc, MPI_Request *request)
+/* A persistent request for an operation kept elsewhere (OP_COLL, OP_PART). */
+static int make_held(struct pm_comm *c, int op, struct pm_pcoll *pc, struct pm_part *part,
+                     MPI_Request *request)
 {
     struct pm_persistent *p = calloc(1, sizeof *p);
     struct pm_request *r = p ? pm_request_new(PM_REQ_PERSISTENT, c) : NULL;
@@ -92,12 +96,28 @@ int pm_persistent_coll(struct pm_comm *c, struct pm_pcoll *pc, MPI_Request *requ
         free(p);
         return MPI_ERR_NO_MEM;
     }
-    p->op = OP_COLL;
+    p->op = op;
     p->coll = pc;
+    p->part = part;
     r->persist = p;
     pm_status_empty(&r->status);
     *request = r->handle;
     return MPI_SUCCESS;
+}
+
+int pm_persistent_coll(struct pm_comm *c, struct pm_pcoll *pc, MPI_Request *request)
+{
+    return make_held(c, OP_COLL, pc, NULL, request);
+}
+
+int pm_persistent_new_part(struct pm_comm *c, struct pm_part *part, MPI_Request *request)
+{
+    return make_held(c, OP_PART, NULL, part, request);
+}
+
+struct pm_part *pm_persistent_part(struct pm_request *r)
+{
+    return r->kind == PM_REQ_PERSISTENT && r->persist ? r->persist->part : NULL;
 }
 
 /* The persistent request behind a handle, or raise MPI_ERR_REQUEST. */
@@ -222,6 +242,10 @@ static int start(const char *fname, struct pm_request *r)
             rc = pm_error(c->handle, MPI_ERR_INTERN, "%s: the collective gave no request", fname);
         return rc;
     }
+    if (p->op == OP_PART) {
+        rc = pm_part_start(p->part, &p->active);
+        return rc == MPI_SUCCESS ? rc : pm_error(c->handle, rc, "%s: out of memory", fname);
+    }
     if (p->op == OP_BSEND) /* raises its own errors */
         return pm_bsend_start(fname, c->handle, c, p->buf, p->count, p->t, p->peer, p->tag,
                               &p->active);
@@ -294,6 +318,11 @@ bool pm_persistent_active(const struct pm_request *r)
     return r->persist && r->persist->active;
 }
 
+struct pm_request *pm_persistent_inner(const struct pm_request *r)
+{
+    return r->persist ? r->persist->active : NULL;
+}
+
 void pm_persistent_complete(struct pm_request *r)
 {
     struct pm_persistent *p = r->persist;
@@ -301,6 +330,8 @@ void pm_persistent_complete(struct pm_request *r)
         return;
     pm_request_free(p->active);
     p->active = NULL;
+    if (p->part)
+        pm_part_complete(p->part);
     pm_status_empty(&r->status); /* inactive: an empty status from now on */
 }
 
@@ -309,6 +340,9 @@ int pm_persistent_cancel(struct pm_request *r)
     struct pm_persistent *p = r->persist;
     if (!p || !p->active)
         return MPI_SUCCESS;
+    if (p->op == OP_PART) /* MPI-4.0 §4.2.2: erroneous */
+        return pm_error(r->comm->handle, MPI_ERR_REQUEST, "MPI_Cancel: an active partitioned "
+                        "request cannot be cancelled");
     MPI_Request h = p->active->handle;
     return PMPI_Cancel(&h);
 }
@@ -334,6 +368,7 @@ void pm_persistent_free(struct pm_request *r)
         if (p->t)
             pm_type_release(p->t);
         pm_pcoll_free(p->coll);
+        pm_part_free(p->part);
         free(p);
     }
     pm_request_free(r);

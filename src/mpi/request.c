@@ -269,11 +269,11 @@ void pm_req_wait_one(struct pm_request *r)
         return;
     }
     if (r->kind == PM_REQ_PERSISTENT) {
-        int flag = 0;
-        unsigned idle = 0;
-        while (pm_persistent_poll(r, &flag, NULL, true), !flag)
-            if (++idle > 256)
-                sched_yield();
+        /* the operation running, waited for as such (an engine wait, or a
+         * flag a thread may sleep on) */
+        struct pm_request *inner = pm_persistent_inner(r);
+        if (inner)
+            pm_req_wait_one(inner);
         return;
     }
     pm_wait_flag(&r->done, &r->sleeper);

@@ -30,7 +30,7 @@ endfunction()
 
 foreach(prog p2p_data p2p_order p2p_wild p2p_ring p2p_persist p2p_mprobe p2p_req p2p_err
         p2p_threads p2p_bsend p2p_abort p2p_greq p2p_test_soon p2p_isendrecv p2p_cancel
-        p2p_large)
+        p2p_large p2p_part)
   if(EXISTS ${MPI_TEST_DIR}/${prog}.c)
     mpi_test_program(mpi_${prog} ${MPI_TEST_DIR}/${prog}.c)
   endif()
@@ -50,6 +50,9 @@ if(TARGET mpi_p2p_ring)
 endif()
 if(TARGET mpi_p2p_persist)
   p2p_jobs(p2p_persist SHM 1 2 3 8 TCP 2 8)
+endif()
+if(TARGET mpi_p2p_part)
+  p2p_jobs(p2p_part SHM 1 2 3 TCP 2 3)
 endif()
 if(TARGET mpi_p2p_mprobe)
   p2p_jobs(p2p_mprobe SHM 1 2 4 8 TCP 2 8)
