@@ -33,6 +33,7 @@ typedef int MPI_Info;
 typedef int MPI_Request;
 typedef int MPI_Message;
 typedef int MPI_Win;
+typedef int MPI_Session;
 typedef int MPI_Fint;
 typedef ptrdiff_t MPI_Aint;
 typedef long long MPI_Offset;
@@ -51,6 +52,7 @@ typedef struct MPI_Status {
 #define PROUST_MPI_KIND_COMM 0x10000000
 #define PROUST_MPI_KIND_WIN 0x18000000
 #define PROUST_MPI_KIND_GROUP 0x20000000
+#define PROUST_MPI_KIND_SESSION 0x28000000
 #define PROUST_MPI_KIND_DATATYPE 0x30000000
 #define PROUST_MPI_KIND_OP 0x40000000
 #define PROUST_MPI_KIND_ERRHANDLER 0x50000000
@@ -77,6 +79,7 @@ typedef struct MPI_Status {
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)(PROUST_MPI_KIND_MESSAGE | 0))
 #define MPI_OP_NULL ((MPI_Op)0)
 #define MPI_WIN_NULL ((MPI_Win)0)
+#define MPI_SESSION_NULL ((MPI_Session)0)
 #define MPI_DATATYPE_NULL ((MPI_Datatype)0)
 
 /* Predefined datatypes: index in the low bits (src/mpi/datatype_predef.c
@@ -254,13 +257,17 @@ typedef struct MPI_Status {
 #define MPI_T_ERR_PVAR_NO_ATOMIC 71
 #define MPI_T_ERR_INVALID_NAME 72
 #define MPI_T_ERR_INVALID 73
-#define MPI_ERR_LASTCODE 74
+/* MPI-4 classes */
+#define MPI_ERR_SESSION 74
+#define MPI_ERR_PROC_ABORTED 75
+#define MPI_ERR_VALUE_TOO_LARGE 76
+#define MPI_ERR_LASTCODE 77
 /* Error codes of class MPI_ERR_OTHER that say more (MPI_Error_string). Codes
  * and classes added with MPI_Add_error_class/code start at 96. */
-#define PROUST_MPI_ERR_PEER_FAILED 75 /* a peer process died */
-#define PROUST_MPI_ERR_CONN 76        /* connection to a peer lost */
-#define PROUST_MPI_ERR_PROTO 77       /* malformed packet from a peer */
-#define PROUST_MPI_ERR_TIMEOUT 78     /* timed out */
+#define PROUST_MPI_ERR_PEER_FAILED 80 /* a peer process died */
+#define PROUST_MPI_ERR_CONN 81        /* connection to a peer lost */
+#define PROUST_MPI_ERR_PROTO 82       /* malformed packet from a peer */
+#define PROUST_MPI_ERR_TIMEOUT 83     /* timed out */
 
 /* ---- Other constants ------------------------------------------------------ */
 #define MPI_ANY_SOURCE (-2)
@@ -273,6 +280,8 @@ typedef struct MPI_Status {
 #define MPI_MAX_PROCESSOR_NAME 256
 #define MPI_MAX_ERROR_STRING 512
 #define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
 #define MPI_MAX_INFO_KEY 256
 #define MPI_MAX_INFO_VAL 1024
@@ -402,6 +411,7 @@ typedef void MPI_User_function_c(void *invec, void *inoutvec, MPI_Count *len,
                                  MPI_Datatype *datatype);
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *errcode, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef void MPI_Session_errhandler_function(MPI_Session *session, int *errcode, ...);
 typedef MPI_Comm_errhandler_function MPI_Handler_function; /* MPI-1 name */
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
                                         void *attribute_val_in, void *attribute_val_out,
@@ -529,6 +539,21 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
 /* ---- Error handling ---- */
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler);
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int MPI_Session_finalize(MPI_Session *session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
@@ -1041,6 +1066,21 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys);
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key);
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler);
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int PMPI_Session_finalize(MPI_Session *session);
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler);
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+MPI_Fint PMPI_Session_c2f(MPI_Session session);
+MPI_Session PMPI_Session_f2c(MPI_Fint session);
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);

@@ -64,6 +64,10 @@ int pm_context_agree(const struct pm_agree *a, int n, uint16_t *ids);
 #define PM_KEY_COMM(ctx) ((uint64_t)(ctx) << 32)
 #define PM_KEY_GROUP(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 30) | (uint32_t)(tag))
 #define PM_KEY_ICREATE(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 29) | (uint32_t)(tag))
+/* The 27 bits a string tag of MPI_Comm_create_from_group and
+ * MPI_Intercomm_create_from_groups stands for (comm_create.c). */
+uint32_t pm_stringtag_hash(const char *stringtag);
+#define PM_KEY_FROM_GROUP(tag) (((uint64_t)0xffff << 32) | (1u << 30) | (uint32_t)(tag))
 #define PM_KEY_IDUP(ctx, seq) (((uint64_t)(ctx) << 32) | (1u << 28) | ((seq) & 0x0fffffffu))
 /* Agree on n ids over communicator c (intra: its group; inter: both groups). */
 int pm_context_alloc_n(struct pm_comm *c, int n, uint16_t *ids);

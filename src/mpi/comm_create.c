@@ -263,6 +263,73 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 }
 PM_WEAK(Comm_create_group)
 
+uint32_t pm_stringtag_hash(const char *stringtag)
+{
+    uint64_t hash = 1469598103934665603ull; /* FNV-1a */
+    for (const char *p = stringtag; *p; p++)
+        hash = (hash ^ (unsigned char)*p) * 1099511628211ull;
+    return (uint32_t)(hash ^ (hash >> 27) ^ (hash >> 54)) & ((1u << (PM_TAG_BITS - 1)) - 1);
+}
+
+/* MPI-4 sessions: a communicator over `group` with no parent. Its members
+ * agree on a context id on the world communicator's collective context,
+ * with a hash of the string tag in the upper half of the sequence space
+ * (as MPI_Comm_create_group's tag: a concurrent call there with the same
+ * 27 bits from the same processes would have to collide). Errors go to the
+ * handler given, which the new communicator keeps. */
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create_from_group";
+    PM_CHECK_INIT(fn);
+    MPI_Errhandler eh = pm_errhandler_usable(errhandler, PM_ERRH_FOR_COMM)
+                            ? errhandler : MPI_ERRORS_ARE_FATAL;
+    if (newcomm)
+        *newcomm = MPI_COMM_NULL;
+    if (eh != errhandler)
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_ARG,
+                                "%s: invalid error handler %#x for a communicator", fn,
+                                (unsigned)errhandler);
+    struct pm_group *g = pm_group_get(group);
+    if (!g)
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_GROUP, "%s: invalid group handle %#x",
+                                fn, (unsigned)group);
+    if (!stringtag || strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_ARG, "%s: stringtag is %s", fn,
+                                stringtag ? "longer than MPI_MAX_STRINGTAG_LEN" : "NULL");
+    if (info != MPI_INFO_NULL && !pm_info_valid(info))
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_INFO, "%s: invalid info handle %#x",
+                                fn, (unsigned)info);
+    if (!newcomm)
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_ARG, "%s: newcomm is NULL", fn);
+    if (g->rank == MPI_UNDEFINED)
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_GROUP,
+                                "%s: the calling process is not in the group", fn);
+    uint32_t tag = pm_stringtag_hash(stringtag);
+    struct pm_comm *w = pm_comm_world;
+    struct pm_agree a = {
+        .world = g->world,
+        .size = g->size,
+        .rank = g->rank,
+        .fixed_tag = w->tag_coll | ((uint64_t)1 << (PM_TAG_BITS - 1)) | tag,
+        .key = PM_KEY_FROM_GROUP(tag),
+    };
+    uint16_t ctx;
+    int rc = pm_context_agree(&a, 1, &ctx);
+    if (rc != MPI_SUCCESS)
+        return pm_error_handler(eh, MPI_COMM_NULL, rc, "%s: agreeing on a context id failed",
+                                fn);
+    struct pm_comm *nc = pm_comm_new(g, NULL, ctx);
+    if (!nc) {
+        pm_context_free(ctx);
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    }
+    pm_errhandler_set(nc, errhandler, fn);
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Comm_create_from_group)
+
 /* ---- Splitting -------------------------------------------------------------------- */
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)

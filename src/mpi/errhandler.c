@@ -18,7 +18,7 @@
 struct pm_user_errh {
     struct pm_errhandler e;
     _Atomic int user_refs;
-    bool for_win; /* made by MPI_Win_create_errhandler */
+    int what;     /* PM_ERRH_FOR_*: made by MPI_{Comm,Win,Session}_create_errhandler */
 };
 
 static struct pm_errhandler predef_errh[3] = {
@@ -87,17 +87,27 @@ void pm_errhandler_release(MPI_Errhandler h)
  * its private communicator (c->win_handle set), so one set of functions
  * serves both; errors are raised on c, which reaches the window's handler. */
 
-static const char *object_name(bool win)
+static const char *object_name(int what)
 {
-    return win ? "window" : "communicator";
+    return what == PM_ERRH_FOR_WIN ? "window" : what == PM_ERRH_FOR_SESSION ? "session"
+                                                                             : "communicator";
 }
 
-int pm_errhandler_create(MPI_Comm_errhandler_function *fn, bool for_win,
+struct pm_errhandler *pm_errhandler_usable(MPI_Errhandler h, int what)
+{
+    struct pm_errhandler *e = user_visible(h);
+    if (e && e->kind == PM_ERRH_USER && ((struct pm_user_errh *)e)->what != what)
+        return NULL;
+    return e;
+}
+
+int pm_errhandler_create(MPI_Comm_errhandler_function *fn, int what,
                          MPI_Errhandler *errhandler, const char *fname)
 {
+    static const char *const arg[] = {"comm", "win", "session"};
     if (!fn)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: %s_errhandler_fn is NULL", fname,
-                        for_win ? "win" : "comm");
+                        arg[what]);
     if (!errhandler)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: errhandler is NULL", fname);
     struct pm_user_errh *u = calloc(1, sizeof *u);
@@ -105,7 +115,7 @@ int pm_errhandler_create(MPI_Comm_errhandler_function *fn, bool for_win,
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fname);
     u->e.kind = PM_ERRH_USER;
     u->e.fn = fn;
-    u->for_win = for_win;
+    u->what = what;
     atomic_init(&u->e.refs, 1);
     atomic_init(&u->user_refs, 1);
     int h = pm_table_add(&pm_errh_table, u);
@@ -120,17 +130,18 @@ int pm_errhandler_create(MPI_Comm_errhandler_function *fn, bool for_win,
 
 int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *fname)
 {
-    bool win = c->win_handle != 0;
+    int win = c->win_handle ? PM_ERRH_FOR_WIN : PM_ERRH_FOR_COMM;
     struct pm_errhandler *e = user_visible(errhandler);
     if (!e)
         return pm_error(c->handle, MPI_ERR_ARG, "%s: invalid error handler %#x", fname,
                         (unsigned)errhandler);
     /* MPI-3.1 §8.3: a user handler serves the kind of object it was made for
      * (the function gets an MPI_Comm * or an MPI_Win *). */
-    if (e->kind == PM_ERRH_USER && ((struct pm_user_errh *)e)->for_win != win)
+    if (e->kind == PM_ERRH_USER && ((struct pm_user_errh *)e)->what != win)
         return pm_error(c->handle, MPI_ERR_ARG,
                         "%s: error handler %#x was created for a %s, not a %s", fname,
-                        (unsigned)errhandler, object_name(!win), object_name(win));
+                        (unsigned)errhandler, object_name(((struct pm_user_errh *)e)->what),
+                        object_name(win));
     pm_errhandler_retain(errhandler);
     pm_lock(&swap_lock);
     MPI_Errhandler old = __atomic_exchange_n(&c->errhandler, errhandler, __ATOMIC_ACQ_REL);
@@ -139,24 +150,35 @@ int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *
     return MPI_SUCCESS;
 }
 
-int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const char *fname)
+/* Hand the application a handle of its own on h, to free with
+ * MPI_Errhandler_free. */
+static void give(MPI_Errhandler h, MPI_Errhandler *out)
 {
-    if (!errhandler)
-        return pm_error(c->handle, MPI_ERR_ARG, "%s: errhandler is NULL", fname);
-    pm_lock(&swap_lock);
-    MPI_Errhandler h = __atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE);
     struct pm_errhandler *e = pm_errhandler_get(h);
     if (!e) {
         /* Never set: the default of every communicator and window. */
         h = MPI_ERRORS_ARE_FATAL;
         e = &predef_errh[0];
     }
-    /* The caller gets a handle of its own, to free with MPI_Errhandler_free. */
     pm_errhandler_retain(h);
     if (e->kind == PM_ERRH_USER)
         atomic_fetch_add(&((struct pm_user_errh *)e)->user_refs, 1);
+    *out = h;
+}
+
+int pm_errhandler_give(MPI_Errhandler h, MPI_Errhandler *out)
+{
+    give(h, out);
+    return MPI_SUCCESS;
+}
+
+int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const char *fname)
+{
+    if (!errhandler)
+        return pm_error(c->handle, MPI_ERR_ARG, "%s: errhandler is NULL", fname);
+    pm_lock(&swap_lock);
+    give(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE), errhandler);
     pm_unlock(&swap_lock);
-    *errhandler = h;
     return MPI_SUCCESS;
 }
 
@@ -177,7 +199,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn
                                 MPI_Errhandler *errhandler)
 {
     PM_CHECK_INIT("MPI_Comm_create_errhandler");
-    return pm_errhandler_create(comm_errhandler_fn, false, errhandler,
+    return pm_errhandler_create(comm_errhandler_fn, PM_ERRH_FOR_COMM, errhandler,
                                 "MPI_Comm_create_errhandler");
 }
 PM_WEAK(Comm_create_errhandler)

@@ -1,7 +1,7 @@
 /*
  * error.c — raising errors, error codes and classes, their strings.
  *
- * Codes 0..MPI_ERR_LASTCODE are the standard classes; 75..78 are Proust
+ * Codes 0..MPI_ERR_LASTCODE are the standard classes; 80..83 are Proust
  * codes of class MPI_ERR_OTHER that name what happened to a peer; codes and
  * classes added by the application start at PM_FIRST_USER_CODE.
  */
@@ -91,6 +91,9 @@ static const char *const class_text[MPI_ERR_LASTCODE + 1] = {
                                  "atomically",
     [MPI_T_ERR_INVALID_NAME] = "MPI_T: no variable or category of that name",
     [MPI_T_ERR_INVALID] = "MPI_T: invalid use of the tool interface",
+    [MPI_ERR_SESSION] = "invalid session",
+    [MPI_ERR_PROC_ABORTED] = "a process of the operation aborted",
+    [MPI_ERR_VALUE_TOO_LARGE] = "value too large to be stored",
 };
 
 static const char *proust_code_text(int code)
@@ -156,33 +159,21 @@ int pm_error_from_proust(int st)
     }
 }
 
-int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
+/* Run handler `eh` (NULL: fatal) for `code` raised on `object` (the
+ * communicator, window or session handle its function gets). */
+static int raise_with(struct pm_errhandler *eh, int object, int code, const char *fmt,
+                      va_list ap)
 {
-    struct pm_comm *c = pm_comm_get(comm);
-    if (!c) {
-        c = pm_comm_world;
-        comm = MPI_COMM_WORLD;
-    }
-    struct pm_errhandler *eh = c ? pm_errhandler_get(c->errhandler) : NULL;
     int kind = eh ? eh->kind : PM_ERRH_FATAL;
     if (kind == PM_ERRH_RETURN)
         return code;
     if (kind == PM_ERRH_USER) {
         int tmp = code;
-        /* A window's handler lives on its private communicator and is
-         * called with the window (MPI_Win_errhandler_function). */
-        MPI_Win win = c->win_handle;
-        if (win)
-            eh->fn((MPI_Comm *)&win, &tmp);
-        else
-            eh->fn(&comm, &tmp);
+        eh->fn((MPI_Comm *)&object, &tmp);
         return code;
     }
     char msg[MPI_MAX_ERROR_STRING];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     char text[MPI_MAX_ERROR_STRING];
     int len;
     PMPI_Error_string(code, text, &len);
@@ -194,6 +185,33 @@ int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
     if (pm_session)
         proust_abort(pm_session, code ? code : 1);
     abort();
+}
+
+int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
+{
+    struct pm_comm *c = pm_comm_get(comm);
+    if (!c) {
+        c = pm_comm_world;
+        comm = MPI_COMM_WORLD;
+    }
+    struct pm_errhandler *eh = c ? pm_errhandler_get(c->errhandler) : NULL;
+    /* A window's handler lives on its private communicator and is called
+     * with the window (MPI_Win_errhandler_function). */
+    int object = c && c->win_handle ? c->win_handle : comm;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = raise_with(eh, object, code, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int pm_error_handler(MPI_Errhandler h, int object, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = raise_with(pm_errhandler_get(h), object, code, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 int pm_error_uninit(const char *fname)

@@ -64,3 +64,5 @@ PM_F2C(Message, MPI_Message,
        h == MPI_MESSAGE_NO_PROC || pm_table_get(&pm_message_table, h) != NULL)
 PM_C2F(Win, MPI_Win)
 PM_F2C(Win, MPI_Win, pm_win_get(h) != NULL)
+PM_C2F(Session, MPI_Session)
+PM_F2C(Session, MPI_Session, pm_table_get(&pm_session_table, h) != NULL)

@@ -19,18 +19,26 @@ int64_t pm_type_contig_size[PM_TYPE_FIRST_USER];
 static pthread_t main_thread;
 static pthread_mutex_t init_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-static int init_common(int required, int *provided, const char *fname)
+/*
+ * The instance (the engine and the MPI tables) serves the World Model
+ * (MPI_Init .. MPI_Finalize) and every MPI-4 session: the first of them
+ * starts it, and it stops when MPI_Finalize finds no session left, or at
+ * the last MPI_Session_finalize after MPI_Finalize. A process that only
+ * ever used sessions keeps it until exit (a later MPI_Session_init or
+ * MPI_Init may still come; the engine cannot restart once stopped): an
+ * exit handler stops it then, with the same fence as MPI_Finalize.
+ */
+static int instance_users;          /* World Model + live sessions (init_mutex) */
+static _Atomic int world_state;     /* PM_STATE_* of the World Model */
+
+/* Start the instance if it is not running (init_mutex held). */
+static int instance_start(const char *fname)
 {
-    pthread_mutex_lock(&init_mutex);
     int st = atomic_load(&pm_state);
-    if (st != PM_STATE_NONE) {
-        pthread_mutex_unlock(&init_mutex);
-        if (st == PM_STATE_RUNNING)
-            return pm_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "%s: MPI is already initialized",
-                            fname);
-        fprintf(stderr, "[proust mpi] fatal error: %s called after MPI_Finalize\n", fname);
-        exit(1);
-    }
+    if (st == PM_STATE_RUNNING)
+        return MPI_SUCCESS;
+    if (st == PM_STATE_FINALIZED)
+        return MPI_ERR_OTHER;
     int rc = proust_init(&pm_session);
     if (rc != PROUST_OK) {
         pthread_mutex_unlock(&init_mutex);
@@ -45,11 +53,6 @@ static int init_common(int required, int *provided, const char *fname)
                 pm_world_size, PM_MAX_COMM_SIZE);
         exit(1);
     }
-    if (required < MPI_THREAD_SINGLE)
-        required = MPI_THREAD_SINGLE;
-    pm_thread_level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
-    if (provided)
-        *provided = pm_thread_level;
     main_thread = pthread_self();
     pm_tables_init();
     pm_requests_init();
@@ -64,6 +67,79 @@ static int init_common(int required, int *provided, const char *fname)
     pm_groups_init();
     pm_comms_init();
     atomic_store(&pm_state, PM_STATE_RUNNING);
+    return MPI_SUCCESS;
+}
+
+/* Stop the instance (init_mutex held): every process leaves together. */
+static int instance_stop(void)
+{
+    int rc = proust_finalize(pm_session);
+    atomic_store(&pm_state, PM_STATE_FINALIZED);
+    pm_session = NULL;
+    pm_errors_finalize();
+    if (rc != PROUST_OK) {
+        fprintf(stderr, "[proust mpi, rank %d] MPI_Finalize: %s\n", pm_world_rank,
+                proust_strerror(rc));
+        return pm_error_from_proust(rc);
+    }
+    return MPI_SUCCESS;
+}
+
+/* At exit, a process that used sessions only (or finalized the World Model
+ * while sessions were alive) stops the instance still running. */
+static void instance_at_exit(void)
+{
+    pthread_mutex_lock(&init_mutex);
+    if (atomic_load(&pm_state) == PM_STATE_RUNNING && world_state != PM_STATE_RUNNING)
+        instance_stop();
+    pthread_mutex_unlock(&init_mutex);
+}
+
+int pm_instance_acquire(const char *fname)
+{
+    static bool exit_handler;
+    pthread_mutex_lock(&init_mutex);
+    int rc = instance_start(fname);
+    if (rc == MPI_SUCCESS) {
+        instance_users++;
+        if (!exit_handler)
+            exit_handler = atexit(instance_at_exit) == 0;
+    }
+    pthread_mutex_unlock(&init_mutex);
+    return rc;
+}
+
+int pm_instance_release(void)
+{
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&init_mutex);
+    if (--instance_users == 0 && world_state == PM_STATE_FINALIZED)
+        rc = instance_stop();
+    pthread_mutex_unlock(&init_mutex);
+    return rc;
+}
+
+static int init_common(int required, int *provided, const char *fname)
+{
+    pthread_mutex_lock(&init_mutex);
+    if (world_state != PM_STATE_NONE || atomic_load(&pm_state) == PM_STATE_FINALIZED) {
+        int st = world_state;
+        pthread_mutex_unlock(&init_mutex);
+        if (st == PM_STATE_RUNNING)
+            return pm_error(MPI_COMM_WORLD, MPI_ERR_OTHER, "%s: MPI is already initialized",
+                            fname);
+        fprintf(stderr, "[proust mpi] fatal error: %s called after MPI_Finalize\n", fname);
+        exit(1);
+    }
+    instance_start(fname);
+    if (required < MPI_THREAD_SINGLE)
+        required = MPI_THREAD_SINGLE;
+    pm_thread_level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
+    if (provided)
+        *provided = pm_thread_level;
+    main_thread = pthread_self();
+    world_state = PM_STATE_RUNNING;
+    instance_users++;
     pthread_mutex_unlock(&init_mutex);
     return MPI_SUCCESS;
 }
@@ -84,21 +160,19 @@ int PMPI_Finalize(void)
 {
     PM_CHECK_INIT("MPI_Finalize");
     pthread_mutex_lock(&init_mutex);
+    if (world_state != PM_STATE_RUNNING) {
+        pthread_mutex_unlock(&init_mutex);
+        return pm_error(MPI_COMM_SELF, MPI_ERR_OTHER, "MPI_Finalize: MPI_Init was not called "
+                        "(sessions end with MPI_Session_finalize)");
+    }
     pm_idup_quiesce();
     /* Attributes of MPI_COMM_SELF are deleted first (MPI-3.1 §8.7.1): their
      * callbacks may still communicate. */
     pm_comms_finalize();
-    int rc = proust_finalize(pm_session);
-    atomic_store(&pm_state, PM_STATE_FINALIZED);
-    pm_session = NULL;
-    pm_errors_finalize();
+    world_state = PM_STATE_FINALIZED;
+    int rc = --instance_users == 0 ? instance_stop() : MPI_SUCCESS;
     pthread_mutex_unlock(&init_mutex);
-    if (rc != PROUST_OK) {
-        fprintf(stderr, "[proust mpi, rank %d] MPI_Finalize: %s\n", pm_world_rank,
-                proust_strerror(rc));
-        return pm_error_from_proust(rc);
-    }
-    return MPI_SUCCESS;
+    return rc;
 }
 PM_WEAK(Finalize)
 
@@ -106,7 +180,7 @@ int PMPI_Initialized(int *flag)
 {
     if (!flag)
         return MPI_ERR_ARG;
-    *flag = atomic_load(&pm_state) != PM_STATE_NONE;
+    *flag = atomic_load(&world_state) != PM_STATE_NONE;
     return MPI_SUCCESS;
 }
 PM_WEAK(Initialized)
@@ -115,7 +189,7 @@ int PMPI_Finalized(int *flag)
 {
     if (!flag)
         return MPI_ERR_ARG;
-    *flag = atomic_load(&pm_state) == PM_STATE_FINALIZED;
+    *flag = atomic_load(&world_state) == PM_STATE_FINALIZED;
     return MPI_SUCCESS;
 }
 PM_WEAK(Finalized)

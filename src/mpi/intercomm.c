@@ -76,18 +76,17 @@ struct ic_header {
     int32_t ctx;  /* the remote local_comm's context (agreement key) */
 };
 
+/* How the two leaders talk: the remote one's world rank, the tags. */
 struct ic_peer {
-    struct pm_comm *peer;
-    int remote_leader; /* world rank */
-    int tag;
+    int remote_leader;
+    uint64_t stag, rtag;
 };
 
 static int peer_swap(const struct ic_peer *p, const void *mine, size_t len, void *theirs,
                      size_t rlen)
 {
-    return pm_sendrecv_world(mine, len, p->remote_leader,
-                             p->peer->tag_pt2pt | p->peer->tag_src | (uint64_t)p->tag, theirs,
-                             rlen, p->remote_leader, p->peer->tag_pt2pt | (uint64_t)p->tag);
+    return pm_sendrecv_world(mine, len, p->remote_leader, p->stag, theirs, rlen,
+                             p->remote_leader, p->rtag);
 }
 
 static int peer_exchange(void *arg, uint32_t seq, uint64_t *v, size_t n)
@@ -102,25 +101,32 @@ static int peer_exchange(void *arg, uint32_t seq, uint64_t *v, size_t n)
     return rc;
 }
 
-/* At the local leader: validate the peer side and swap the groups. */
-static int leader_swap(struct pm_comm *lc, MPI_Comm peer_comm, int remote_leader, int tag,
-                       struct ic_peer *p, struct ic_header *h, int **rworld)
+/* At the local leader: validate the peer side of MPI_Intercomm_create. */
+static int leader_peer(struct pm_comm *lc, MPI_Comm peer_comm, int remote_leader, int tag,
+                       struct ic_peer *p)
 {
-    p->peer = pm_comm_get(peer_comm);
-    if (!p->peer)
+    struct pm_comm *peer = pm_comm_get(peer_comm);
+    if (!peer)
         return pm_error(lc->handle, MPI_ERR_COMM,
                         "MPI_Intercomm_create: invalid peer communicator %#x at the local leader",
                         (unsigned)peer_comm);
-    if (remote_leader < 0 || remote_leader >= p->peer->remote->size)
+    if (remote_leader < 0 || remote_leader >= peer->remote->size)
         return pm_error(lc->handle, MPI_ERR_RANK,
                         "MPI_Intercomm_create: remote_leader %d is not a rank of peer_comm "
-                        "(size %d)", remote_leader, p->peer->remote->size);
-    p->remote_leader = pm_comm_peer(p->peer, remote_leader);
-    p->tag = tag;
+                        "(size %d)", remote_leader, peer->remote->size);
+    p->remote_leader = pm_comm_peer(peer, remote_leader);
+    p->stag = peer->tag_pt2pt | peer->tag_src | (uint64_t)tag;
+    p->rtag = peer->tag_pt2pt | (uint64_t)tag;
+    return MPI_SUCCESS;
+}
+
+/* At the local leader: swap the groups with the remote leader. */
+static int leader_swap(struct pm_comm *lc, const struct ic_peer *p, struct ic_header *h,
+                       int **rworld)
+{
     if (p->remote_leader == pm_world_rank)
         return pm_error(lc->handle, MPI_ERR_RANK,
-                        "MPI_Intercomm_create: remote_leader %d is the local leader itself",
-                        remote_leader);
+                        "MPI_Intercomm_create: the remote leader is the local leader itself");
     struct ic_header mine = {0, lc->size, lc->context};
     int rc = peer_swap(p, &mine, sizeof mine, h, sizeof *h);
     if (!rc && (h->size <= 0 || h->size > PM_MAX_COMM_SIZE))
@@ -137,31 +143,17 @@ static int leader_swap(struct pm_comm *lc, MPI_Comm peer_comm, int remote_leader
     return MPI_SUCCESS;
 }
 
-int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                          int remote_leader, int tag, MPI_Comm *newintercomm)
+/* The intercommunicator of local communicator lc and the group its leader
+ * reaches through p (filled at the leader only, or h->err set); `tag` keys
+ * the context agreement. Raises on lc. */
+static int create_with(struct pm_comm *lc, int local_leader, struct ic_peer *p,
+                       struct ic_header h, int tag, const char *fn, struct pm_comm **out)
 {
-    static const char fn[] = "MPI_Intercomm_create";
-    PM_CHECK_INIT(fn);
-    GET_COMM(lc, local_comm, fn);
-    if (newintercomm)
-        *newintercomm = MPI_COMM_NULL;
-    if (lc->is_inter)
-        return pm_error(local_comm, MPI_ERR_COMM, "%s: local_comm is an intercommunicator", fn);
-    if (local_leader < 0 || local_leader >= lc->size)
-        return pm_error(local_comm, MPI_ERR_RANK, "%s: local_leader %d is outside 0..%d", fn,
-                        local_leader, lc->size - 1);
-    if (tag < 0 || tag > PM_TAG_UB)
-        return pm_error(local_comm, MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag,
-                        PM_TAG_UB);
-    if (!newintercomm)
-        return pm_error(local_comm, MPI_ERR_ARG, "%s: newintercomm is NULL", fn);
-
-    struct ic_header h = {0, 0, 0};
-    struct ic_peer p = {0};
+    MPI_Comm local_comm = lc->handle;
     int *rworld = NULL;
     bool leader = lc->rank == local_leader;
-    if (leader)
-        h.err = leader_swap(lc, peer_comm, remote_leader, tag, &p, &h, &rworld);
+    if (leader && !h.err)
+        h.err = leader_swap(lc, p, &h, &rworld);
     /* The leader tells everyone the outcome and the remote group. */
     struct pm_xg x;
     pm_xg_of_comm(&x, lc);
@@ -219,7 +211,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         .ctx_field = lc->tag_coll,
         .key = PM_KEY_ICREATE(key_ctx, tag),
         .exchange = peer_exchange,
-        .arg = &p,
+        .arg = p,
     };
     uint16_t ids[2];
     rc = pm_context_agree(&a, 2, ids);
@@ -232,10 +224,84 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     if (!ic)
         return pm_error(local_comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     pm_comm_inherit_errhandler(ic, lc);
-    *newintercomm = ic->handle;
+    *out = ic;
     return MPI_SUCCESS;
 }
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    static const char fn[] = "MPI_Intercomm_create";
+    PM_CHECK_INIT(fn);
+    GET_COMM(lc, local_comm, fn);
+    if (newintercomm)
+        *newintercomm = MPI_COMM_NULL;
+    if (lc->is_inter)
+        return pm_error(local_comm, MPI_ERR_COMM, "%s: local_comm is an intercommunicator", fn);
+    if (local_leader < 0 || local_leader >= lc->size)
+        return pm_error(local_comm, MPI_ERR_RANK, "%s: local_leader %d is outside 0..%d", fn,
+                        local_leader, lc->size - 1);
+    if (tag < 0 || tag > PM_TAG_UB)
+        return pm_error(local_comm, MPI_ERR_TAG, "%s: tag %d is outside 0..%d", fn, tag,
+                        PM_TAG_UB);
+    if (!newintercomm)
+        return pm_error(local_comm, MPI_ERR_ARG, "%s: newintercomm is NULL", fn);
+    struct ic_header h = {0, 0, 0};
+    struct ic_peer p = {0};
+    if (lc->rank == local_leader)
+        h.err = leader_peer(lc, peer_comm, remote_leader, tag, &p);
+    struct pm_comm *ic;
+    int rc = create_with(lc, local_leader, &p, h, tag, fn, &ic);
+    if (rc == MPI_SUCCESS)
+        *newintercomm = ic->handle;
+    return rc;
+}
 PM_WEAK(Intercomm_create)
+
+/* MPI-4 sessions: the local communicator comes from the local group (as
+ * MPI_Comm_create_from_group makes it, with the same string tag), and the
+ * leaders talk on the world communicator's collective context, in the
+ * string tag's slot of the upper half (see comm_create.c). */
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                      MPI_Group remote_group, int remote_leader,
+                                      const char *stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    static const char fn[] = "MPI_Intercomm_create_from_groups";
+    PM_CHECK_INIT(fn);
+    MPI_Errhandler eh = pm_errhandler_usable(errhandler, PM_ERRH_FOR_COMM)
+                            ? errhandler : MPI_ERRORS_ARE_FATAL;
+    if (newintercomm)
+        *newintercomm = MPI_COMM_NULL;
+    struct pm_group *lg = pm_group_get(local_group), *rg = pm_group_get(remote_group);
+    if (!lg || !rg)
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_GROUP, "%s: invalid %s group %#x",
+                                fn, lg ? "remote" : "local",
+                                (unsigned)(lg ? remote_group : local_group));
+    if (local_leader < 0 || local_leader >= lg->size || remote_leader < 0 ||
+        remote_leader >= rg->size)
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_RANK, "%s: leader %d outside its "
+                                "group", fn, local_leader < 0 || local_leader >= lg->size
+                                                 ? local_leader : remote_leader);
+    if (!newintercomm)
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_ARG, "%s: newintercomm is NULL", fn);
+    MPI_Comm local;
+    int rc = PMPI_Comm_create_from_group(local_group, stringtag, info, errhandler, &local);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct pm_comm *lc = pm_comm_get(local), *w = pm_comm_world;
+    uint64_t slot = w->tag_coll | ((uint64_t)1 << (PM_TAG_BITS - 1)) | pm_stringtag_hash(stringtag);
+    struct ic_header h = {0, 0, 0};
+    struct ic_peer p = {.remote_leader = rg->world[remote_leader],
+                        .stag = slot | w->tag_src, .rtag = slot};
+    struct pm_comm *ic;
+    rc = create_with(lc, local_leader, &p, h, (int)(slot & PM_TAG_MASK), fn, &ic);
+    if (rc == MPI_SUCCESS)
+        *newintercomm = ic->handle;
+    PMPI_Comm_free(&local);
+    return rc;
+}
+PM_WEAK(Intercomm_create_from_groups)
 
 /* ---- MPI_Intercomm_merge --------------------------------------------------------- */
 

@@ -44,7 +44,12 @@
 
 /* ---- Library state (init.c) --------------------------------------------- */
 enum { PM_STATE_NONE = 0, PM_STATE_RUNNING = 1, PM_STATE_FINALIZED = 2 };
+/* The instance: running from the first MPI_Init or MPI_Session_init on. */
 extern _Atomic int pm_state;
+/* A session takes (starts if needed) / leaves the instance (init.c);
+ * acquire fails (MPI_ERR_OTHER) once the instance has stopped. */
+int pm_instance_acquire(const char *fname);
+int pm_instance_release(void);
 extern proust_session_t *pm_session;
 extern int pm_world_rank, pm_world_size;
 extern int pm_thread_level; /* provided level */
@@ -76,7 +81,7 @@ struct pm_table {
     _Atomic int live;                       /* objects in the table */
 };
 extern struct pm_table pm_comm_table, pm_group_table, pm_type_table, pm_op_table,
-    pm_errh_table, pm_info_table, pm_request_table, pm_message_table;
+    pm_errh_table, pm_info_table, pm_request_table, pm_message_table, pm_session_table;
 
 /* Store obj and return its handle (kind | index), or 0 when out of memory. */
 int pm_table_add(struct pm_table *t, void *obj);
@@ -108,6 +113,10 @@ struct pm_errhandler {
  * job), and return `code` for the caller to return. */
 int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same with handler `h` (a session's, or one given to a call that has
+ * no object yet), whose function gets `object`. */
+int pm_error_handler(MPI_Errhandler h, int object, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 int pm_error_uninit(const char *fname);
 /* MPI error code for a proust status (PROUST_ERR_TRUNCATE -> MPI_ERR_TRUNCATE...). */
 int pm_error_from_proust(int proust_status);
@@ -121,10 +130,16 @@ void pm_errhandler_release(MPI_Errhandler h);
 void pm_errhandler_init(void);
 /* The MPI_{Comm,Win}_*_errhandler internals on a communicator (a window's:
  * its private one, win_handle set). They raise on c, `fname` naming the
- * MPI function; `for_win`: made by MPI_Win_create_errhandler. */
+ * MPI function; `what`: the object the handler is made for. */
 struct pm_comm;
-int pm_errhandler_create(MPI_Comm_errhandler_function *fn, bool for_win,
+enum { PM_ERRH_FOR_COMM, PM_ERRH_FOR_WIN, PM_ERRH_FOR_SESSION };
+int pm_errhandler_create(MPI_Comm_errhandler_function *fn, int what,
                          MPI_Errhandler *errhandler, const char *fname);
+/* A handler the application may name for an object of kind `what`:
+ * predefined, or a live user handler made for that kind. */
+struct pm_errhandler *pm_errhandler_usable(MPI_Errhandler h, int what);
+/* *out = a handle of the application's own on h (MPI_*_get_errhandler). */
+int pm_errhandler_give(MPI_Errhandler h, MPI_Errhandler *out);
 int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *fname);
 int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const char *fname);
 int pm_errhandler_call(struct pm_comm *c, int errorcode, const char *fname);

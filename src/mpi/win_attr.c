@@ -40,7 +40,7 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
 {
     PM_CHECK_INIT("MPI_Win_create_errhandler");
     /* Same signature but for the handle type, which is an int for both. */
-    return pm_errhandler_create((MPI_Comm_errhandler_function *)win_errhandler_fn, true,
+    return pm_errhandler_create((MPI_Comm_errhandler_function *)win_errhandler_fn, PM_ERRH_FOR_WIN,
                                 errhandler, "MPI_Win_create_errhandler");
 }
 PM_WEAK(Win_create_errhandler)

@@ -2,7 +2,8 @@
 # MPI_Alloc_mem and handle conversions (env_*). Names:
 # mpi_env_<what>_<nprocs>_<shm|tcp>, <what> the program without "env_".
 
-foreach(prog op_predef op_user op_derived op_coll env_info env_errh env_fatal env_mem env_conv)
+foreach(prog op_predef op_user op_derived op_coll env_info env_errh env_fatal env_mem env_conv
+        env_session)
   mpi_test_program(${prog} ${MPI_TEST_DIR}/${prog}.c)
 endforeach()
 
@@ -19,6 +20,11 @@ foreach(rail shm tcp)
       string(REGEX REPLACE "^env_" "" what ${prog})
       mpi_job(NAME env_${what}_${np}_${rail} NPROCS ${np} RAILS ${rails} PROGRAM ${prog}
               TIMEOUT 60)
+    endforeach()
+    # Sessions without MPI_Init, and a session around the World Model.
+    foreach(mode only mixed)
+      mpi_job(NAME env_session_${mode}_${np}_${rail} NPROCS ${np} RAILS ${rails}
+              PROGRAM env_session ARGS ${mode} TIMEOUT 60)
     endforeach()
     # MPI_INFO_ENV reports the arguments.
     mpi_job(NAME env_info_${np}_${rail} NPROCS ${np} RAILS ${rails} PROGRAM env_info
