@@ -144,6 +144,11 @@ int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *
 int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const char *fname);
 int pm_errhandler_call(struct pm_comm *c, int errorcode, const char *fname);
 
+/* ---- Tool interface (mpi_t.c, mpi_t_event.c) ----------------------------- */
+bool pm_t_initialized(void);
+/* Copy string src out as MPI_T does: *len in = room, out = length + 1. */
+void pm_t_str_out(const char *src, char *buf, int *len);
+
 /* ---- Datatypes (datatype_*.c) ------------------------------------------- */
 /* One instance of a datatype is a list of contiguous blocks (displacement
  * from the buffer, length in bytes) in type-map order; adjacent blocks are

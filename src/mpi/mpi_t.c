@@ -57,7 +57,12 @@ PM_WEAK(T_finalize)
 /* A string out (MPI-3.1 §14.3.3): nothing when len is NULL; the length it
  * needs (with its NUL) when buf is NULL or *len is 0; otherwise as much as
  * fits, terminated, and the length written (with the NUL). */
-static void str_out(const char *src, char *buf, int *len)
+bool pm_t_initialized(void)
+{
+    return atomic_load_explicit(&t_inits, memory_order_acquire) > 0;
+}
+
+void pm_t_str_out(const char *src, char *buf, int *len)
 {
     if (!len)
         return;
@@ -124,14 +129,14 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
     const char *n, *def, *doc;
     if (proust_config_entry(cvar_index, &n, NULL, &def, &doc) != PROUST_OK)
         return MPI_T_ERR_INVALID_INDEX;
-    str_out(n, name, name_len);
+    pm_t_str_out(n, name, name_len);
     if (desc_len) {
         size_t len = strlen(doc) + strlen(def) + 32;
         char *d = malloc(len);
         if (!d)
             return MPI_T_ERR_MEMORY;
         snprintf(d, len, "%s (default: \"%s\")", doc, def);
-        str_out(d, desc, desc_len);
+        pm_t_str_out(d, desc, desc_len);
         free(d);
     }
     if (verbosity)
@@ -208,7 +213,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
         return MPI_T_ERR_INVALID_HANDLE;
     /* the buffer holds `count` chars, the length when the handle was made */
     int len = handle->count;
-    str_out(value, buf, &len);
+    pm_t_str_out(value, buf, &len);
     return MPI_SUCCESS;
 }
 PM_WEAK(T_cvar_read)
@@ -405,8 +410,8 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
     T_CHECK_INIT();
     if (cat_index != 0)
         return MPI_T_ERR_INVALID_INDEX;
-    str_out(cat_name, name, name_len);
-    str_out(cat_desc, desc, desc_len);
+    pm_t_str_out(cat_name, name, name_len);
+    pm_t_str_out(cat_desc, desc, desc_len);
     if (num_cvars)
         *num_cvars = cvar_count();
     if (num_pvars)

@@ -154,6 +154,41 @@ static void performance_variables(void)
     T_EXPECT(MPI_T_enum_get_info(MPI_T_ENUM_NULL, &num, NULL, NULL), MPI_T_ERR_INVALID_INDEX);
 }
 
+/* MPI-4 events: one source (the clock), no event types. */
+static void events(void)
+{
+    int n = -1;
+    MPI_CHECK(MPI_T_source_get_num(&n));
+    CHECK(n == 1, "%d event sources", n);
+    char name[64];
+    int len = sizeof name;
+    MPI_T_source_order order = MPI_T_SOURCE_UNORDERED;
+    MPI_Count tps = 0, max = 0, t0 = 0, t1 = 0;
+    MPI_Info info = MPI_INFO_NULL;
+    MPI_CHECK(MPI_T_source_get_info(0, name, &len, NULL, NULL, &order, &tps, &max, &info));
+    CHECK(len == (int)strlen(name) + 1 && order == MPI_T_SOURCE_ORDERED && tps == 1000000000 &&
+          max > 0 && info != MPI_INFO_NULL, "source 0: %s, order %d, %lld ticks/s", name,
+          (int)order, (long long)tps);
+    MPI_CHECK(MPI_Info_free(&info));
+    MPI_CHECK(MPI_T_source_get_timestamp(0, &t0));
+    usleep(2000);
+    MPI_CHECK(MPI_T_source_get_timestamp(0, &t1));
+    CHECK(t1 - t0 >= 2000000, "2 ms apart, the clock moved %lld ticks", (long long)(t1 - t0));
+    T_EXPECT(MPI_T_source_get_timestamp(1, &t0), MPI_T_ERR_INVALID_INDEX);
+    MPI_CHECK(MPI_T_event_get_num(&n));
+    CHECK(n == 0, "%d event types", n);
+    T_EXPECT(MPI_T_event_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                  NULL),
+             MPI_T_ERR_INVALID_INDEX);
+    MPI_T_event_registration reg = NULL;
+    T_EXPECT(MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, &reg), MPI_T_ERR_INVALID_INDEX);
+    T_EXPECT(MPI_T_event_handle_free(reg, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
+    T_EXPECT(MPI_T_event_get_index("anything", &n), MPI_T_ERR_INVALID_NAME);
+    MPI_CHECK(MPI_T_category_get_num_events(0, &n));
+    CHECK(n == 0, "category 0 has %d events", n);
+    T_EXPECT(MPI_T_category_get_num_events(999, &n), MPI_T_ERR_INVALID_INDEX);
+}
+
 int main(int argc, char **argv)
 {
     int n, provided = -1;
@@ -170,6 +205,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Init(&argc, &argv));
     control_variables();
     performance_variables();
+    events();
     /* the classes are error classes, with their strings */
     int cls = -1, len = 0;
     char text[MPI_MAX_ERROR_STRING];
