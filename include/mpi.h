@@ -316,6 +316,8 @@ extern int *const MPI_WEIGHTS_EMPTY;
 
 /* MPI_Comm_split_type. */
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
 
 /* Predefined attribute keys (of MPI_COMM_WORLD). */
 #define MPI_TAG_UB 1

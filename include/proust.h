@@ -342,6 +342,15 @@ int proust_placement_hint(const char *hint);
  * (like snprintf) or PROUST_ERR_STATE / PROUST_ERR_INVALID. */
 int proust_placement_describe(const proust_session_t *s, char *buf, size_t len);
 
+/* The hardware domain of kind `kind` that holds every cpu the calling
+ * process may run on (its binding, else the cpus it is allowed): an hwloc
+ * object type name ("Machine", "Package", "NUMANode", "L3Cache", "Core",
+ * "PU"; also "socket", "hwthread"). Returns 1 and its logical index in
+ * *index, 0 when the process spans several domains of that kind (or there
+ * is none), PROUST_ERR_INVALID for an unknown kind, PROUST_ERR_SYS when
+ * hwloc fails. Any time, with or without a session. */
+int proust_locality(const char *kind, unsigned *index);
+
 #ifdef __cplusplus
 }
 #endif

@@ -362,14 +362,26 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     GET_COMM(c, comm, fn);
     if (newcomm)
         *newcomm = MPI_COMM_NULL;
-    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+    bool hw = split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_HW_UNGUIDED;
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED && !hw)
         return pm_error(comm, MPI_ERR_ARG,
-                        "%s: unknown split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", fn,
-                        split_type);
+                        "%s: unknown split_type %d (MPI_COMM_TYPE_SHARED, _HW_GUIDED, "
+                        "_HW_UNGUIDED or MPI_UNDEFINED)", fn, split_type);
     if (info != MPI_INFO_NULL && !pm_info_valid(info))
         return pm_error(comm, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "%s: newcomm is NULL", fn);
+    if (hw) {
+        struct pm_comm *nc = NULL;
+        int rc = pm_comm_split_hw(c, split_type, key, info, &nc);
+        if (rc == MPI_ERR_COMM)
+            return pm_error(comm, rc, "%s: MPI_COMM_TYPE_HW_UNGUIDED on an "
+                            "intercommunicator is not supported", fn);
+        if (rc != MPI_SUCCESS)
+            return pm_comm_fail(comm, rc, fn);
+        *newcomm = nc ? nc->handle : MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
     /* Processes that share memory are those on one host: the color is the
      * lowest rank with our host name. */
     enum { HOST = 256 };

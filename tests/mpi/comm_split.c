@@ -1,9 +1,14 @@
 /*
  * comm_split.c — communicator constructors: MPI_Comm_dup/split/create/
  * create_group/split_type, compare, groups, names and info hints, context
- * recycling; and point-to-point on the new communicators, checking that
+ * recycling, MPI-4 hardware splits; and point-to-point on the new
+ * communicators, checking that
  * traffic with the same tags on different communicators never mixes.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sched.h>
 #include <stdbool.h>
 
 #include "mpitest.h"
@@ -201,6 +206,72 @@ static void test_split_type(void)
     }
 }
 
+/* MPI-4 hardware splits. Every rank runs on this host; a rank bound to one
+ * cpu shares a "PU" communicator with exactly the ranks bound to it, an
+ * unbound one gets MPI_COMM_NULL there. */
+static MPI_Comm split_hw(int type, const char *kind)
+{
+    MPI_Info info = MPI_INFO_NULL;
+    if (kind) {
+        MPI_CHECK(MPI_Info_create(&info));
+        MPI_CHECK(MPI_Info_set(info, "mpi_hw_resource_type", kind));
+    }
+    MPI_Comm c;
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, type, 0, info, &c));
+    if (kind)
+        MPI_CHECK(MPI_Info_free(&info));
+    return c;
+}
+
+static int size_of(MPI_Comm c)
+{
+    int n = 0;
+    if (c != MPI_COMM_NULL)
+        MPI_CHECK(MPI_Comm_size(c, &n));
+    return n;
+}
+
+static void test_split_hw(void)
+{
+    static const char *const whole[] = {"mpi_shared_memory", "Machine", "machine"};
+    for (int i = 0; i < 3; i++) {
+        MPI_Comm c = split_hw(MPI_COMM_TYPE_HW_GUIDED, whole[i]);
+        CHECK(size_of(c) == wsize, "HW_GUIDED %s: size %d", whole[i], size_of(c));
+        ring(c, 11 + i);
+        MPI_CHECK(MPI_Comm_free(&c));
+    }
+    MPI_Comm c = split_hw(MPI_COMM_TYPE_HW_GUIDED, "no_such_thing");
+    CHECK(c == MPI_COMM_NULL, "HW_GUIDED with an unknown kind gave a communicator");
+    c = split_hw(MPI_COMM_TYPE_HW_GUIDED, NULL);
+    CHECK(c == MPI_COMM_NULL, "HW_GUIDED without the info key gave a communicator");
+    cpu_set_t set;
+    CHECK(sched_getaffinity(0, sizeof set, &set) == 0, "sched_getaffinity");
+    int ncpu = CPU_COUNT(&set), cpu = -1;
+    for (int i = 0; i < CPU_SETSIZE && cpu < 0; i++)
+        if (CPU_ISSET(i, &set))
+            cpu = i;
+    c = split_hw(MPI_COMM_TYPE_HW_GUIDED, "PU");
+    if (ncpu > 1) {
+        CHECK(c == MPI_COMM_NULL, "HW_GUIDED PU: a rank on %d cpus got a communicator", ncpu);
+    } else {
+        int n = size_of(c), *cpus = malloc((size_t)wsize * sizeof *cpus);
+        CHECK(n >= 1 && cpus, "HW_GUIDED PU: a rank bound to cpu %d got no communicator", cpu);
+        MPI_CHECK(MPI_Allgather(&cpu, 1, MPI_INT, cpus, 1, MPI_INT, c));
+        for (int i = 0; i < n; i++)
+            CHECK(cpus[i] == cpu, "HW_GUIDED PU: cpu %d shares with cpu %d", cpu, cpus[i]);
+        free(cpus);
+        MPI_CHECK(MPI_Comm_free(&c));
+    }
+    c = split_hw(MPI_COMM_TYPE_HW_UNGUIDED, NULL);
+    int n = size_of(c);
+    CHECK(c == MPI_COMM_NULL || (n >= 1 && n < wsize),
+          "HW_UNGUIDED: size %d is not a strict subset of %d", n, wsize);
+    if (c != MPI_COMM_NULL) {
+        ring(c, 17);
+        MPI_CHECK(MPI_Comm_free(&c));
+    }
+}
+
 static void test_names_info(void)
 {
     char name[MPI_MAX_OBJECT_NAME];
@@ -282,6 +353,7 @@ int main(int argc, char **argv)
     test_split();
     test_create();
     test_split_type();
+    test_split_hw();
     test_names_info();
     test_recycling();
     MPI_CHECK(MPI_Finalize());
