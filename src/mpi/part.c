@@ -229,25 +229,16 @@ static void message_done(struct pm_part *p)
         round_finish(p);
 }
 
-static void sent(proust_request_t *req, const proust_status_t *st, void *arg)
+/* A data message was sent, or received (marked arrived, failed or not). */
+static void message_over(proust_request_t *req, const proust_status_t *st, void *arg)
 {
     (void)req;
     struct part_msg *m = arg;
     struct pm_part *p = m->p;
     if (st->error != PROUST_OK)
         round_fail(p, pm_error_from_proust(st->error));
-    message_done(p);
-    part_release(p);
-}
-
-static void arrived(proust_request_t *req, const proust_status_t *st, void *arg)
-{
-    (void)req;
-    struct part_msg *m = arg;
-    struct pm_part *p = m->p;
-    if (st->error != PROUST_OK)
-        round_fail(p, pm_error_from_proust(st->error));
-    atomic_store_explicit(&p->arrived[m->index], 1, memory_order_release);
+    if (!p->send)
+        atomic_store_explicit(&p->arrived[m->index], 1, memory_order_release);
     message_done(p);
     part_release(p);
 }
@@ -288,7 +279,7 @@ static void post_receives(struct pm_part *p)
             message_done(p);
             continue;
         }
-        watch(p, preq, arrived, &p->msgs[m]);
+        watch(p, preq, message_over, &p->msgs[m]);
     }
     atomic_store_explicit(&p->posted, 1, memory_order_release);
 }
@@ -578,7 +569,7 @@ static void send_message(struct pm_part *p, uint32_t m)
         message_done(p);
         return;
     }
-    watch(p, preq, sent, &p->msgs[m]);
+    watch(p, preq, message_over, &p->msgs[m]);
 }
 
 static int mark_ready(const char *fn, struct pm_part *p, int i)

@@ -44,13 +44,14 @@ static struct pm_session_obj *session_get(MPI_Session h)
     return pm_error(MPI_COMM_SELF, MPI_ERR_SESSION, "%s: invalid session %#x", fn,           \
                     (unsigned)(h))
 
-/* The process set named `name`: its index, or -1. */
-static int pset_find(const char *name)
+/* The process set named `name`: its index in *i, or raise on s. */
+static int pset_find(struct pm_session_obj *s, const char *name, const char *fn, int *i)
 {
-    for (int i = 0; name && i < NPSETS; i++)
-        if (!strcasecmp(name, pset_names[i]))
-            return i;
-    return -1;
+    for (*i = 0; name && *i < NPSETS; ++*i)
+        if (!strcasecmp(name, pset_names[*i]))
+            return MPI_SUCCESS;
+    return SESSION_ERROR(s, MPI_ERR_ARG, "%s: no process set named \"%s\"", fn,
+                         name ? name : "(null)");
 }
 
 /* The thread level an info asks for (MPI_THREAD_MULTIPLE when it does not:
@@ -180,15 +181,14 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
 {
     static const char fn[] = "MPI_Session_get_pset_info";
     GET_SESSION(s, session, fn);
-    int i = pset_find(pset_name);
-    if (i < 0)
-        return SESSION_ERROR(s, MPI_ERR_ARG, "%s: no process set named \"%s\"", fn,
-                             pset_name ? pset_name : "(null)");
+    int i, rc = pset_find(s, pset_name, fn, &i);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (!info)
         return SESSION_ERROR(s, MPI_ERR_ARG, "%s: info is NULL", fn);
     char size[16];
     snprintf(size, sizeof size, "%d", i == 0 ? pm_world_size : 1);
-    int rc = info_with("mpi_size", size, info);
+    rc = info_with("mpi_size", size, info);
     return rc == MPI_SUCCESS ? rc : SESSION_ERROR(s, rc, "%s: out of memory", fn);
 }
 PM_WEAK(Session_get_pset_info)
@@ -198,13 +198,12 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
 {
     static const char fn[] = "MPI_Group_from_session_pset";
     GET_SESSION(s, session, fn);
-    int i = pset_find(pset_name);
-    if (i < 0)
-        return SESSION_ERROR(s, MPI_ERR_ARG, "%s: no process set named \"%s\"", fn,
-                             pset_name ? pset_name : "(null)");
+    int i, rc = pset_find(s, pset_name, fn, &i);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (!newgroup)
         return SESSION_ERROR(s, MPI_ERR_ARG, "%s: newgroup is NULL", fn);
-    int rc = PMPI_Comm_group(i == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF, newgroup);
+    rc = PMPI_Comm_group(i == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF, newgroup);
     return rc == MPI_SUCCESS ? rc : SESSION_ERROR(s, rc, "%s: out of memory", fn);
 }
 PM_WEAK(Group_from_session_pset)
