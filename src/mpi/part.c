@@ -188,22 +188,26 @@ static void unpack_partition(struct pm_part *p, int i)
         sched_yield(); /* another thread is unpacking it */
 }
 
-/* The messages that carry receive partition i: [*lo, *hi], empty when
- * the partition holds no bytes. */
-static bool partition_messages(const struct pm_part *p, int i, uint32_t *lo, uint32_t *hi)
+/* The messages that carry receive partition i: [*lo, *hi]. Empty
+ * partitions still wait for the sender's (empty) messages, shared out in
+ * proportion: a partition has not arrived before the sender readied it. */
+static void partition_messages(const struct pm_part *p, int i, uint32_t *lo, uint32_t *hi)
 {
-    if (p->part_bytes == 0)
-        return false;
+    if (p->part_bytes == 0) {
+        *lo = (uint32_t)((uint64_t)i * p->nmsg / (uint64_t)p->partitions);
+        *hi = (uint32_t)(((uint64_t)i + 1) * p->nmsg / (uint64_t)p->partitions);
+        *hi = *hi > *lo ? *hi - 1 : *lo;
+        return;
+    }
     if (p->msg_bytes == 0) { /* the sender sends no bytes (sizes do not match) */
         *lo = 0;
         *hi = p->nmsg - 1;
-        return true;
+        return;
     }
     size_t first = (size_t)i * p->part_bytes, last = first + p->part_bytes - 1;
     /* (clamped: when the sizes do not match, ours may reach past the sender's) */
     *lo = (uint32_t)(first / p->msg_bytes < p->nmsg ? first / p->msg_bytes : p->nmsg - 1);
     *hi = (uint32_t)(last / p->msg_bytes < p->nmsg ? last / p->msg_bytes : p->nmsg - 1);
-    return true;
 }
 
 /* ---- Rounds ------------------------------------------------------------- */
@@ -645,10 +649,10 @@ static bool partition_arrived(struct pm_part *p, int i)
     if (!atomic_load_explicit(&p->posted, memory_order_acquire))
         return false;
     uint32_t lo, hi;
-    if (partition_messages(p, i, &lo, &hi))
-        for (uint32_t m = lo; m <= hi; m++)
-            if (!atomic_load_explicit(&p->arrived[m], memory_order_acquire))
-                return false;
+    partition_messages(p, i, &lo, &hi);
+    for (uint32_t m = lo; m <= hi; m++)
+        if (!atomic_load_explicit(&p->arrived[m], memory_order_acquire))
+            return false;
     return true;
 }
 

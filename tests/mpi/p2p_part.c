@@ -349,6 +349,44 @@ static void init_order(void)
     }
 }
 
+/* Nothing has arrived before the sender readies it, empty partitions
+ * included (mpi4py checks this). */
+static void not_before_ready(void)
+{
+    static const struct { int bytes, sp, rp; } cases[] = {{0, 3, 2}, {0, 1, 4}, {48, 4, 3}};
+    char sbuf[48], rbuf[48];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int sp = cases[k].sp, rp = cases[k].rp;
+        MPI_Request s, r;
+        MPI_CHECK(MPI_Psend_init(sbuf, sp, cases[k].bytes / sp, MPI_BYTE, to, 10, MPI_COMM_WORLD,
+                                 MPI_INFO_NULL, &s));
+        MPI_CHECK(MPI_Precv_init(rbuf, rp, cases[k].bytes / rp, MPI_BYTE, from, 10,
+                                 MPI_COMM_WORLD, MPI_INFO_NULL, &r));
+        for (int it = 0; it < 2; it++) {
+            MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+            MPI_CHECK(MPI_Start(&r));
+            for (int i = 0; i < rp; i++) {
+                int flag = 1;
+                MPI_CHECK(MPI_Parrived(r, i, &flag));
+                CHECK(!flag, "%d bytes in %d partitions: partition %d arrived before its sender "
+                      "started", cases[k].bytes, rp, i);
+            }
+            MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+            MPI_CHECK(MPI_Start(&s));
+            MPI_CHECK(MPI_Pready_range(0, sp - 1, s));
+            for (int i = 0; i < rp; i++) {
+                int flag = 0;
+                while (!flag)
+                    MPI_CHECK(MPI_Parrived(r, i, &flag));
+            }
+            MPI_CHECK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+            MPI_CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        }
+        MPI_CHECK(MPI_Request_free(&s));
+        MPI_CHECK(MPI_Request_free(&r));
+    }
+}
+
 static void proc_null(void)
 {
     int x[4] = {1, 2, 3, 4};
@@ -475,6 +513,7 @@ int main(int argc, char **argv)
     if (provided == MPI_THREAD_MULTIPLE)
         threads();
     init_order();
+    not_before_ready();
     proc_null();
     errors();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
