@@ -107,11 +107,10 @@ int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **o
 /* Split by host (MPI_COMM_TYPE_SHARED); host is a hash of the host name, 0
  * for MPI_UNDEFINED. */
 int pm_intercomm_split_shared(struct pm_comm *c, uint64_t host, int key, struct pm_comm **out);
-/* MPI_Comm_split_type by hardware domain (comm_split_hw.c): split_type is
- * MPI_COMM_TYPE_HW_GUIDED or _HW_UNGUIDED; MPI_ERR_COMM for the latter on
- * an intercommunicator. */
-int pm_comm_split_hw(struct pm_comm *c, int split_type, int key, MPI_Info info,
-                     struct pm_comm **out);
+/* MPI_Comm_split_type once checked (comm_split_type.c): split_type is
+ * MPI_COMM_TYPE_SHARED, _HW_GUIDED, _HW_UNGUIDED or MPI_UNDEFINED. */
+int pm_comm_split_by_type(struct pm_comm *c, int split_type, int key, MPI_Info info,
+                          struct pm_comm **out);
 int pm_intercomm_create_sub(struct pm_comm *c, struct pm_group *g, struct pm_comm **out);
 /* New intercommunicator over groups local/remote with contexts ids[0] (the
  * intercommunicator) and ids[1] (its local_comm). */

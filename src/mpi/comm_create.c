@@ -371,52 +371,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
         return pm_error(comm, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
     if (!newcomm)
         return pm_error(comm, MPI_ERR_ARG, "%s: newcomm is NULL", fn);
-    if (hw) {
-        struct pm_comm *nc = NULL;
-        int rc = pm_comm_split_hw(c, split_type, key, info, &nc);
-        if (rc == MPI_ERR_COMM)
-            return pm_error(comm, rc, "%s: MPI_COMM_TYPE_HW_UNGUIDED on an "
-                            "intercommunicator is not supported", fn);
-        if (rc != MPI_SUCCESS)
-            return pm_comm_fail(comm, rc, fn);
-        *newcomm = nc ? nc->handle : MPI_COMM_NULL;
-        return MPI_SUCCESS;
-    }
-    /* Processes that share memory are those on one host: the color is the
-     * lowest rank with our host name. */
-    enum { HOST = 256 };
-    char mine[HOST];
-    memset(mine, 0, sizeof mine);
-    if (gethostname(mine, sizeof mine - 1) != 0)
-        strcpy(mine, "localhost");
-    if (c->is_inter) {
-        uint64_t h = 1469598103934665603ull; /* FNV-1a; 0 stands for MPI_UNDEFINED */
-        for (const char *p = mine; *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ull;
-        struct pm_comm *nc = NULL;
-        int rc = pm_intercomm_split_shared(c, split_type == MPI_UNDEFINED ? 0 : h | 1, key, &nc);
-        if (rc != MPI_SUCCESS)
-            return pm_comm_fail(comm, rc, fn);
-        *newcomm = nc ? nc->handle : MPI_COMM_NULL;
-        return MPI_SUCCESS;
-    }
-    char *hosts = malloc((size_t)c->size * HOST);
-    if (!hosts)
-        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-    struct pm_xg x;
-    pm_xg_of_comm(&x, c);
-    int rc = pm_xg_allgather(&x, mine, hosts, HOST);
-    int color = MPI_UNDEFINED;
-    if (rc == MPI_SUCCESS && split_type == MPI_COMM_TYPE_SHARED)
-        for (int i = 0; i < c->size; i++)
-            if (!strncmp(hosts + (size_t)i * HOST, mine, HOST)) {
-                color = i;
-                break;
-            }
-    free(hosts);
     struct pm_comm *nc = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = pm_comm_split_impl(c, color, key, &nc);
+    int rc = pm_comm_split_by_type(c, split_type, key, info, &nc);
     if (rc != MPI_SUCCESS)
         return pm_comm_fail(comm, rc, fn);
     *newcomm = nc ? nc->handle : MPI_COMM_NULL;

@@ -262,6 +262,15 @@ static void test_split_hw(void)
         free(cpus);
         MPI_CHECK(MPI_Comm_free(&c));
     }
+    /* one rank asks, the others pass MPI_UNDEFINED: one collective */
+    for (int root = 0; root < wsize && root < 3; root++) {
+        int type = root % 2 ? MPI_COMM_TYPE_SHARED : MPI_COMM_TYPE_HW_GUIDED;
+        c = split_hw(wrank == root ? type : MPI_UNDEFINED, "mpi_shared_memory");
+        CHECK(wrank == root ? size_of(c) == 1 : c == MPI_COMM_NULL,
+              "split type %d at rank %d alone: size %d", type, root, size_of(c));
+        if (c != MPI_COMM_NULL)
+            MPI_CHECK(MPI_Comm_free(&c));
+    }
     c = split_hw(MPI_COMM_TYPE_HW_UNGUIDED, NULL);
     int n = size_of(c);
     CHECK(c == MPI_COMM_NULL || (n >= 1 && n < wsize),

@@ -1,16 +1,18 @@
 /*
- * comm_split_hw.c — MPI_Comm_split_type by hardware domain (MPI-4.0
- * §7.4.2): MPI_COMM_TYPE_HW_GUIDED splits by the kind named in the info
- * key "mpi_hw_resource_type" ("mpi_shared_memory", or an hwloc object
- * type: "Package", "NUMANode", "L3Cache", "Core", ...);
- * MPI_COMM_TYPE_HW_UNGUIDED by the coarsest kind that cuts the group into
- * strict subsets.
+ * comm_split_type.c — MPI_Comm_split_type's colours: MPI_COMM_TYPE_SHARED
+ * (one host), and by hardware domain (MPI-4.0 §7.4.2):
+ * MPI_COMM_TYPE_HW_GUIDED splits by the kind named in the info key
+ * "mpi_hw_resource_type" ("mpi_shared_memory", or an hwloc object type:
+ * "Package", "NUMANode", "L3Cache", "Core", ...); MPI_COMM_TYPE_HW_UNGUIDED
+ * by the coarsest kind that cuts the group into strict subsets.
  *
  * A process's key for a kind is its host name's hash and the logical index
  * of the domain of that kind holding all its cpus (proust_locality), or 0
  * when it spans several (it then gets MPI_COMM_NULL, as the standard says
- * of a process that is in no such domain). The keys go round in one
- * allgather; the color is the lowest rank with the same key.
+ * of a process that is in no such domain). Every process sends the same
+ * array of keys in one allgather whatever its split_type -- ranks that pass
+ * MPI_UNDEFINED send zeros -- so mixing a type with MPI_UNDEFINED is one
+ * collective. The colour is the lowest rank with the same key.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,13 +74,14 @@ static bool cuts(const uint64_t *keys, int n, int stride)
     return any && differ;
 }
 
-int pm_comm_split_hw(struct pm_comm *c, int split_type, int key, MPI_Info info,
-                     struct pm_comm **out)
+int pm_comm_split_by_type(struct pm_comm *c, int split_type, int key, MPI_Info info,
+                          struct pm_comm **out)
 {
     uint64_t host = host_hash();
-    uint64_t mine[NLEVELS];
-    int nkeys = split_type == MPI_COMM_TYPE_HW_GUIDED ? 1 : NLEVELS;
-    if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+    uint64_t mine[NLEVELS] = {0};
+    if (split_type == MPI_COMM_TYPE_SHARED) {
+        mine[0] = host | 1;
+    } else if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
         char kind[MPI_MAX_INFO_VAL + 1];
         int flag = 0;
         mine[0] = 0; /* no key, or a kind we do not know: MPI_COMM_NULL */
@@ -86,25 +89,26 @@ int pm_comm_split_hw(struct pm_comm *c, int split_type, int key, MPI_Info info,
             PMPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, kind, &flag) ==
                 MPI_SUCCESS && flag)
             mine[0] = key_of(kind, host);
-    } else {
+    } else if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
         for (int l = 0; l < NLEVELS; l++)
             mine[l] = key_of(levels[l], host);
     }
-    if (c->is_inter) {
-        if (split_type == MPI_COMM_TYPE_HW_UNGUIDED)
-            return MPI_ERR_COMM; /* the two groups would have to agree on a level */
-        return pm_intercomm_split_shared(c, mine[0], key, out);
-    }
+    /* An intercommunicator splits by one key per process (both groups
+     * would have to agree on an unguided level: those get MPI_COMM_NULL). */
+    if (c->is_inter)
+        return pm_intercomm_split_shared(c, split_type == MPI_COMM_TYPE_HW_UNGUIDED ? 0 : mine[0],
+                                         key, out);
     uint64_t *all = malloc((size_t)c->size * sizeof mine);
     if (!all)
         return MPI_ERR_NO_MEM;
     struct pm_xg x;
     pm_xg_of_comm(&x, c);
-    int rc = pm_xg_allgather(&x, mine, all, (size_t)nkeys * sizeof *mine);
+    int rc = pm_xg_allgather(&x, mine, all, sizeof mine);
     int color = MPI_UNDEFINED;
-    if (rc == MPI_SUCCESS && split_type == MPI_COMM_TYPE_HW_GUIDED) {
-        color = color_of(all, c->size, 1, mine[0]);
-    } else if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS &&
+        (split_type == MPI_COMM_TYPE_SHARED || split_type == MPI_COMM_TYPE_HW_GUIDED)) {
+        color = color_of(all, c->size, NLEVELS, mine[0]);
+    } else if (rc == MPI_SUCCESS && split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
         for (int l = 0; l < NLEVELS; l++)
             if (cuts(all + l, c->size, NLEVELS)) {
                 color = color_of(all + l, c->size, NLEVELS, mine[l]);
