@@ -683,13 +683,15 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag)
         proust_progress(pm_session);
         got = partition_arrived(p, partition);
     }
-    *flag = got;
-    if (!got)
-        return MPI_SUCCESS;
+    /* a failed round says so at once (its receives may never be posted):
+     * no loop on Parrived waits for it forever */
     int err = atomic_load(&p->round_err);
+    *flag = got || err != MPI_SUCCESS;
     if (err != MPI_SUCCESS)
         return pm_error(p->c->handle, err, "MPI_Parrived: the partitioned receive from rank %d "
                         "failed", p->peer);
+    if (!got)
+        return MPI_SUCCESS;
     if (p->packed)
         unpack_partition(p, partition);
     return MPI_SUCCESS;

@@ -487,6 +487,13 @@ static void errors(void)
             MPI_CHECK(MPI_Start(&s));
             MPI_CHECK(MPI_Pready_range(0, 1, s));
             MPI_CHECK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+            int got = 0, prc = MPI_SUCCESS;
+            while (!got) /* ends, with the error */
+                prc = MPI_Parrived(r, 1, &got);
+            int pcls = 0;
+            MPI_Error_class(prc, &pcls);
+            CHECK(pcls == (k % 2 ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT), "Parrived on a receive "
+                  "whose size does not match: class %d", pcls);
             EXPECT_CLASS(MPI_Wait(&r, MPI_STATUS_IGNORE),
                          k % 2 ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT);
         }
