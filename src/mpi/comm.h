@@ -64,9 +64,21 @@ int pm_context_agree(const struct pm_agree *a, int n, uint16_t *ids);
 #define PM_KEY_COMM(ctx) ((uint64_t)(ctx) << 32)
 #define PM_KEY_GROUP(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 30) | (uint32_t)(tag))
 #define PM_KEY_ICREATE(ctx, tag) (((uint64_t)(ctx) << 32) | (1u << 29) | (uint32_t)(tag))
-/* The 27 bits a string tag of MPI_Comm_create_from_group and
- * MPI_Intercomm_create_from_groups stands for (comm_create.c). */
+/* Constructors run by a group's members only (MPI_Comm_create_group, the
+ * sessions' *_from_group*) agree in the upper half of a communicator's
+ * collective sequence space, at a 27-bit slot (the parent's own
+ * collectives count from 0). */
+#define PM_GROUP_TAG_MASK ((1u << (PM_TAG_BITS - 1)) - 1)
+static inline uint64_t pm_group_slot(const struct pm_comm *c, uint32_t tag)
+{
+    return c->tag_coll | ((uint64_t)1 << (PM_TAG_BITS - 1)) | (tag & PM_GROUP_TAG_MASK);
+}
+/* The slot a string tag stands for (comm_create.c). */
 uint32_t pm_stringtag_hash(const char *stringtag);
+/* A communicator over g, which the caller is in: g's members agree on a
+ * context id in c's slot `tag` (agreement key `key`). */
+int pm_comm_create_in_slot(struct pm_comm *c, struct pm_group *g, uint32_t tag, uint64_t key,
+                           struct pm_comm **out);
 #define PM_KEY_FROM_GROUP(tag) (((uint64_t)0xffff << 32) | (1u << 30) | (uint32_t)(tag))
 #define PM_KEY_IDUP(ctx, seq) (((uint64_t)(ctx) << 32) | (1u << 28) | ((seq) & 0x0fffffffu))
 /* Agree on n ids over communicator c (intra: its group; inter: both groups). */
@@ -83,8 +95,6 @@ void pm_comm_inherit_errhandler(struct pm_comm *nc, const struct pm_comm *parent
 void pm_comm_set_context(struct pm_comm *c, uint16_t context);
 /* Undo pm_comm_new for a communicator never shown to the user. */
 void pm_comm_discard(struct pm_comm *c);
-/* Is info a valid info handle (MPI_INFO_NULL is not)? */
-bool pm_info_valid(MPI_Info info);
 /* Raise an error for an invalid communicator handle. */
 int pm_comm_invalid(MPI_Comm comm, const char *fname);
 /* Raise the failure `rc` of a constructor (agreement, exchange) on comm,

@@ -237,38 +237,43 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
                         "communicator's group", fn);
     if (g->rank == MPI_UNDEFINED)
         return MPI_SUCCESS; /* not a member: nothing to take part in */
-    /* Only the members of g take part: agree among them on the parent's
-     * collective context, with the user's tag in the upper half of the
-     * sequence space (the parent's own collectives count from 0). */
-    struct pm_agree a = {
-        .world = g->world,
-        .size = g->size,
-        .rank = g->rank,
-        .fixed_tag = c->tag_coll | ((uint64_t)1 << (PM_TAG_BITS - 1)) |
-                     ((uint64_t)tag & (((uint64_t)1 << (PM_TAG_BITS - 1)) - 1)),
-        .key = PM_KEY_GROUP(c->context, tag),
-    };
-    uint16_t ctx;
-    int rc = pm_context_agree(&a, 1, &ctx);
+    /* Only the members of g take part, in the user's tag's slot. */
+    struct pm_comm *nc;
+    int rc = pm_comm_create_in_slot(c, g, (uint32_t)tag, PM_KEY_GROUP(c->context, tag), &nc);
     if (rc != MPI_SUCCESS)
-        return pm_comm_fail(comm, rc, fn);
-    struct pm_comm *nc = pm_comm_new(g, NULL, ctx);
-    if (!nc) {
-        pm_context_free(ctx);
-        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-    }
+        return rc == MPI_ERR_NO_MEM ? pm_error(comm, rc, "%s: out of memory", fn)
+                                    : pm_comm_fail(comm, rc, fn);
     pm_comm_inherit_errhandler(nc, c);
     *newcomm = nc->handle;
     return MPI_SUCCESS;
 }
 PM_WEAK(Comm_create_group)
 
+int pm_comm_create_in_slot(struct pm_comm *c, struct pm_group *g, uint32_t tag, uint64_t key,
+                           struct pm_comm **out)
+{
+    struct pm_agree a = {
+        .world = g->world,
+        .size = g->size,
+        .rank = g->rank,
+        .fixed_tag = pm_group_slot(c, tag),
+        .key = key,
+    };
+    uint16_t ctx;
+    int rc = pm_context_agree(&a, 1, &ctx);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!(*out = pm_comm_new(g, NULL, ctx))) {
+        pm_context_free(ctx);
+        return MPI_ERR_NO_MEM;
+    }
+    return MPI_SUCCESS;
+}
+
 uint32_t pm_stringtag_hash(const char *stringtag)
 {
-    uint64_t hash = 1469598103934665603ull; /* FNV-1a */
-    for (const char *p = stringtag; *p; p++)
-        hash = (hash ^ (unsigned char)*p) * 1099511628211ull;
-    return (uint32_t)(hash ^ (hash >> 27) ^ (hash >> 54)) & ((1u << (PM_TAG_BITS - 1)) - 1);
+    uint64_t hash = pm_hash_string(stringtag);
+    return (uint32_t)(hash ^ (hash >> 27) ^ (hash >> 54)) & PM_GROUP_TAG_MASK;
 }
 
 /* MPI-4 sessions: a communicator over `group` with no parent. Its members
@@ -306,24 +311,11 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
         return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_GROUP,
                                 "%s: the calling process is not in the group", fn);
     uint32_t tag = pm_stringtag_hash(stringtag);
-    struct pm_comm *w = pm_comm_world;
-    struct pm_agree a = {
-        .world = g->world,
-        .size = g->size,
-        .rank = g->rank,
-        .fixed_tag = w->tag_coll | ((uint64_t)1 << (PM_TAG_BITS - 1)) | tag,
-        .key = PM_KEY_FROM_GROUP(tag),
-    };
-    uint16_t ctx;
-    int rc = pm_context_agree(&a, 1, &ctx);
+    struct pm_comm *nc;
+    int rc = pm_comm_create_in_slot(pm_comm_world, g, tag, PM_KEY_FROM_GROUP(tag), &nc);
     if (rc != MPI_SUCCESS)
-        return pm_error_handler(eh, MPI_COMM_NULL, rc, "%s: agreeing on a context id failed",
-                                fn);
-    struct pm_comm *nc = pm_comm_new(g, NULL, ctx);
-    if (!nc) {
-        pm_context_free(ctx);
-        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-    }
+        return pm_error_handler(eh, MPI_COMM_NULL, rc, "%s: %s", fn, rc == MPI_ERR_NO_MEM
+                                ? "out of memory" : "agreeing on a context id failed");
     pm_errhandler_set(nc, errhandler, fn);
     *newcomm = nc->handle;
     return MPI_SUCCESS;

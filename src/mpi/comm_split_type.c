@@ -31,10 +31,7 @@ static uint64_t host_hash(void)
     char host[256] = "";
     if (gethostname(host, sizeof host - 1) != 0)
         strcpy(host, "localhost");
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (const char *p = host; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
+    return pm_hash_string(host);
 }
 
 /* This process's key for `kind` (0: not inside one domain of it, or an

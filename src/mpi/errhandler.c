@@ -150,9 +150,7 @@ int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *
     return MPI_SUCCESS;
 }
 
-/* Hand the application a handle of its own on h, to free with
- * MPI_Errhandler_free. */
-static void give(MPI_Errhandler h, MPI_Errhandler *out)
+void pm_errhandler_give(MPI_Errhandler h, MPI_Errhandler *out)
 {
     struct pm_errhandler *e = pm_errhandler_get(h);
     if (!e) {
@@ -166,33 +164,34 @@ static void give(MPI_Errhandler h, MPI_Errhandler *out)
     *out = h;
 }
 
-int pm_errhandler_give(MPI_Errhandler h, MPI_Errhandler *out)
-{
-    give(h, out);
-    return MPI_SUCCESS;
-}
-
 int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const char *fname)
 {
     if (!errhandler)
         return pm_error(c->handle, MPI_ERR_ARG, "%s: errhandler is NULL", fname);
     pm_lock(&swap_lock);
-    give(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE), errhandler);
+    pm_errhandler_give(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE), errhandler);
     pm_unlock(&swap_lock);
+    return MPI_SUCCESS;
+}
+
+int pm_errhandler_call_with(MPI_Errhandler h, int object, int errorcode, const char *fname)
+{
+    /* MPI_SUCCESS is no error: never a reason to abort the job. */
+    struct pm_errhandler *e = pm_errhandler_get(h);
+    if (errorcode == MPI_SUCCESS && (!e || e->kind == PM_ERRH_FATAL || e->kind == PM_ERRH_ABORT))
+        return MPI_SUCCESS;
+    pm_error_handler(h, object, errorcode, "%s: error code %d raised by the application", fname,
+                     errorcode);
+    /* The handler was called and returned (MPI_ERRORS_RETURN "handles" an
+     * error by doing nothing more): MPI_SUCCESS, as the standard specifies. */
     return MPI_SUCCESS;
 }
 
 int pm_errhandler_call(struct pm_comm *c, int errorcode, const char *fname)
 {
-    /* MPI_SUCCESS is no error: never a reason to abort the job. */
-    struct pm_errhandler *e = pm_errhandler_get(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE));
-    if (errorcode == MPI_SUCCESS && (!e || e->kind == PM_ERRH_FATAL || e->kind == PM_ERRH_ABORT))
-        return MPI_SUCCESS;
-    pm_error(c->handle, errorcode, "%s: error code %d raised by the application", fname,
-             errorcode);
-    /* The handler was called and returned (MPI_ERRORS_RETURN "handles" an
-     * error by doing nothing more): MPI_SUCCESS, as the standard specifies. */
-    return MPI_SUCCESS;
+    /* a window's handler is called with the window (see pm_error) */
+    return pm_errhandler_call_with(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE),
+                                   c->win_handle ? c->win_handle : c->handle, errorcode, fname);
 }
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,

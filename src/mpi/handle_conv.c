@@ -23,13 +23,6 @@
     }                                                                              \
     PM_WEAK(Name##_f2c)
 
-static bool info_valid(MPI_Info h)
-{
-    if (h == MPI_INFO_ENV)
-        return true;
-    return pm_table_get(&pm_info_table, h) != NULL;
-}
-
 static bool op_valid(MPI_Op h)
 {
     unsigned idx = (unsigned)h & PROUST_MPI_INDEX_MASK;
@@ -56,7 +49,7 @@ PM_F2C(Op, MPI_Op, op_valid(h))
 PM_C2F(Request, MPI_Request)
 PM_F2C(Request, MPI_Request, pm_request_get(h) != NULL)
 PM_C2F(Info, MPI_Info)
-PM_F2C(Info, MPI_Info, info_valid(h))
+PM_F2C(Info, MPI_Info, pm_info_valid(h))
 PM_C2F(Errhandler, MPI_Errhandler)
 PM_F2C(Errhandler, MPI_Errhandler, errh_valid(h))
 PM_C2F(Message, MPI_Message)

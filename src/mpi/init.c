@@ -53,7 +53,6 @@ static int instance_start(const char *fname)
                 pm_world_size, PM_MAX_COMM_SIZE);
         exit(1);
     }
-    main_thread = pthread_self();
     pm_tables_init();
     pm_requests_init();
     pm_errhandler_init();

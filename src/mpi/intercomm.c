@@ -290,7 +290,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     if (rc != MPI_SUCCESS)
         return rc;
     struct pm_comm *lc = pm_comm_get(local), *w = pm_comm_world;
-    uint64_t slot = w->tag_coll | ((uint64_t)1 << (PM_TAG_BITS - 1)) | pm_stringtag_hash(stringtag);
+    uint64_t slot = pm_group_slot(w, pm_stringtag_hash(stringtag));
     struct ic_header h = {0, 0, 0};
     struct ic_peer p = {.remote_leader = rg->world[remote_leader],
                         .stag = slot | w->tag_src, .rtag = slot};

@@ -95,7 +95,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     if (size < 0)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Alloc_mem: size %td < 0", size);
     /* No hints are understood, but the info must be a valid object. */
-    if (info != MPI_INFO_NULL && info != MPI_INFO_ENV && !pm_table_get(&pm_info_table, info))
+    if (info != MPI_INFO_NULL && !pm_info_valid(info))
         return pm_error(MPI_COMM_NULL, MPI_ERR_INFO, "MPI_Alloc_mem: invalid info object %#x",
                         (unsigned)info);
     if (!baseptr)

@@ -138,14 +138,35 @@ int pm_errhandler_create(MPI_Comm_errhandler_function *fn, int what,
 /* A handler the application may name for an object of kind `what`:
  * predefined, or a live user handler made for that kind. */
 struct pm_errhandler *pm_errhandler_usable(MPI_Errhandler h, int what);
-/* *out = a handle of the application's own on h (MPI_*_get_errhandler). */
-int pm_errhandler_give(MPI_Errhandler h, MPI_Errhandler *out);
+/* *out = a handle of the application's own on h (MPI_*_get_errhandler), to
+ * free with MPI_Errhandler_free. */
+void pm_errhandler_give(MPI_Errhandler h, MPI_Errhandler *out);
 int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *fname);
 int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const char *fname);
 int pm_errhandler_call(struct pm_comm *c, int errorcode, const char *fname);
+/* MPI_*_call_errhandler with handler h on `object` (a session's). */
+int pm_errhandler_call_with(MPI_Errhandler h, int object, int errorcode, const char *fname);
+
+/* Is info a valid info handle, MPI_INFO_ENV included (MPI_INFO_NULL is
+ * not)? (comm.c) */
+bool pm_info_valid(MPI_Info info);
+
+/* FNV-1a hash of a string (string tags, host names). */
+static inline uint64_t pm_hash_string(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
 
 /* ---- Tool interface (mpi_t.c, mpi_t_event.c) ----------------------------- */
 bool pm_t_initialized(void);
+#define PM_T_CHECK_INIT()                                                          \
+    do {                                                                           \
+        if (!pm_t_initialized())                                                   \
+            return MPI_T_ERR_NOT_INITIALIZED;                                      \
+    } while (0)
 /* Copy string src out as MPI_T does: *len in = room, out = length + 1. */
 void pm_t_str_out(const char *src, char *buf, int *len);
 

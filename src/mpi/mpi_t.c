@@ -25,12 +25,6 @@
 
 static _Atomic int t_inits; /* MPI_T_init_thread calls not yet finalized */
 
-#define T_CHECK_INIT()                                                              \
-    do {                                                                            \
-        if (atomic_load_explicit(&t_inits, memory_order_acquire) <= 0)              \
-            return MPI_T_ERR_NOT_INITIALIZED;                                       \
-    } while (0)
-
 int PMPI_T_init_thread(int required, int *provided)
 {
     (void)required; /* every call here is thread-safe */
@@ -83,7 +77,7 @@ void pm_t_str_out(const char *src, char *buf, int *len)
 int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
 {
     (void)enumtype, (void)num, (void)name, (void)name_len;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     return MPI_T_ERR_INVALID_INDEX;
 }
 PM_WEAK(T_enum_get_info)
@@ -91,7 +85,7 @@ PM_WEAK(T_enum_get_info)
 int PMPI_T_enum_get_item(MPI_T_enum enumtype, int index, int *value, char *name, int *name_len)
 {
     (void)enumtype, (void)index, (void)value, (void)name, (void)name_len;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     return MPI_T_ERR_INVALID_INDEX;
 }
 PM_WEAK(T_enum_get_item)
@@ -113,7 +107,7 @@ struct pm_t_cvar {
 
 int PMPI_T_cvar_get_num(int *num_cvar)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!num_cvar)
         return MPI_T_ERR_INVALID;
     *num_cvar = cvar_count();
@@ -125,7 +119,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
                          MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc,
                          int *desc_len, int *bind, int *scope)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     const char *n, *def, *doc;
     if (proust_config_entry(cvar_index, &n, NULL, &def, &doc) != PROUST_OK)
         return MPI_T_ERR_INVALID_INDEX;
@@ -155,7 +149,7 @@ PM_WEAK(T_cvar_get_info)
 
 int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!name || !cvar_index)
         return MPI_T_ERR_INVALID;
     const char *n;
@@ -173,7 +167,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
                              int *count)
 {
     (void)obj_handle; /* bound to no object */
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     const char *value;
     if (proust_config_entry(cvar_index, NULL, &value, NULL, NULL) != PROUST_OK)
         return MPI_T_ERR_INVALID_INDEX;
@@ -192,7 +186,7 @@ PM_WEAK(T_cvar_handle_alloc)
 
 int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!handle || *handle == MPI_T_CVAR_HANDLE_NULL)
         return MPI_T_ERR_INVALID_HANDLE;
     free(*handle);
@@ -203,7 +197,7 @@ PM_WEAK(T_cvar_handle_free)
 
 int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (handle == MPI_T_CVAR_HANDLE_NULL)
         return MPI_T_ERR_INVALID_HANDLE;
     if (!buf)
@@ -221,7 +215,7 @@ PM_WEAK(T_cvar_read)
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
     (void)buf;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (handle == MPI_T_CVAR_HANDLE_NULL)
         return MPI_T_ERR_INVALID_HANDLE;
     return MPI_T_ERR_CVAR_SET_NEVER; /* read at start-up: set the environment instead */
@@ -248,7 +242,7 @@ static bool session_live(MPI_T_pvar_session s)
 
 int PMPI_T_pvar_get_num(int *num_pvar)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!num_pvar)
         return MPI_T_ERR_INVALID;
     *num_pvar = 0;
@@ -264,7 +258,7 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
     (void)pvar_index, (void)name, (void)name_len, (void)verbosity, (void)var_class;
     (void)datatype, (void)enumtype, (void)desc, (void)desc_len, (void)bind, (void)readonly;
     (void)continuous, (void)atomic;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     return MPI_T_ERR_INVALID_INDEX;
 }
 PM_WEAK(T_pvar_get_info)
@@ -272,7 +266,7 @@ PM_WEAK(T_pvar_get_info)
 int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
     (void)var_class;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!name || !pvar_index)
         return MPI_T_ERR_INVALID;
     return MPI_T_ERR_INVALID_NAME;
@@ -281,7 +275,7 @@ PM_WEAK(T_pvar_get_index)
 
 int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!session)
         return MPI_T_ERR_INVALID;
     struct pm_t_session *s = malloc(sizeof *s);
@@ -298,7 +292,7 @@ PM_WEAK(T_pvar_session_create)
 
 int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!session)
         return MPI_T_ERR_INVALID;
     struct pm_t_session *found = NULL;
@@ -324,7 +318,7 @@ PM_WEAK(T_pvar_session_free)
  * `all_ok` (start, stop, reset: on every handle of the session, none). */
 static int pvar_call(MPI_T_pvar_session session, MPI_T_pvar_handle handle, bool all_ok)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!session_live(session))
         return MPI_T_ERR_INVALID_SESSION;
     if (handle == MPI_T_PVAR_ALL_HANDLES && all_ok)
@@ -336,7 +330,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
                              MPI_T_pvar_handle *handle, int *count)
 {
     (void)pvar_index, (void)obj_handle, (void)handle, (void)count;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!session_live(session))
         return MPI_T_ERR_INVALID_SESSION;
     return MPI_T_ERR_INVALID_INDEX;
@@ -396,7 +390,7 @@ static const char cat_desc[] =
 
 int PMPI_T_category_get_num(int *num_cat)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!num_cat)
         return MPI_T_ERR_INVALID;
     *num_cat = 1;
@@ -407,7 +401,7 @@ PM_WEAK(T_category_get_num)
 int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc,
                              int *desc_len, int *num_cvars, int *num_pvars, int *num_categories)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (cat_index != 0)
         return MPI_T_ERR_INVALID_INDEX;
     pm_t_str_out(cat_name, name, name_len);
@@ -424,7 +418,7 @@ PM_WEAK(T_category_get_info)
 
 int PMPI_T_category_get_index(const char *name, int *cat_index)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!name || !cat_index)
         return MPI_T_ERR_INVALID;
     if (strcmp(name, cat_name) != 0)
@@ -436,7 +430,7 @@ PM_WEAK(T_category_get_index)
 
 int PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (cat_index != 0)
         return MPI_T_ERR_INVALID_INDEX;
     if (len < 0 || (len > 0 && !indices))
@@ -451,7 +445,7 @@ PM_WEAK(T_category_get_cvars)
 int PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
 {
     (void)indices;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (cat_index != 0)
         return MPI_T_ERR_INVALID_INDEX;
     return len < 0 ? MPI_T_ERR_INVALID : MPI_SUCCESS;
@@ -461,7 +455,7 @@ PM_WEAK(T_category_get_pvars)
 int PMPI_T_category_get_categories(int cat_index, int len, int indices[])
 {
     (void)indices;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (cat_index != 0)
         return MPI_T_ERR_INVALID_INDEX;
     return len < 0 ? MPI_T_ERR_INVALID : MPI_SUCCESS;
@@ -470,7 +464,7 @@ PM_WEAK(T_category_get_categories)
 
 int PMPI_T_category_changed(int *stamp)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!stamp)
         return MPI_T_ERR_INVALID;
     *stamp = 0; /* the categories never change */

@@ -13,17 +13,11 @@
 
 #include "mpi_impl.h"
 
-#define T_CHECK_INIT()                                                              \
-    do {                                                                            \
-        if (!pm_t_initialized())                                                    \
-            return MPI_T_ERR_NOT_INITIALIZED;                                       \
-    } while (0)
-
 enum { NUM_SOURCES = 1, NUM_EVENTS = 0 };
 
 int PMPI_T_source_get_num(int *num_sources)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!num_sources)
         return MPI_T_ERR_INVALID;
     *num_sources = NUM_SOURCES;
@@ -35,7 +29,7 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
                            int *desc_len, MPI_T_source_order *ordering,
                            MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (source_index < 0 || source_index >= NUM_SOURCES)
         return MPI_T_ERR_INVALID_INDEX;
     pm_t_str_out("proust_clock", name, name_len);
@@ -54,7 +48,7 @@ PM_WEAK(T_source_get_info)
 
 int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (source_index < 0 || source_index >= NUM_SOURCES)
         return MPI_T_ERR_INVALID_INDEX;
     if (!timestamp)
@@ -68,7 +62,7 @@ PM_WEAK(T_source_get_timestamp)
 
 int PMPI_T_event_get_num(int *num_events)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!num_events)
         return MPI_T_ERR_INVALID;
     *num_events = NUM_EVENTS;
@@ -84,14 +78,14 @@ int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbo
     (void)event_index, (void)name, (void)name_len, (void)verbosity, (void)array_of_datatypes;
     (void)array_of_displacements, (void)num_elements, (void)enumtype, (void)info, (void)desc;
     (void)desc_len, (void)bind;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     return MPI_T_ERR_INVALID_INDEX; /* no event types */
 }
 PM_WEAK(T_event_get_info)
 
 int PMPI_T_event_get_index(const char *name, int *event_index)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     if (!name || !event_index)
         return MPI_T_ERR_INVALID;
     return MPI_T_ERR_INVALID_NAME;
@@ -102,7 +96,7 @@ int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
                               MPI_T_event_registration *event_registration)
 {
     (void)event_index, (void)obj_handle, (void)info, (void)event_registration;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     return MPI_T_ERR_INVALID_INDEX;
 }
 PM_WEAK(T_event_handle_alloc)
@@ -112,7 +106,7 @@ PM_WEAK(T_event_handle_alloc)
     int PMPI_T_##name params                                                         \
     {                                                                                \
         uses;                                                                        \
-        T_CHECK_INIT();                                                              \
+        PM_T_CHECK_INIT();                                                              \
         return MPI_T_ERR_INVALID_HANDLE;                                             \
     }                                                                                \
     PM_WEAK(T_##name)
@@ -148,7 +142,7 @@ NO_REGISTRATION(event_get_source, (MPI_T_event_instance e, int *source_index),
 
 int PMPI_T_category_get_num_events(int cat_index, int *num_events)
 {
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     int num_cat = 0;
     PMPI_T_category_get_num(&num_cat);
     if (cat_index < 0 || cat_index >= num_cat)
@@ -163,7 +157,7 @@ PM_WEAK(T_category_get_num_events)
 int PMPI_T_category_get_events(int cat_index, int len, int indices[])
 {
     (void)indices;
-    T_CHECK_INIT();
+    PM_T_CHECK_INIT();
     int num_cat = 0;
     PMPI_T_category_get_num(&num_cat);
     if (cat_index < 0 || cat_index >= num_cat)

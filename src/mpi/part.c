@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
 #include "p2p.h"
 
 /* At most 1024 messages a round: more partitions go by runs (the engine
@@ -164,6 +163,16 @@ static void watch(struct pm_part *p, proust_request_t *preq, proust_request_cb_t
         return;
     }
     proust_request_free(&preq);
+}
+
+/* The callback arguments of p's nmsg messages; false when out of memory. */
+static bool msgs_make(struct pm_part *p)
+{
+    if (!(p->msgs = calloc(p->nmsg, sizeof *p->msgs)))
+        return false;
+    for (uint32_t m = 0; m < p->nmsg; m++)
+        p->msgs[m] = (struct part_msg){.p = p, .index = m};
+    return true;
 }
 
 /* Record the first error of the round. */
@@ -322,12 +331,9 @@ static void setup_arrived(proust_request_t *req, const proust_status_t *st, void
         p->msg_bytes = p->setup.msg_bytes;
         if (p->setup.total != p->total)
             p->mismatch = p->setup.total > p->total ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT;
-        p->msgs = calloc(p->nmsg, sizeof *p->msgs);
         p->arrived = calloc(p->nmsg, sizeof *p->arrived);
-        if (!p->msgs || !p->arrived)
+        if (!msgs_make(p) || !p->arrived)
             rc = MPI_ERR_NO_MEM;
-        for (uint32_t m = 0; rc == MPI_SUCCESS && m < p->nmsg; m++)
-            p->msgs[m] = (struct part_msg){.p = p, .index = m};
     }
     p->setup_state = rc;
     if (atomic_load(&p->active) && !atomic_load(&p->posted)) {
@@ -461,10 +467,7 @@ static int make(const char *fn, bool send, const void *buf, int partitions, MPI_
         p->msg_bytes = p->parts_per_msg * p->part_bytes;
         p->ready = calloc((size_t)partitions, sizeof *p->ready);
         p->msg_ready = calloc(p->nmsg, sizeof *p->msg_ready);
-        p->msgs = calloc(p->nmsg, sizeof *p->msgs);
-        ok = p->ready && p->msg_ready && p->msgs;
-        for (uint32_t m = 0; ok && m < p->nmsg; m++)
-            p->msgs[m] = (struct part_msg){.p = p, .index = m};
+        ok = p->ready && p->msg_ready && msgs_make(p);
     }
     if (!ok) {
         part_release(p);

@@ -78,7 +78,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     if (!session)
         return pm_error_handler(eh, MPI_SESSION_NULL, MPI_ERR_ARG, "%s: session is NULL", fn);
     *session = MPI_SESSION_NULL;
-    if (info != MPI_INFO_NULL && !pm_table_get(&pm_info_table, info) && info != MPI_INFO_ENV)
+    if (info != MPI_INFO_NULL && !pm_info_valid(info))
         return pm_error_handler(eh, MPI_SESSION_NULL, MPI_ERR_INFO,
                                 "%s: invalid info handle %#x", fn, (unsigned)info);
     if (eh != errhandler)
@@ -240,7 +240,8 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
     GET_SESSION(s, session, fn);
     if (!errhandler)
         return SESSION_ERROR(s, MPI_ERR_ARG, "%s: errhandler is NULL", fn);
-    return pm_errhandler_give(s->errhandler, errhandler);
+    pm_errhandler_give(s->errhandler, errhandler);
+    return MPI_SUCCESS;
 }
 PM_WEAK(Session_get_errhandler)
 
@@ -248,10 +249,6 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
     static const char fn[] = "MPI_Session_call_errhandler";
     GET_SESSION(s, session, fn);
-    struct pm_errhandler *e = pm_errhandler_get(s->errhandler);
-    if (errorcode == MPI_SUCCESS && (!e || e->kind == PM_ERRH_FATAL || e->kind == PM_ERRH_ABORT))
-        return MPI_SUCCESS; /* no error: never a reason to abort */
-    SESSION_ERROR(s, errorcode, "%s: error code %d raised by the application", fn, errorcode);
-    return MPI_SUCCESS;
+    return pm_errhandler_call_with(s->errhandler, s->handle, errorcode, fn);
 }
 PM_WEAK(Session_call_errhandler)
