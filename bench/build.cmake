@@ -79,7 +79,7 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
   set(pbin ${CMAKE_CURRENT_BINARY_DIR}/progress)
   set(psrc ${CMAKE_CURRENT_SOURCE_DIR}/progress)
   add_test(NAME bench_progress_build
-           COMMAND sh -c "mkdir -p '${pbin}' && for b in overlap reactivity waiters threads; do \
+           COMMAND sh -c "mkdir -p '${pbin}' && for b in overlap reactivity waiters threads partitioned; do \
 '${BENCH_MPICC}' -std=c11 -O2 -g -Wall -Wextra -Wshadow -Werror -pthread -o '${pbin}'/$b \
 '${psrc}'/$b.c || exit 1; done")
   set_tests_properties(bench_progress_build PROPERTIES TIMEOUT 120 LABELS bench
@@ -88,8 +88,9 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
   set(progress_args_reactivity -K 0,1 -T 0.02 -n 200)
   set(progress_args_waiters -N 0,2 -w 2 -s 1 -r 2)
   set(progress_args_threads -N 1,2 -T 0.02 -n 200)
+  set(progress_args_partitioned -m 64K -M 64K -P 1,4,64 -T 1,2 -i 2)
   set(smoke)
-  foreach(b overlap reactivity waiters threads)
+  foreach(b overlap reactivity waiters threads partitioned)
     foreach(mode default poll)
       add_test(NAME bench_progress_${b}_smoke_${mode}
                COMMAND $<TARGET_FILE:proustrun> -n 2 ${pbin}/${b} ${progress_args_${b}})

@@ -15,7 +15,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PACK=${1:?usage: device-run.sh pack.tar.xz}
 DEST=${OUT:-$PWD/device-out}
 WORK=${TMPDIR:-/tmp}/proust-device
-JOBS=${DEVICE_JOBS:-overlap_both overlap_coll threads threads_peers reactivity waiters pingpong}
+JOBS=${DEVICE_JOBS:-overlap_both overlap_coll threads threads_peers reactivity waiters pingpong partitioned}
 BUDGET=${DEVICE_BUDGET:-380}
 
 mkdir -p "$WORK" "$DEST" && tar -C "$WORK" -xJf "$PACK" || exit 1

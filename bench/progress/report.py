@@ -13,6 +13,8 @@ are comments, every other line is one measurement) and <dir>/impls.tsv
   waiters <N> <t_median_ms> <t_min_ms> <t_max_ms> <ratio> <reps>
   threads <N> <lat_median> <lat_min> <lat_max> <msg_rate> <round_trips>
   pingpong lat <size> <us>
+  partitioned <size> <P> <T> <factor> <t_cpu> <t_comm> <t_compute> <t_bulk> <t_first>
+              <t_last> <overlap%>
 
 Every value is the median over all samples (one per repetition of the job)
 of that implementation. Ratios compare each Proust implementation with the
@@ -22,8 +24,9 @@ best peer (MPICH, MPICH with async progress, Open MPI) at the same point:
 overlap % is compared as a difference in points (proust - best peer).
 Tables: overlap (t_comm, overlap % and t_total per mode), the compute
 slowdown inside each MPI, seq, reactivity, waiters, threads (with fine vs
-coarse locking), 8-byte ping-pong with the progress thread on vs off, and
-a summary of geometric means. Writes <dir>/medians.csv
+coarse locking), 8-byte ping-pong with the progress thread on vs off,
+partitioned communication (first partition, whole round, overlap %, round
+against compute-then-send), and a summary of geometric means. Writes <dir>/medians.csv
 (bench,mode,size,x,metric,impl,kind,n,median,min,max) for plot.py.
 Standard library only.
 """
@@ -39,6 +42,7 @@ from report_common import load_kinds, geomean, human_size, fmt, table  # noqa: E
 
 OVERLAP_MODES = ["isend", "irecv", "both", "iallreduce", "ibcast"]
 OVERLAP_METRICS = ["t_cpu", "t_comm", "t_compute", "t_total", "overlap"]
+PART_METRICS = ["t_cpu", "t_comm", "t_compute", "t_bulk", "t_first", "t_last", "overlap"]
 # Special comparisons (run.sh names).
 MAIN, POLL, COARSE = "proust", "proust-poll", "proust-coarse"
 STRIPES1 = "proust-stripes1"
@@ -76,6 +80,10 @@ def parse_line(line):
         elif tok[0] in ("threads", "threads_peers") and len(tok) == 7:
             add(tok[0], "", "", int(tok[1]),
                 ["lat_median", "lat_min", "lat_max", "rate", "n"], tok[2:7])
+        elif tok[0] == "partitioned" and len(tok) == 12:
+            # mode "P:T" (partitions, producer threads), x = the factor
+            add("partitioned", f"{int(tok[2])}:{int(tok[3])}", int(tok[1]), tok[4],
+                PART_METRICS, tok[5:12])
         elif tok[0] == "pingpong" and len(tok) == 4:
             add("pingpong", tok[1], int(tok[2]), "", ["value"], tok[3:4])
     except ValueError:
@@ -334,6 +342,53 @@ class Report:
                                      f"{vals[MAIN] / vals[POLL]:.2f}", "ratio", "lower", "1"])
                 print()
 
+    # ---- partitioned -----------------------------------------------------------
+    def partitioned(self):
+        def order(k):
+            parts, threads = (int(v) for v in k[1].split(":"))
+            return (threads, k[2], parts, xnum(k[3]))
+
+        def rows(metric, only_compute=False):
+            out = []
+            for k in sorted(self.keys("partitioned", metric), key=order):
+                if only_compute and xnum(k[3]) <= 0:
+                    continue
+                parts, threads = k[1].split(":")
+                out.append(((human_size(k[2]), parts, threads, k[3]),
+                            {i: self.med(k, i) for i in self.impls}))
+            return out
+
+        cols = ["size", "P", "T", "t/t_comm"]
+        first = rows("t_first")
+        if not first:
+            return
+        self.ratio_table("== partitioned: rank 0 sees partition 0 (MPI_Parrived), us from the "
+                         "round's start (median; lower is better)", first, False,
+                         name="partitioned t_first", label_cols=cols)
+        self.ratio_table("== partitioned: whole round, producer compute included (us, median; "
+                         "lower is better)", rows("t_last"), False, name="partitioned t_last",
+                         label_cols=cols)
+        self.ratio_table("== partitioned: overlap % of the transfer with the producer's "
+                         "compute (median; higher is better)", rows("overlap", True), True,
+                         diff=True, name="partitioned overlap %", label_cols=cols)
+        gain = []
+        for labels, vals in rows("t_last"):
+            k = None
+            bulk = {}
+            for kk in self.keys("partitioned", "t_bulk"):
+                parts, threads = kk[1].split(":")
+                if (human_size(kk[2]), parts, threads, kk[3]) == tuple(labels):
+                    k = kk
+            if k is None:
+                continue
+            for i in self.impls:
+                b = self.med(k, i)
+                bulk[i] = vals[i] / b if vals.get(i) is not None and b else None
+            gain.append((labels, bulk))
+        self.ratio_table("== partitioned round / compute-then-MPI_Send round of the same MPI "
+                         "(< 1: partitioning pays; lower is better)", gain, False,
+                         name="partitioned / bulk", label_cols=cols)
+
     def run(self):
         meta = os.path.join(self.root, "meta.txt")
         if os.path.exists(meta):
@@ -347,6 +402,7 @@ class Report:
         self.threads()
         self.threads("threads_peers", "N threads of rank 0, each with its own peer rank")
         self.pingpong()
+        self.partitioned()
         for impl, jobs in sorted(self.skipped.items()):
             print(f"note: {impl} skipped {', '.join(jobs)} (MPI_THREAD_MULTIPLE not provided)")
         if self.summary:

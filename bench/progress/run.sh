@@ -29,6 +29,9 @@
 #                  needs that many cores (run it on the device)
 #   pingpong       bench/mpi/pingpong -t lat at 8 B (benchmark 7: progress
 #                  thread on (proust) vs off (proust-poll), peers for scale)
+#   partitioned    partitioned: MPI_Pready per partition against compute
+#                  then MPI_Send (MPI-4.0 partitioned communication; Open
+#                  MPI 4.1 has none: its build fails and it is skipped)
 #
 # Environment:
 #   BENCH_REPS=5          process-level repetitions (1 with BENCH_QUICK)
@@ -37,7 +40,7 @@
 #   BENCH_IMPLS           only these implementations (names below); the
 #                         default is every line but proust-block
 #   BENCH_OVERLAP_ARGS, BENCH_REACTIVITY_ARGS, BENCH_WAITERS_ARGS,
-#   BENCH_THREADS_ARGS, BENCH_PINGPONG_ARGS
+#   BENCH_THREADS_ARGS, BENCH_PINGPONG_ARGS, BENCH_PARTITIONED_ARGS
 #                         extra options, appended (so they override)
 #   BENCH_TIMEOUT=300     seconds allowed for one job
 #   BENCH_RESULTS         results root (default bench/results)
@@ -70,6 +73,7 @@ if [ "$QUICK" = 1 ]; then
   ARGS[threads]="-N 1,2 -T 0.05 -n 2000"
   ARGS[threads_peers]="-P -N 1,2 -T 0.05 -n 2000"
   ARGS[pingpong]="-t lat -m 8 -M 8 -i 0.1 -r 2"
+  ARGS[partitioned]="-m 64K -M 256K -P 1,4 -i 3"
 else
   REPS=${BENCH_REPS:-5}
   ARGS[overlap]="-t isend,irecv"
@@ -81,6 +85,7 @@ else
   ARGS[threads]=""
   ARGS[threads_peers]="-P"
   ARGS[pingpong]="-t lat -m 8 -M 8 -r 5"
+  ARGS[partitioned]=""
 fi
 for j in overlap overlap_both overlap_coll overlap_seq; do
   ARGS[$j]="${ARGS[$j]} ${BENCH_OVERLAP_ARGS:-}"
@@ -90,7 +95,8 @@ ARGS[waiters]+=" ${BENCH_WAITERS_ARGS:-}"
 ARGS[threads]+=" ${BENCH_THREADS_ARGS:-}"
 ARGS[threads_peers]+=" ${BENCH_THREADS_ARGS:-}"
 ARGS[pingpong]+=" ${BENCH_PINGPONG_ARGS:-}"
-ALL_JOBS="overlap overlap_both overlap_coll overlap_seq reactivity waiters threads pingpong"
+ARGS[partitioned]+=" ${BENCH_PARTITIONED_ARGS:-}"
+ALL_JOBS="overlap overlap_both overlap_coll overlap_seq reactivity waiters threads pingpong partitioned"
 KNOWN_JOBS="$ALL_JOBS threads_peers"
 JOBS=${BENCH_BENCHES:-$ALL_JOBS}
 TIMEOUT=${BENCH_TIMEOUT:-300}
@@ -102,6 +108,7 @@ declare -A PROG=(
   [overlap]=progress/overlap [overlap_both]=progress/overlap [overlap_coll]=progress/overlap
   [overlap_seq]=progress/overlap [reactivity]=progress/reactivity [waiters]=progress/waiters
   [threads]=progress/threads [threads_peers]=progress/threads [pingpong]=mpi/pingpong
+  [partitioned]=progress/partitioned
 )
 # Ranks of each job (NP unless said here).
 declare -A JOB_NP=([threads_peers]=${BENCH_PEERS_NP:-9})
