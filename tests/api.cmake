@@ -5,7 +5,7 @@
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
 foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize
-             placement match_threads offer shm_resident cancel)
+             placement match_threads offer shm_resident cancel match_many)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -76,6 +76,13 @@ api_job(NAME ordering_shm_ring16k_rdv1k NPROCS 2 RAILS self,shm PROGRAM ordering
         ENV PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
 api_job(NAME ordering_tcp_rdv1k_aggreg NPROCS 2 RAILS tcp PROGRAM ordering
         ENV PROUST_RDV_THRESHOLD=1K PROUST_STRATEGY=aggreg)
+
+# many posted receives and unexpected messages of one peer, mixed masks
+# (the gate's posted index, core/posted_queue.c)
+api_job(NAME match_many_self NPROCS 1 RAILS self PROGRAM match_many)
+api_job(NAME match_many_shm NPROCS 2 RAILS self,shm PROGRAM match_many)
+api_job(NAME match_many_tcp_aggreg NPROCS 2 RAILS tcp PROGRAM match_many
+        ENV PROUST_STRATEGY=aggreg)
 
 # ---- 3. wildcards: ANY_SOURCE, tag masks, posting order ----------------------
 foreach(strategy default aggreg)

@@ -82,6 +82,10 @@ struct proust_request {
     proust_status_t status;
     uint64_t post_order;  /* receives: order of posting, for wildcard matching */
     struct proust_request *next, *prev; /* posted queue links */
+    /* receives in a gate's posted index (posted_queue.c): bucket or wild
+     * list links, and the order of posting there */
+    struct proust_request *hnext, *hprev;
+    uint64_t gate_order;
     /* receives: bytes still expected per rendezvous segment */
     _Atomic size_t seg0_left;
     _Atomic size_t *seg_left;
@@ -235,6 +239,8 @@ struct proust__gate {
     struct proust__inmsg *active; /* matched messages still receiving segments */
     struct proust__inmsg *unexp_head, *unexp_tail;
     struct proust_request *posted_head, *posted_tail;
+    size_t nposted;
+    struct proust__posted_index *pidx; /* once the queue got long (posted_queue.c) */
     /* offers this peer declined for an exchange (offer.c): receives left
      * to post without offering, and the next such pause */
     uint16_t offer_skip, offer_backoff;
@@ -438,6 +444,13 @@ void proust__posted_remove(struct proust_session *s, struct proust_request *req)
  * queue; source's stripe held. */
 struct proust_request *proust__posted_take(struct proust_session *s, int source,
                                            proust_tag_t tag);
+/* A gate's own posted queue (posted_queue.c), its stripe held: in posting
+ * order, indexed by tag once it is long. */
+void proust__gate_posted_add(struct proust__gate *g, struct proust_request *req);
+void proust__gate_posted_del(struct proust__gate *g, struct proust_request *req);
+/* The earliest receive of g's queue accepting `tag` (left queued), or NULL. */
+struct proust_request *proust__gate_posted_find(struct proust__gate *g, proust_tag_t tag);
+void proust__gate_posted_free(struct proust__gate *g); /* the index, at teardown */
 /* The earliest unexpected message matching (source, tag, mask), removed if
  * `take`; held: what proust__match_lock_source(source) takes. */
 struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int source,

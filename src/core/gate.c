@@ -274,7 +274,7 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     proust__match_lock(g);
     struct proust_request *r;
     while ((r = g->posted_head)) {
-        proust__dlist_remove(&g->posted_head, &g->posted_tail, r);
+        proust__gate_posted_del(g, r);
         proust__offer_drop(s, r);
         r->where = PROUST__IN_NONE;
         r->status.error = status;

@@ -1,7 +1,8 @@
 /*
  * match.c — posted receives and unexpected messages, and their locks.
  *
- * Receives posted for a given source wait in that source's gate; receives
+ * Receives posted for a given source wait in that source's gate (in posting
+ * order, indexed by tag once the queue is long: posted_queue.c); receives
  * for ANY_SOURCE wait in one session queue. Each receive carries its posting
  * order, so an incoming message takes the earliest matching receive of the
  * two queues, as MPI requires. Unexpected messages wait in their gate in
@@ -51,6 +52,8 @@ void proust__match_destroy(struct proust_session *s)
         }
         proust__unexp_pool_drain(&s->stripes[i]);
     }
+    for (int r = 0; r < s->size; r++)
+        proust__gate_posted_free(&s->gates[r]);
     free(s->stripes);
     s->stripes = NULL;
 }
@@ -123,7 +126,7 @@ void proust__posted_append(struct proust_session *s, struct proust_request *req)
     } else {
         struct proust__gate *g = &s->gates[req->peer];
         req->post_order = atomic_load_explicit(&s->post_counter, memory_order_relaxed);
-        proust__dlist_append(&g->posted_head, &g->posted_tail, req);
+        proust__gate_posted_add(g, req);
     }
 }
 
@@ -135,8 +138,7 @@ void proust__posted_remove(struct proust_session *s, struct proust_request *req)
         atomic_fetch_sub_explicit(&s->any_posted, 1, memory_order_relaxed);
         proust__unlock(&s->any_lock);
     } else {
-        struct proust__gate *g = &s->gates[req->peer];
-        proust__dlist_remove(&g->posted_head, &g->posted_tail, req);
+        proust__gate_posted_del(&s->gates[req->peer], req);
     }
 }
 
@@ -152,7 +154,7 @@ struct proust_request *proust__posted_take(struct proust_session *s, int source,
                                            proust_tag_t tag)
 {
     struct proust__gate *g = &s->gates[source];
-    struct proust_request *mine = first_match(g->posted_head, tag);
+    struct proust_request *mine = proust__gate_posted_find(g, tag);
     /* zero is final while we hold our stripe: posting an ANY_SOURCE
      * receive needs it */
     if (atomic_load_explicit(&s->any_posted, memory_order_relaxed)) {
@@ -168,7 +170,7 @@ struct proust_request *proust__posted_take(struct proust_session *s, int source,
         proust__unlock(&s->any_lock);
     }
     if (mine) {
-        proust__dlist_remove(&g->posted_head, &g->posted_tail, mine);
+        proust__gate_posted_del(g, mine);
         mine->where = PROUST__IN_NONE;
     }
     return mine;
