@@ -78,7 +78,7 @@ api_job(NAME ordering_tcp_rdv1k_aggreg NPROCS 2 RAILS tcp PROGRAM ordering
         ENV PROUST_RDV_THRESHOLD=1K PROUST_STRATEGY=aggreg)
 
 # many posted receives and unexpected messages of one peer, mixed masks
-# (the gate's posted index, core/posted_queue.c)
+# (the gate's indexes: core/posted_queue.c, core/unexp_queue.c)
 api_job(NAME match_many_self NPROCS 1 RAILS self PROGRAM match_many)
 api_job(NAME match_many_shm NPROCS 2 RAILS self,shm PROGRAM match_many)
 api_job(NAME match_many_tcp_aggreg NPROCS 2 RAILS tcp PROGRAM match_many

@@ -157,6 +157,9 @@ struct proust__inseg {
 
 struct proust__inmsg {
     struct proust__inmsg *next;
+    /* while unexpected (unexp_queue.c): the list's back link, and the
+     * links of its bucket in the gate's index */
+    struct proust__inmsg *prev, *hnext, *hprev;
     int source;
     uint32_t seq;
     uint16_t nseg;
@@ -238,6 +241,8 @@ struct proust__gate {
     struct proust__stashed *stash;
     struct proust__inmsg *active; /* matched messages still receiving segments */
     struct proust__inmsg *unexp_head, *unexp_tail;
+    size_t nunexp;
+    struct proust__unexp_index *uidx; /* once the queue got long (unexp_queue.c) */
     struct proust_request *posted_head, *posted_tail;
     size_t nposted;
     struct proust__posted_index *pidx; /* once the queue got long (posted_queue.c) */
@@ -451,6 +456,14 @@ void proust__gate_posted_del(struct proust__gate *g, struct proust_request *req)
 /* The earliest receive of g's queue accepting `tag` (left queued), or NULL. */
 struct proust_request *proust__gate_posted_find(struct proust__gate *g, proust_tag_t tag);
 void proust__gate_posted_free(struct proust__gate *g); /* the index, at teardown */
+/* A gate's own unexpected messages (unexp_queue.c), its stripe held: in
+ * arrival order, indexed by tag once the queue is long. */
+void proust__gate_unexp_add(struct proust__gate *g, struct proust__inmsg *m);
+void proust__gate_unexp_del(struct proust__gate *g, struct proust__inmsg *m);
+/* The earliest message of g's queue accepted by (tag, mask), or NULL. */
+struct proust__inmsg *proust__gate_unexp_find(struct proust__gate *g, proust_tag_t tag,
+                                              proust_tag_t mask);
+void proust__gate_unexp_free(struct proust__gate *g); /* the index, at teardown */
 /* The earliest unexpected message matching (source, tag, mask), removed if
  * `take`; held: what proust__match_lock_source(source) takes. */
 struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int source,

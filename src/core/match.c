@@ -6,7 +6,7 @@
  * for ANY_SOURCE wait in one session queue. Each receive carries its posting
  * order, so an incoming message takes the earliest matching receive of the
  * two queues, as MPI requires. Unexpected messages wait in their gate in
- * arrival order.
+ * arrival order (indexed by tag once the queue is long: unexp_queue.c).
  *
  * A gate's receive state is locked by its match stripe (gate i: stripe
  * i % nstripes). An ANY_SOURCE receive is matched against every gate's
@@ -52,8 +52,10 @@ void proust__match_destroy(struct proust_session *s)
         }
         proust__unexp_pool_drain(&s->stripes[i]);
     }
-    for (int r = 0; r < s->size; r++)
+    for (int r = 0; r < s->size; r++) {
         proust__gate_posted_free(&s->gates[r]);
+        proust__gate_unexp_free(&s->gates[r]);
+    }
     free(s->stripes);
     s->stripes = NULL;
 }
@@ -176,30 +178,11 @@ struct proust_request *proust__posted_take(struct proust_session *s, int source,
     return mine;
 }
 
-static struct proust__inmsg *gate_find(struct proust__gate *g, proust_tag_t tag,
-                                       proust_tag_t mask, struct proust__inmsg **prevp)
-{
-    struct proust__inmsg *prev = NULL;
-    for (struct proust__inmsg *m = g->unexp_head; m; prev = m, m = m->next) {
-        if (proust__tag_match(m->tag, tag, mask)) {
-            *prevp = prev;
-            return m;
-        }
-    }
-    return NULL;
-}
-
-/* Take m (after prev, NULL if first) out of g's unexpected queue. */
+/* Take m out of g's unexpected queue. */
 static void unexpected_unlink(struct proust_session *s, struct proust__gate *g,
-                              struct proust__inmsg *m, struct proust__inmsg *prev)
+                              struct proust__inmsg *m)
 {
-    if (prev)
-        prev->next = m->next;
-    else
-        g->unexp_head = m->next;
-    if (g->unexp_tail == m)
-        g->unexp_tail = prev;
-    m->next = NULL;
+    proust__gate_unexp_del(g, m);
     atomic_fetch_sub_explicit(&s->unexpected_count, 1, memory_order_relaxed);
 }
 
@@ -207,7 +190,7 @@ struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int sour
                                               proust_tag_t tag, proust_tag_t mask, bool take)
 {
     struct proust__gate *best_g = NULL;
-    struct proust__inmsg *best = NULL, *best_prev = NULL;
+    struct proust__inmsg *best = NULL;
     int lo = source, hi = source;
     if (source == PROUST_ANY_SOURCE) {
         /* exact: every stripe is held */
@@ -220,15 +203,14 @@ struct proust__inmsg *proust__unexpected_find(struct proust_session *s, int sour
         struct proust__gate *g = &s->gates[r];
         if (!g->unexp_head)
             continue;
-        struct proust__inmsg *prev, *m = gate_find(g, tag, mask, &prev);
+        struct proust__inmsg *m = proust__gate_unexp_find(g, tag, mask);
         if (m && (!best || m->arrival < best->arrival)) {
             best = m;
-            best_prev = prev;
             best_g = g;
         }
     }
     if (best && take)
-        unexpected_unlink(s, best_g, best, best_prev);
+        unexpected_unlink(s, best_g, best);
     return best;
 }
 
@@ -236,13 +218,12 @@ struct proust__inmsg *proust__unexpected_take_seq(struct proust_session *s,
                                                   struct proust__gate *g, uint32_t seq,
                                                   proust_tag_t tag)
 {
-    struct proust__inmsg *prev = NULL;
-    for (struct proust__inmsg *m = g->unexp_head; m; prev = m, m = m->next) {
+    for (struct proust__inmsg *m = g->unexp_head; m; m = m->next) {
         if (m->seq != seq)
             continue;
         if (m->tag != tag || m->nseg_seen != m->nseg)
             return NULL;
-        unexpected_unlink(s, g, m, prev);
+        unexpected_unlink(s, g, m);
         return m;
     }
     return NULL;
@@ -250,14 +231,8 @@ struct proust__inmsg *proust__unexpected_take_seq(struct proust_session *s,
 
 void proust__unexpected_append(struct proust_session *s, struct proust__inmsg *m)
 {
-    struct proust__gate *g = &s->gates[m->source];
     m->arrival = atomic_fetch_add_explicit(&s->arrival_counter, 1, memory_order_relaxed);
-    m->next = NULL;
-    if (g->unexp_tail)
-        g->unexp_tail->next = m;
-    else
-        g->unexp_head = m;
-    g->unexp_tail = m;
+    proust__gate_unexp_add(&s->gates[m->source], m);
     atomic_fetch_add_explicit(&s->unexpected_count, 1, memory_order_relaxed);
     proust__wake_check(s); /* a thread may sleep in proust_probe */
 }

@@ -2,9 +2,10 @@
  * match_many — thousands of receives posted for one peer, with tags and
  * masks of every kind: each message goes to the earliest posted receive
  * that accepts it (and a receive posted late takes the earliest message
- * that arrived), however long the queues. The gate's posted queue is
- * indexed by tag past a few dozen receives (core/posted_queue.c); this is
- * the test that it keeps the order of a plain scan.
+ * that arrived), however long the queues. A gate's posted receives and
+ * its unexpected messages are indexed by tag once there are a few dozen
+ * (core/posted_queue.c, core/unexp_queue.c); this is the test that the
+ * indexes keep the order of a plain scan.
  *
  * Receives (N of them, in posting order) draw a mask: the index's likely
  * key (every bit but a "source" byte, as MPI's context + tag), the full
