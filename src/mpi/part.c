@@ -4,7 +4,7 @@
  * MPI_Parrived. Start, wait, test and free go through persistent.c.
  *
  * A partitioned send travels as messages: one per partition (runs of
- * neighbouring partitions when there are more than PART_MAX_MSGS, 1024). A message
+ * neighbouring partitions when there are more than PART_MAX_MSGS, 4096). A message
  * leaves from the thread whose MPI_Pready completes it, so the first
  * partitions are on the wire while the application still fills the last.
  * The receive posts one engine receive per message straight into the user's
@@ -30,10 +30,10 @@
 
 #include "p2p.h"
 
-/* At most 1024 messages a round: more partitions go by runs (the engine
- * matches a message against its peer's posted receives in order, so a
- * round's cost grows with the square of its messages). */
-#define PART_MSG_BITS 10
+/* At most 4096 messages a round (more partitions go by runs of
+ * neighbours), so that the data tag keeps 16 bits for channels: 65536
+ * partitioned sends may be alive in a process. */
+#define PART_MSG_BITS 12
 #define PART_MAX_MSGS (1u << PART_MSG_BITS)
 #define PART_CHANNELS (1u << (PM_TAG_BITS - PART_MSG_BITS))
 #define PART_MAGIC 0x50617274u /* "Part" */
