@@ -334,9 +334,9 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     struct pm_datatype *t = pm_type_arg(fn, *datatype, "datatype");
     if (!t)
         return MPI_ERR_TYPE;
-    if (t->predefined)
-        return ERR(MPI_ERR_TYPE, "%s: datatype %#x is predefined and cannot be freed", fn,
-                   (unsigned)*datatype);
+    if (t->predefined || t->permanent)
+        return ERR(MPI_ERR_TYPE, "%s: datatype %#x is predefined%s and cannot be freed", fn,
+                   (unsigned)*datatype, t->permanent ? " (MPI_Type_create_f90_*)" : "");
     /* Delete callbacks run now, with the handle still valid; one that fails
      * fails the free (MPI-3.1 6.7.2). */
     int rc = pm_attrs_delete_type(t);

@@ -182,6 +182,7 @@ struct pm_datatype {
     int handle;
     _Atomic int refs;      /* handle + uses by pending operations/other types */
     bool predefined;
+    bool permanent;        /* MPI_Type_create_f90_*: behaves as predefined */
     bool committed;
     bool contiguous;       /* count instances are one block starting at true_lb */
     MPI_Count size;        /* bytes of data in one instance */

@@ -1,8 +1,9 @@
 /*
- * status.c — what a status says: element counts, and the setters used by
- * generalized requests.
+ * status.c — what a status says: element counts, the setters used by
+ * generalized requests, and its Fortran forms.
  */
 #include <limits.h>
+#include <string.h>
 
 #include "datatype.h"
 #include "mpi_impl.h"
@@ -127,3 +128,34 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 }
 PM_WEAK(Status_set_cancelled)
 
+
+/* ---- Fortran forms (MPI-4.0 §19.3.5) ------------------------------------
+ * A C status is MPI_F_STATUS_SIZE ints (checked below), so each form is
+ * the same integers: a copy. The *_STATUS_IGNORE values are not statuses. */
+_Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint),
+               "MPI_F_STATUS_SIZE must describe MPI_Status");
+_Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "MPI_F08_status size");
+
+static int status_copy(const char *fn, const void *from, void *to)
+{
+    PM_CHECK_INIT(fn);
+    if (!from || !to)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: %s is NULL or a STATUS_IGNORE value",
+                        fn, from ? "the output status" : "the input status");
+    memcpy(to, from, sizeof(MPI_Status));
+    return MPI_SUCCESS;
+}
+
+#define PM_STATUS_CONV(Name, From, To)                                                      \
+    int PMPI_Status_##Name(const From *in, To *out)                                         \
+    {                                                                                       \
+        return status_copy("MPI_Status_" #Name, in, out);                                   \
+    }                                                                                       \
+    PM_WEAK(Status_##Name)
+
+PM_STATUS_CONV(c2f, MPI_Status, MPI_Fint)
+PM_STATUS_CONV(f2c, MPI_Fint, MPI_Status)
+PM_STATUS_CONV(c2f08, MPI_Status, MPI_F08_status)
+PM_STATUS_CONV(f082c, MPI_F08_status, MPI_Status)
+PM_STATUS_CONV(f2f08, MPI_Fint, MPI_F08_status)
+PM_STATUS_CONV(f082f, MPI_F08_status, MPI_Fint)

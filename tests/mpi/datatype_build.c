@@ -198,6 +198,74 @@ static void test_match_size(void)
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
+/* MPI_Type_create_f90_*: the kind SELECTED_*_KIND would pick (here REAL 4
+ * and 8, INTEGER 1 to 8), one permanent type per (p, r) with the F90
+ * envelope, usable in communication and reductions. */
+static void check_f90(const char *what, MPI_Datatype t, int size, int comb, int p, int r)
+{
+    int sz = -1;
+    MPI_CHECK(MPI_Type_size(t, &sz));
+    CHECK(sz == size, "%s: %d bytes, expected %d", what, sz, size);
+    int ni = comb == MPI_COMBINER_F90_INTEGER ? 1 : 2, ints[2] = {-1, -1};
+    check_envelope(what, t, comb, ni, 0, 0);
+    MPI_CHECK(MPI_Type_get_contents(t, ni, 0, 0, ints, NULL, NULL));
+    CHECK(ni == 1 ? ints[0] == r : (ints[0] == p && ints[1] == r),
+          "%s: contents (%d, %d), expected (%d, %d)", what, ints[0], ints[1], p, r);
+}
+
+static void test_f90(void)
+{
+    MPI_Datatype t, t2;
+    MPI_CHECK(MPI_Type_create_f90_real(6, 37, &t));
+    check_f90("real(6,37)", t, 4, MPI_COMBINER_F90_REAL, 6, 37);
+    MPI_CHECK(MPI_Type_create_f90_real(6, 37, &t2));
+    CHECK(t2 == t, "the same (p, r) twice: %#x then %#x", (unsigned)t, (unsigned)t2);
+    MPI_CHECK(MPI_Type_create_f90_real(7, MPI_UNDEFINED, &t));
+    check_f90("real(7,undefined)", t, 8, MPI_COMBINER_F90_REAL, 7, MPI_UNDEFINED);
+    MPI_CHECK(MPI_Type_create_f90_real(MPI_UNDEFINED, 300, &t2));
+    CHECK(t2 != t, "another (p, r), another type");
+    check_f90("real(undefined,300)", t2, 8, MPI_COMBINER_F90_REAL, MPI_UNDEFINED, 300);
+    MPI_CHECK(MPI_Type_create_f90_complex(15, 307, &t));
+    check_f90("complex(15,307)", t, 16, MPI_COMBINER_F90_COMPLEX, 15, 307);
+    MPI_CHECK(MPI_Type_create_f90_complex(3, MPI_UNDEFINED, &t));
+    check_f90("complex(3,undefined)", t, 8, MPI_COMBINER_F90_COMPLEX, 3, MPI_UNDEFINED);
+    static const int ranges[][2] = {{0, 1}, {2, 1}, {3, 2}, {4, 2}, {5, 4}, {9, 4}, {10, 8},
+                                    {18, 8}};
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        MPI_CHECK(MPI_Type_create_f90_integer(ranges[i][0], &t));
+        check_f90("integer(r)", t, ranges[i][1], MPI_COMBINER_F90_INTEGER, 0, ranges[i][0]);
+    }
+
+    /* it carries data and reduces as its kind */
+    double in[3] = {1.5, -2.25, 1e300}, out[3] = {0, 0, 0};
+    MPI_CHECK(MPI_Type_create_f90_real(15, MPI_UNDEFINED, &t));
+    MPI_CHECK(MPI_Allreduce(in, out, 3, t, MPI_MAX, MPI_COMM_WORLD));
+    CHECK(out[0] == 1.5 && out[1] == -2.25 && out[2] == 1e300, "allreduce MAX: %g %g %g",
+          out[0], out[1], out[2]);
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    long long lin[2] = {-5, 1LL << 40}, lout[2] = {0, 0};
+    MPI_CHECK(MPI_Type_create_f90_integer(12, &t2));
+    MPI_CHECK(MPI_Sendrecv(lin, 2, t2, rank, 3, lout, 2, t2, rank, 3, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
+    CHECK(lout[0] == -5 && lout[1] == 1LL << 40, "integer(12) sent to self: %lld %lld", lout[0],
+          lout[1]);
+    MPI_Datatype d;
+    MPI_CHECK(MPI_Type_dup(t, &d));
+    MPI_CHECK(MPI_Type_free(&d)); /* a dup is an ordinary type */
+
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    EXPECT_CLASS(MPI_Type_free(&t), MPI_ERR_TYPE);
+    EXPECT_CLASS(MPI_Type_create_f90_real(16, 0, &t), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Type_create_f90_real(1, 308, &t), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &t), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Type_create_f90_complex(-1, 10, &t), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Type_create_f90_integer(19, &t), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Type_create_f90_integer(MPI_UNDEFINED, &t), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Type_create_f90_integer(4, NULL), MPI_ERR_ARG);
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+}
+
 struct named {
     const char *what;
     MPI_Datatype t;
@@ -550,6 +618,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Init(&argc, &argv));
     test_predefined();
     test_match_size();
+    test_f90();
     test_constructors();
     test_contents();
     test_address();

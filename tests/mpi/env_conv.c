@@ -2,7 +2,8 @@
  * env_conv.c — MPI_*_c2f / MPI_*_f2c: round trips of predefined and user
  * handles of every kind, null handles stay null, and f2c of a value that
  * names no live object of that kind (garbage, a handle of another kind, a
- * freed object) gives the null handle.
+ * freed object) gives the null handle. MPI_Status_c2f / f2c and the
+ * mpi_f08 forms keep every field of a status.
  */
 #include "mpitest.h"
 
@@ -125,6 +126,60 @@ static void requests_messages(void)
     CHECK(MPI_Message_f2c(7) == MPI_MESSAGE_NULL, "garbage message");
 }
 
+/* MPI_Status_c2f & co: a received message's status survives every round
+ * trip (source, tag, error, count, cancelled), the Fortran indices name the
+ * public fields, and the STATUS_IGNORE values are refused. */
+static void check_status(const char *what, const MPI_Status *st, int src, int tag, int count,
+                         int cancelled)
+{
+    int n = -1, c = -1;
+    MPI_CHECK(MPI_Get_count(st, MPI_INT, &n));
+    MPI_CHECK(MPI_Test_cancelled(st, &c));
+    CHECK(st->MPI_SOURCE == src && st->MPI_TAG == tag && st->MPI_ERROR == MPI_ERR_PENDING &&
+              n == count && c == cancelled,
+          "%s: source %d tag %d error %d count %d cancelled %d, expected %d %d %d %d %d", what,
+          st->MPI_SOURCE, st->MPI_TAG, st->MPI_ERROR, n, c, src, tag, MPI_ERR_PENDING, count,
+          cancelled);
+}
+
+static void statuses(void)
+{
+    int rank, out[3] = {1, 2, 3}, in[5];
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_Status st;
+    MPI_CHECK(MPI_Sendrecv(out, 3, MPI_INT, rank, 42, in, 5, MPI_INT, rank, 42, MPI_COMM_WORLD,
+                           &st));
+    st.MPI_ERROR = MPI_ERR_PENDING; /* a value the receive would not leave there */
+    MPI_Fint f[MPI_F_STATUS_SIZE];
+    MPI_CHECK(MPI_Status_c2f(&st, f));
+    CHECK(f[MPI_F_SOURCE] == rank && f[MPI_F_TAG] == 42 && f[MPI_F_ERROR] == MPI_ERR_PENDING,
+          "Fortran status: source %d tag %d error %d", f[MPI_F_SOURCE], f[MPI_F_TAG],
+          f[MPI_F_ERROR]);
+    MPI_Status back;
+    memset(&back, 0xff, sizeof back);
+    MPI_CHECK(MPI_Status_f2c(f, &back));
+    check_status("c2f then f2c", &back, rank, 42, 3, 0);
+
+    MPI_CHECK(MPI_Status_set_cancelled(&st, 1));
+    MPI_F08_status f08, f08b;
+    MPI_CHECK(MPI_Status_c2f08(&st, &f08));
+    CHECK(f08.MPI_SOURCE == rank && f08.MPI_TAG == 42 && f08.MPI_ERROR == MPI_ERR_PENDING,
+          "mpi_f08 status: source %d tag %d error %d", f08.MPI_SOURCE, f08.MPI_TAG,
+          f08.MPI_ERROR);
+    MPI_CHECK(MPI_Status_f082f(&f08, f));
+    MPI_CHECK(MPI_Status_f2f08(f, &f08b));
+    memset(&back, 0, sizeof back);
+    MPI_CHECK(MPI_Status_f082c(&f08b, &back));
+    check_status("c2f08, f082f, f2f08, f082c", &back, rank, 42, 3, 1);
+
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    EXPECT_CLASS(MPI_Status_c2f(MPI_STATUS_IGNORE, f), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &back), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Status_c2f08(&st, MPI_F08_STATUS_IGNORE), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Status_f082c(MPI_F08_STATUS_IGNORE, &back), MPI_ERR_ARG);
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+}
+
 int main(int argc, char **argv)
 {
     MPI_CHECK(MPI_Init(&argc, &argv));
@@ -132,6 +187,7 @@ int main(int argc, char **argv)
     types_ops();
     info_errh();
     requests_messages();
+    statuses();
     MPI_CHECK(MPI_Finalize());
     return 0;
 }
