@@ -9,10 +9,10 @@
  * receive (n^2/2 for n messages), as the posted side did before its index
  * (posted_queue.c, whose comment has the idea).
  *
- * Messages have no masks, so the key mask K comes from the receives: the
- * first search of a queue of IDX_AT messages or more, by a receive that
- * compares some tag bits, builds the index with its mask (for MPI: context
- * and tag). A message goes into the bucket of hash(tag & K); a receive
+ * Messages have no masks, so the key mask K comes from the receives: a
+ * search that scans IDX_SCAN messages or more, by a receive that compares
+ * some tag bits, builds the index with its mask (for MPI: context and
+ * tag). A message goes into the bucket of hash(tag & K); a receive
  * whose mask covers K finds every message it accepts in the bucket of
  * hash(its tag & K), in arrival order, so the first match there is the
  * earliest. Receives with a wider wildcard scan the list. The index grows
@@ -23,8 +23,8 @@
 
 #include "core/engine.h"
 
-#define IDX_AT 32       /* messages queued before a search builds an index */
-#define IDX_BITS_MIN 6  /* 64 buckets at first */
+#define IDX_SCAN 64     /* a scan this long gives the queue an index */
+#define IDX_BITS_MIN 6  /* 64 buckets at least */
 #define IDX_LOAD 2      /* grow past this many messages per bucket */
 
 struct mchain {
@@ -133,23 +133,23 @@ struct proust__inmsg *proust__gate_unexp_find(struct proust__gate *g, proust_tag
                                               proust_tag_t mask)
 {
     struct proust__unexp_index *x = g->uidx;
-    if (!x && g->nunexp >= IDX_AT && mask != PROUST_TAG_MASK_ANY) {
-        unsigned bits = IDX_BITS_MIN;
-        while (((size_t)IDX_LOAD << bits) < g->nunexp && bits < 24)
-            bits++;
-        if (index_build(g, bits, mask))
-            x = g->uidx;
-    }
     if (x && (mask & x->key_mask) == x->key_mask) {
         for (struct proust__inmsg *m = bucket_of(x, tag)->head; m; m = m->hnext)
             if (proust__tag_match(m->tag, tag, mask))
                 return m;
         return NULL;
     }
-    for (struct proust__inmsg *m = g->unexp_head; m; m = m->next)
-        if (proust__tag_match(m->tag, tag, mask))
-            return m;
-    return NULL;
+    size_t steps = 0;
+    struct proust__inmsg *m = g->unexp_head;
+    for (; m && !proust__tag_match(m->tag, tag, mask); m = m->next)
+        steps++;
+    if (!x && steps >= IDX_SCAN && mask != PROUST_TAG_MASK_ANY) {
+        unsigned bits = IDX_BITS_MIN;
+        while (((size_t)IDX_LOAD << bits) < g->nunexp && bits < 24)
+            bits++;
+        (void)index_build(g, bits, mask);
+    }
+    return m;
 }
 
 void proust__gate_unexp_free(struct proust__gate *g)

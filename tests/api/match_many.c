@@ -3,7 +3,7 @@
  * masks of every kind: each message goes to the earliest posted receive
  * that accepts it (and a receive posted late takes the earliest message
  * that arrived), however long the queues. A gate's posted receives and
- * its unexpected messages are indexed by tag once there are a few dozen
+ * its unexpected messages are indexed by tag once a scan runs long
  * (core/posted_queue.c, core/unexp_queue.c); this is the test that the
  * indexes keep the order of a plain scan.
  *
