@@ -46,7 +46,8 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
   add_test(NAME bench_mpi_build
            COMMAND sh -c "mkdir -p '${bin}' && for b in pingpong multiflow coll_latency; do \
 '${BENCH_MPICC}' -std=c11 -O2 -g -Wall -Wextra -Wshadow -Werror -o '${bin}'/$b '${src}'/$b.c \
-|| exit 1; done")
+|| exit 1; done && '${BENCH_MPICC}' -std=c11 -O2 -g -Wall -Wextra -Wshadow -Werror \
+-o '${bin}'/match '${CMAKE_CURRENT_SOURCE_DIR}'/match/match.c")
   set_tests_properties(bench_mpi_build PROPERTIES TIMEOUT 120 LABELS bench
                        FIXTURES_SETUP bench_mpi)
   foreach(rails "self,shm" "tcp")
@@ -55,7 +56,11 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
              COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/pingpong -t all,testlat -i 0.001 -M 64K)
     add_test(NAME bench_mpi_multiflow_smoke_${rtag}
              COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/multiflow -i 20)
-    set(smoke bench_mpi_pingpong_smoke_${rtag} bench_mpi_multiflow_smoke_${rtag})
+    # bench/match: every receive's data is checked (an error aborts)
+    add_test(NAME bench_mpi_match_smoke_${rtag}
+             COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/match -N 16,300 -r 1)
+    set(smoke bench_mpi_pingpong_smoke_${rtag} bench_mpi_multiflow_smoke_${rtag}
+        bench_mpi_match_smoke_${rtag})
     foreach(np 2 3 8)
       add_test(NAME bench_mpi_coll_latency_smoke_${rtag}_np${np}
                COMMAND $<TARGET_FILE:proustrun> -n ${np} ${bin}/coll_latency

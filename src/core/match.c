@@ -32,6 +32,8 @@ int proust__match_init(struct proust_session *s)
         proust__lock_init(&s->stripes[i].lock);
         s->stripes[i].inmsg_cache = NULL;
         s->stripes[i].inmsg_cached = 0;
+        size_t share = PROUST__INMSG_CACHE_BYTES / PROUST__INMSG_BLOCK / (size_t)s->nstripes;
+        s->stripes[i].inmsg_cache_max = share > 64 ? (unsigned)share : 64;
         proust__unexp_pool_init(&s->stripes[i], s->nstripes);
     }
     for (int r = 0; r < s->size; r++)
@@ -103,7 +105,7 @@ struct proust__inmsg *proust__inmsg_block_get(struct proust__gate *g)
 void proust__inmsg_block_put(struct proust__gate *g, struct proust__inmsg *m)
 {
     struct proust__match_stripe *ms = g->ms;
-    if (ms->inmsg_cached < PROUST__INMSG_CACHE_MAX) {
+    if (ms->inmsg_cached < ms->inmsg_cache_max) {
         m->next = ms->inmsg_cache;
         ms->inmsg_cache = m;
         ms->inmsg_cached++;

@@ -19,8 +19,11 @@
 
 /* Released requests stay with the thread that released them, handle and
  * all, so that a nonblocking call costs no malloc and no table update
- * (MPI_Isend/MPI_Wait windows of osu_bw-like loops). */
-#define PM_REQ_CACHE_MAX 128
+ * (MPI_Isend/MPI_Wait windows of osu_bw-like loops). Up to 1024 a thread:
+ * with 128, a program that keeps 1024 receives posted paid a malloc, a
+ * free and two table updates for most of them (bench/match: 90 ns a
+ * message instead of 68). */
+#define PM_REQ_CACHE_MAX 1024
 static _Thread_local struct pm_request *req_cache;
 static _Thread_local int req_cached;
 static pthread_key_t req_cache_key;
