@@ -14,16 +14,8 @@ PREFIX=$(realpath -m "${1:-$HERE/../../build/install}")
 REPS=${BENCH_REPS:-5}
 OUT=$HERE/../results/rma-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT"
-declare -A CC RUN
-CC[proust]="$PREFIX/bin/mpicc"; RUN[proust]="$PREFIX/bin/mpiexec -n 2"
-if command -v mpicc.mpich > /dev/null; then
-  CC[mpich]=mpicc.mpich; RUN[mpich]="mpiexec.mpich -n 2"
-fi
-if command -v mpicc.openmpi > /dev/null; then
-  CC[openmpi]=mpicc.openmpi
-  RUN[openmpi]="mpiexec.openmpi --allow-run-as-root --oversubscribe --bind-to none -n 2"
-fi
-IMPLS=$(for i in proust mpich openmpi; do [ -n "${CC[$i]:-}" ] && echo $i; done)
+# shellcheck source=../common/three_mpis.sh
+source "$HERE/../common/three_mpis.sh"
 for i in $IMPLS; do
   ${CC[$i]} -O2 "$HERE/rma.c" -o "$OUT/rma-$i" || { echo "build failed for $i" >&2; exit 1; }
 done
