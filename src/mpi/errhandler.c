@@ -28,9 +28,9 @@ static struct pm_errhandler predef_errh[3] = {
 };
 enum { NPREDEF = sizeof predef_errh / sizeof predef_errh[0] };
 
-/* Serialises swapping a communicator's handler with reading it for
- * MPI_Comm_get_errhandler, so that a handler is retained before a
- * concurrent set can release it. */
+/* Serialises swapping an object's handler (communicator, window, session)
+ * with reading it for MPI_*_get_errhandler, so that a handler is retained
+ * before a concurrent set can release it. */
 static atomic_flag swap_lock = ATOMIC_FLAG_INIT;
 
 static bool is_predef(MPI_Errhandler h)
@@ -142,12 +142,24 @@ int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *
                         "%s: error handler %#x was created for a %s, not a %s", fname,
                         (unsigned)errhandler, object_name(((struct pm_user_errh *)e)->what),
                         object_name(win));
-    pm_errhandler_retain(errhandler);
+    pm_errhandler_swap(&c->errhandler, errhandler);
+    return MPI_SUCCESS;
+}
+
+void pm_errhandler_swap(MPI_Errhandler *slot, MPI_Errhandler h)
+{
+    pm_errhandler_retain(h);
     pm_lock(&swap_lock);
-    MPI_Errhandler old = __atomic_exchange_n(&c->errhandler, errhandler, __ATOMIC_ACQ_REL);
+    MPI_Errhandler old = __atomic_exchange_n(slot, h, __ATOMIC_ACQ_REL);
     pm_unlock(&swap_lock);
     pm_errhandler_release(old);
-    return MPI_SUCCESS;
+}
+
+void pm_errhandler_read(const MPI_Errhandler *slot, MPI_Errhandler *out)
+{
+    pm_lock(&swap_lock);
+    pm_errhandler_give(__atomic_load_n(slot, __ATOMIC_ACQUIRE), out);
+    pm_unlock(&swap_lock);
 }
 
 void pm_errhandler_give(MPI_Errhandler h, MPI_Errhandler *out)
@@ -168,9 +180,7 @@ int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const ch
 {
     if (!errhandler)
         return pm_error(c->handle, MPI_ERR_ARG, "%s: errhandler is NULL", fname);
-    pm_lock(&swap_lock);
-    pm_errhandler_give(__atomic_load_n(&c->errhandler, __ATOMIC_ACQUIRE), errhandler);
-    pm_unlock(&swap_lock);
+    pm_errhandler_read(&c->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 

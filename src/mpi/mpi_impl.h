@@ -141,6 +141,11 @@ struct pm_errhandler *pm_errhandler_usable(MPI_Errhandler h, int what);
 /* *out = a handle of the application's own on h (MPI_*_get_errhandler), to
  * free with MPI_Errhandler_free. */
 void pm_errhandler_give(MPI_Errhandler h, MPI_Errhandler *out);
+/* An object's handler slot (communicator, window, session): set it to h
+ * (retained; the old one released), or read it for a caller (pm_errhandler_
+ * give), both under one lock so that a read never gets a released one. */
+void pm_errhandler_swap(MPI_Errhandler *slot, MPI_Errhandler h);
+void pm_errhandler_read(const MPI_Errhandler *slot, MPI_Errhandler *out);
 int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *fname);
 int pm_errhandler_get_of(struct pm_comm *c, MPI_Errhandler *errhandler, const char *fname);
 int pm_errhandler_call(struct pm_comm *c, int errorcode, const char *fname);

@@ -226,10 +226,7 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
     if (!pm_errhandler_usable(errhandler, PM_ERRH_FOR_SESSION))
         return SESSION_ERROR(s, MPI_ERR_ARG, "%s: invalid error handler %#x for a session", fn,
                              (unsigned)errhandler);
-    pm_errhandler_retain(errhandler);
-    MPI_Errhandler old = s->errhandler;
-    s->errhandler = errhandler;
-    pm_errhandler_release(old);
+    pm_errhandler_swap(&s->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 PM_WEAK(Session_set_errhandler)
@@ -240,7 +237,7 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
     GET_SESSION(s, session, fn);
     if (!errhandler)
         return SESSION_ERROR(s, MPI_ERR_ARG, "%s: errhandler is NULL", fn);
-    pm_errhandler_give(s->errhandler, errhandler);
+    pm_errhandler_read(&s->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 PM_WEAK(Session_get_errhandler)
