@@ -13,11 +13,11 @@
  * So a scan that passes PIDX_SCAN receives before it finds one gives the
  * queue an index (queues whose messages match near the head never pay for
  * one: a window of receives of one tag, say). It picks a key mask K, the
- * most common mask of the receives queued then
- * (for MPI: context and tag bits). A receive whose mask covers K goes into
- * the bucket of hash(tag & K); any message it accepts has the same bits
- * under K, hence the same bucket. Receives with a wider wildcard (MPI_ANY_TAG)
- * go to one "wild" list. Buckets and the wild list keep posting order, so
+ * most common mask of the receives queued then (for MPI: context and tag
+ * bits). A receive whose mask covers K goes into the bucket of
+ * hash(tag & K); any message it accepts has the same bits under K, hence
+ * the same bucket. Receives with a wider wildcard (MPI_ANY_TAG) go to one
+ * "wild" list. Buckets and the wild list keep posting order, so
  * the earliest receive accepting a message is the first match in its
  * bucket or the first in the wild list, whichever was posted first (each
  * indexed receive carries a number). The queue itself stays: offers look
