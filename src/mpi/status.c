@@ -159,3 +159,31 @@ PM_STATUS_CONV(c2f08, MPI_Status, MPI_F08_status)
 PM_STATUS_CONV(f082c, MPI_F08_status, MPI_Status)
 PM_STATUS_CONV(f2f08, MPI_Fint, MPI_F08_status)
 PM_STATUS_CONV(f082f, MPI_F08_status, MPI_Fint)
+
+/* ---- field accessors (MPI-4.1 §3.2.5: for bindings that cannot reach the
+ * struct's members) ------------------------------------------------------ */
+#define PM_STATUS_FIELD(Field, Member)                                                      \
+    int PMPI_Status_get_##Field(MPI_Status *status, int *out)                               \
+    {                                                                                       \
+        PM_CHECK_INIT("MPI_Status_get_" #Field);                                            \
+        if (!status || !out)                                                                \
+            return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_get_" #Field           \
+                            ": %s is NULL", status ? #Field : "status");                    \
+        *out = status->Member;                                                              \
+        return MPI_SUCCESS;                                                                 \
+    }                                                                                       \
+    PM_WEAK(Status_get_##Field)                                                             \
+    int PMPI_Status_set_##Field(MPI_Status *status, int value)                              \
+    {                                                                                       \
+        PM_CHECK_INIT("MPI_Status_set_" #Field);                                            \
+        if (!status)                                                                        \
+            return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG,                                    \
+                            "MPI_Status_set_" #Field ": status is NULL");                   \
+        status->Member = value;                                                             \
+        return MPI_SUCCESS;                                                                 \
+    }                                                                                       \
+    PM_WEAK(Status_set_##Field)
+
+PM_STATUS_FIELD(source, MPI_SOURCE)
+PM_STATUS_FIELD(tag, MPI_TAG)
+PM_STATUS_FIELD(error, MPI_ERROR)

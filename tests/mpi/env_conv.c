@@ -3,7 +3,8 @@
  * handles of every kind, null handles stay null, and f2c of a value that
  * names no live object of that kind (garbage, a handle of another kind, a
  * freed object) gives the null handle. MPI_Status_c2f / f2c and the
- * mpi_f08 forms keep every field of a status.
+ * mpi_f08 forms keep every field of a status; the MPI-4.1 accessors
+ * (MPI_Status_get/set_source, _tag, _error) read and write one each.
  */
 #include "mpitest.h"
 
@@ -172,7 +173,27 @@ static void statuses(void)
     MPI_CHECK(MPI_Status_f082c(&f08b, &back));
     check_status("c2f08, f082f, f2f08, f082c", &back, rank, 42, 3, 1);
 
+    /* the MPI-4.1 accessors */
+    int v = -1;
+    MPI_CHECK(MPI_Status_get_source(&back, &v));
+    CHECK(v == rank, "Status_get_source: %d", v);
+    MPI_CHECK(MPI_Status_get_tag(&back, &v));
+    CHECK(v == 42, "Status_get_tag: %d", v);
+    MPI_CHECK(MPI_Status_get_error(&back, &v));
+    CHECK(v == MPI_ERR_PENDING, "Status_get_error: %d", v);
+    MPI_CHECK(MPI_Status_set_source(&back, 7));
+    MPI_CHECK(MPI_Status_set_tag(&back, 9));
+    MPI_CHECK(MPI_Status_set_error(&back, MPI_SUCCESS));
+    CHECK(back.MPI_SOURCE == 7 && back.MPI_TAG == 9 && back.MPI_ERROR == MPI_SUCCESS,
+          "Status_set_*: source %d tag %d error %d", back.MPI_SOURCE, back.MPI_TAG,
+          back.MPI_ERROR);
+    MPI_CHECK(MPI_Get_count(&back, MPI_INT, &v));
+    CHECK(v == 3, "the setters left the count alone: %d", v);
+
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    EXPECT_CLASS(MPI_Status_get_tag(MPI_STATUS_IGNORE, &v), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Status_get_source(&back, NULL), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Status_set_error(MPI_STATUS_IGNORE, 0), MPI_ERR_ARG);
     EXPECT_CLASS(MPI_Status_c2f(MPI_STATUS_IGNORE, f), MPI_ERR_ARG);
     EXPECT_CLASS(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &back), MPI_ERR_ARG);
     EXPECT_CLASS(MPI_Status_c2f08(&st, MPI_F08_STATUS_IGNORE), MPI_ERR_ARG);
