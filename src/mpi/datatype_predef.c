@@ -217,3 +217,41 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
                     size);
 }
 PM_WEAK(Type_match_size)
+
+/* MPI_Type_get_value_index (MPI-4.1 §6.9.4): the predefined pair type of
+ * MPI_MINLOC / MPI_MAXLOC for a value type and an index type, or
+ * MPI_DATATYPE_NULL when MPI has none for that combination. */
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                              MPI_Datatype *pair_type)
+{
+    static const char fn[] = "MPI_Type_get_value_index";
+    static const struct {
+        MPI_Datatype value, index, pair;
+    } pairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},
+        {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},
+        {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},
+        {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},
+        {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+    };
+    PM_CHECK_INIT(fn);
+    struct pm_datatype *t;
+    if (pm_type_check(value_type, &t) != MPI_SUCCESS)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_TYPE, "%s: invalid value_type %#x", fn,
+                        (unsigned)value_type);
+    if (pm_type_check(index_type, &t) != MPI_SUCCESS)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_TYPE, "%s: invalid index_type %#x", fn,
+                        (unsigned)index_type);
+    if (!pair_type)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: pair_type is NULL", fn);
+    *pair_type = MPI_DATATYPE_NULL;
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+        if (pairs[i].value == value_type && pairs[i].index == index_type)
+            *pair_type = pairs[i].pair;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Type_get_value_index)

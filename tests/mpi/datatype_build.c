@@ -266,6 +266,51 @@ static void test_f90(void)
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
+/* MPI_Type_get_value_index: the MINLOC/MAXLOC pair types, NULL otherwise. */
+static void test_value_index(void)
+{
+    static const struct {
+        MPI_Datatype value, index, pair;
+    } cases[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},
+        {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},
+        {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},
+        {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},
+        {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INT, MPI_LONG, MPI_DATATYPE_NULL},
+        {MPI_CHAR, MPI_INT, MPI_DATATYPE_NULL},
+        {MPI_DOUBLE, MPI_DOUBLE, MPI_DATATYPE_NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        MPI_Datatype t = MPI_BYTE;
+        MPI_CHECK(MPI_Type_get_value_index(cases[i].value, cases[i].index, &t));
+        CHECK(t == cases[i].pair, "case %zu: pair %#x, expected %#x", i, (unsigned)t,
+              (unsigned)cases[i].pair);
+    }
+    /* the pair reduces with MINLOC */
+    struct {
+        double v;
+        int i;
+    } in = {2.5, 0}, out = {0, -1};
+    MPI_Datatype pair;
+    int rank;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    in.i = rank;
+    MPI_CHECK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &pair));
+    MPI_CHECK(MPI_Allreduce(&in, &out, 1, pair, MPI_MINLOC, MPI_COMM_WORLD));
+    CHECK(out.v == 2.5 && out.i == 0, "MINLOC with the pair: %g at %d", out.v, out.i);
+    MPI_Datatype t;
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    EXPECT_CLASS(MPI_Type_get_value_index(MPI_DATATYPE_NULL, MPI_INT, &t), MPI_ERR_TYPE);
+    EXPECT_CLASS(MPI_Type_get_value_index(MPI_DOUBLE, 12345, &t), MPI_ERR_TYPE);
+    EXPECT_CLASS(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, NULL), MPI_ERR_ARG);
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+}
+
 struct named {
     const char *what;
     MPI_Datatype t;
@@ -619,6 +664,7 @@ int main(int argc, char **argv)
     test_predefined();
     test_match_size();
     test_f90();
+    test_value_index();
     test_constructors();
     test_contents();
     test_address();
