@@ -692,6 +692,12 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
 int MPI_Request_free(MPI_Request *request);
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index,
+                               int *flag, MPI_Status *status);
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                               MPI_Status array_of_statuses[]);
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[],
+                                int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
 int MPI_Cancel(MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
@@ -1252,6 +1258,12 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, i
 int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
 int PMPI_Request_free(MPI_Request *request);
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index,
+                                int *flag, MPI_Status *status);
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                                MPI_Status array_of_statuses[]);
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[],
+                                 int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
 int PMPI_Cancel(MPI_Request *request);
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag);
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);

@@ -1,12 +1,14 @@
 /*
  * request_multi.c — completion of several requests at once: Waitall,
- * Testall, Waitany, Testany, Waitsome, Testsome.
+ * Testall, Waitany, Testany, Waitsome, Testsome, and their MPI-4.1 peeks
+ * MPI_Request_get_status_any / _all / _some.
  *
  * Null entries and inactive persistent requests are skipped ("not
  * active"); a failed request makes the call return MPI_ERR_IN_STATUS with
  * each status' MPI_ERROR set, raised on the failed request's communicator.
  */
 #include <sched.h>
+#include <stdint.h>
 
 #include "mpi_impl.h"
 #include "request.h"
@@ -319,3 +321,112 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     return rc;
 }
 PM_WEAK(Testsome)
+
+/* ---- MPI-4.1: the status of several requests, none freed ----------------
+ * MPI_Request_get_status_any / _all / _some answer as Testany / Testall /
+ * Testsome do but leave every request as it is (a later wait or test frees
+ * it), as MPI_Request_get_status does for one. */
+
+/* A completed request's status into *st (unless NULL), MPI_ERROR set; its
+ * error. */
+static int peek_status(struct pm_request *r, MPI_Status *st)
+{
+    int f;
+    int err = pm_request_poll(r, &f, NULL, false);
+    pm_req_copy_status(st, r, true);
+    if (st)
+        st->MPI_ERROR = err;
+    return err;
+}
+
+int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
+                                MPI_Status *status)
+{
+    static const char fn[] = "MPI_Request_get_status_any";
+    PM_CHECK_INIT(fn);
+    int rc = check_array(fn, count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!index || !flag)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL argument", fn);
+    proust_progress(pm_session);
+    int i = sweep_any(count, (MPI_Request *)(uintptr_t)reqs, fn); /* reads only */
+    *index = i < 0 ? MPI_UNDEFINED : i;
+    *flag = i != -1;
+    if (i == MPI_UNDEFINED)
+        pm_status_empty(status);
+    if (i < 0)
+        return MPI_SUCCESS;
+    struct pm_request *r = active_entry(reqs[i], &rc, fn);
+    int err = peek_status(r, status);
+    return err == MPI_SUCCESS ? MPI_SUCCESS
+                              : raise_held(hold_comm(r), err, fn, "the completed request failed");
+}
+PM_WEAK(Request_get_status_any)
+
+int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
+                                MPI_Status statuses[])
+{
+    static const char fn[] = "MPI_Request_get_status_all";
+    PM_CHECK_INIT(fn);
+    int rc = check_array(fn, count, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!flag)
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: flag is NULL", fn);
+    proust_progress(pm_session);
+    for (int i = 0; i < count; i++) {
+        struct pm_request *r = active_entry(reqs[i], &rc, fn);
+        int f = 1;
+        if (r)
+            pm_request_poll(r, &f, NULL, false);
+        if (!f) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    struct pm_comm *failed = NULL;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses ? &statuses[i] : NULL;
+        struct pm_request *r = active_entry(reqs[i], &rc, fn);
+        if (!r)
+            pm_status_empty(st);
+        else if (peek_status(r, st) != MPI_SUCCESS && !failed)
+            failed = hold_comm(r);
+    }
+    return failed ? raise_held(failed, MPI_ERR_IN_STATUS, fn, "a request failed") : MPI_SUCCESS;
+}
+PM_WEAK(Request_get_status_all)
+
+int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount,
+                                 int indices[], MPI_Status statuses[])
+{
+    static const char fn[] = "MPI_Request_get_status_some";
+    PM_CHECK_INIT(fn);
+    int rc = check_array(fn, incount, reqs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!outcount || (incount > 0 && !indices))
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL argument", fn);
+    proust_progress(pm_session);
+    int active = 0, n = 0;
+    struct pm_comm *failed = NULL;
+    for (int i = 0; i < incount; i++) {
+        struct pm_request *r = active_entry(reqs[i], &rc, fn);
+        if (!r)
+            continue;
+        active++;
+        int f;
+        pm_request_poll(r, &f, NULL, false);
+        if (!f)
+            continue;
+        indices[n] = i;
+        if (peek_status(r, statuses ? &statuses[n] : NULL) != MPI_SUCCESS && !failed)
+            failed = hold_comm(r);
+        n++;
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    return failed ? raise_held(failed, MPI_ERR_IN_STATUS, fn, "a request failed") : MPI_SUCCESS;
+}
+PM_WEAK(Request_get_status_some)

@@ -2,7 +2,8 @@
  * p2p_req.c — semantics of the completion calls: Waitany, Waitsome,
  * Testany, Testall, Testsome (MPI_REQUEST_NULL entries, MPI_UNDEFINED
  * results, handles freed only when completed, statuses in the right
- * slots), Request_get_status (does not free), and MPI_Cancel of a posted
+ * slots), Request_get_status and the MPI-4.1 Request_get_status_any /
+ * _all / _some (they free nothing), and MPI_Cancel of a posted
  * receive (Test_cancelled true, the message goes to the next receive).
  * Small sends that leave inside MPI_Isend share one complete request: every
  * completion call takes it, several times in one array too.
@@ -184,6 +185,55 @@ static void any_some_all(void)
 /* Small sends, each completed by a different call; Proust gives the ones
  * that left inside MPI_Isend one shared request, so the arrays below hold
  * the same handle several times. The data must arrive in order. */
+/* MPI-4.1 MPI_Request_get_status_any / _all / _some: Testany / Testall /
+ * Testsome answers that free nothing. */
+static void peeks(void)
+{
+    MPI_Request reqs[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status st, sts[3];
+    int idx = 0, flag = 0, out = 0, ind[3];
+    MPI_CHECK(MPI_Request_get_status_any(3, reqs, &idx, &flag, &st));
+    CHECK(flag && idx == MPI_UNDEFINED, "get_status_any on nulls: flag %d index %d", flag, idx);
+    check_empty(&st, "get_status_any on nulls");
+    MPI_CHECK(MPI_Request_get_status_all(3, reqs, &flag, sts));
+    CHECK(flag, "get_status_all on nulls: flag 0");
+    check_empty(&sts[2], "get_status_all on nulls");
+    MPI_CHECK(MPI_Request_get_status_some(3, reqs, &out, ind, sts));
+    CHECK(out == MPI_UNDEFINED, "get_status_some on nulls: outcount %d", out);
+
+    int v = -1;
+    MPI_CHECK(MPI_Irecv(&v, 1, MPI_INT, from, 20, MPI_COMM_WORLD, &reqs[1]));
+    MPI_Request keep = reqs[1];
+    flag = 1;
+    MPI_CHECK(MPI_Request_get_status_any(3, reqs, &idx, &flag, &st));
+    CHECK(!flag && idx == MPI_UNDEFINED, "get_status_any, held: flag %d index %d", flag, idx);
+    flag = 1;
+    MPI_CHECK(MPI_Request_get_status_all(3, reqs, &flag, sts));
+    CHECK(!flag, "get_status_all, held: flag 1");
+    MPI_CHECK(MPI_Request_get_status_some(3, reqs, &out, ind, sts));
+    CHECK(out == 0, "get_status_some, held: outcount %d", out);
+    go();
+    release(20, 120);
+    do {
+        MPI_CHECK(MPI_Request_get_status_all(3, reqs, &flag, sts));
+    } while (!flag);
+    CHECK(reqs[1] == keep && v == 120, "get_status_all freed the request or lost the data");
+    CHECK(sts[1].MPI_SOURCE == from && sts[1].MPI_TAG == 20 && sts[1].MPI_ERROR == MPI_SUCCESS,
+          "get_status_all: status %d/%d/%d", sts[1].MPI_SOURCE, sts[1].MPI_TAG,
+          sts[1].MPI_ERROR);
+    check_empty(&sts[0], "get_status_all, null entry");
+    MPI_CHECK(MPI_Request_get_status_any(3, reqs, &idx, &flag, &st));
+    CHECK(flag && idx == 1 && st.MPI_TAG == 20 && reqs[1] == keep,
+          "get_status_any, done: flag %d index %d tag %d", flag, idx, st.MPI_TAG);
+    MPI_CHECK(MPI_Request_get_status_some(3, reqs, &out, ind, sts));
+    CHECK(out == 1 && ind[0] == 1 && sts[0].MPI_SOURCE == from && reqs[1] == keep,
+          "get_status_some, done: outcount %d index %d", out, out > 0 ? ind[0] : -1);
+    /* still there for the real completion */
+    MPI_CHECK(MPI_Wait(&reqs[1], &st));
+    CHECK(reqs[1] == MPI_REQUEST_NULL && st.MPI_TAG == 20, "Wait after the peeks: tag %d",
+          st.MPI_TAG);
+}
+
 static void left_at_once(void)
 {
     enum { N = 14 };
@@ -318,6 +368,7 @@ int main(int argc, char **argv)
     from = (rank - 1 + size) % size;
     nulls();
     any_some_all();
+    peeks();
     left_at_once();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     cancel();
