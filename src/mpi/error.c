@@ -107,13 +107,22 @@ static const char *proust_code_text(int code)
     }
 }
 
-/* Codes and classes added by the application. */
+/* Codes and classes added by the application. A removed one (MPI-4.1
+ * MPI_Remove_error_code/class) keeps its slot with class -1: codes are not
+ * reused, so MPI_ERR_LASTUSEDCODE never goes down. */
 static struct {
     atomic_flag lock;
     int count;                          /* codes in use above the first */
-    int class_of[PM_MAX_USER_CODES];    /* a class is its own class */
+    int class_of[PM_MAX_USER_CODES];    /* a class is its own class; -1: removed */
     char *text[PM_MAX_USER_CODES];
 } user_codes;
+
+/* Slot of a live added code (lock held), or -1. */
+static int user_slot(int code)
+{
+    int i = code - PM_FIRST_USER_CODE;
+    return i >= 0 && i < user_codes.count && user_codes.class_of[i] >= 0 ? i : -1;
+}
 
 int pm_error_last_code(void)
 {
@@ -132,8 +141,8 @@ static int class_of(int code)
         return MPI_ERR_OTHER;
     int cls = -1;
     pm_lock(&user_codes.lock);
-    int i = code - PM_FIRST_USER_CODE;
-    if (i >= 0 && i < user_codes.count)
+    int i = user_slot(code);
+    if (i >= 0)
         cls = user_codes.class_of[i];
     pm_unlock(&user_codes.lock);
     return cls;
@@ -233,8 +242,8 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
         text = proust_code_text(errorcode);
     else {
         pm_lock(&user_codes.lock);
-        int i = errorcode - PM_FIRST_USER_CODE;
-        if (i >= 0 && i < user_codes.count) {
+        int i = user_slot(errorcode);
+        if (i >= 0) {
             const char *t = user_codes.text[i] ? user_codes.text[i] : "";
             *resultlen = pm_strlcpy(string, t, MPI_MAX_ERROR_STRING);
             pm_unlock(&user_codes.lock);
@@ -320,8 +329,8 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     if (!copy)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Add_error_string: out of memory");
     pm_lock(&user_codes.lock);
-    int i = errorcode - PM_FIRST_USER_CODE;
-    if (i < 0 || i >= user_codes.count) {
+    int i = user_slot(errorcode);
+    if (i < 0) {
         pm_unlock(&user_codes.lock);
         free(copy);
         return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG,
@@ -334,6 +343,68 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     return MPI_SUCCESS;
 }
 PM_WEAK(Add_error_string)
+
+/* MPI-4.1: remove an added code (class: want_class) and its string. A
+ * class still holding codes stays (erroneous for the application: an
+ * MPI_ERR_ARG here). */
+static int remove_code(const char *fn, int code, bool want_class)
+{
+    pm_lock(&user_codes.lock);
+    int i = user_slot(code);
+    const char *why = NULL;
+    if (i < 0)
+        why = want_class ? "is not a class added by MPI_Add_error_class"
+                         : "is not a code added by MPI_Add_error_code";
+    else if ((user_codes.class_of[i] == code) != want_class)
+        why = want_class ? "is an error code, not a class (MPI_Remove_error_code)"
+                         : "is an error class, not a code (MPI_Remove_error_class)";
+    else if (want_class)
+        for (int k = 0; k < user_codes.count && !why; k++)
+            if (k != i && user_codes.class_of[k] == code)
+                why = "still has error codes (remove them first)";
+    if (why) {
+        pm_unlock(&user_codes.lock);
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: %d %s", fn, code, why);
+    }
+    user_codes.class_of[i] = -1;
+    free(user_codes.text[i]);
+    user_codes.text[i] = NULL;
+    pm_unlock(&user_codes.lock);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Remove_error_class(int errorclass)
+{
+    PM_CHECK_INIT("MPI_Remove_error_class");
+    return remove_code("MPI_Remove_error_class", errorclass, true);
+}
+PM_WEAK(Remove_error_class)
+
+int PMPI_Remove_error_code(int errorcode)
+{
+    PM_CHECK_INIT("MPI_Remove_error_code");
+    return remove_code("MPI_Remove_error_code", errorcode, false);
+}
+PM_WEAK(Remove_error_code)
+
+int PMPI_Remove_error_string(int errorcode)
+{
+    PM_CHECK_INIT("MPI_Remove_error_string");
+    pm_lock(&user_codes.lock);
+    int i = user_slot(errorcode);
+    if (i < 0 || !user_codes.text[i]) {
+        pm_unlock(&user_codes.lock);
+        return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG,
+                        "MPI_Remove_error_string: %d has no string added by "
+                        "MPI_Add_error_string",
+                        errorcode);
+    }
+    free(user_codes.text[i]);
+    user_codes.text[i] = NULL;
+    pm_unlock(&user_codes.lock);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Remove_error_string)
 
 void pm_errors_finalize(void)
 {

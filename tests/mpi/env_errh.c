@@ -3,7 +3,8 @@
  * communicator and the error code (MPI_Send to rank = size gives a code of
  * class MPI_ERR_RANK), MPI_ERRORS_RETURN returns codes, set/get round trips
  * with reference counts (a freed handle stays in force on the communicator
- * that uses it), MPI_Comm_call_errhandler, and the argument errors.
+ * that uses it), MPI_Comm_call_errhandler, the MPI-4.1 removal of added
+ * error classes, codes and strings, and the argument errors.
  */
 #include "mpitest.h"
 
@@ -127,6 +128,40 @@ static void user_handler(void)
     CHECK(calls == 3, "the released handler was called");
 }
 
+/* MPI-4.1 MPI_Remove_error_class / _code / _string: only what was added,
+ * a class only once its codes are gone, and codes are never reused. */
+static void removals(void)
+{
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int cls, code, c2, got, len = -1;
+    char text[MPI_MAX_ERROR_STRING];
+    MPI_CHECK(MPI_Add_error_class(&cls));
+    MPI_CHECK(MPI_Add_error_code(cls, &code));
+    MPI_CHECK(MPI_Add_error_string(code, "mine"));
+    check_class(MPI_Remove_error_class(cls), MPI_ERR_ARG, "removing a class with a code");
+    check_class(MPI_Remove_error_code(cls), MPI_ERR_ARG, "a class removed as a code");
+    check_class(MPI_Remove_error_class(code), MPI_ERR_ARG, "a code removed as a class");
+    check_class(MPI_Remove_error_code(MPI_ERR_OTHER), MPI_ERR_ARG, "a predefined code");
+    check_class(MPI_Remove_error_string(cls), MPI_ERR_ARG, "a class without a string");
+    MPI_CHECK(MPI_Remove_error_string(code));
+    MPI_CHECK(MPI_Error_string(code, text, &len));
+    CHECK(len == 0, "string after its removal: '%s'", text);
+    check_class(MPI_Remove_error_string(code), MPI_ERR_ARG, "removing a string twice");
+    MPI_CHECK(MPI_Error_class(code, &got));
+    CHECK(got == cls, "class of the code: %d, expected %d", got, cls);
+    MPI_CHECK(MPI_Remove_error_code(code));
+    check_class(MPI_Error_class(code, &got), MPI_ERR_ARG, "class of a removed code");
+    check_class(MPI_Add_error_string(code, "x"), MPI_ERR_ARG, "string on a removed code");
+    check_class(MPI_Remove_error_code(code), MPI_ERR_ARG, "removing a code twice");
+    MPI_CHECK(MPI_Remove_error_class(cls));
+    check_class(MPI_Add_error_code(cls, &c2), MPI_ERR_ARG, "a code in a removed class");
+    check_class(MPI_Remove_error_class(cls), MPI_ERR_ARG, "removing a class twice");
+    MPI_CHECK(MPI_Add_error_class(&c2));
+    CHECK(c2 > code, "a new class (%d) reuses a removed code (%d)", c2, code);
+    MPI_CHECK(MPI_Remove_error_class(c2));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+}
+
 /* A new communicator inherits its parent's handler and keeps it alive. */
 static void inherited(void)
 {
@@ -202,6 +237,7 @@ int main(int argc, char **argv)
     defaults();
     user_handler();
     errors_return();
+    removals();
     inherited();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_Finalize());
