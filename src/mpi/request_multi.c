@@ -126,6 +126,21 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 }
 PM_WEAK(Waitall)
 
+/* Has every active entry completed? (Nothing is retired.) */
+static bool all_complete(int count, const MPI_Request reqs[], const char *fname)
+{
+    int rc;
+    for (int i = 0; i < count; i++) {
+        struct pm_request *r = active_entry(reqs[i], &rc, fname);
+        int f = 1;
+        if (r)
+            pm_request_poll(r, &f, NULL, false);
+        if (!f)
+            return false;
+    }
+    return true;
+}
+
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     PM_CHECK_INIT("MPI_Testall");
@@ -135,18 +150,9 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     if (!flag)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall: flag is NULL");
     proust_progress(pm_session);
-    for (int i = 0; i < count; i++) {
-        struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Testall");
-        int f = 1;
-        if (r)
-            pm_request_poll(r, &f, NULL, false);
-        if (!f) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
-    }
+    if (!(*flag = all_complete(count, reqs, "MPI_Testall")))
+        return MPI_SUCCESS;
     /* All complete: finish them (MPI: only when all are). */
-    *flag = 1;
     struct pm_comm *fcomm = NULL;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses ? &statuses[i] : NULL;
@@ -375,17 +381,8 @@ int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
     if (!flag)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: flag is NULL", fn);
     proust_progress(pm_session);
-    for (int i = 0; i < count; i++) {
-        struct pm_request *r = active_entry(reqs[i], &rc, fn);
-        int f = 1;
-        if (r)
-            pm_request_poll(r, &f, NULL, false);
-        if (!f) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
-    }
-    *flag = 1;
+    if (!(*flag = all_complete(count, reqs, fn)))
+        return MPI_SUCCESS;
     struct pm_comm *failed = NULL;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses ? &statuses[i] : NULL;
