@@ -47,6 +47,29 @@ static void collect(struct pm_request *r, MPI_Request *handle, MPI_Status *st,
     }
 }
 
+/* A completed request's status into *st (unless NULL), MPI_ERROR set; its
+ * error. The request stays (MPI-4.1 MPI_Request_get_status_*). */
+static int peek_status(struct pm_request *r, MPI_Status *st)
+{
+    int f;
+    int err = pm_request_poll(r, &f, NULL, false);
+    pm_req_copy_status(st, r, true);
+    if (st)
+        st->MPI_ERROR = err;
+    return err;
+}
+
+/* A completed request of a multi-request call: retired (collect) or only
+ * read (peek_status); the first failure's communicator held in *failed. */
+static void finish_entry(struct pm_request *r, MPI_Request *handle, MPI_Status *st,
+                         struct pm_comm **failed, bool retire)
+{
+    if (retire)
+        collect(r, handle, st, failed);
+    else if (peek_status(r, st) != MPI_SUCCESS && !*failed)
+        *failed = hold_comm(r);
+}
+
 /* Raise `code` on a held communicator and let it go. */
 static int raise_held(struct pm_comm *c, int code, const char *fname, const char *what)
 {
@@ -126,6 +149,26 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 }
 PM_WEAK(Waitall)
 
+/* Every entry of an all-complete array: the null and inactive ones get an
+ * empty status, the others are retired (or only read); MPI_ERR_IN_STATUS
+ * when one failed. */
+static int finish_all(int count, MPI_Request reqs[], MPI_Status statuses[], const char *fname,
+                      bool retire)
+{
+    int rc;
+    struct pm_comm *failed = NULL;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses ? &statuses[i] : NULL;
+        struct pm_request *r = active_entry(reqs[i], &rc, fname);
+        if (!r)
+            pm_status_empty(st);
+        else
+            finish_entry(r, &reqs[i], st, &failed, retire);
+    }
+    return failed ? raise_held(failed, MPI_ERR_IN_STATUS, fname, "a request failed")
+                  : MPI_SUCCESS;
+}
+
 /* Has every active entry completed? (Nothing is retired.) */
 static bool all_complete(int count, const MPI_Request reqs[], const char *fname)
 {
@@ -153,19 +196,7 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     if (!(*flag = all_complete(count, reqs, "MPI_Testall")))
         return MPI_SUCCESS;
     /* All complete: finish them (MPI: only when all are). */
-    struct pm_comm *fcomm = NULL;
-    for (int i = 0; i < count; i++) {
-        MPI_Status *st = statuses ? &statuses[i] : NULL;
-        struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Testall");
-        if (!r) {
-            pm_status_empty(st);
-            continue;
-        }
-        collect(r, &reqs[i], st, &fcomm);
-    }
-    if (fcomm)
-        return raise_held(fcomm, MPI_ERR_IN_STATUS, "MPI_Testall", "a request failed");
-    return MPI_SUCCESS;
+    return finish_all(count, reqs, statuses, "MPI_Testall", true);
 }
 PM_WEAK(Testall)
 
@@ -260,10 +291,10 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
 }
 PM_WEAK(Testany)
 
-/* Complete every finished active request: their count (MPI_UNDEFINED when
- * none is active), -1 when none finished. */
+/* Complete (retire, or only read) every finished active request: their
+ * count (MPI_UNDEFINED when none is active). */
 static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
-                MPI_Status statuses[], const char *fname, int *rc_out)
+                MPI_Status statuses[], const char *fname, bool retire, int *rc_out)
 {
     int rc, active = 0, n = 0;
     struct pm_comm *fcomm = NULL;
@@ -278,7 +309,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[],
             continue;
         if (indices)
             indices[n] = i;
-        collect(r, &reqs[i], statuses ? &statuses[n] : NULL, &fcomm);
+        finish_entry(r, &reqs[i], statuses ? &statuses[n] : NULL, &fcomm, retire);
         n++;
     }
     *rc_out = MPI_SUCCESS;
@@ -303,7 +334,7 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
         return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitsome: outcount is NULL");
     unsigned idle = 0;
     for (;;) {
-        int n = some(incount, reqs, outcount, indices, statuses, "MPI_Waitsome", &rc);
+        int n = some(incount, reqs, outcount, indices, statuses, "MPI_Waitsome", true, &rc);
         if (n != 0)
             return rc;
         proust_progress(pm_session);
@@ -323,7 +354,7 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     if (!outcount)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testsome: outcount is NULL");
     proust_progress(pm_session);
-    some(incount, reqs, outcount, indices, statuses, "MPI_Testsome", &rc);
+    some(incount, reqs, outcount, indices, statuses, "MPI_Testsome", true, &rc);
     return rc;
 }
 PM_WEAK(Testsome)
@@ -332,18 +363,6 @@ PM_WEAK(Testsome)
  * MPI_Request_get_status_any / _all / _some answer as Testany / Testall /
  * Testsome do but leave every request as it is (a later wait or test frees
  * it), as MPI_Request_get_status does for one. */
-
-/* A completed request's status into *st (unless NULL), MPI_ERROR set; its
- * error. */
-static int peek_status(struct pm_request *r, MPI_Status *st)
-{
-    int f;
-    int err = pm_request_poll(r, &f, NULL, false);
-    pm_req_copy_status(st, r, true);
-    if (st)
-        st->MPI_ERROR = err;
-    return err;
-}
 
 int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
                                 MPI_Status *status)
@@ -383,16 +402,7 @@ int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
     proust_progress(pm_session);
     if (!(*flag = all_complete(count, reqs, fn)))
         return MPI_SUCCESS;
-    struct pm_comm *failed = NULL;
-    for (int i = 0; i < count; i++) {
-        MPI_Status *st = statuses ? &statuses[i] : NULL;
-        struct pm_request *r = active_entry(reqs[i], &rc, fn);
-        if (!r)
-            pm_status_empty(st);
-        else if (peek_status(r, st) != MPI_SUCCESS && !failed)
-            failed = hold_comm(r);
-    }
-    return failed ? raise_held(failed, MPI_ERR_IN_STATUS, fn, "a request failed") : MPI_SUCCESS;
+    return finish_all(count, (MPI_Request *)(uintptr_t)reqs, statuses, fn, false); /* reads only */
 }
 PM_WEAK(Request_get_status_all)
 
@@ -407,23 +417,8 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *out
     if (!outcount || (incount > 0 && !indices))
         return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: NULL argument", fn);
     proust_progress(pm_session);
-    int active = 0, n = 0;
-    struct pm_comm *failed = NULL;
-    for (int i = 0; i < incount; i++) {
-        struct pm_request *r = active_entry(reqs[i], &rc, fn);
-        if (!r)
-            continue;
-        active++;
-        int f;
-        pm_request_poll(r, &f, NULL, false);
-        if (!f)
-            continue;
-        indices[n] = i;
-        if (peek_status(r, statuses ? &statuses[n] : NULL) != MPI_SUCCESS && !failed)
-            failed = hold_comm(r);
-        n++;
-    }
-    *outcount = active ? n : MPI_UNDEFINED;
-    return failed ? raise_held(failed, MPI_ERR_IN_STATUS, fn, "a request failed") : MPI_SUCCESS;
+    some(incount, (MPI_Request *)(uintptr_t)reqs, outcount, indices, statuses, fn, false,
+         &rc); /* reads only */
+    return rc;
 }
 PM_WEAK(Request_get_status_some)
