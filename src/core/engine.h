@@ -246,10 +246,10 @@ struct proust__gate {
     struct proust__inmsg *active; /* matched messages still receiving segments */
     struct proust__inmsg *unexp_head, *unexp_tail;
     size_t nunexp;
-    struct proust__unexp_index *uidx; /* once the queue got long (unexp_queue.c) */
+    struct proust__unexp_index *uidx; /* once a scan ran long (unexp_queue.c) */
     struct proust_request *posted_head, *posted_tail;
     size_t nposted;
-    struct proust__posted_index *pidx; /* once the queue got long (posted_queue.c) */
+    struct proust__posted_index *pidx; /* once a scan ran long (posted_queue.c) */
     /* offers this peer declined for an exchange (offer.c): receives left
      * to post without offering, and the next such pause */
     uint16_t offer_skip, offer_backoff;
@@ -454,14 +454,14 @@ void proust__posted_remove(struct proust_session *s, struct proust_request *req)
 struct proust_request *proust__posted_take(struct proust_session *s, int source,
                                            proust_tag_t tag);
 /* A gate's own posted queue (posted_queue.c), its stripe held: in posting
- * order, indexed by tag once it is long. */
+ * order, indexed by tag once a scan of it runs long. */
 void proust__gate_posted_add(struct proust__gate *g, struct proust_request *req);
 void proust__gate_posted_del(struct proust__gate *g, struct proust_request *req);
 /* The earliest receive of g's queue accepting `tag` (left queued), or NULL. */
 struct proust_request *proust__gate_posted_find(struct proust__gate *g, proust_tag_t tag);
 void proust__gate_posted_free(struct proust__gate *g); /* the index, at teardown */
 /* A gate's own unexpected messages (unexp_queue.c), its stripe held: in
- * arrival order, indexed by tag once the queue is long. */
+ * arrival order, indexed by tag once a scan of it runs long. */
 void proust__gate_unexp_add(struct proust__gate *g, struct proust__inmsg *m);
 void proust__gate_unexp_del(struct proust__gate *g, struct proust__inmsg *m);
 /* The earliest message of g's queue accepted by (tag, mask), or NULL. */

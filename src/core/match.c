@@ -2,11 +2,11 @@
  * match.c — posted receives and unexpected messages, and their locks.
  *
  * Receives posted for a given source wait in that source's gate (in posting
- * order, indexed by tag once the queue is long: posted_queue.c); receives
+ * order, indexed by tag once a scan runs long: posted_queue.c); receives
  * for ANY_SOURCE wait in one session queue. Each receive carries its posting
  * order, so an incoming message takes the earliest matching receive of the
  * two queues, as MPI requires. Unexpected messages wait in their gate in
- * arrival order (indexed by tag once the queue is long: unexp_queue.c).
+ * arrival order (indexed by tag likewise: unexp_queue.c).
  *
  * A gate's receive state is locked by its match stripe (gate i: stripe
  * i % nstripes). An ANY_SOURCE receive is matched against every gate's

@@ -1,6 +1,6 @@
 /*
  * posted_queue.c — a gate's posted receives: the queue in posting order,
- * and a hash index on it once it is long.
+ * and a hash index on it once a scan of it runs long.
  *
  * An incoming message takes the earliest posted receive whose tag and mask
  * accept its tag. A list in posting order answers that by a scan, which is

@@ -1,6 +1,6 @@
 /*
  * unexp_queue.c — a gate's unexpected messages: a list in arrival order,
- * and a hash index on it once it is long.
+ * and a hash index on it once a scan of it runs long.
  *
  * A receive (or probe) takes the earliest unexpected message of its source
  * that its tag and mask accept. Scanning the list is right for the usual
