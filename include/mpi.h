@@ -21,7 +21,7 @@ extern "C" {
 
 #define PROUST_MPI 1
 #define MPI_VERSION 4
-#define MPI_SUBVERSION 0
+#define MPI_SUBVERSION 1
 
 /* ---- Handle types -------------------------------------------------------- */
 typedef int MPI_Comm;
@@ -275,7 +275,9 @@ typedef struct MPI_F08_status {
 #define MPI_ERR_SESSION 74
 #define MPI_ERR_PROC_ABORTED 75
 #define MPI_ERR_VALUE_TOO_LARGE 76
-#define MPI_ERR_LASTCODE 77
+/* MPI-4.1 */
+#define MPI_ERR_ERRHANDLER 77
+#define MPI_ERR_LASTCODE 78
 /* Error codes of class MPI_ERR_OTHER that say more (MPI_Error_string). Codes
  * and classes added with MPI_Add_error_class/code start at 96. */
 #define PROUST_MPI_ERR_PEER_FAILED 80 /* a peer process died */
@@ -302,6 +304,8 @@ typedef struct MPI_F08_status {
 
 #define MPI_IN_PLACE ((void *)-1)
 #define MPI_BOTTOM ((void *)0)
+/* MPI_Buffer_attach & co: the library allocates what buffered sends need */
+#define MPI_BUFFER_AUTOMATIC ((void *)-2)
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
 #define MPI_F_STATUS_IGNORE ((MPI_Fint *)0)
@@ -336,6 +340,7 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_COMM_TYPE_SHARED 1
 #define MPI_COMM_TYPE_HW_GUIDED 2
 #define MPI_COMM_TYPE_HW_UNGUIDED 3
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4
 
 /* Predefined attribute keys (of MPI_COMM_WORLD). */
 #define MPI_TAG_UB 1
@@ -385,6 +390,7 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_COMBINER_F90_COMPLEX 14
 #define MPI_COMBINER_F90_INTEGER 15
 #define MPI_COMBINER_RESIZED 16
+#define MPI_COMBINER_VALUE_INDEX 17
 
 /* Subarray / darray. */
 #define MPI_ORDER_C 56
@@ -501,6 +507,17 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 int MPI_Free_mem(void *base);
 int MPI_Buffer_attach(void *buffer, int size);
 int MPI_Buffer_detach(void *buffer_addr, int *size);
+int MPI_Buffer_flush(void);
+int MPI_Buffer_iflush(MPI_Request *request);
+int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+int MPI_Comm_flush_buffer(MPI_Comm comm);
+int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+int MPI_Session_flush_buffer(MPI_Session session);
+int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
+int MPI_Get_hw_resource_info(MPI_Info *hw_info);
 int MPI_Pcontrol(const int level, ...);
 /* ---- Info objects ---- */
 int MPI_Info_create(MPI_Info *info);
@@ -944,6 +961,10 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request);
 int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
 int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
 int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
@@ -1077,6 +1098,17 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 int PMPI_Free_mem(void *base);
 int PMPI_Buffer_attach(void *buffer, int size);
 int PMPI_Buffer_detach(void *buffer_addr, int *size);
+int PMPI_Buffer_flush(void);
+int PMPI_Buffer_iflush(MPI_Request *request);
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+int PMPI_Comm_flush_buffer(MPI_Comm comm);
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+int PMPI_Session_flush_buffer(MPI_Session session);
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
 int PMPI_Pcontrol(const int level, ...);
 int PMPI_Info_create(MPI_Info *info);
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
@@ -1516,6 +1548,10 @@ int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request);
 int PMPI_Buffer_attach_c(void *buffer, MPI_Count size);
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
 int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
 int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);

@@ -350,6 +350,11 @@ int proust_placement_describe(const proust_session_t *s, char *buf, size_t len);
  * is none), PROUST_ERR_INVALID for an unknown kind, PROUST_ERR_SYS when
  * hwloc fails. Any time, with or without a session. */
 int proust_locality(const char *kind, unsigned *index);
+/* The same for n kinds at once (one look at the machine): found[i] is 1
+ * (index[i] set), 0 when the process spans several domains of kinds[i], -1
+ * when the machine has none. Returns PROUST_OK, PROUST_ERR_INVALID (an
+ * unknown kind: nothing is filled), PROUST_ERR_SYS. */
+int proust_locality_many(const char *const kinds[], int n, int found[], unsigned index[]);
 
 #ifdef __cplusplus
 }

@@ -81,6 +81,7 @@ void pm_comm_destroy(struct pm_comm *c)
     pm_dist_graph_free(c->dgraph);
     pm_errhandler_release(c->errhandler);
     pm_context_free(c->context);
+    pm_bbuf_free(atomic_load(&c->bbuf)); /* its messages held references: all left */
     free(c);
 }
 
@@ -91,13 +92,14 @@ void pm_comm_discard(struct pm_comm *c)
     pm_comm_release(c);
 }
 
-void pm_comm_inherit_errhandler(struct pm_comm *nc, const struct pm_comm *parent)
+void pm_comm_inherit(struct pm_comm *nc, const struct pm_comm *parent)
 {
     MPI_Errhandler h = parent->errhandler;
     pm_errhandler_retain(h);
     MPI_Errhandler old = nc->errhandler;
     nc->errhandler = h;
     pm_errhandler_release(old);
+    nc->session = parent->session;
 }
 
 int pm_comm_invalid(MPI_Comm comm, const char *fname)
@@ -226,7 +228,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
     GET_COMM(c, comm, "MPI_Comm_group");
     if (!group)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_group: group is NULL");
-    return pm_group_handle_of(c->local, group, "MPI_Comm_group");
+    return pm_group_handle_of(c->local, c->session, group, "MPI_Comm_group");
 }
 PM_WEAK(Comm_group)
 
@@ -346,6 +348,6 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
                         "MPI_Comm_remote_group: the communicator is not an intercommunicator");
     if (!group)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_remote_group: group is NULL");
-    return pm_group_handle_of(c->remote, group, "MPI_Comm_remote_group");
+    return pm_group_handle_of(c->remote, c->session, group, "MPI_Comm_remote_group");
 }
 PM_WEAK(Comm_remote_group)

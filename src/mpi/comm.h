@@ -12,8 +12,9 @@
 /* ---- group.c -------------------------------------------------------------- */
 /* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL; -1 when out of memory. */
 int pm_group_compare(const struct pm_group *a, const struct pm_group *b);
-/* A user handle to a copy of g (MPI_GROUP_EMPTY if empty); raises on error. */
-int pm_group_handle_of(const struct pm_group *g, MPI_Group *out, const char *fname);
+/* A user handle to a copy of g (MPI_GROUP_EMPTY if empty) deriving from
+ * `session` (0: none); raises on error. */
+int pm_group_handle_of(const struct pm_group *g, int session, MPI_Group *out, const char *fname);
 
 /* ---- Internal collective steps (context.c) ---------------------------------
  * The participants of a step: `size` processes (world ranks in `world`), this
@@ -89,8 +90,9 @@ int pm_context_alloc_n(struct pm_comm *c, int n, uint16_t *ids);
 int pm_context_alloc_at(struct pm_comm *c, int n, uint16_t *ids, uint32_t seq);
 
 /* ---- Communicator objects (comm.c) ------------------------------------------ */
-/* Give `nc` the error handler of `parent` (instead of the default). */
-void pm_comm_inherit_errhandler(struct pm_comm *nc, const struct pm_comm *parent);
+/* Give `nc` what a derived communicator keeps of `parent`: its error handler
+ * (instead of the default) and its session. */
+void pm_comm_inherit(struct pm_comm *nc, const struct pm_comm *parent);
 /* Give c context id `context` (and the tag fields derived from it). */
 void pm_comm_set_context(struct pm_comm *c, uint16_t context);
 /* Undo pm_comm_new for a communicator never shown to the user. */

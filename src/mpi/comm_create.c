@@ -36,7 +36,7 @@ int pm_comm_create_impl(struct pm_comm *c, struct pm_group *g, struct pm_comm **
         pm_context_free(ctx);
         return MPI_ERR_NO_MEM;
     }
-    pm_comm_inherit_errhandler(nc, c);
+    pm_comm_inherit(nc, c);
     *out = nc;
     return MPI_SUCCESS;
 }
@@ -100,7 +100,7 @@ int pm_comm_split_impl(struct pm_comm *c, int color, int key, struct pm_comm **o
             pm_context_free(ctx);
             rc = MPI_ERR_NO_MEM;
         } else {
-            pm_comm_inherit_errhandler(nc, c);
+            pm_comm_inherit(nc, c);
             *out = nc;
         }
     }
@@ -146,7 +146,7 @@ static int comm_dup(MPI_Comm comm, struct pm_comm *c, MPI_Comm *newcomm, const c
     }
     if (rc != MPI_SUCCESS)
         return pm_comm_fail(comm, rc, fn);
-    pm_comm_inherit_errhandler(nc, c);
+    pm_comm_inherit(nc, c);
     if (!pm_topo_copy(nc, c)) {
         pm_comm_discard(nc);
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
@@ -243,7 +243,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     if (rc != MPI_SUCCESS)
         return rc == MPI_ERR_NO_MEM ? pm_error(comm, rc, "%s: out of memory", fn)
                                     : pm_comm_fail(comm, rc, fn);
-    pm_comm_inherit_errhandler(nc, c);
+    pm_comm_inherit(nc, c);
     *newcomm = nc->handle;
     return MPI_SUCCESS;
 }
@@ -292,7 +292,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     if (newcomm)
         *newcomm = MPI_COMM_NULL;
     if (eh != errhandler)
-        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_ARG,
+        return pm_error_handler(eh, MPI_COMM_NULL, MPI_ERR_ERRHANDLER,
                                 "%s: invalid error handler %#x for a communicator", fn,
                                 (unsigned)errhandler);
     struct pm_group *g = pm_group_get(group);
@@ -317,6 +317,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
         return pm_error_handler(eh, MPI_COMM_NULL, rc, "%s: %s", fn, rc == MPI_ERR_NO_MEM
                                 ? "out of memory" : "agreeing on a context id failed");
     pm_errhandler_set(nc, errhandler, fn);
+    nc->session = g->session;
     *newcomm = nc->handle;
     return MPI_SUCCESS;
 }
@@ -354,11 +355,12 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     GET_COMM(c, comm, fn);
     if (newcomm)
         *newcomm = MPI_COMM_NULL;
-    bool hw = split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_HW_UNGUIDED;
+    bool hw = split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_HW_UNGUIDED ||
+              split_type == MPI_COMM_TYPE_RESOURCE_GUIDED;
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED && !hw)
         return pm_error(comm, MPI_ERR_ARG,
                         "%s: unknown split_type %d (MPI_COMM_TYPE_SHARED, _HW_GUIDED, "
-                        "_HW_UNGUIDED or MPI_UNDEFINED)", fn, split_type);
+                        "_RESOURCE_GUIDED, _HW_UNGUIDED or MPI_UNDEFINED)", fn, split_type);
     if (info != MPI_INFO_NULL && !pm_info_valid(info))
         return pm_error(comm, MPI_ERR_INFO, "%s: invalid info handle %#x", fn, (unsigned)info);
     if (!newcomm)

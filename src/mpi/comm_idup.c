@@ -74,7 +74,7 @@ static int make_pending(struct pm_comm *c, struct pm_comm **out)
         c->is_inter ? pm_intercomm_new(c->local, c->remote, none) : pm_comm_new(c->local, NULL, 0);
     if (!nc)
         return MPI_ERR_NO_MEM;
-    pm_comm_inherit_errhandler(nc, c);
+    pm_comm_inherit(nc, c);
     if (!pm_topo_copy(nc, c)) {
         pm_comm_discard(nc);
         return MPI_ERR_NO_MEM;

@@ -133,12 +133,12 @@ int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *
     int win = c->win_handle ? PM_ERRH_FOR_WIN : PM_ERRH_FOR_COMM;
     struct pm_errhandler *e = user_visible(errhandler);
     if (!e)
-        return pm_error(c->handle, MPI_ERR_ARG, "%s: invalid error handler %#x", fname,
+        return pm_error(c->handle, MPI_ERR_ERRHANDLER, "%s: invalid error handler %#x", fname,
                         (unsigned)errhandler);
     /* MPI-3.1 §8.3: a user handler serves the kind of object it was made for
      * (the function gets an MPI_Comm * or an MPI_Win *). */
     if (e->kind == PM_ERRH_USER && ((struct pm_user_errh *)e)->what != win)
-        return pm_error(c->handle, MPI_ERR_ARG,
+        return pm_error(c->handle, MPI_ERR_ERRHANDLER,
                         "%s: error handler %#x was created for a %s, not a %s", fname,
                         (unsigned)errhandler, object_name(((struct pm_user_errh *)e)->what),
                         object_name(win));
@@ -257,12 +257,12 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
     }
     struct pm_errhandler *e = user_visible(h);
     if (!e)
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ERRHANDLER,
                         "MPI_Errhandler_free: invalid error handler %#x", (unsigned)h);
     struct pm_user_errh *u = (struct pm_user_errh *)e;
     if (atomic_fetch_sub(&u->user_refs, 1) <= 0) {
         atomic_fetch_add(&u->user_refs, 1); /* freed concurrently by another thread */
-        return pm_error(MPI_COMM_NULL, MPI_ERR_ARG,
+        return pm_error(MPI_COMM_NULL, MPI_ERR_ERRHANDLER,
                         "MPI_Errhandler_free: error handler %#x already freed", (unsigned)h);
     }
     *errhandler = MPI_ERRHANDLER_NULL;

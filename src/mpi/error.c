@@ -94,6 +94,7 @@ static const char *const class_text[MPI_ERR_LASTCODE + 1] = {
     [MPI_ERR_SESSION] = "invalid session",
     [MPI_ERR_PROC_ABORTED] = "a process of the operation aborted",
     [MPI_ERR_VALUE_TOO_LARGE] = "value too large to be stored",
+    [MPI_ERR_ERRHANDLER] = "invalid error handler",
 };
 
 static const char *proust_code_text(int code)

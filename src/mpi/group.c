@@ -94,6 +94,7 @@ static int group_pick(const struct pm_group *g, int n, const int *idx, MPI_Group
     free(w);
     if (!ng)
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fname);
+    ng->session = g->session;
     return group_out(ng, out, fname);
 }
 
@@ -246,6 +247,7 @@ static int group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, 
     free(w);
     if (!g)
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    g->session = g1->session ? g1->session : g2->session;
     return group_out(g, newgroup, fn);
 }
 
@@ -448,11 +450,12 @@ PM_WEAK(Group_free)
 
 /* A handle for the user to a group that stays shared (MPI_Comm_group,
  * MPI_Comm_remote_group): a copy, so the group's own handle field is never
- * needed. */
-int pm_group_handle_of(const struct pm_group *g, MPI_Group *out, const char *fname)
+ * needed; it derives from `session` (the communicator's). */
+int pm_group_handle_of(const struct pm_group *g, int session, MPI_Group *out, const char *fname)
 {
     struct pm_group *ng = pm_group_new(g->size, g->world);
     if (!ng)
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "%s: out of memory", fname);
+    ng->session = session;
     return group_out(ng, out, fname);
 }

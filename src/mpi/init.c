@@ -158,6 +158,8 @@ PM_WEAK(Init_thread)
 int PMPI_Finalize(void)
 {
     PM_CHECK_INIT("MPI_Finalize");
+    /* the buffered messages leave first: an implicit MPI_Buffer_detach */
+    pm_bbuf_flush(&pm_bbuf_process);
     pthread_mutex_lock(&init_mutex);
     if (world_state != PM_STATE_RUNNING) {
         pthread_mutex_unlock(&init_mutex);

@@ -223,7 +223,7 @@ static int create_with(struct pm_comm *lc, int local_leader, struct ic_peer *p,
     pm_group_release(rg);
     if (!ic)
         return pm_error(local_comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
-    pm_comm_inherit_errhandler(ic, lc);
+    pm_comm_inherit(ic, lc);
     *out = ic;
     return MPI_SUCCESS;
 }
@@ -358,7 +358,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
         pm_context_free(ctx);
         return pm_error(intercomm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
-    pm_comm_inherit_errhandler(nc, c);
+    pm_comm_inherit(nc, c);
     *newintracomm = nc->handle;
     return MPI_SUCCESS;
 }
@@ -437,7 +437,7 @@ int pm_intercomm_create_sub(struct pm_comm *c, struct pm_group *g, struct pm_com
     pm_group_release(rg);
     if (!*out)
         return MPI_ERR_NO_MEM;
-    pm_comm_inherit_errhandler(*out, c);
+    pm_comm_inherit(*out, c);
     return MPI_SUCCESS;
 }
 
@@ -531,7 +531,7 @@ int pm_intercomm_split(struct pm_comm *c, int color, int key, struct pm_comm **o
         if (!*out)
             rc = MPI_ERR_NO_MEM;
         else
-            pm_comm_inherit_errhandler(*out, c);
+            pm_comm_inherit(*out, c);
     }
     pm_group_release(lg);
     pm_group_release(rg);

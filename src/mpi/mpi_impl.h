@@ -280,6 +280,7 @@ struct pm_group {
     int size;
     int rank;        /* this process's rank in the group, or MPI_UNDEFINED */
     int *world;      /* group rank -> world rank */
+    int session;     /* the session it comes from (MPI_Group_from_session_pset), else 0 */
 };
 struct pm_group *pm_group_get(MPI_Group h);
 /* A new group over `n` world ranks (copied); NULL when out of memory. */
@@ -327,6 +328,8 @@ struct pm_comm {
     atomic_flag attr_lock;
     MPI_Info info;               /* hints given with set_info/dup_with_info */
     char name[MPI_MAX_OBJECT_NAME];
+    int session;                 /* the session it derives from, else 0 (world model) */
+    struct pm_bbuf *_Atomic bbuf; /* MPI_Comm_attach_buffer's, made on first use */
 };
 /* An engine tag: context field (16 bits: context id, collective bit), side
  * bit, sender's rank (19 bits), MPI tag (28 bits). The side bit opens a
@@ -392,6 +395,29 @@ int pm_attrs_copy_comm(struct pm_comm *from, struct pm_comm *to);
 int pm_attrs_delete_comm(struct pm_comm *c);
 int pm_attrs_copy_type(struct pm_datatype *from, struct pm_datatype *to);
 int pm_attrs_delete_type(struct pm_datatype *t);
+
+/* ---- Buffered mode's buffers (bsend_buffer.c) ------------------------------ */
+/* A buffer of a scope: the process's, a communicator's, a session's. */
+struct pm_bbuf;
+extern struct pm_bbuf pm_bbuf_process;
+/* The buffer in *slot, made (detached) when there is none yet; NULL when
+ * out of memory. It lives as long as its owner. */
+struct pm_bbuf *pm_bbuf_get(struct pm_bbuf *_Atomic *slot);
+/* Its owner goes (no message is left in it). */
+void pm_bbuf_free(struct pm_bbuf *b);
+/* Attach (MPI_ERR_BUFFER: one is attached); detach, after the messages in
+ * it have left (MPI_ERR_BUFFER: another thread detaches). */
+int pm_bbuf_attach(struct pm_bbuf *b, void *buffer, size_t size);
+int pm_bbuf_detach(struct pm_bbuf *b, void **buffer, size_t *size);
+/* Wait until the messages in it now have left; or a request (on c) that
+ * completes then. b may be NULL (never attached). */
+void pm_bbuf_flush(struct pm_bbuf *b);
+int pm_bbuf_iflush(struct pm_bbuf *b, struct pm_comm *c, MPI_Request *request);
+/* The buffer of session `h` (NULL: none, or no such session; session.c). */
+struct pm_bbuf *pm_session_bbuf(int h);
+/* The index of a process set's name (0: mpi://WORLD, 1: mpi://SELF; -1: no
+ * such set; session.c). */
+int pm_pset_index(const char *name);
 
 /* ---- Requests (request.c) ------------------------------------------------ */
 enum pm_req_kind {

@@ -16,6 +16,18 @@ int pm_bsend_start(const char *fname, MPI_Comm comm, struct pm_comm *c, const vo
                    MPI_Count count, struct pm_datatype *t, int dest, int tag,
                    struct pm_request **out);
 
+/* The checks and work of the calls on a buffer of any scope (bsend.c):
+ * MPI_SUCCESS, or an error class with the reason in why[PM_WHY_LEN] for the
+ * caller to raise on its object. Attach (MPI_BUFFER_AUTOMATIC or a user
+ * buffer; b NULL: out of memory), detach into the user's (void **)
+ * buffer_addr and *size (has_size: the size pointer is not NULL), iflush
+ * (a request on c). */
+#define PM_WHY_LEN 128
+int pm_bbuf_attach_call(struct pm_bbuf *b, void *buffer, MPI_Count size, char *why);
+int pm_bbuf_detach_call(struct pm_bbuf *b, void *buffer_addr, bool has_size, size_t *size,
+                        char *why);
+int pm_bbuf_iflush_call(struct pm_bbuf *b, struct pm_comm *c, MPI_Request *request, char *why);
+
 /* Cancel the operation a started persistent request is running
  * (persistent.c); MPI_SUCCESS when there is nothing to cancel. */
 int pm_persistent_cancel(struct pm_request *r);

@@ -14,12 +14,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "mpi_impl.h"
+#include "p2p.h"
 
 struct pm_session_obj {
     int handle;
     MPI_Errhandler errhandler;   /* reference held */
     int thread_level;            /* asked with the "thread_level" info key */
+    struct pm_bbuf *_Atomic bbuf; /* MPI_Session_attach_buffer's, made on first use */
 };
 
 static const char *const pset_names[] = {"mpi://WORLD", "mpi://SELF"};
@@ -44,12 +45,19 @@ static struct pm_session_obj *session_get(MPI_Session h)
     return pm_error(MPI_COMM_SELF, MPI_ERR_SESSION, "%s: invalid session %#x", fn,           \
                     (unsigned)(h))
 
+int pm_pset_index(const char *name)
+{
+    for (int i = 0; name && i < NPSETS; i++)
+        if (!strcasecmp(name, pset_names[i]))
+            return i;
+    return -1;
+}
+
 /* The process set named `name`: its index in *i, or raise on s. */
 static int pset_find(struct pm_session_obj *s, const char *name, const char *fn, int *i)
 {
-    for (*i = 0; name && *i < NPSETS; ++*i)
-        if (!strcasecmp(name, pset_names[*i]))
-            return MPI_SUCCESS;
+    if ((*i = pm_pset_index(name)) >= 0)
+        return MPI_SUCCESS;
     return SESSION_ERROR(s, MPI_ERR_ARG, "%s: no process set named \"%s\"", fn,
                          name ? name : "(null)");
 }
@@ -82,7 +90,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
         return pm_error_handler(eh, MPI_SESSION_NULL, MPI_ERR_INFO,
                                 "%s: invalid info handle %#x", fn, (unsigned)info);
     if (eh != errhandler)
-        return pm_error_handler(eh, MPI_SESSION_NULL, MPI_ERR_ARG,
+        return pm_error_handler(eh, MPI_SESSION_NULL, MPI_ERR_ERRHANDLER,
                                 "%s: invalid error handler %#x for a session", fn,
                                 (unsigned)errhandler);
     if (pm_instance_acquire(fn) != MPI_SUCCESS)
@@ -110,7 +118,11 @@ int PMPI_Session_finalize(MPI_Session *session)
     if (!session)
         return pm_error(MPI_COMM_SELF, MPI_ERR_ARG, "%s: session is NULL", fn);
     GET_SESSION(s, *session, fn);
+    /* its buffered messages leave first, as MPI_Finalize's */
+    struct pm_bbuf *b = atomic_load(&s->bbuf);
+    pm_bbuf_flush(b);
     pm_table_remove(&pm_session_table, s->handle);
+    pm_bbuf_free(b);
     pm_errhandler_release(s->errhandler);
     free(s);
     *session = MPI_SESSION_NULL;
@@ -204,9 +216,86 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
     if (!newgroup)
         return SESSION_ERROR(s, MPI_ERR_ARG, "%s: newgroup is NULL", fn);
     rc = PMPI_Comm_group(i == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF, newgroup);
-    return rc == MPI_SUCCESS ? rc : SESSION_ERROR(s, rc, "%s: out of memory", fn);
+    if (rc != MPI_SUCCESS)
+        return SESSION_ERROR(s, rc, "%s: out of memory", fn);
+    pm_group_get(*newgroup)->session = s->handle; /* its communicators use s's buffer */
+    return MPI_SUCCESS;
 }
 PM_WEAK(Group_from_session_pset)
+
+/* ---- Buffered mode's session buffer (MPI-4.1 §3.6.1) ---------------------- */
+struct pm_bbuf *pm_session_bbuf(int h)
+{
+    struct pm_session_obj *s = session_get(h);
+    return s ? atomic_load_explicit(&s->bbuf, memory_order_acquire) : NULL;
+}
+
+#define BUFFER_CALL(s, fn, call)                                                           \
+    do {                                                                                   \
+        char why[PM_WHY_LEN];                                                              \
+        int rc_ = (call);                                                                  \
+        if (rc_ != MPI_SUCCESS)                                                            \
+            return SESSION_ERROR(s, rc_, "%s: %s", fn, why);                               \
+    } while (0)
+
+int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
+{
+    static const char fn[] = "MPI_Session_attach_buffer";
+    GET_SESSION(s, session, fn);
+    BUFFER_CALL(s, fn, pm_bbuf_attach_call(pm_bbuf_get(&s->bbuf), buffer, size, why));
+    return MPI_SUCCESS;
+}
+PM_WEAK(Session_attach_buffer)
+
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
+{
+    static const char fn[] = "MPI_Session_attach_buffer_c";
+    GET_SESSION(s, session, fn);
+    BUFFER_CALL(s, fn, pm_bbuf_attach_call(pm_bbuf_get(&s->bbuf), buffer, size, why));
+    return MPI_SUCCESS;
+}
+PM_WEAK(Session_attach_buffer_c)
+
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+{
+    static const char fn[] = "MPI_Session_detach_buffer";
+    GET_SESSION(s, session, fn);
+    size_t n = 0;
+    BUFFER_CALL(s, fn, pm_bbuf_detach_call(atomic_load(&s->bbuf), buffer_addr, size != NULL,
+                                           &n, why));
+    *size = pm_int_or_undefined((MPI_Count)n);
+    return MPI_SUCCESS;
+}
+PM_WEAK(Session_detach_buffer)
+
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    static const char fn[] = "MPI_Session_detach_buffer_c";
+    GET_SESSION(s, session, fn);
+    size_t n = 0;
+    BUFFER_CALL(s, fn, pm_bbuf_detach_call(atomic_load(&s->bbuf), buffer_addr, size != NULL,
+                                           &n, why));
+    *size = (MPI_Count)n;
+    return MPI_SUCCESS;
+}
+PM_WEAK(Session_detach_buffer_c)
+
+int PMPI_Session_flush_buffer(MPI_Session session)
+{
+    GET_SESSION(s, session, "MPI_Session_flush_buffer");
+    pm_bbuf_flush(atomic_load(&s->bbuf));
+    return MPI_SUCCESS;
+}
+PM_WEAK(Session_flush_buffer)
+
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Session_iflush_buffer";
+    GET_SESSION(s, session, fn);
+    BUFFER_CALL(s, fn, pm_bbuf_iflush_call(atomic_load(&s->bbuf), pm_comm_self, request, why));
+    return MPI_SUCCESS;
+}
+PM_WEAK(Session_iflush_buffer)
 
 /* ---- Error handlers ------------------------------------------------------ */
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
@@ -224,7 +313,8 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
     static const char fn[] = "MPI_Session_set_errhandler";
     GET_SESSION(s, session, fn);
     if (!pm_errhandler_usable(errhandler, PM_ERRH_FOR_SESSION))
-        return SESSION_ERROR(s, MPI_ERR_ARG, "%s: invalid error handler %#x for a session", fn,
+        return SESSION_ERROR(s, MPI_ERR_ERRHANDLER,
+                             "%s: invalid error handler %#x for a session", fn,
                              (unsigned)errhandler);
     pm_errhandler_swap(&s->errhandler, errhandler);
     return MPI_SUCCESS;

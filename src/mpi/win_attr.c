@@ -277,6 +277,6 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
     PM_GET_WIN(w, win, "MPI_Win_get_group");
     if (!group)
         return pm_win_error(win, MPI_ERR_ARG, "MPI_Win_get_group: group is NULL");
-    return pm_group_handle_of(w->comm->local, group, "MPI_Win_get_group");
+    return pm_group_handle_of(w->comm->local, w->comm->session, group, "MPI_Win_get_group");
 }
 PM_WEAK(Win_get_group)

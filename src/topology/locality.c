@@ -1,9 +1,10 @@
 /*
  * locality.c — proust_locality: which hardware domain of a given kind the
- * calling process runs in (MPI_Comm_split_type's MPI_COMM_TYPE_HW_GUIDED
- * and _UNGUIDED). Loads this machine's topology for the question, caches
- * included: the session's own (placement) has no caches and is not loaded
- * at all on a one-node machine, and the question is asked rarely.
+ * calling process runs in (MPI_Comm_split_type's MPI_COMM_TYPE_HW_GUIDED,
+ * _RESOURCE_GUIDED and _UNGUIDED, MPI_Get_hw_resource_info). Loads this
+ * machine's topology for the question, caches included: the session's own
+ * (placement) has no caches and is not loaded at all on a one-node machine,
+ * and the question is asked rarely.
  */
 #include <hwloc.h>
 #include <stdbool.h>
@@ -47,15 +48,16 @@ static bool attr_matches(hwloc_obj_t o, hwloc_obj_type_t type, const union hwloc
            (a->cache.type == HWLOC_OBJ_CACHE_UNIFIED || o->attr->cache.type == a->cache.type);
 }
 
-int proust_locality(const char *kind, unsigned *index)
+int proust_locality_many(const char *const kinds[], int n, int found[], unsigned index[])
 {
-    if (!kind || !index)
+    if (n < 0 || (n > 0 && (!kinds || !found || !index)))
         return PROUST_ERR_INVALID;
-    hwloc_obj_type_t type;
-    union hwloc_obj_attr_u attr;
-    memset(&attr, 0, sizeof attr);
-    if (kind_of(kind, &type, &attr) != 0)
-        return PROUST_ERR_INVALID;
+    for (int i = 0; i < n; i++) {
+        hwloc_obj_type_t type;
+        union hwloc_obj_attr_u attr;
+        if (!kinds[i] || kind_of(kinds[i], &type, &attr) != 0)
+            return PROUST_ERR_INVALID;
+    }
     hwloc_topology_t t;
     if (hwloc_topology_init(&t) != 0)
         return PROUST_ERR_SYS;
@@ -66,17 +68,37 @@ int proust_locality(const char *kind, unsigned *index)
         if (hwloc_get_cpubind(t, mine, HWLOC_CPUBIND_PROCESS) != 0)
             hwloc_bitmap_copy(mine, hwloc_topology_get_allowed_cpuset(t));
         hwloc_bitmap_and(mine, mine, hwloc_topology_get_topology_cpuset(t));
-        rc = 0;
-        /* NUMA nodes hang beside the cpu tree: compare cpusets, for all */
-        for (hwloc_obj_t o = NULL; (o = hwloc_get_next_obj_by_type(t, type, o)) != NULL;)
-            if (o->cpuset && attr_matches(o, type, &attr) && !hwloc_bitmap_iszero(mine) &&
-                hwloc_bitmap_isincluded(mine, o->cpuset)) {
-                *index = o->logical_index;
-                rc = 1;
-                break;
+        rc = PROUST_OK;
+        for (int i = 0; i < n; i++) {
+            hwloc_obj_type_t type;
+            union hwloc_obj_attr_u attr;
+            memset(&attr, 0, sizeof attr);
+            kind_of(kinds[i], &type, &attr);
+            found[i] = -1;
+            /* NUMA nodes hang beside the cpu tree: compare cpusets, for all */
+            for (hwloc_obj_t o = NULL; (o = hwloc_get_next_obj_by_type(t, type, o)) != NULL;) {
+                if (!o->cpuset || !attr_matches(o, type, &attr))
+                    continue;
+                if (found[i] < 0)
+                    found[i] = 0;
+                if (!hwloc_bitmap_iszero(mine) && hwloc_bitmap_isincluded(mine, o->cpuset)) {
+                    index[i] = o->logical_index;
+                    found[i] = 1;
+                    break;
+                }
             }
+        }
     }
     hwloc_bitmap_free(mine);
     hwloc_topology_destroy(t);
     return rc;
+}
+
+int proust_locality(const char *kind, unsigned *index)
+{
+    if (!kind || !index)
+        return PROUST_ERR_INVALID;
+    int found = 0;
+    int rc = proust_locality_many(&kind, 1, &found, index);
+    return rc != PROUST_OK ? rc : found == 1;
 }

@@ -24,6 +24,9 @@ endforeach()
 
 comm_jobs(group_algebra 1 3 8)
 comm_jobs(comm_split 1 2 3 4 8)
+# bound to a core each: hardware splits that cut (HW_UNGUIDED, PU, Core)
+mpi_job(NAME comm_split_bound_2 NPROCS 2 RAILS shm PROGRAM mpi_comm_split
+        LAUNCHER_ARGS --bind-to core TIMEOUT 60)
 comm_jobs(comm_errors 1 3)
 comm_jobs(attr_cb 1 2 4)
 comm_jobs(comm_idup 1 2 3 5)

@@ -281,6 +281,106 @@ static void test_split_hw(void)
     }
 }
 
+/* A split with one info key (none when key is NULL). */
+static MPI_Comm split_key(int type, const char *key, const char *value)
+{
+    MPI_Info info;
+    MPI_CHECK(MPI_Info_create(&info));
+    if (key)
+        MPI_CHECK(MPI_Info_set(info, key, value));
+    MPI_Comm c;
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, type, wrank, info, &c));
+    MPI_CHECK(MPI_Info_free(&info));
+    return c;
+}
+
+static bool info_says(MPI_Info info, const char *key, const char *want)
+{
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    MPI_CHECK(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag));
+    return flag && !strcmp(v, want);
+}
+
+/* MPI-4.1: MPI_COMM_TYPE_RESOURCE_GUIDED (hardware kinds, hwloc:// names,
+ * process sets), MPI_Get_hw_resource_info, and the kind an unguided split
+ * chose, named in its info. */
+static void test_split_resource(void)
+{
+    static const char *const whole[] = {"mpi_shared_memory", "hwloc://Machine", "Machine"};
+    for (int i = 0; i < 3; i++) {
+        MPI_Comm c = split_key(MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_hw_resource_type", whole[i]);
+        CHECK(size_of(c) == wsize, "RESOURCE_GUIDED %s: size %d", whole[i], size_of(c));
+        MPI_CHECK(MPI_Comm_free(&c));
+    }
+    static const char *const none[][2] = {{NULL, NULL},
+                                          {"foo", "bar"},
+                                          {"mpi_hw_resource_type", "@dont-thread-on-me@"},
+                                          {"mpi_hw_resource_type", "hwloc://NoSuchThing"},
+                                          {"mpi_pset_name", "mpi://no_such_set"}};
+    for (int i = 0; i < 5; i++) {
+        MPI_Comm c = split_key(MPI_COMM_TYPE_RESOURCE_GUIDED, none[i][0], none[i][1]);
+        CHECK(c == MPI_COMM_NULL, "RESOURCE_GUIDED %s=%s gave a communicator", none[i][0],
+              none[i][1]);
+    }
+    /* process sets: the world together, each process alone */
+    MPI_Comm c = split_key(MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_pset_name", "mpi://WORLD");
+    CHECK(size_of(c) == wsize, "RESOURCE_GUIDED mpi://WORLD: size %d", size_of(c));
+    ring(c, 21);
+    MPI_CHECK(MPI_Comm_free(&c));
+    c = split_key(MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_pset_name", "mpi://self");
+    CHECK(size_of(c) == 1, "RESOURCE_GUIDED mpi://SELF: size %d", size_of(c));
+    MPI_CHECK(MPI_Comm_free(&c));
+    c = split_key(MPI_COMM_TYPE_HW_GUIDED, "mpi_pset_name", "mpi://WORLD");
+    CHECK(c == MPI_COMM_NULL, "HW_GUIDED took a process set name");
+
+    /* the machine's kinds: "true" where this process is inside one domain */
+    MPI_Info hw;
+    MPI_CHECK(MPI_Get_hw_resource_info(&hw));
+    int nkeys = 0;
+    MPI_CHECK(MPI_Info_get_nkeys(hw, &nkeys));
+    CHECK(info_says(hw, "hwloc://Machine", "true"), "hw info: no hwloc://Machine = true");
+    cpu_set_t set;
+    CHECK(sched_getaffinity(0, sizeof set, &set) == 0, "sched_getaffinity");
+    CHECK(info_says(hw, "hwloc://PU", CPU_COUNT(&set) == 1 ? "true" : "false"),
+          "hw info: hwloc://PU does not say whether the rank is on one cpu (%d)",
+          CPU_COUNT(&set));
+    for (int i = 0; i < nkeys; i++) {
+        char key[MPI_MAX_INFO_KEY + 1];
+        MPI_CHECK(MPI_Info_get_nthkey(hw, i, key));
+        CHECK(!strncmp(key, "hwloc://", 8), "hw info key %s", key);
+        bool inside = info_says(hw, key, "true");
+        CHECK(inside || info_says(hw, key, "false"), "hw info %s: not true or false", key);
+        /* a rank inside one domain of the kind gets a communicator */
+        c = split_key(MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_hw_resource_type", key);
+        CHECK((c != MPI_COMM_NULL) == inside, "RESOURCE_GUIDED %s: %s communicator", key,
+              inside ? "no" : "a");
+        if (c != MPI_COMM_NULL)
+            MPI_CHECK(MPI_Comm_free(&c));
+    }
+    MPI_CHECK(MPI_Info_free(&hw));
+
+    /* an unguided split that cuts names its kind */
+    MPI_Info info;
+    MPI_CHECK(MPI_Info_create(&info));
+    MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, info, &c));
+    char kind[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    MPI_CHECK(MPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, kind, &flag));
+    CHECK((c != MPI_COMM_NULL) == (flag != 0), "HW_UNGUIDED: communicator %d, info key %d",
+          c != MPI_COMM_NULL, flag);
+    if (c != MPI_COMM_NULL) {
+        /* the same kind, guided, gives the same group */
+        MPI_Comm again = split_key(MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_hw_resource_type", kind);
+        int cmp = MPI_UNEQUAL;
+        MPI_CHECK(MPI_Comm_compare(c, again, &cmp));
+        CHECK(cmp == MPI_CONGRUENT, "HW_UNGUIDED chose %s, whose guided split differs", kind);
+        MPI_CHECK(MPI_Comm_free(&again));
+        MPI_CHECK(MPI_Comm_free(&c));
+    }
+    MPI_CHECK(MPI_Info_free(&info));
+}
+
 static void test_names_info(void)
 {
     char name[MPI_MAX_OBJECT_NAME];
@@ -363,6 +463,7 @@ int main(int argc, char **argv)
     test_create();
     test_split_type();
     test_split_hw();
+    test_split_resource();
     test_names_info();
     test_recycling();
     MPI_CHECK(MPI_Finalize());

@@ -4,7 +4,8 @@
  * names no live object of that kind (garbage, a handle of another kind, a
  * freed object) gives the null handle. MPI_Status_c2f / f2c and the
  * mpi_f08 forms keep every field of a status; the MPI-4.1 accessors
- * (MPI_Status_get/set_source, _tag, _error) read and write one each.
+ * (MPI_Status_get/set_source, _tag, _error) read and write one each. The
+ * version is 4.1, and MPI-4.1's class MPI_ERR_ERRHANDLER has its string.
  */
 #include "mpitest.h"
 
@@ -201,6 +202,25 @@ static void statuses(void)
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
+static void version(void)
+{
+    int v = 0, sv = -1;
+    MPI_CHECK(MPI_Get_version(&v, &sv));
+    CHECK(v == MPI_VERSION && sv == MPI_SUBVERSION && v == 4 && sv == 1, "version %d.%d", v,
+          sv);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_CHECK(MPI_Get_library_version(lib, &len));
+    CHECK(strstr(lib, "MPI 4.1") != NULL, "library version \"%s\"", lib);
+    int cls = -1;
+    MPI_CHECK(MPI_Error_class(MPI_ERR_ERRHANDLER, &cls));
+    CHECK(cls == MPI_ERR_ERRHANDLER && MPI_ERR_ERRHANDLER <= MPI_ERR_LASTCODE,
+          "MPI_ERR_ERRHANDLER's class %d", cls);
+    char text[MPI_MAX_ERROR_STRING];
+    MPI_CHECK(MPI_Error_string(MPI_ERR_ERRHANDLER, text, &len));
+    CHECK(strstr(text, "error handler") != NULL, "MPI_ERR_ERRHANDLER says \"%s\"", text);
+}
+
 int main(int argc, char **argv)
 {
     MPI_CHECK(MPI_Init(&argc, &argv));
@@ -209,6 +229,7 @@ int main(int argc, char **argv)
     info_errh();
     requests_messages();
     statuses();
+    version();
     MPI_CHECK(MPI_Finalize());
     return 0;
 }

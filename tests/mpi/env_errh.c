@@ -95,9 +95,9 @@ static void user_handler(void)
     MPI_Errhandler stale = eh;
     MPI_CHECK(MPI_Errhandler_free(&eh));
     CHECK(eh == MPI_ERRHANDLER_NULL, "free did not set MPI_ERRHANDLER_NULL");
-    check_class(MPI_Errhandler_free(&stale), MPI_ERR_ARG, "freeing a freed handle");
-    CHECK(calls == 4 && class_of(last_code) == MPI_ERR_ARG, "free error went to the handler");
-    check_class(MPI_Comm_set_errhandler(MPI_COMM_SELF, stale), MPI_ERR_ARG,
+    check_class(MPI_Errhandler_free(&stale), MPI_ERR_ERRHANDLER, "freeing a freed handle");
+    CHECK(calls == 4 && class_of(last_code) == MPI_ERR_ERRHANDLER, "free error went to the handler");
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_SELF, stale), MPI_ERR_ERRHANDLER,
                 "setting a freed handle");
     CHECK(other_calls == 2, "SELF's handler saw the set error: %d", other_calls);
 
@@ -123,7 +123,7 @@ static void user_handler(void)
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     /* The handler object is gone: its handle names nothing now. */
-    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, stale), MPI_ERR_ARG,
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, stale), MPI_ERR_ERRHANDLER,
                 "a handle of a released handler");
     CHECK(calls == 3, "the released handler was called");
 }
@@ -184,7 +184,7 @@ static void inherited(void)
           class_of(rc));
     MPI_CHECK(MPI_Comm_free(&dup));
     /* the last user gone, the handler is gone */
-    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, stale), MPI_ERR_ARG,
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, stale), MPI_ERR_ERRHANDLER,
                 "a handler whose last communicator was freed");
     CHECK(calls == 1, "handler called after its release");
 }
@@ -205,17 +205,17 @@ static void errors_return(void)
     check_class(MPI_Comm_create_errhandler(handler, NULL), MPI_ERR_ARG, "NULL handle pointer");
     check_class(MPI_Comm_set_errhandler(MPI_COMM_NULL, MPI_ERRORS_RETURN), MPI_ERR_COMM,
                 "set on MPI_COMM_NULL");
-    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL), MPI_ERR_ARG,
+    check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL), MPI_ERR_ERRHANDLER,
                 "set MPI_ERRHANDLER_NULL");
     check_class(MPI_Comm_set_errhandler(MPI_COMM_WORLD, (MPI_Errhandler)MPI_INFO_ENV),
-                MPI_ERR_ARG, "set an info handle");
+                MPI_ERR_ERRHANDLER, "set an info handle");
     check_class(MPI_Comm_get_errhandler(MPI_COMM_NULL, &eh), MPI_ERR_COMM,
                 "get on MPI_COMM_NULL");
     check_class(MPI_Comm_get_errhandler(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "get into NULL");
     check_class(MPI_Comm_call_errhandler(MPI_COMM_NULL, MPI_ERR_OTHER), MPI_ERR_COMM,
                 "call on MPI_COMM_NULL");
     eh = MPI_ERRHANDLER_NULL;
-    check_class(MPI_Errhandler_free(&eh), MPI_ERR_ARG, "free MPI_ERRHANDLER_NULL");
+    check_class(MPI_Errhandler_free(&eh), MPI_ERR_ERRHANDLER, "free MPI_ERRHANDLER_NULL");
     check_class(MPI_Errhandler_free(NULL), MPI_ERR_ARG, "free NULL");
 
     /* Many handlers: distinct handles, each freed once. */

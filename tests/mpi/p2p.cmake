@@ -29,7 +29,7 @@ function(p2p_jobs prog)
 endfunction()
 
 foreach(prog p2p_data p2p_order p2p_wild p2p_ring p2p_persist p2p_mprobe p2p_req p2p_err
-        p2p_threads p2p_bsend p2p_abort p2p_greq p2p_test_soon p2p_isendrecv p2p_cancel
+        p2p_threads p2p_bsend p2p_bsend_scopes p2p_abort p2p_greq p2p_test_soon p2p_isendrecv p2p_cancel
         p2p_large p2p_part)
   if(EXISTS ${MPI_TEST_DIR}/${prog}.c)
     mpi_test_program(mpi_${prog} ${MPI_TEST_DIR}/${prog}.c)
@@ -68,6 +68,9 @@ if(TARGET mpi_p2p_threads)
 endif()
 if(TARGET mpi_p2p_bsend)
   p2p_jobs(p2p_bsend SHM 1 2 3 8 TCP 2 8)
+endif()
+if(TARGET mpi_p2p_bsend_scopes)
+  p2p_jobs(p2p_bsend_scopes SHM 1 2 3 TCP 2 3)
 endif()
 # Generalized requests: the callbacks' error codes (one rank is enough).
 mpi_job(NAME p2p_greq_1 NPROCS 1 RAILS self,shm PROGRAM mpi_p2p_greq TIMEOUT 60)

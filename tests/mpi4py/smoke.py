@@ -14,7 +14,7 @@ comm = MPI.COMM_WORLD
 rank = comm.Get_rank()
 size = comm.Get_size()
 assert size >= 2, "run with at least 2 processes"
-assert MPI.Get_version() == (4, 0), MPI.Get_version()
+assert MPI.Get_version() == (4, 1), MPI.Get_version()
 assert "Proust" in MPI.Get_library_version(), MPI.Get_library_version()
 assert MPI.Query_thread() == MPI.THREAD_MULTIPLE
 
