@@ -150,7 +150,7 @@ check_ring() {
     for ((r = 0; r < n; r++)); do
         local want=$((r * (r + 1) / 2))
         [ "$r" -eq 0 ] && want=$(((n - 1) * n / 2))
-        expect_count "^rank $r of $n: MPI 4\\.0 token $want var $var\$" 1
+        expect_count "^rank $r of $n: MPI 4\\.1 token $want var $var\$" 1
     done
 }
 
@@ -312,7 +312,7 @@ run_c)
     run "$W/mpiexec" -np 3 --oversubscribe --bind-to none --host localhost \
         -genv PM_TEST_VAR 'two words' --tag-output "$TMP/ring"
     expect_rc 0
-    expect_count '^\[[0-2]\] rank [0-2] of 3: MPI 4\.0 token [0-9]+ var two words$' 3
+    expect_count '^\[[0-2]\] rank [0-2] of 3: MPI 4\.1 token [0-9]+ var two words$' 3
     ;;
 cxx)
     write_ring_cxx "$TMP/ring.cc"
@@ -429,8 +429,8 @@ findmpi)
 cmake_minimum_required(VERSION 3.20)
 project(findmpi C)
 find_package(MPI REQUIRED COMPONENTS C)
-if(NOT MPI_C_VERSION VERSION_EQUAL 4.0)
-  message(FATAL_ERROR "MPI_C_VERSION is '${MPI_C_VERSION}', expected 4.0")
+if(NOT MPI_C_VERSION VERSION_EQUAL 4.1)
+  message(FATAL_ERROR "MPI_C_VERSION is '${MPI_C_VERSION}', expected 4.1")
 endif()
 message(STATUS "libraries: ${MPI_C_LIBRARIES}")
 add_executable(ring ring.c)
@@ -442,7 +442,7 @@ EOF
     run "$CMAKE" -S "$TMP/proj" -B "$TMP/proj/build" -DMPI_C_COMPILER="$W/mpicc" \
         -DMPIEXEC_EXECUTABLE="$W/mpiexec" -DCMAKE_EXE_LINKER_FLAGS="$san"
     expect_rc 0
-    expect_out 'Found MPI_C: .*libmpi\.so \(found version "4\.0"\)'
+    expect_out 'Found MPI_C: .*libmpi\.so \(found version "4\.1"\)'
     expect_out 'libraries: .*libmpi\.so;.*libproust\.so'
     run "$CMAKE" --build "$TMP/proj/build"
     expect_rc 0
