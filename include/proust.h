@@ -118,6 +118,13 @@ int proust_issend(proust_session_t *s, const void *buf, size_t len, int dest,
  * `tag` under `mask`. */
 int proust_irecv(proust_session_t *s, void *buf, size_t len, int source,
                  proust_tag_t tag, proust_tag_t mask, proust_request_t **req);
+/* proust_irecv, except that a receive matched in the call by a message
+ * that has wholly arrived (eager) completes there: PROUST_OK with *reqp
+ * NULL and its status in *status (error PROUST_ERR_TRUNCATE if it did not
+ * fit); otherwise *reqp as proust_irecv gives it. Saves the request of the
+ * common "message already here" case. */
+int proust_irecv_inline(proust_session_t *s, void *buf, size_t len, int source, proust_tag_t tag,
+                        proust_tag_t mask, proust_request_t **reqp, proust_status_t *status);
 
 /* Send now or not at all: PROUST_OK when the message left inside the call
  * (an eager message with nothing queued ahead of it to `dest`: the buffer

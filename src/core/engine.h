@@ -393,6 +393,22 @@ void proust__requests_init(struct proust_session *s);
 /* Free every request of the session, waited for or not. */
 void proust__requests_destroy(struct proust_session *s);
 struct proust_request *proust__request_alloc(struct proust_session *s, int kind);
+/* Make sure the thread's cache holds a request, so that the next
+ * proust__request_alloc takes no lock (PROUST_ERR_NOMEM). */
+int proust__request_reserve(struct proust_session *s);
+/* A one-segment receive's fields (after proust__request_init). */
+static inline void proust__recv_fill(struct proust_request *req, void *buf, size_t len,
+                                     int source, proust_tag_t tag, proust_tag_t mask)
+{
+    req->peer = source;
+    req->tag = tag;
+    req->mask = mask;
+    req->nseg = 1;
+    req->seg0.iov_base = buf;
+    req->seg0.iov_len = len;
+    req->segs = &req->seg0;
+    req->total = len;
+}
 void proust__request_release(struct proust_request *req);
 /* Record an error (the first one wins). */
 void proust__request_set_error(struct proust_request *req, int err);
@@ -600,6 +616,12 @@ enum {
 /* A receive was just posted: match it against unexpected messages (takes the
  * match locks). how: PROUST__POST_* flags. */
 int proust__recv_post(struct proust_session *s, struct proust_request *req, unsigned how);
+/* The same for a one-segment receive `tmp` on the caller's stack that may
+ * finish in the call: NULL when a message that had wholly arrived eager
+ * completed tmp; else the request from the thread's cache (reserved with
+ * proust__request_reserve) that the receive goes on with. */
+struct proust_request *proust__recv_post_inline(struct proust_session *s,
+                                                struct proust_request *tmp, unsigned how);
 /* Receive a message taken out of matching by proust_improbe (nonblocking:
  * a rendezvous is copied by the next progress pass). */
 int proust__recv_post_message(struct proust_session *s, struct proust_request *req,

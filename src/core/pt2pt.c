@@ -63,18 +63,6 @@ static int check_recv(const struct proust_session *s, const void *buf, size_t le
     return PROUST_OK;
 }
 
-static void fill_recv(struct proust_request *req, void *buf, size_t len, int source,
-                      proust_tag_t tag, proust_tag_t mask)
-{
-    req->peer = source;
-    req->tag = tag;
-    req->mask = mask;
-    req->nseg = 1;
-    req->seg0.iov_base = buf;
-    req->seg0.iov_len = len;
-    req->segs = &req->seg0;
-    req->total = len;
-}
 
 int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_tag_t tag,
                  proust_tag_t mask, proust_request_t **reqp)
@@ -87,9 +75,34 @@ int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_
     struct proust_request *req = proust__request_alloc(s, PROUST__REQ_RECV);
     if (!req)
         return PROUST_ERR_NOMEM;
-    fill_recv(req, buf, len, source, tag, mask);
+    proust__recv_fill(req, buf, len, source, tag, mask);
     proust__recv_post(s, req, PROUST__POST_NONBLOCKING | PROUST__POST_MAY_OFFER);
     proust__helper_engage(s, req);
+    *reqp = req;
+    proust__run_deferred();
+    return PROUST_OK;
+}
+
+int proust_irecv_inline(proust_session_t *s, void *buf, size_t len, int source, proust_tag_t tag,
+                        proust_tag_t mask, proust_request_t **reqp, proust_status_t *status)
+{
+    int rc = check_recv(s, buf, len, source);
+    if (rc != PROUST_OK)
+        return rc;
+    if (!reqp || !status)
+        return PROUST_ERR_INVALID;
+    if (proust__request_reserve(s) != PROUST_OK)
+        return PROUST_ERR_NOMEM;
+    /* complete in the call, it never escapes it (as proust_recv's) */
+    struct proust_request tmp;
+    proust__request_init(&tmp, s, PROUST__REQ_RECV);
+    proust__recv_fill(&tmp, buf, len, source, tag, mask);
+    struct proust_request *req =
+        proust__recv_post_inline(s, &tmp, PROUST__POST_NONBLOCKING | PROUST__POST_MAY_OFFER);
+    if (req)
+        proust__helper_engage(s, req);
+    else
+        *status = tmp.status;
     *reqp = req;
     proust__run_deferred();
     return PROUST_OK;
@@ -107,7 +120,7 @@ int proust_imrecv(proust_session_t *s, proust_message_t *msg, void *buf, size_t 
     struct proust_request *req = proust__request_alloc(s, PROUST__REQ_RECV);
     if (!req)
         return PROUST_ERR_NOMEM;
-    fill_recv(req, buf, len, m->source, m->tag, PROUST_TAG_MASK_FULL);
+    proust__recv_fill(req, buf, len, m->source, m->tag, PROUST_TAG_MASK_FULL);
     proust__recv_post_message(s, req, m);
     proust__helper_engage(s, req);
     *reqp = req;
@@ -170,7 +183,7 @@ int proust_recv(proust_session_t *s, void *buf, size_t len, int source, proust_t
      * engine lets go of it when it completes, before we return */
     struct proust_request req;
     proust__request_init(&req, s, PROUST__REQ_RECV);
-    fill_recv(&req, buf, len, source, tag, mask);
+    proust__recv_fill(&req, buf, len, source, tag, mask);
     req.waited = true;
     proust__recv_post(s, &req, 0);
     proust__wait_request(&req);

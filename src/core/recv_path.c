@@ -546,7 +546,23 @@ static void recv_take(struct proust_session *s, struct proust_request *req,
     }
 }
 
-static int recv_post(struct proust_session *s, struct proust_request *req, unsigned how)
+/* Has every segment of m arrived, eager (its data held here)? */
+static bool inmsg_whole_eager(const struct proust__inmsg *m)
+{
+    if (m->nseg_seen < m->nseg)
+        return false;
+    for (uint16_t i = 0; i < m->nseg; i++)
+        if (m->seg[i].state != PROUST__SEG_EAGER)
+            return false;
+    return true;
+}
+
+/* Post req. With `heap`, req is on the caller's stack: it takes a message
+ * that has wholly arrived eager (*heap = NULL: req is complete); anything
+ * else goes on with a request from the thread's cache (reserved by the
+ * caller), *heap. */
+static int recv_post(struct proust_session *s, struct proust_request *req, unsigned how,
+                     struct proust_request **heap)
 {
     struct proust__offer_msg offer;
     bool offered = false;
@@ -559,6 +575,15 @@ static int recv_post(struct proust_session *s, struct proust_request *req, unsig
     /* a message that arrived before its sender failed is still delivered */
     struct proust__inmsg *m = proust__unexpected_find(s, req->peer, req->tag, req->mask, true);
     int source = m ? m->source : req->peer;
+    if (heap) {
+        *heap = NULL;
+        if (!m || !inmsg_whole_eager(m)) {
+            struct proust_request *h = proust__request_alloc(s, PROUST__REQ_RECV);
+            proust__recv_fill(h, req->seg0.iov_base, req->seg0.iov_len, req->peer, req->tag,
+                              req->mask);
+            *heap = req = h;
+        }
+    }
     if (m) {
         recv_take(s, req, m, &acts);
     } else if (req->peer != PROUST_ANY_SOURCE && atomic_load(&s->gates[req->peer].failed)) {
@@ -581,11 +606,23 @@ static int recv_post(struct proust_session *s, struct proust_request *req, unsig
 int proust__recv_post(struct proust_session *s, struct proust_request *req, unsigned how)
 {
     PROUST__COARSE_ENTER(&s->prog);
-    int rc = recv_post(s, req, how);
+    int rc = recv_post(s, req, how, NULL);
     PROUST__COARSE_LEAVE(&s->prog);
     if (req->total >= PROUST__KICK_BYTES) /* its RTS may come while we compute */
         proust__threads_kick(s);
     return rc;
+}
+
+struct proust_request *proust__recv_post_inline(struct proust_session *s,
+                                                struct proust_request *tmp, unsigned how)
+{
+    struct proust_request *heap = NULL;
+    PROUST__COARSE_ENTER(&s->prog);
+    recv_post(s, tmp, how, &heap);
+    PROUST__COARSE_LEAVE(&s->prog);
+    if (heap && heap->total >= PROUST__KICK_BYTES)
+        proust__threads_kick(s);
+    return heap;
 }
 
 int proust__recv_post_message(struct proust_session *s, struct proust_request *req,

@@ -175,6 +175,12 @@ struct proust_request *proust__request_alloc(struct proust_session *s, int kind)
     return req;
 }
 
+int proust__request_reserve(struct proust_session *s)
+{
+    cache_check(s);
+    return req_cache || cache_refill(s) == PROUST_OK ? PROUST_OK : PROUST_ERR_NOMEM;
+}
+
 void proust__request_release(struct proust_request *req)
 {
     struct proust_session *s = req->session;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
+#include "request.h"
 
 /* ---- Argument checks ------------------------------------------------------ */
 int pm_check_count(const char *fname, MPI_Comm comm, MPI_Count count,
@@ -469,9 +469,14 @@ irecv_api(const char *fname, void *buf, MPI_Count count, MPI_Datatype dt, int so
             int psrc;
             proust_tag_t ptag, pmask;
             recv_match(c, source, tag, &psrc, &ptag, &pmask);
-            int rc = proust_irecv(pm_session, buf, (size_t)count * (size_t)esize, psrc, ptag,
-                                  pmask, &r->preq);
+            /* a message already here completes the receive in the call,
+             * without an engine request */
+            proust_status_t ps;
+            int rc = proust_irecv_inline(pm_session, buf, (size_t)count * (size_t)esize, psrc,
+                                         ptag, pmask, &r->preq, &ps);
             if (PM_LIKELY(rc == PROUST_OK)) {
+                if (!r->preq)
+                    pm_req_finish_engine(r, ps.error, &ps);
                 *request = r->handle;
                 return MPI_SUCCESS;
             }
