@@ -180,9 +180,10 @@ struct proust__inmsg {
  * The caches keep up to PROUST__INMSG_CACHE_BYTES of blocks in all (at
  * least 64 blocks a stripe): a burst of a thousand unexpected messages
  * freed to malloc had glibc trim the heap and fault it in again next time
- * (a fifth of the receiver's time at 1024 messages, bench/match). */
+ * (a fifth of the receiver's time at 1024 messages, bench/match); 4 MiB
+ * hold a burst of 8192. */
 #define PROUST__INMSG_BLOCK 512
-#define PROUST__INMSG_CACHE_BYTES ((size_t)2 << 20)
+#define PROUST__INMSG_CACHE_BYTES ((size_t)4 << 20)
 
 /* Chunks that arrived ahead of their turn (seq > expected). */
 struct proust__stashed {
