@@ -269,6 +269,10 @@ PM_WEAK(Comm_set_name)
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     PM_CHECK_INIT("MPI_Comm_get_name");
+    if (comm == MPI_COMM_NULL && comm_name && resultlen) { /* MPI-4.1: named too */
+        *resultlen = pm_strlcpy(comm_name, "MPI_COMM_NULL", MPI_MAX_OBJECT_NAME);
+        return MPI_SUCCESS;
+    }
     GET_COMM(c, comm, "MPI_Comm_get_name");
     if (!comm_name || !resultlen)
         return pm_error(comm, MPI_ERR_ARG, "MPI_Comm_get_name: comm_name or resultlen is NULL");

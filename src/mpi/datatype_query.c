@@ -294,6 +294,10 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     static const char fn[] = "MPI_Type_get_name";
     PM_CHECK_INIT(fn);
+    if (datatype == MPI_DATATYPE_NULL && type_name && resultlen) { /* MPI-4.1: named too */
+        *resultlen = pm_strlcpy(type_name, "MPI_DATATYPE_NULL", MPI_MAX_OBJECT_NAME);
+        return MPI_SUCCESS;
+    }
     struct pm_datatype *t = pm_type_arg(fn, datatype, "datatype");
     if (!t)
         return MPI_ERR_TYPE;

@@ -359,6 +359,8 @@ static int remove_code(const char *fn, int code, bool want_class)
     else if ((user_codes.class_of[i] == code) != want_class)
         why = want_class ? "is an error code, not a class (MPI_Remove_error_code)"
                          : "is an error class, not a code (MPI_Remove_error_class)";
+    else if (user_codes.text[i]) /* MPI-4.1 §9.5: the string goes first */
+        why = "still has an error string (MPI_Remove_error_string first)";
     else if (want_class)
         for (int k = 0; k < user_codes.count && !why; k++)
             if (k != i && user_codes.class_of[k] == code)

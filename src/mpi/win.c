@@ -341,9 +341,9 @@ static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *siz
 {
     PM_CHECK_INIT(fn);
     PM_GET_WIN(w, win, fn);
-    if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return pm_win_error(win, MPI_ERR_RMA_FLAVOR,
-                            "%s: the window was not made by MPI_Win_allocate_shared", fn);
+                            "%s: a dynamic window has no memory to query", fn);
     if (!size || !disp_unit || !baseptr)
         return pm_win_error(win, MPI_ERR_ARG, "%s: a NULL output argument", fn);
     if (rank == MPI_PROC_NULL) {
@@ -354,6 +354,15 @@ static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *siz
     } else if (rank < 0 || rank >= w->size) {
         return pm_win_error(win, MPI_ERR_RANK, "%s: invalid rank %d (window of %d)", fn, rank,
                             w->size);
+    }
+    if (w->flavor != MPI_WIN_FLAVOR_SHARED) {
+        /* MPI-4.1: any window; only the caller's own memory is reachable
+         * with loads and stores, the others' answer size 0 and NULL */
+        bool mine = rank == w->rank && w->sizes[rank] > 0;
+        *size = mine ? w->sizes[rank] : 0;
+        *disp_unit = w->disp_units[rank];
+        *(void **)baseptr = mine ? w->base : NULL;
+        return MPI_SUCCESS;
     }
     *size = w->sizes[rank];
     *disp_unit = w->disp_units[rank];

@@ -181,6 +181,10 @@ PM_WEAK(Win_set_name)
 int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
     PM_CHECK_INIT("MPI_Win_get_name");
+    if (win == MPI_WIN_NULL && win_name && resultlen) { /* MPI-4.1: named too */
+        *resultlen = pm_strlcpy(win_name, "MPI_WIN_NULL", MPI_MAX_OBJECT_NAME);
+        return MPI_SUCCESS;
+    }
     PM_GET_WIN(w, win, "MPI_Win_get_name");
     if (!win_name || !resultlen)
         return pm_win_error(win, MPI_ERR_ARG, "MPI_Win_get_name: win_name or resultlen is NULL");

@@ -5,7 +5,8 @@
  * freed object) gives the null handle. MPI_Status_c2f / f2c and the
  * mpi_f08 forms keep every field of a status; the MPI-4.1 accessors
  * (MPI_Status_get/set_source, _tag, _error) read and write one each. The
- * version is 4.1, and MPI-4.1's class MPI_ERR_ERRHANDLER has its string.
+ * version is 4.1, MPI-4.1's class MPI_ERR_ERRHANDLER has its string, and
+ * the null communicator, datatype and window have names.
  */
 #include "mpitest.h"
 
@@ -219,6 +220,14 @@ static void version(void)
     char text[MPI_MAX_ERROR_STRING];
     MPI_CHECK(MPI_Error_string(MPI_ERR_ERRHANDLER, text, &len));
     CHECK(strstr(text, "error handler") != NULL, "MPI_ERR_ERRHANDLER says \"%s\"", text);
+    /* the null handles have names */
+    MPI_CHECK(MPI_Comm_get_name(MPI_COMM_NULL, text, &len));
+    CHECK(!strcmp(text, "MPI_COMM_NULL") && len == 13, "MPI_COMM_NULL's name \"%s\"", text);
+    MPI_CHECK(MPI_Type_get_name(MPI_DATATYPE_NULL, text, &len));
+    CHECK(!strcmp(text, "MPI_DATATYPE_NULL") && len == 17, "MPI_DATATYPE_NULL's name \"%s\"",
+          text);
+    MPI_CHECK(MPI_Win_get_name(MPI_WIN_NULL, text, &len));
+    CHECK(!strcmp(text, "MPI_WIN_NULL") && len == 12, "MPI_WIN_NULL's name \"%s\"", text);
 }
 
 int main(int argc, char **argv)

@@ -129,7 +129,8 @@ static void user_handler(void)
 }
 
 /* MPI-4.1 MPI_Remove_error_class / _code / _string: only what was added,
- * a class only once its codes are gone, and codes are never reused. */
+ * a code or class only once its string is gone, a class only once its
+ * codes are, and codes are never reused. */
 static void removals(void)
 {
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -143,6 +144,7 @@ static void removals(void)
     check_class(MPI_Remove_error_class(code), MPI_ERR_ARG, "a code removed as a class");
     check_class(MPI_Remove_error_code(MPI_ERR_OTHER), MPI_ERR_ARG, "a predefined code");
     check_class(MPI_Remove_error_string(cls), MPI_ERR_ARG, "a class without a string");
+    check_class(MPI_Remove_error_code(code), MPI_ERR_ARG, "removing a code with a string");
     MPI_CHECK(MPI_Remove_error_string(code));
     MPI_CHECK(MPI_Error_string(code, text, &len));
     CHECK(len == 0, "string after its removal: '%s'", text);
@@ -153,6 +155,9 @@ static void removals(void)
     check_class(MPI_Error_class(code, &got), MPI_ERR_ARG, "class of a removed code");
     check_class(MPI_Add_error_string(code, "x"), MPI_ERR_ARG, "string on a removed code");
     check_class(MPI_Remove_error_code(code), MPI_ERR_ARG, "removing a code twice");
+    MPI_CHECK(MPI_Add_error_string(cls, "my class"));
+    check_class(MPI_Remove_error_class(cls), MPI_ERR_ARG, "removing a class with a string");
+    MPI_CHECK(MPI_Remove_error_string(cls));
     MPI_CHECK(MPI_Remove_error_class(cls));
     check_class(MPI_Add_error_code(cls, &c2), MPI_ERR_ARG, "a code in a removed class");
     check_class(MPI_Remove_error_class(cls), MPI_ERR_ARG, "removing a class twice");

@@ -15,9 +15,10 @@
  * unlock_all without lock_all, complete without start, wait without post, a
  * request-based operation in a fence epoch, MPI_Win_free with a lock held
  * (MPI_ERR_RMA_SYNC); a bad lock type (MPI_ERR_LOCKTYPE). Flavors:
- * MPI_Win_shared_query or MPI_Win_attach on a window of another flavor
- * (MPI_ERR_RMA_FLAVOR), MPI_Win_shared_query of a rank outside the window
- * (MPI_ERR_RANK). Attributes: setting or deleting a predefined one, using a
+ * MPI_Win_shared_query of a dynamic window or MPI_Win_attach on a window of
+ * another flavor (MPI_ERR_RMA_FLAVOR), MPI_Win_shared_query of a rank
+ * outside the window (MPI_ERR_RANK); on a created window it answers the
+ * caller's own memory and size 0 for the others (MPI-4.1). Attributes: setting or deleting a predefined one, using a
  * communicator keyval (MPI_ERR_KEYVAL). MPI_NO_OP in MPI_Accumulate
  * (MPI_ERR_OP). Creation: negative size, zero disp_unit, null
  * communicator. An invalid window (MPI_WIN_NULL, a freed one, another kind
@@ -195,8 +196,24 @@ static void test_flavors(MPI_Win win)
     int du;
     void *p;
     int other[4];
-    EXPECT_CLASS(MPI_Win_shared_query(win, 0, &sz, &du, &p), MPI_ERR_RMA_FLAVOR);
+    /* MPI-4.1: any window but a dynamic one; only the caller's own memory
+     * is reachable */
+    for (int r = 0; r < size; r++) {
+        MPI_CHECK(MPI_Win_shared_query(win, r, &sz, &du, &p));
+        CHECK(r == rank ? p == (void *)buf && sz == (MPI_Aint)sizeof buf && du == (int)sizeof(int)
+                        : p == NULL && sz == 0,
+              "shared_query of rank %d on a created window: %p %ld %d", r, p, (long)sz, du);
+    }
+    EXPECT_CLASS(MPI_Win_shared_query(win, size, &sz, &du, &p), MPI_ERR_RANK);
+    MPI_CHECK(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &p)); /* rank 0's */
+    CHECK(rank == 0 ? p == (void *)buf && sz == (MPI_Aint)sizeof buf : p == NULL && sz == 0,
+          "shared_query of MPI_PROC_NULL on a created window: %p %ld", p, (long)sz);
     EXPECT_CLASS(MPI_Win_attach(win, other, sizeof other), MPI_ERR_RMA_FLAVOR);
+    MPI_Win dyn;
+    MPI_CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn));
+    MPI_CHECK(MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN));
+    EXPECT_CLASS(MPI_Win_shared_query(dyn, 0, &sz, &du, &p), MPI_ERR_RMA_FLAVOR);
+    MPI_CHECK(MPI_Win_free(&dyn));
 }
 
 /* Predefined attributes are read-only; a communicator keyval is not a
