@@ -109,8 +109,8 @@ static const char *proust_code_text(int code)
 }
 
 /* Codes and classes added by the application. A removed one (MPI-4.1
- * MPI_Remove_error_code/class) keeps its slot with class -1: codes are not
- * reused, so MPI_ERR_LASTUSEDCODE never goes down. */
+ * MPI_Remove_error_code/class) leaves its slot with class -1, for the next
+ * one added: MPI_LASTUSEDCODE is the highest slot ever used. */
 static struct {
     atomic_flag lock;
     int count;                          /* codes in use above the first */
@@ -278,11 +278,17 @@ PM_WEAK(Error_class)
 static int add_code(int cls, int *out)
 {
     pm_lock(&user_codes.lock);
-    if (user_codes.count == PM_MAX_USER_CODES) {
+    /* a removed slot first: a program that adds and removes classes in a
+     * loop never runs out */
+    int i = 0;
+    while (i < user_codes.count && user_codes.class_of[i] >= 0)
+        i++;
+    if (i == PM_MAX_USER_CODES) {
         pm_unlock(&user_codes.lock);
         return MPI_ERR_NO_MEM;
     }
-    int i = user_codes.count++;
+    if (i == user_codes.count)
+        user_codes.count++;
     int code = PM_FIRST_USER_CODE + i;
     user_codes.class_of[i] = cls < 0 ? code : cls;
     user_codes.text[i] = NULL;
