@@ -80,6 +80,10 @@
       "what placement follows where rails disagree: latency (the fastest rail's NIC), "         \
       "bandwidth (the NICs of the widest rails) or cores (one progress thread, the process "    \
       "stays where it is); overrides proust_placement_hint()")                                  \
+    X(RMA_SHM, "PROUST_RMA_SHM", "on",                                                          \
+      "on: the memory of an MPI window made by MPI_Win_allocate or MPI_Win_allocate_shared "   \
+      "whose processes all run on this host is shared, and puts, gets and accumulates are "    \
+      "loads and stores by the origin; off: messages that the target applies")               \
     X(TOPOLOGY, "PROUST_TOPOLOGY", "",                                                          \
       "an hwloc XML file to decide placement on instead of this machine (nothing is then "      \
       "bound: for proust-info and experiments)")

@@ -231,6 +231,58 @@ static bool contiguous(const struct pm_datatype *t)
     return t->contiguous || t->size == 0;
 }
 
+static int nothing_to_do(MPI_Win win, struct pm_win *w, const char *fn, MPI_Request *request);
+
+/* A window in shared memory: the operation is done here and now, on the
+ * target's memory (rma_target.c applies it as the target would), so it
+ * completes at once, locally and remotely. Takes `lay` over. */
+static int issue_direct(MPI_Win win, struct pm_win *w, const struct rma_args *a,
+                        MPI_Request *request, int64_t *lay, uint64_t nb, uint64_t at,
+                        uint64_t tbytes, uint64_t dbytes)
+{
+    struct pm_rma_hdr h = {
+        .kind = (uint8_t)a->kind,
+        .op = (uint8_t)(a->op ? PM_OPI(a->op) : 0),
+        .basic = (uint16_t)(a->kind >= PM_RMA_ACC ? a->ttype->basic : 0),
+        .disp = at,
+        .nblocks = nb,
+        .bytes = tbytes,
+    };
+    const char *in = NULL;
+    char *in_tmp = NULL, *out = NULL, *out_tmp = NULL;
+    size_t rlen = 0;
+    if (dbytes) { /* the origin's bytes, packed unless they lie in one block */
+        if (contiguous(a->otype) && a->kind != PM_RMA_CAS) {
+            in = (const char *)a->obuf + a->otype->true_lb;
+        } else if ((in_tmp = malloc((size_t)dbytes)) != NULL) {
+            pm_type_pack(a->obuf, a->ocount, a->otype, 0, in_tmp, (size_t)tbytes);
+            if (a->kind == PM_RMA_CAS)
+                pm_type_pack(a->cbuf, a->ocount, a->otype, 0, in_tmp + tbytes, (size_t)tbytes);
+            in = in_tmp;
+        }
+    }
+    if (pm_rma_fetches(a->kind)) { /* the reply lands in place when it can */
+        rlen = a->kind == PM_RMA_CAS ? (size_t)a->ttype->size : (size_t)tbytes;
+        if (contiguous(a->rtype))
+            out = (char *)a->rbuf + a->rtype->true_lb;
+        else
+            out = out_tmp = malloc(rlen ? rlen : 1);
+    }
+    int rc = (dbytes && !in) || (rlen && !out) ? MPI_ERR_NO_MEM
+                                               : pm_rma_apply_direct(w, a->target, &h, lay, in,
+                                                                     out);
+    if (rc == MPI_SUCCESS && out_tmp)
+        pm_type_unpack(out_tmp, rlen, a->rbuf, a->rcount, a->rtype, 0);
+    free(in_tmp);
+    free(out_tmp);
+    free(lay);
+    if (rc != MPI_SUCCESS)
+        return pm_win_error(win, rc, "%s: on rank %d's memory: %s", a->fn, a->target,
+                            rc == MPI_ERR_NO_MEM ? "out of memory"
+                                                 : "the operation does not apply to the type");
+    return nothing_to_do(win, w, a->fn, request);
+}
+
 static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Request *request)
 {
     int world = pm_comm_peer(w->comm, a->target);
@@ -260,6 +312,8 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     for (uint64_t i = 0; i < nb; i++)
         lay[2 * i] -= lo;
     uint64_t dbytes = pm_rma_data_bytes(a->kind, a->op ? PM_OPI(a->op) : 0, tbytes);
+    if (w->direct && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return issue_direct(win, w, a, request, lay, nb, (uint64_t)(disp + lo), tbytes, dbytes);
     uint64_t lay_bytes = nb * 16;
     bool follow = sizeof(struct pm_rma_hdr) + lay_bytes + dbytes > PM_RMA_HDR_MAX;
     size_t msg_len = sizeof(struct pm_rma_hdr) + (follow ? 0 : lay_bytes + dbytes);

@@ -46,6 +46,8 @@ int PMPI_Win_fence(int assert, MPI_Win win)
         return pm_win_error(win, MPI_ERR_RMA_SYNC,
                             "%s: a lock or post/start epoch is open on the window", fn);
     pm_rma_wait_local(w, -1);
+    if (w->direct)
+        atomic_thread_fence(memory_order_seq_cst);
     uint64_t *counts = malloc((size_t)w->size * sizeof *counts);
     if (!counts)
         return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", fn);
@@ -196,6 +198,8 @@ static void poke(void)
 
 static int flush_one(MPI_Win win, struct pm_win *w, int rank, const char *fn)
 {
+    if (w->direct) /* the loads and stores done: ordered before what follows */
+        atomic_thread_fence(memory_order_seq_cst);
     pm_rma_wait_local(w, rank);
     if (atomic_exchange(&w->unflushed[rank], 0) == 0)
         return MPI_SUCCESS; /* nothing issued since the last flush: nothing to wait for */

@@ -18,6 +18,7 @@
  * malformed or out-of-range operation is dropped, counted, and reported in
  * the next ack to its origin; a get still gets an (empty) reply.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +338,65 @@ static bool acc_valid(int opi, int basic)
            pm_op_predef_applies(op, PROUST_MPI_TYPE(basic));
 }
 
+void pm_rma_acc_lock(struct pm_win *w, int target)
+{
+    if (!w->shm_locks) {
+        pm_lock(&w->acc_lock);
+        return;
+    }
+    _Atomic int *word = &w->shm_locks[(size_t)target * PM_SHM_LOCK_STRIDE];
+    for (unsigned spins = 0;; spins++) {
+        int free_ = 0;
+        if (atomic_compare_exchange_weak_explicit(word, &free_, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+        if (spins > 64) /* the holder may be waiting for this core */
+            sched_yield();
+    }
+}
+
+void pm_rma_acc_unlock(struct pm_win *w, int target)
+{
+    if (!w->shm_locks)
+        pm_unlock(&w->acc_lock);
+    else
+        atomic_store_explicit(&w->shm_locks[(size_t)target * PM_SHM_LOCK_STRIDE], 0,
+                              memory_order_release);
+}
+
+int pm_rma_apply_direct(struct pm_win *w, int target, const struct pm_rma_hdr *h,
+                        const int64_t *lay, const char *in, char *out)
+{
+    char *t = (char *)w->shm_base + w->shm_offsets[target] + h->disp;
+    size_t bytes = (size_t)h->bytes;
+    int rc = MPI_SUCCESS;
+    switch (h->kind) {
+    case PM_RMA_PUT:
+        scatter(t, lay, h->nblocks, in, bytes);
+        break;
+    case PM_RMA_GET:
+        gather(out, t, lay, h->nblocks, bytes);
+        break;
+    case PM_RMA_ACC:
+    case PM_RMA_GACC:
+        if (!acc_valid(h->op, h->basic))
+            return MPI_ERR_OP;
+        pm_rma_acc_lock(w, target);
+        rc = accumulate(t, lay, h->nblocks, in, bytes, h->op, h->basic,
+                        h->kind == PM_RMA_GACC ? out : NULL);
+        pm_rma_acc_unlock(w, target);
+        break;
+    case PM_RMA_CAS:
+        pm_rma_acc_lock(w, target);
+        memcpy(out, t, bytes);
+        if (!memcmp(out, in + bytes, bytes))
+            memcpy(t, in, bytes);
+        pm_rma_acc_unlock(w, target);
+        break;
+    }
+    return rc;
+}
+
 /* A refused operation: counted for the next ack and as applied (a fence
  * waits for it), and a fetch gets an empty reply, its origin's error. */
 static void drop(struct pm_rma_port *p, const struct pm_rma_hdr *h)
@@ -394,9 +454,9 @@ static void apply(struct pm_rma_port *p, const struct pm_rma_hdr *h, const int64
         char *old = h->kind == PM_RMA_GACC ? malloc(bytes ? bytes : 1) : NULL;
         int rc = MPI_ERR_NO_MEM;
         if (h->kind == PM_RMA_ACC || old) {
-            pm_lock(&w->acc_lock);
+            pm_rma_acc_lock(w, w->rank);
             rc = accumulate(t, lay, h->nblocks, in, bytes, h->op, h->basic, old);
-            pm_unlock(&w->acc_lock);
+            pm_rma_acc_unlock(w, w->rank);
         }
         if (rc != MPI_SUCCESS)
             p->errors++;
@@ -407,11 +467,11 @@ static void apply(struct pm_rma_port *p, const struct pm_rma_hdr *h, const int64
     case PM_RMA_CAS: {
         char *old = malloc(bytes);
         if (old) {
-            pm_lock(&w->acc_lock);
+            pm_rma_acc_lock(w, w->rank);
             memcpy(old, t, bytes);
             if (!memcmp(old, in + bytes, bytes))
                 memcpy(t, in, bytes);
-            pm_unlock(&w->acc_lock);
+            pm_rma_acc_unlock(w, w->rank);
         } else {
             p->errors++;
         }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -176,6 +177,19 @@ static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_u
 
 /* The start of MPI_Win_allocate(_shared): check the arguments, make the
  * window of `flavor` (memory comes next). */
+/* PROUST_RMA_SHM: windows within a host in shared memory (not "off"). */
+static bool rma_shm_wanted(void)
+{
+    const char *name, *value;
+    for (int i = 0; proust_config_entry(i, &name, &value, NULL, NULL) == PROUST_OK; i++)
+        if (!strcmp(name, "PROUST_RMA_SHM"))
+            return strcasecmp(value, "off") && strcmp(value, "0") && strcasecmp(value, "no");
+    return true;
+}
+
+static int same_host(struct pm_win *w, bool *same);
+static int map_shared(struct pm_win *w, MPI_Aint size);
+
 static int allocating_new(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                           void *baseptr, MPI_Win *win, int flavor, const char *fn,
                           struct pm_win **out)
@@ -197,13 +211,24 @@ static int win_allocate(const char *fn, MPI_Aint size, MPI_Aint disp_unit, MPI_I
     int rc = allocating_new(size, disp_unit, info, comm, baseptr, win, MPI_WIN_FLAVOR_ALLOCATE, fn, &w);
     if (rc != MPI_SUCCESS)
         return rc;
-    size_t bytes = ((size_t)size + PM_WIN_ALIGN - 1) & ~(size_t)(PM_WIN_ALIGN - 1);
-    w->alloc = aligned_alloc(PM_WIN_ALIGN, bytes ? bytes : PM_WIN_ALIGN);
-    if (!w->alloc) {
+    /* within a host, one shared segment: the origins load and store */
+    bool same = false;
+    if (rma_shm_wanted() && (rc = same_host(w, &same)) == MPI_SUCCESS && same &&
+        (rc = map_shared(w, size)) == MPI_SUCCESS) {
+        w->direct = true;
+        w->base = size ? (char *)w->shm_base + w->shm_offsets[w->rank] : NULL;
+    } else if (rc != MPI_SUCCESS) {
         win_destroy(w);
-        return pm_error(comm, MPI_ERR_NO_MEM, "%s: cannot allocate %td bytes", fn, size);
+        return pm_error(comm, rc, "%s: cannot map a shared segment of the window", fn);
+    } else {
+        size_t bytes = ((size_t)size + PM_WIN_ALIGN - 1) & ~(size_t)(PM_WIN_ALIGN - 1);
+        w->alloc = aligned_alloc(PM_WIN_ALIGN, bytes ? bytes : PM_WIN_ALIGN);
+        if (!w->alloc) {
+            win_destroy(w);
+            return pm_error(comm, MPI_ERR_NO_MEM, "%s: cannot allocate %td bytes", fn, size);
+        }
+        w->base = size ? w->alloc : NULL;
     }
-    w->base = size ? w->alloc : NULL;
     w->win_size = size;
     w->disp_unit = disp_unit;
     rc = win_publish(comm, w, fn, win);
@@ -270,7 +295,10 @@ static int map_shared(struct pm_win *w, MPI_Aint size)
     free(all);
     if (rc != MPI_SUCCESS)
         return rc;
-    w->shm_len = total ? total : PM_WIN_ALIGN;
+    /* then one accumulate lock word per rank, a cache line each (zero:
+     * free, as ftruncate leaves it) */
+    size_t locks = total;
+    w->shm_len = total + (size_t)w->size * PM_SHM_LOCK_STRIDE * sizeof(int);
     char name[64];
     int64_t id[2] = {getpid(), w->comm->context};
     rc = PMPI_Bcast(id, 2, MPI_INT64_T, 0, w->comm->handle);
@@ -290,10 +318,12 @@ static int map_shared(struct pm_win *w, MPI_Aint size)
     }
     if (ok && fd >= 0) {
         void *p = mmap(NULL, w->shm_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED)
+        if (p == MAP_FAILED) {
             ok = 0;
-        else
+        } else {
             w->shm_base = p;
+            w->shm_locks = (_Atomic int *)((char *)p + locks);
+        }
     }
     if (fd >= 0)
         close(fd);
@@ -328,6 +358,7 @@ static int win_allocate_shared(const char *fn, MPI_Aint size, MPI_Aint disp_unit
         return pm_error(comm, rc, "%s: cannot map a shared segment of the window", fn);
     }
     w->base = size ? (char *)w->shm_base + w->shm_offsets[w->rank] : NULL;
+    w->direct = rma_shm_wanted();
     w->win_size = size;
     w->disp_unit = disp_unit;
     rc = win_publish(comm, w, fn, win);
@@ -355,7 +386,7 @@ static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *siz
         return pm_win_error(win, MPI_ERR_RANK, "%s: invalid rank %d (window of %d)", fn, rank,
                             w->size);
     }
-    if (w->flavor != MPI_WIN_FLAVOR_SHARED) {
+    if (!w->shm_base) {
         /* MPI-4.1: any window; only the caller's own memory is reachable
          * with loads and stores, the others' answer size 0 and NULL */
         bool mine = rank == w->rank && w->sizes[rank] > 0;

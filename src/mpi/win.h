@@ -109,6 +109,8 @@ struct pm_win_group {
     int *ranks;
 };
 
+#define PM_SHM_LOCK_STRIDE 16 /* ints: a lock word per cache line */
+
 struct pm_win {
     int handle;
     struct pm_comm *comm;   /* private dup: RMA traffic and internal collectives */
@@ -121,10 +123,15 @@ struct pm_win {
     MPI_Aint *sizes;        /* every rank's window size (range checks) */
     MPI_Aint *disp_units;   /* every rank's displacement unit */
     void *alloc;            /* ALLOCATE: memory to release at free */
-    /* SHARED flavor: the mapped segment and each rank's part of it */
+    /* SHARED flavor, and ALLOCATE within a host (PROUST_RMA_SHM): the
+     * mapped segment and each rank's part of it; then `direct`: operations
+     * are loads and stores by the origin, accumulates under the target's
+     * lock word in the segment (shm_locks, one cache line each) */
     void *shm_base;
     size_t shm_len;
     MPI_Aint *shm_offsets;
+    bool direct;
+    _Atomic int *shm_locks;   /* rank r's: shm_locks[r * PM_SHM_LOCK_STRIDE] */
 
     pthread_mutex_t lock;   /* regions, lock state, queue, PSCW counters */
     struct pm_win_region *regions;
@@ -191,6 +198,15 @@ void pm_rma_ports_close(struct pm_win *w);
  * error class (the target's reply may carry one). */
 int pm_rma_control(struct pm_win *w, int target, int kind, int flags, int lock_type,
                    bool wait_ack);
+/* Accumulates to `target`'s memory are atomic with each other: its lock
+ * word in the segment of a direct window, else the window's own lock. */
+void pm_rma_acc_lock(struct pm_win *w, int target);
+void pm_rma_acc_unlock(struct pm_win *w, int target);
+/* A direct window: apply the operation `h` (layout lay, packed data in)
+ * to `target`'s memory here, its reply (get data, fetched values) into
+ * out. MPI_SUCCESS, or the error class the target would have counted. */
+int pm_rma_apply_direct(struct pm_win *w, int target, const struct pm_rma_hdr *h,
+                        const int64_t *lay, const char *in, char *out);
 
 /* ---- Origin side (rma_ops.c) ---- */
 /* Wait until the operations issued to `target` (-1: every rank) completed

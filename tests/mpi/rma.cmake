@@ -15,6 +15,14 @@ comm_jobs(rma_sync 1 2 3 4)
 comm_jobs(rma_errors 1 2 3)
 comm_jobs(rma_threads 1 2 4)
 comm_jobs(rma_large 1 2 3)
+# Windows of MPI_Win_allocate within a host are shared memory by default
+# (direct loads and stores); the same programs with messages the target applies
+foreach(name data acc threads)
+  mpi_job(NAME rma_${name}_msgs_2_shm NPROCS 2 RAILS self,shm PROGRAM mpi_rma_${name}
+          ENV PROUST_RMA_SHM=off TIMEOUT 120)
+  mpi_job(NAME rma_${name}_msgs_3_tcp NPROCS 3 RAILS tcp PROGRAM mpi_rma_${name}
+          ENV PROUST_RMA_SHM=off TIMEOUT 120)
+endforeach()
 # one put and one get of INT_MAX + 4099 bytes (skipped where memory is short)
 mpi_job(NAME rma_large_big_2_shm NPROCS 2 RAILS self,shm PROGRAM mpi_rma_large ARGS big
         TIMEOUT 240)
