@@ -100,7 +100,9 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     if (w->locked[rank] || w->lock_all)
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: rank %d is already locked", fn, rank);
     bool nocheck = assert & MPI_MODE_NOCHECK;
-    if (!nocheck) {
+    if (!nocheck && w->direct) {
+        pm_rma_direct_lock(w, rank, lock_type);
+    } else if (!nocheck) {
         rc = pm_rma_control(w, rank, PM_RMA_LOCK, 0, lock_type - 233, true);
         if (rc != MPI_SUCCESS)
             return pm_win_error(win, rc, "%s: rank %d did not grant the lock", fn, rank);
@@ -118,6 +120,12 @@ static int release(struct pm_win *w, int rank, int type, bool nocheck)
 {
     pm_rma_wait_local(w, rank);
     atomic_store(&w->unflushed[rank], 0);
+    if (w->direct) { /* every operation done already: release the word */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (!nocheck)
+            pm_rma_direct_unlock(w, rank, type);
+        return MPI_SUCCESS;
+    }
     return pm_rma_control(w, rank, PM_RMA_UNLOCK, nocheck ? PM_RMA_F_NOCHECK : 0, type - 233,
                           true);
 }
@@ -152,7 +160,9 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
     if (passive_open(w))
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: a lock is already held", fn);
     bool nocheck = assert & MPI_MODE_NOCHECK;
-    for (int r = 0; r < w->size && !nocheck; r++) {
+    for (int r = 0; r < w->size && !nocheck && w->direct; r++)
+        pm_rma_direct_lock(w, r, MPI_LOCK_SHARED);
+    for (int r = 0; r < w->size && !nocheck && !w->direct; r++) {
         int rc = pm_rma_control(w, r, PM_RMA_LOCK, 0, MPI_LOCK_SHARED - 233, true);
         if (rc != MPI_SUCCESS) {
             for (int i = 0; i < r; i++)

@@ -364,6 +364,36 @@ void pm_rma_acc_unlock(struct pm_win *w, int target)
                               memory_order_release);
 }
 
+/* The passive-target lock of `target` in a direct window: the word after
+ * its accumulate lock, PM_SHM_EXCL or the number of shared holders. A
+ * waiter keeps the engine going: the holder may wait on a message from it. */
+#define PM_SHM_EXCL (1 << 30)
+
+void pm_rma_direct_lock(struct pm_win *w, int target, int type)
+{
+    _Atomic int *word = &w->shm_locks[(size_t)target * PM_SHM_LOCK_STRIDE + 1];
+    unsigned idle = 0;
+    for (;;) {
+        int cur = atomic_load_explicit(word, memory_order_relaxed);
+        int want = type == MPI_LOCK_EXCLUSIVE ? PM_SHM_EXCL : cur + 1;
+        bool free_ = type == MPI_LOCK_EXCLUSIVE ? cur == 0 : !(cur & PM_SHM_EXCL);
+        if (free_ && atomic_compare_exchange_weak_explicit(word, &cur, want, memory_order_acquire,
+                                                           memory_order_relaxed))
+            return;
+        proust_progress(pm_session);
+        pm_p2p_backoff(&idle);
+    }
+}
+
+void pm_rma_direct_unlock(struct pm_win *w, int target, int type)
+{
+    _Atomic int *word = &w->shm_locks[(size_t)target * PM_SHM_LOCK_STRIDE + 1];
+    if (type == MPI_LOCK_EXCLUSIVE)
+        atomic_store_explicit(word, 0, memory_order_release);
+    else
+        atomic_fetch_sub_explicit(word, 1, memory_order_release);
+}
+
 int pm_rma_apply_direct(struct pm_win *w, int target, const struct pm_rma_hdr *h,
                         const int64_t *lay, const char *in, char *out)
 {

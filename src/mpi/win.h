@@ -202,6 +202,10 @@ int pm_rma_control(struct pm_win *w, int target, int kind, int flags, int lock_t
  * word in the segment of a direct window, else the window's own lock. */
 void pm_rma_acc_lock(struct pm_win *w, int target);
 void pm_rma_acc_unlock(struct pm_win *w, int target);
+/* A direct window's passive-target lock of `target` (MPI_LOCK_*), taken
+ * and released by the origin on the word in the segment. */
+void pm_rma_direct_lock(struct pm_win *w, int target, int type);
+void pm_rma_direct_unlock(struct pm_win *w, int target, int type);
 /* A direct window: apply the operation `h` (layout lay, packed data in)
  * to `target`'s memory here, its reply (get data, fetched values) into
  * out. MPI_SUCCESS, or the error class the target would have counted. */

@@ -7,7 +7,9 @@
  * both sides after a barrier; a star (rank 0 exposed to all others).
  * MPI_Win_lock(MPI_LOCK_EXCLUSIVE) on rank 0: a get / increment / put of a
  * counter and an "owner" word, never two holders at once (nor a shared
- * holder with an exclusive one), exact total. A window on a reordered
+ * holder with an exclusive one), exact total; on a window of user memory
+ * and on one of MPI_Win_allocate (shared memory within a host: the lock
+ * words taken by the origins). A window on a reordered
  * sub-communicator: ranks of the window's group, PSCW groups of processes.
  * lock_all with MPI_Win_flush_local (origin buffer reusable at once),
  * flush_local_all, flush_all and flush (remote completion: a third process,
@@ -22,6 +24,8 @@
  * callback (replace, delete, at MPI_Win_free, keyval freed while in use),
  * names, info, c2f / f2c.
  */
+#include <stdbool.h>
+
 #include "rma_util.h"
 
 static int rank, size, right, left;
@@ -122,11 +126,20 @@ static void test_pscw(void)
 }
 
 /* ---- exclusive lock --------------------------------------------------------- */
-static void test_exclusive(void)
+static void test_exclusive(bool allocated)
 {
     enum { ITERS = 40 };
     int *w;
-    MPI_Win win = int_window(&w, 2); /* counter, owner */
+    MPI_Win win; /* counter, owner */
+    if (allocated) { /* within a host: shared memory, locks taken by the origins */
+        MPI_CHECK(MPI_Win_allocate(2 * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
+                                   MPI_COMM_WORLD, &w, &win));
+        w[0] = w[1] = 0;
+        MPI_CHECK(MPI_Win_sync(win));
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    } else {
+        win = int_window(&w, 2);
+    }
     int id = rank + 1, zero = 0;
     for (int it = 0; it < ITERS; it++) {
         int cur[2] = {-1, -1};
@@ -137,9 +150,12 @@ static void test_exclusive(void)
         int next[2] = {cur[0] + 1, id};
         MPI_CHECK(MPI_Put(next, 2, MPI_INT, 0, 0, 2, MPI_INT, win));
         MPI_CHECK(MPI_Win_flush(0, win));
+        usleep(50); /* held a while: another holder would see the owner word */
         MPI_CHECK(MPI_Put(&zero, 1, MPI_INT, 0, 1, 1, MPI_INT, win));
         MPI_CHECK(MPI_Win_unlock(0, win));
-        /* A shared lock never overlaps an exclusive one: no owner inside. */
+        /* A shared lock never overlaps an exclusive one: no owner inside
+         * (asked a little later, when another rank may hold it). */
+        usleep(10);
         int owner = -1;
         MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
         MPI_CHECK(MPI_Get(&owner, 1, MPI_INT, 0, 1, 1, MPI_INT, win));
@@ -154,7 +170,8 @@ static void test_exclusive(void)
         rma_local_end(win, 0);
     }
     MPI_CHECK(MPI_Win_free(&win));
-    free(w);
+    if (!allocated)
+        free(w);
 }
 
 /* A window on a sub-communicator in reverse order: target ranks are ranks
@@ -532,7 +549,8 @@ int main(int argc, char **argv)
     right = rma_right(rank, size);
     left = rma_left(rank, size);
     test_pscw();
-    test_exclusive();
+    test_exclusive(false);
+    test_exclusive(true);
     test_subcomm();
     test_lock_all_flush();
     test_fence_asserts();
