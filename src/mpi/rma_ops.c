@@ -459,6 +459,30 @@ static int nothing_to_do(MPI_Win win, struct pm_win *w, const char *fn, MPI_Requ
     return MPI_SUCCESS;
 }
 
+/* A put or get of predefined contiguous types on a shared-memory window,
+ * in an open epoch and within the target's window: one copy, none of the
+ * general path's checks and layouts (osu_put_bw's loop is 64 of them per
+ * flush). False when anything else applies: the general path decides. */
+static bool direct_copy(struct pm_win *w, const struct rma_args *a, MPI_Datatype ldt,
+                        MPI_Count lcount, MPI_Datatype tdt, MPI_Count tcount)
+{
+    int64_t lsz = pm_type_fast_size(ldt), tsz = pm_type_fast_size(tdt);
+    if (!w->direct || lsz <= 0 || tsz <= 0 || lcount < 0 || tcount < 0 || a->target < 0 ||
+        a->target >= w->size || a->disp < 0 || !in_epoch(w, a->target))
+        return false;
+    uint64_t bytes = (uint64_t)tcount * (uint64_t)tsz, at;
+    if ((uint64_t)lcount * (uint64_t)lsz != bytes ||
+        __builtin_mul_overflow((uint64_t)a->disp, (uint64_t)w->disp_units[a->target], &at) ||
+        at + bytes < at || at + bytes > (uint64_t)w->sizes[a->target])
+        return false;
+    char *t = (char *)w->shm_base + w->shm_offsets[a->target] + at;
+    if (a->kind == PM_RMA_PUT)
+        proust__copy(t, a->obuf, (size_t)bytes);
+    else
+        proust__copy(a->rbuf, t, (size_t)bytes);
+    return true;
+}
+
 /* Validate and issue `a`; MPI_PROC_NULL, and an operation moving no byte,
  * give a request already complete. */
 static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, MPI_Count ocount,
@@ -467,6 +491,10 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, MPI_Coun
 {
     PM_CHECK_INIT(a->fn);
     PM_GET_WIN(w, win, a->fn);
+    if (!request && (a->kind == PM_RMA_PUT || a->kind == PM_RMA_GET) &&
+        direct_copy(w, a, a->kind == PM_RMA_PUT ? odt : rdt,
+                    a->kind == PM_RMA_PUT ? ocount : rcount, tdt, tcount))
+        return MPI_SUCCESS;
     if (request)
         *request = MPI_REQUEST_NULL;
     int rc;

@@ -300,6 +300,15 @@ int main(int argc, char **argv)
     test_flavors(win);
     test_attr_errors(win);
     test_user_handler(win);
+    /* the same argument errors on a window of MPI_Win_allocate (within a
+     * host: shared memory, operations done by the origin) */
+    MPI_Win aw;
+    int *abuf;
+    MPI_CHECK(MPI_Win_allocate(WN * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
+                               MPI_COMM_WORLD, &abuf, &aw));
+    MPI_CHECK(MPI_Win_set_errhandler(aw, MPI_ERRORS_RETURN));
+    test_arguments(aw);
+    MPI_CHECK(MPI_Win_free(&aw));
 
     /* MPI_Win_free with a lock_all epoch open, on every rank alike. */
     MPI_CHECK(MPI_Win_lock_all(0, win));
