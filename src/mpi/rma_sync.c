@@ -46,8 +46,18 @@ int PMPI_Win_fence(int assert, MPI_Win win)
         return pm_win_error(win, MPI_ERR_RMA_SYNC,
                             "%s: a lock or post/start epoch is open on the window", fn);
     pm_rma_wait_local(w, -1);
-    if (w->direct)
+    if (w->direct) {
+        /* every operation was done by its origin: the stores before the
+         * fence are seen after it by everyone, nothing to count */
         atomic_thread_fence(memory_order_seq_cst);
+        int rc = PMPI_Barrier(w->comm->handle);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (rc != MPI_SUCCESS)
+            return pm_win_error(win, rc, "%s: the barrier failed", fn);
+        w->epoch++;
+        w->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+        return MPI_SUCCESS;
+    }
     uint64_t *counts = malloc((size_t)w->size * sizeof *counts);
     if (!counts)
         return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", fn);
