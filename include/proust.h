@@ -99,6 +99,10 @@ int proust_init(proust_session_t **session);
 int proust_finalize(proust_session_t *session);
 int proust_rank(const proust_session_t *session);
 int proust_size(const proust_session_t *session);
+/* PROUST_OK while `rank` is reachable, else why it is not (the status
+ * that broke its connection: PROUST_ERR_PEER_FAILED, ...); the engine
+ * learns it while it progresses. PROUST_ERR_RANK for a bad rank. */
+int proust_peer_status(const proust_session_t *s, int rank);
 /* Name of the rail (driver) that carries traffic to `peer` ("self", "shm",
  * "tcp"). Errors: PROUST_ERR_RANK. */
 int proust_peer_rail(const proust_session_t *session, int peer, const char **rail_name);

@@ -291,6 +291,16 @@ int proust_rank(const proust_session_t *s)
     return s ? s->rank : PROUST_ERR_STATE;
 }
 
+int proust_peer_status(const proust_session_t *s, int rank)
+{
+    if (!s)
+        return PROUST_ERR_INVALID;
+    if (rank < 0 || rank >= s->size)
+        return PROUST_ERR_RANK;
+    int failed = atomic_load_explicit(&s->gates[rank].failed, memory_order_acquire);
+    return failed ? failed : PROUST_OK;
+}
+
 int proust_size(const proust_session_t *s)
 {
     return s ? s->size : PROUST_ERR_STATE;

@@ -111,7 +111,10 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: rank %d is already locked", fn, rank);
     bool nocheck = assert & MPI_MODE_NOCHECK;
     if (!nocheck && w->direct) {
-        pm_rma_direct_lock(w, rank, lock_type);
+        rc = pm_rma_direct_lock(w, rank, lock_type);
+        if (rc != MPI_SUCCESS)
+            return pm_win_error(win, rc, "%s: rank %d's lock cannot be had: a process of "
+                                "the window failed", fn, rank);
     } else if (!nocheck) {
         rc = pm_rma_control(w, rank, PM_RMA_LOCK, 0, lock_type - 233, true);
         if (rc != MPI_SUCCESS)
@@ -170,8 +173,15 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
     if (passive_open(w))
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: a lock is already held", fn);
     bool nocheck = assert & MPI_MODE_NOCHECK;
-    for (int r = 0; r < w->size && !nocheck && w->direct; r++)
-        pm_rma_direct_lock(w, r, MPI_LOCK_SHARED);
+    for (int r = 0; r < w->size && !nocheck && w->direct; r++) {
+        int rc = pm_rma_direct_lock(w, r, MPI_LOCK_SHARED);
+        if (rc != MPI_SUCCESS) {
+            for (int i = 0; i < r; i++)
+                pm_rma_direct_unlock(w, i, MPI_LOCK_SHARED);
+            return pm_win_error(win, rc, "%s: rank %d's lock cannot be had: a process of "
+                                "the window failed", fn, r);
+        }
+    }
     for (int r = 0; r < w->size && !nocheck && !w->direct; r++) {
         int rc = pm_rma_control(w, r, PM_RMA_LOCK, 0, MPI_LOCK_SHARED - 233, true);
         if (rc != MPI_SUCCESS) {

@@ -338,20 +338,40 @@ static bool acc_valid(int opi, int basic)
            pm_op_predef_applies(op, PROUST_MPI_TYPE(basic));
 }
 
-void pm_rma_acc_lock(struct pm_win *w, int target)
+/* A process of the window died: a lock word it held stays taken. Asked
+ * now and then by a lock waiter (the engine learns of deaths as it
+ * progresses): MPI_SUCCESS, or the error its peer's failure gives. */
+static int window_alive(struct pm_win *w)
+{
+    for (int r = 0; r < w->size; r++) {
+        int st = proust_peer_status(pm_session, pm_comm_peer(w->comm, r));
+        if (st != PROUST_OK)
+            return pm_error_from_proust(st);
+    }
+    return MPI_SUCCESS;
+}
+
+int pm_rma_acc_lock(struct pm_win *w, int target)
 {
     if (!w->shm_locks) {
         pm_lock(&w->acc_lock);
-        return;
+        return MPI_SUCCESS;
     }
     _Atomic int *word = &w->shm_locks[(size_t)target * PM_SHM_LOCK_STRIDE];
     for (unsigned spins = 0;; spins++) {
         int free_ = 0;
         if (atomic_compare_exchange_weak_explicit(word, &free_, 1, memory_order_acquire,
                                                   memory_order_relaxed))
-            return;
-        if (spins > 64) /* the holder may be waiting for this core */
-            sched_yield();
+            return MPI_SUCCESS;
+        if (spins < 64)
+            continue;
+        sched_yield(); /* the holder may be waiting for this core */
+        if (spins % 4096 == 0) {
+            proust_progress(pm_session);
+            int rc = window_alive(w);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
     }
 }
 
@@ -369,19 +389,22 @@ void pm_rma_acc_unlock(struct pm_win *w, int target)
  * waiter keeps the engine going: the holder may wait on a message from it. */
 #define PM_SHM_EXCL (1 << 30)
 
-void pm_rma_direct_lock(struct pm_win *w, int target, int type)
+int pm_rma_direct_lock(struct pm_win *w, int target, int type)
 {
     _Atomic int *word = &w->shm_locks[(size_t)target * PM_SHM_LOCK_STRIDE + 1];
     unsigned idle = 0;
-    for (;;) {
+    for (unsigned tries = 1;; tries++) {
         int cur = atomic_load_explicit(word, memory_order_relaxed);
         int want = type == MPI_LOCK_EXCLUSIVE ? PM_SHM_EXCL : cur + 1;
         bool free_ = type == MPI_LOCK_EXCLUSIVE ? cur == 0 : !(cur & PM_SHM_EXCL);
         if (free_ && atomic_compare_exchange_weak_explicit(word, &cur, want, memory_order_acquire,
                                                            memory_order_relaxed))
-            return;
+            return MPI_SUCCESS;
         proust_progress(pm_session);
         pm_p2p_backoff(&idle);
+        int rc = tries % 256 ? MPI_SUCCESS : window_alive(w);
+        if (rc != MPI_SUCCESS)
+            return rc;
     }
 }
 
@@ -411,13 +434,15 @@ int pm_rma_apply_direct(struct pm_win *w, int target, const struct pm_rma_hdr *h
     case PM_RMA_GACC:
         if (!acc_valid(h->op, h->basic))
             return MPI_ERR_OP;
-        pm_rma_acc_lock(w, target);
+        if ((rc = pm_rma_acc_lock(w, target)) != MPI_SUCCESS)
+            return rc;
         rc = accumulate(t, lay, h->nblocks, in, bytes, h->op, h->basic,
                         h->kind == PM_RMA_GACC ? out : NULL);
         pm_rma_acc_unlock(w, target);
         break;
     case PM_RMA_CAS:
-        pm_rma_acc_lock(w, target);
+        if ((rc = pm_rma_acc_lock(w, target)) != MPI_SUCCESS)
+            return rc;
         memcpy(out, t, bytes);
         if (!memcmp(out, in + bytes, bytes))
             memcpy(t, in, bytes);

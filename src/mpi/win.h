@@ -199,12 +199,14 @@ void pm_rma_ports_close(struct pm_win *w);
 int pm_rma_control(struct pm_win *w, int target, int kind, int flags, int lock_type,
                    bool wait_ack);
 /* Accumulates to `target`'s memory are atomic with each other: its lock
- * word in the segment of a direct window, else the window's own lock. */
-void pm_rma_acc_lock(struct pm_win *w, int target);
+ * word in the segment of a direct window, else the window's own lock.
+ * Fails (an MPI error) only when a process of the window died. */
+int pm_rma_acc_lock(struct pm_win *w, int target);
 void pm_rma_acc_unlock(struct pm_win *w, int target);
 /* A direct window's passive-target lock of `target` (MPI_LOCK_*), taken
- * and released by the origin on the word in the segment. */
-void pm_rma_direct_lock(struct pm_win *w, int target, int type);
+ * and released by the origin on the word in the segment; the wait fails
+ * (an MPI error) when a process of the window died. */
+int pm_rma_direct_lock(struct pm_win *w, int target, int type);
 void pm_rma_direct_unlock(struct pm_win *w, int target, int type);
 /* A direct window: apply the operation `h` (layout lay, packed data in)
  * to `target`'s memory here, its reply (get data, fetched values) into

@@ -36,3 +36,13 @@ foreach(np 2 3)
 endforeach()
 mpi_job(NAME rma_spin_2_tcp NPROCS 2 RAILS tcp PROGRAM mpi_rma_spin ENV PROUST_PROGRESS=block
         TIMEOUT 60)
+
+# A process dies holding the exclusive lock of a shared-memory window: the
+# survivor's lock calls fail within seconds (proustrun exits non-zero: the
+# survivor's lines are the verdict).
+mpi_test_program(mpi_rma_death ${MPI_TEST_DIR}/rma_death.c)
+mpi_job(NAME rma_death_2_shm NPROCS 2 RAILS self,shm PROGRAM mpi_rma_death
+        LAUNCHER_ARGS --grace 10 TIMEOUT 60)
+set_tests_properties(mpi_rma_death_2_shm PROPERTIES
+  PASS_REGULAR_EXPRESSION "survivor 0: lock failed after [0-9.]+ s.*survivor 0 exiting cleanly"
+  FAIL_REGULAR_EXPRESSION "check failed")
