@@ -96,4 +96,13 @@ static inline long mt_verify(const void *buf, size_t n, uint64_t seed)
     return -1;
 }
 
+/* Did a call fail the way a dead peer makes it (class MPI_ERR_OTHER)? */
+static inline int mt_peer_failed(int rc)
+{
+    int cls = -1;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    return rc != MPI_SUCCESS && cls == MPI_ERR_OTHER;
+}
+
 #endif /* PROUST_MPITEST_H */

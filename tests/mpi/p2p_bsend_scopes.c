@@ -99,6 +99,14 @@ static void comm_buffer(void)
     free(pbuf);
 }
 
+/* A new session and a communicator over its mpi://WORLD. */
+static void session_world(const char *tag, MPI_Session *s, MPI_Group *g, MPI_Comm *c)
+{
+    MPI_CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, s));
+    MPI_CHECK(MPI_Group_from_session_pset(*s, "mpi://WORLD", g));
+    MPI_CHECK(MPI_Comm_create_from_group(*g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, c));
+}
+
 /* A session's buffer serves its communicators (and their duplicates), not
  * the world's. */
 static void session_buffer(void)
@@ -106,10 +114,7 @@ static void session_buffer(void)
     MPI_Session s;
     MPI_Group g;
     MPI_Comm sc, sdup;
-    MPI_CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
-    MPI_CHECK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
-    MPI_CHECK(MPI_Comm_create_from_group(g, "bsend-scopes", MPI_INFO_NULL, MPI_ERRORS_RETURN,
-                                         &sc));
+    session_world("bsend-scopes", &s, &g, &sc);
     MPI_CHECK(MPI_Comm_dup(sc, &sdup));
     char *sbuf = malloc(2 * SLOT);
     CHECK(sbuf, "out of memory");
@@ -155,10 +160,7 @@ static void automatic(void)
     MPI_Session s;
     MPI_Group g;
     MPI_Comm sc, dup;
-    MPI_CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
-    MPI_CHECK(MPI_Group_from_session_pset(s, "mpi://WORLD", &g));
-    MPI_CHECK(MPI_Comm_create_from_group(g, "bsend-auto", MPI_INFO_NULL, MPI_ERRORS_RETURN,
-                                         &sc));
+    session_world("bsend-auto", &s, &g, &sc);
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     MPI_Comm comms[3] = {MPI_COMM_WORLD, dup, sc};
     for (int scope = 0; scope < 3; scope++) {
