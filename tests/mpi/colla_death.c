@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 #define EXPECT_FAIL(name, call)                                                            \
     do {                                                                                   \
         rc = (call);                                                                       \
-        ok &= mt_peer_failed(rc);                                                                  \
+        ok &= mt_peer_failed(rc);                                                          \
         snprintf(report + strlen(report), sizeof report - strlen(report), " %s=%d", name,   \
                  rc);                                                                      \
     } while (0)
