@@ -47,7 +47,8 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
            COMMAND sh -c "mkdir -p '${bin}' && for b in pingpong multiflow coll_latency; do \
 '${BENCH_MPICC}' -std=c11 -O2 -g -Wall -Wextra -Wshadow -Werror -o '${bin}'/$b '${src}'/$b.c \
 || exit 1; done && '${BENCH_MPICC}' -std=c11 -O2 -g -Wall -Wextra -Wshadow -Werror \
--o '${bin}'/match '${CMAKE_CURRENT_SOURCE_DIR}'/match/match.c")
+-o '${bin}'/match '${CMAKE_CURRENT_SOURCE_DIR}'/match/match.c && '${BENCH_MPICC}' -std=c11 \
+-O2 -g -Wall -Wextra -Wshadow -Werror -o '${bin}'/rma '${CMAKE_CURRENT_SOURCE_DIR}'/rma/rma.c")
   set_tests_properties(bench_mpi_build PROPERTIES TIMEOUT 120 LABELS bench
                        FIXTURES_SETUP bench_mpi)
   foreach(rails "self,shm" "tcp")
@@ -61,6 +62,12 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
              COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/match -N 16,300 -r 1)
     set(smoke bench_mpi_pingpong_smoke_${rtag} bench_mpi_multiflow_smoke_${rtag}
         bench_mpi_match_smoke_${rtag})
+    # bench/rma: every one-sided loop and synchronisation, tiny sizes
+    foreach(sync lock flush fence)
+      add_test(NAME bench_mpi_rma_smoke_${rtag}_${sync}
+               COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/rma -s ${sync} -i 40 -M 4096)
+      list(APPEND smoke bench_mpi_rma_smoke_${rtag}_${sync})
+    endforeach()
     foreach(np 2 3 8)
       add_test(NAME bench_mpi_coll_latency_smoke_${rtag}_np${np}
                COMMAND $<TARGET_FILE:proustrun> -n ${np} ${bin}/coll_latency

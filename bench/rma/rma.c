@@ -4,11 +4,12 @@
  * osu_fop_latency, written once against MPI so that the same source runs
  * on Proust MPI, MPICH and Open MPI (bench/rma/run.sh).
  *
- *   rma [-t put,get,putbw,acc,fop] [-s lock|fence] [-m MIN] [-M MAX] [-i ITERS]
+ *   rma [-t put,get,putbw,acc,fop] [-s lock|flush|fence] [-m MIN] [-M MAX] [-i ITERS]
  *
  * Rank 0 is the origin, rank 1 the target (passive: it waits in a barrier
  * for lock epochs, as OSU's do). Latency: microseconds per operation
- * including its synchronisation (lock/op/unlock, or op then fence);
+ * including its synchronisation (lock/op/unlock; op then flush inside one
+ * lock epoch, OSU's default for MPI-3 windows; or op then fence);
  * putbw: a window of 64 puts then a flush, in MB/s. One line per size:
  * "<test> <sync> <bytes> <value>".
  */
@@ -38,17 +39,28 @@ static void one_op(const char *test, MPI_Win win, char *src, char *dst, int byte
         MPI_Fetch_and_op(&one, &res, MPI_LONG_LONG, 1, 0, MPI_SUM, win);
 }
 
+enum sync { SYNC_LOCK, SYNC_FLUSH, SYNC_FENCE };
+
 /* Time `iters` rounds of one operation with its synchronisation. */
-static double run_lat(const char *test, int lock, MPI_Win win, char *src, char *dst, int bytes,
-                      int iters, int rank)
+static double run_lat(const char *test, enum sync sync, MPI_Win win, char *src, char *dst,
+                      int bytes, int iters, int rank)
 {
     double t0 = 0, total = 0;
+    int lock = sync != SYNC_FENCE;
+    if (sync == SYNC_FLUSH && rank == 0)
+        MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
     for (int i = -iters / 10 - 1; i < iters; i++) {
         if (i == 0) {
-            MPI_Barrier(MPI_COMM_WORLD);
+            if (sync != SYNC_FLUSH)
+                MPI_Barrier(MPI_COMM_WORLD);
             t0 = MPI_Wtime();
         }
-        if (lock) {
+        if (sync == SYNC_FLUSH) {
+            if (rank == 0) {
+                one_op(test, win, src, dst, bytes);
+                MPI_Win_flush(1, win);
+            }
+        } else if (lock) {
             if (rank == 0) {
                 MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
                 one_op(test, win, src, dst, bytes);
@@ -61,6 +73,8 @@ static double run_lat(const char *test, int lock, MPI_Win win, char *src, char *
         }
     }
     total = MPI_Wtime() - t0;
+    if (sync == SYNC_FLUSH && rank == 0)
+        MPI_Win_unlock(1, win);
     if (lock)
         MPI_Barrier(MPI_COMM_WORLD); /* the target served the epochs meanwhile */
     return total * 1e6 / iters;
@@ -115,11 +129,13 @@ int main(int argc, char **argv)
     MPI_Win win;
     MPI_Win_allocate((MPI_Aint)winbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     memset(base, 0, winbytes);
-    int lock = !strcmp(sync, "lock");
+    enum sync mode = !strcmp(sync, "fence") ? SYNC_FENCE
+                     : !strcmp(sync, "flush") ? SYNC_FLUSH : SYNC_LOCK;
+    int lock = mode != SYNC_FENCE;
     char list[256];
     snprintf(list, sizeof list, "%s", tests);
     for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
-        if (!lock && !strcmp(t, "putbw"))
+        if (mode != SYNC_LOCK && !strcmp(t, "putbw"))
             continue;
         if (!lock)
             MPI_Win_fence(0, win);
@@ -128,7 +144,7 @@ int main(int argc, char **argv)
             int bytes = !strcmp(t, "acc") && b < 4 ? 4 : b;
             double v = !strcmp(t, "putbw")
                            ? run_putbw(win, src, bytes, iters_for(bytes, iters) / 10 + 2, rank)
-                           : run_lat(t, lock, win, src, dst, bytes, iters_for(bytes, iters),
+                           : run_lat(t, mode, win, src, dst, bytes, iters_for(bytes, iters),
                                      rank);
             if (rank == 0)
                 printf("%s %s %d %.3f\n", t, sync, bytes, v);

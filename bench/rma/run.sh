@@ -7,7 +7,7 @@
 #   bash bench/rma/run.sh [prefix]     (default prefix: build/install)
 #
 # BENCH_REPS (5), BENCH_RMA_ARGS (extra options of rma), BENCH_SYNCS
-# ("lock fence"). Raw outputs: bench/results/rma-<date>/.
+# ("lock flush fence"). Raw outputs: bench/results/rma-<date>/.
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PREFIX=$(realpath -m "${1:-$HERE/../../build/install}")
@@ -20,7 +20,7 @@ for i in $IMPLS; do
   ${CC[$i]} -O2 "$HERE/rma.c" -o "$OUT/rma-$i" || { echo "build failed for $i" >&2; exit 1; }
 done
 for rep in $(seq 1 "$REPS"); do
-  for sync in ${BENCH_SYNCS:-lock fence}; do
+  for sync in ${BENCH_SYNCS:-lock flush fence}; do
     for i in $IMPLS; do
       timeout 300 ${RUN[$i]} "$OUT/rma-$i" -s "$sync" ${BENCH_RMA_ARGS:-} \
         > "$OUT/$i.$sync.$rep.txt" 2> "$OUT/$i.$sync.$rep.err" ||
