@@ -483,6 +483,38 @@ static bool direct_copy(struct pm_win *w, const struct rma_args *a, MPI_Datatype
     return true;
 }
 
+/* An accumulate or fetch-and-op of one predefined type on every side (and
+ * a predefined operation that applies to it) on a shared-memory window, in
+ * range: under the target's lock word, the operation's kernel on the
+ * target's memory (osu_acc_latency, osu_fop_latency). False otherwise. */
+static bool direct_acc(struct pm_win *w, const struct rma_args *a, MPI_Datatype odt,
+                       MPI_Count ocount, MPI_Datatype rdt, MPI_Count rcount, MPI_Datatype tdt,
+                       MPI_Count tcount)
+{
+    int64_t tsz = pm_type_fast_size(tdt);
+    bool fetch = a->kind == PM_RMA_GACC, noop = a->op == MPI_NO_OP;
+    if (!w->direct || tsz <= 0 || tcount < 0 || a->target < 0 || a->target >= w->size ||
+        a->disp < 0 || (noop ? !fetch : odt != tdt || ocount != tcount) ||
+        (fetch && (rdt != tdt || rcount != tcount)) || !in_epoch(w, a->target))
+        return false;
+    if (a->op != MPI_REPLACE && !noop && !pm_op_predef_applies(a->op, tdt))
+        return false;
+    uint64_t bytes = (uint64_t)tcount * (uint64_t)tsz, at;
+    if (__builtin_mul_overflow((uint64_t)a->disp, (uint64_t)w->disp_units[a->target], &at) ||
+        at + bytes < at || at + bytes > (uint64_t)w->sizes[a->target] ||
+        pm_rma_acc_lock(w, a->target) != MPI_SUCCESS)
+        return false;
+    char *t = (char *)w->shm_base + w->shm_offsets[a->target] + at;
+    if (fetch)
+        memcpy(a->rbuf, t, (size_t)bytes);
+    if (a->op == MPI_REPLACE)
+        memcpy(t, a->obuf, (size_t)bytes);
+    else if (!noop)
+        pm_op_apply(a->op, a->obuf, t, tcount, tdt);
+    pm_rma_acc_unlock(w, a->target);
+    return true;
+}
+
 /* Validate and issue `a`; MPI_PROC_NULL, and an operation moving no byte,
  * give a request already complete. */
 static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, MPI_Count ocount,
@@ -494,6 +526,9 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, MPI_Coun
     if (!request && (a->kind == PM_RMA_PUT || a->kind == PM_RMA_GET) &&
         direct_copy(w, a, a->kind == PM_RMA_PUT ? odt : rdt,
                     a->kind == PM_RMA_PUT ? ocount : rcount, tdt, tcount))
+        return MPI_SUCCESS;
+    if (!request && (a->kind == PM_RMA_ACC || a->kind == PM_RMA_GACC) &&
+        direct_acc(w, a, odt, ocount, rdt, rcount, tdt, tcount))
         return MPI_SUCCESS;
     if (request)
         *request = MPI_REQUEST_NULL;
