@@ -68,6 +68,9 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
                COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/rma -s ${sync} -i 40 -M 4096)
       list(APPEND smoke bench_mpi_rma_smoke_${rtag}_${sync})
     endforeach()
+    add_test(NAME bench_mpi_rma_smoke_${rtag}_create
+             COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/rma -s flush -w create -i 40 -M 4096)
+    list(APPEND smoke bench_mpi_rma_smoke_${rtag}_create)
     foreach(np 2 3 8)
       add_test(NAME bench_mpi_coll_latency_smoke_${rtag}_np${np}
                COMMAND $<TARGET_FILE:proustrun> -n ${np} ${bin}/coll_latency

@@ -4,13 +4,16 @@
  * osu_fop_latency, written once against MPI so that the same source runs
  * on Proust MPI, MPICH and Open MPI (bench/rma/run.sh).
  *
- *   rma [-t put,get,putbw,acc,fop] [-s lock|flush|fence] [-m MIN] [-M MAX] [-i ITERS]
+ *   rma [-t put,get,putbw,acc,fop] [-s lock|flush|fence] [-w allocate|create]
+ *       [-m MIN] [-M MAX] [-i ITERS]
  *
  * Rank 0 is the origin, rank 1 the target (passive: it waits in a barrier
  * for lock epochs, as OSU's do). Latency: microseconds per operation
  * including its synchronisation (lock/op/unlock; op then flush inside one
  * lock epoch, OSU's default for MPI-3 windows; or op then fence);
- * putbw: a window of 64 puts then a flush, in MB/s. One line per size:
+ * putbw: a window of 64 puts then a flush, in MB/s. The window is made by
+ * MPI_Win_allocate (OSU's default) or MPI_Win_create on malloc'd memory
+ * (-w create). One line per size:
  * "<test> <sync> <bytes> <value>".
  */
 #include <mpi.h>
@@ -108,11 +111,12 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *tests = "put,get,acc,fop,putbw", *sync = "lock";
+    const char *tests = "put,get,acc,fop,putbw", *sync = "lock", *how = "allocate";
     int min = 8, max = 1 << 20, iters = 2000;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "-t")) tests = argv[i + 1];
         else if (!strcmp(argv[i], "-s")) sync = argv[i + 1];
+        else if (!strcmp(argv[i], "-w")) how = argv[i + 1];
         else if (!strcmp(argv[i], "-m")) min = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-M")) max = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-i")) iters = atoi(argv[i + 1]);
@@ -127,7 +131,13 @@ int main(int argc, char **argv)
     char *src = malloc(winbytes), *dst = malloc((size_t)max), *base;
     memset(src, 1, winbytes);
     MPI_Win win;
-    MPI_Win_allocate((MPI_Aint)winbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    char *user = NULL;
+    if (!strcmp(how, "create")) {
+        base = user = malloc(winbytes);
+        MPI_Win_create(base, (MPI_Aint)winbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    } else {
+        MPI_Win_allocate((MPI_Aint)winbytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    }
     memset(base, 0, winbytes);
     enum sync mode = !strcmp(sync, "fence") ? SYNC_FENCE
                      : !strcmp(sync, "flush") ? SYNC_FLUSH : SYNC_LOCK;
@@ -153,6 +163,7 @@ int main(int argc, char **argv)
             MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
     }
     MPI_Win_free(&win);
+    free(user);
     free(src);
     free(dst);
     MPI_Finalize();
