@@ -70,6 +70,10 @@ static void op_finish(struct rma_op *o)
     int err = o->err;
     int target = o->target;
     free(o);
+    if (err != MPI_SUCCESS && !r) { /* before `pending` drops: a flush then sees it */
+        int none = MPI_SUCCESS;
+        atomic_compare_exchange_strong(&w->op_error, &none, err);
+    }
     atomic_fetch_sub_explicit(&w->pending[target], 1, memory_order_release);
     if (r) {
         if (err != MPI_SUCCESS)
@@ -432,8 +436,12 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
             track(o, dq, send_done);
         }
     }
-    /* counted once its header is posted: a flush sent after this sees it */
-    atomic_fetch_add_explicit(&w->unflushed[a->target], 1, memory_order_release);
+    /* counted once its header is posted: a flush sent after this sees it.
+     * An operation with a reply (get, the fetching accumulates) is done at
+     * the target when its reply lands, which a flush waits for locally:
+     * it needs no round trip of its own. */
+    if (!pm_rma_fetches(a->kind))
+        atomic_fetch_add_explicit(&w->unflushed[a->target], 1, memory_order_release);
     if (prc != PROUST_OK)
         o->err = pm_error_from_proust(prc);
     int err = o->err;

@@ -156,6 +156,9 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: rank %d is not locked", fn, rank);
     rc = release(w, rank, w->locked[rank], w->lock_nocheck[rank]);
     w->locked[rank] = 0;
+    int late = atomic_exchange(&w->op_error, MPI_SUCCESS);
+    if (rc == MPI_SUCCESS && late != MPI_SUCCESS)
+        rc = late;
     if (rc != MPI_SUCCESS)
         return pm_win_error(win, rc, "%s: operations to rank %d failed at the target", fn,
                             rank);
@@ -236,6 +239,9 @@ static int flush_one(MPI_Win win, struct pm_win *w, int rank, const char *fn)
     if (w->direct) /* the loads and stores done: ordered before what follows */
         atomic_thread_fence(memory_order_seq_cst);
     pm_rma_wait_local(w, rank);
+    int late = atomic_exchange(&w->op_error, MPI_SUCCESS);
+    if (late != MPI_SUCCESS)
+        return pm_win_error(win, late, "%s: an operation failed (the target refused it)", fn);
     if (atomic_exchange(&w->unflushed[rank], 0) == 0)
         return MPI_SUCCESS; /* nothing issued since the last flush: nothing to wait for */
     int rc = pm_rma_control(w, rank, PM_RMA_FLUSH, 0, 0, true);

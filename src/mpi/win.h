@@ -153,7 +153,11 @@ struct pm_win {
     uint32_t epoch;            /* fence epoch of the operations being issued */
     _Atomic uint64_t *sent;    /* operations issued to each rank in this epoch */
     _Atomic int *pending;      /* operations to each rank not complete locally */
-    _Atomic int *unflushed;    /* operations to each rank since the last flush */
+    _Atomic int *unflushed;    /* operations without a reply to each rank since the
+                                  last flush (a flush's round trip is for them) */
+    _Atomic int op_error;      /* an operation without a request failed at the
+                                  origin (a refused get's short reply): raised by
+                                  the next flush or unlock */
     int *locked;               /* passive target: 0, MPI_LOCK_* (held) */
     bool *lock_nocheck;
     bool lock_all;             /* inside MPI_Win_lock_all */

@@ -213,6 +213,19 @@ static void test_flavors(MPI_Win win)
     MPI_CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn));
     MPI_CHECK(MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN));
     EXPECT_CLASS(MPI_Win_shared_query(dyn, 0, &sz, &du, &p), MPI_ERR_RMA_FLAVOR);
+    /* nothing attached: the target refuses a get (a short reply) and a put
+     * (counted for its next ack); the flush reports each */
+    int r1 = -1, v = 7;
+    MPI_Aint nowhere;
+    MPI_CHECK(MPI_Get_address(&v, &nowhere));
+    MPI_CHECK(MPI_Win_lock_all(0, dyn));
+    MPI_CHECK(MPI_Get(&r1, 1, MPI_INT, 0, nowhere, 1, MPI_INT, dyn));
+    EXPECT_CLASS(MPI_Win_flush(0, dyn), MPI_ERR_RMA_RANGE);
+    MPI_CHECK(MPI_Win_flush(0, dyn)); /* reported once */
+    MPI_CHECK(MPI_Put(&v, 1, MPI_INT, 0, nowhere, 1, MPI_INT, dyn));
+    EXPECT_CLASS(MPI_Win_flush(0, dyn), MPI_ERR_RMA_RANGE);
+    MPI_CHECK(MPI_Win_unlock_all(dyn));
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_Win_free(&dyn));
 }
 
