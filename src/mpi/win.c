@@ -178,13 +178,22 @@ static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_u
 /* The start of MPI_Win_allocate(_shared): check the arguments, make the
  * window of `flavor` (memory comes next). */
 /* PROUST_RMA_SHM: windows within a host in shared memory (not "off"). */
-static bool rma_shm_wanted(void)
+static bool rma_shm_local(void)
 {
     const char *name, *value;
     for (int i = 0; proust_config_entry(i, &name, &value, NULL, NULL) == PROUST_OK; i++)
         if (!strcmp(name, "PROUST_RMA_SHM"))
             return strcasecmp(value, "off") && strcmp(value, "0") && strcasecmp(value, "no");
     return true;
+}
+
+/* Every process of the window wants it (collective: a window whose ranks
+ * disagreed would lock two ways); *rc: the collective's outcome. */
+static bool rma_shm_wanted(struct pm_win *w, int *rc)
+{
+    int mine = rma_shm_local(), all = 0;
+    *rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, w->comm->handle);
+    return *rc == MPI_SUCCESS && all;
 }
 
 static int same_host(struct pm_win *w, bool *same);
@@ -213,7 +222,7 @@ static int win_allocate(const char *fn, MPI_Aint size, MPI_Aint disp_unit, MPI_I
         return rc;
     /* within a host, one shared segment: the origins load and store */
     bool same = false;
-    if (rma_shm_wanted() && (rc = same_host(w, &same)) == MPI_SUCCESS && same &&
+    if (rma_shm_wanted(w, &rc) && (rc = same_host(w, &same)) == MPI_SUCCESS && same &&
         (rc = map_shared(w, size)) == MPI_SUCCESS) {
         w->direct = true;
         w->base = size ? (char *)w->shm_base + w->shm_offsets[w->rank] : NULL;
@@ -358,7 +367,11 @@ static int win_allocate_shared(const char *fn, MPI_Aint size, MPI_Aint disp_unit
         return pm_error(comm, rc, "%s: cannot map a shared segment of the window", fn);
     }
     w->base = size ? (char *)w->shm_base + w->shm_offsets[w->rank] : NULL;
-    w->direct = rma_shm_wanted();
+    w->direct = rma_shm_wanted(w, &rc);
+    if (rc != MPI_SUCCESS) {
+        win_destroy(w);
+        return pm_error(comm, rc, "%s: the processes could not agree on the window", fn);
+    }
     w->win_size = size;
     w->disp_unit = disp_unit;
     rc = win_publish(comm, w, fn, win);
