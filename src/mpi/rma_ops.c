@@ -478,8 +478,9 @@ static bool direct_copy(struct pm_win *w, const struct rma_args *a, MPI_Datatype
     if (!w->direct || lsz <= 0 || tsz <= 0 || lcount < 0 || tcount < 0 || a->target < 0 ||
         a->target >= w->size || a->disp < 0 || !in_epoch(w, a->target))
         return false;
-    uint64_t bytes = (uint64_t)tcount * (uint64_t)tsz, at;
-    if ((uint64_t)lcount * (uint64_t)lsz != bytes ||
+    uint64_t bytes, lbytes, at;
+    if (__builtin_mul_overflow((uint64_t)tcount, (uint64_t)tsz, &bytes) ||
+        __builtin_mul_overflow((uint64_t)lcount, (uint64_t)lsz, &lbytes) || lbytes != bytes ||
         __builtin_mul_overflow((uint64_t)a->disp, (uint64_t)w->disp_units[a->target], &at) ||
         at + bytes < at || at + bytes > (uint64_t)w->sizes[a->target])
         return false;
@@ -507,8 +508,9 @@ static bool direct_acc(struct pm_win *w, const struct rma_args *a, MPI_Datatype 
         return false;
     if (a->op != MPI_REPLACE && !noop && !pm_op_predef_applies(a->op, tdt))
         return false;
-    uint64_t bytes = (uint64_t)tcount * (uint64_t)tsz, at;
-    if (__builtin_mul_overflow((uint64_t)a->disp, (uint64_t)w->disp_units[a->target], &at) ||
+    uint64_t bytes, at;
+    if (__builtin_mul_overflow((uint64_t)tcount, (uint64_t)tsz, &bytes) ||
+        __builtin_mul_overflow((uint64_t)a->disp, (uint64_t)w->disp_units[a->target], &at) ||
         at + bytes < at || at + bytes > (uint64_t)w->sizes[a->target] ||
         pm_rma_acc_lock(w, a->target) != MPI_SUCCESS)
         return false;

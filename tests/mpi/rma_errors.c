@@ -105,6 +105,15 @@ static void test_arguments(MPI_Win win)
     MPI_CHECK(MPI_Get(r, 1, MPI_INT, last, WN - 1, 1, MPI_INT, win)); /* the last int: fine */
     MPI_CHECK(MPI_Win_flush(last, win));
 
+    /* counts whose bytes wrap around 64 bits (a window of shared memory
+     * copies them itself: its fast paths check them too) */
+    MPI_Count huge = (MPI_Count)1 << 62;
+    EXPECT_CLASS(MPI_Put_c(x, huge, MPI_LONG_LONG, last, 0, huge, MPI_LONG_LONG, win),
+                 MPI_ERR_COUNT);
+    EXPECT_CLASS(MPI_Get_c(r, huge, MPI_LONG_LONG, last, 0, huge, MPI_LONG_LONG, win),
+                 MPI_ERR_COUNT);
+    EXPECT_CLASS(MPI_Accumulate_c(x, huge, MPI_LONG_LONG, last, 0, huge, MPI_LONG_LONG, MPI_SUM,
+                                  win), MPI_ERR_COUNT);
     EXPECT_CLASS(MPI_Put(x, -1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_COUNT);
     EXPECT_CLASS(MPI_Put(x, 1, MPI_INT, 0, 0, -1, MPI_INT, win), MPI_ERR_COUNT);
     EXPECT_CLASS(MPI_Get(r, -2, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_COUNT);
