@@ -110,7 +110,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     if (w->locked[rank] || w->lock_all)
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: rank %d is already locked", fn, rank);
     bool nocheck = assert & MPI_MODE_NOCHECK;
-    if (!nocheck && w->direct) {
+    if (!nocheck && w->shm_locks) {
         rc = pm_rma_direct_lock(w, rank, lock_type);
         if (rc != MPI_SUCCESS)
             return pm_win_error(win, rc, "%s: rank %d's lock cannot be had: a process of "
@@ -132,12 +132,18 @@ PM_WEAK(Win_lock)
 static int release(struct pm_win *w, int rank, int type, bool nocheck)
 {
     pm_rma_wait_local(w, rank);
-    atomic_store(&w->unflushed[rank], 0);
-    if (w->direct) { /* every operation done already: release the word */
+    int unflushed = atomic_exchange(&w->unflushed[rank], 0);
+    if (w->shm_locks) {
+        /* lock words: the operations must be done at the target before
+         * the word goes (those of a direct window are; messages without a
+         * reply need the flush's round trip) */
+        int rc = MPI_SUCCESS;
+        if (!w->direct && unflushed)
+            rc = pm_rma_control(w, rank, PM_RMA_FLUSH, 0, 0, true);
         atomic_thread_fence(memory_order_seq_cst);
         if (!nocheck)
             pm_rma_direct_unlock(w, rank, type);
-        return MPI_SUCCESS;
+        return rc;
     }
     return pm_rma_control(w, rank, PM_RMA_UNLOCK, nocheck ? PM_RMA_F_NOCHECK : 0, type - 233,
                           true);
@@ -176,7 +182,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
     if (passive_open(w))
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: a lock is already held", fn);
     bool nocheck = assert & MPI_MODE_NOCHECK;
-    for (int r = 0; r < w->size && !nocheck && w->direct; r++) {
+    for (int r = 0; r < w->size && !nocheck && w->shm_locks; r++) {
         int rc = pm_rma_direct_lock(w, r, MPI_LOCK_SHARED);
         if (rc != MPI_SUCCESS) {
             for (int i = 0; i < r; i++)
@@ -185,7 +191,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
                                 "the window failed", fn, r);
         }
     }
-    for (int r = 0; r < w->size && !nocheck && !w->direct; r++) {
+    for (int r = 0; r < w->size && !nocheck && !w->shm_locks; r++) {
         int rc = pm_rma_control(w, r, PM_RMA_LOCK, 0, MPI_LOCK_SHARED - 233, true);
         if (rc != MPI_SUCCESS) {
             for (int i = 0; i < r; i++)

@@ -152,6 +152,10 @@ static int check_size_unit(MPI_Comm comm, MPI_Aint size, MPI_Aint disp_unit, con
     return MPI_SUCCESS;
 }
 
+static bool rma_shm_wanted(struct pm_win *w, int *rc);
+static int same_host(struct pm_win *w, bool *same);
+static int map_shared(struct pm_win *w, MPI_Aint size);
+
 /* The int entry points and their _c twins (MPI_Aint units) share these. */
 static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_unit,
                       MPI_Info info, MPI_Comm comm, MPI_Win *win)
@@ -172,6 +176,15 @@ static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_u
     w->base = base;
     w->win_size = size;
     w->disp_unit = disp_unit;
+    /* within a host, the passive-target locks are words in a small shared
+     * segment: taken without the target (operations stay messages) */
+    bool same = false;
+    if (rma_shm_wanted(w, &rc) && (rc = same_host(w, &same)) == MPI_SUCCESS && same)
+        rc = map_shared(w, 0);
+    if (rc != MPI_SUCCESS) {
+        win_destroy(w);
+        return pm_error(comm, rc, "%s: cannot map the window's lock words", fn);
+    }
     return win_publish(comm, w, fn, win);
 }
 
@@ -195,9 +208,6 @@ static bool rma_shm_wanted(struct pm_win *w, int *rc)
     *rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, w->comm->handle);
     return *rc == MPI_SUCCESS && all;
 }
-
-static int same_host(struct pm_win *w, bool *same);
-static int map_shared(struct pm_win *w, MPI_Aint size);
 
 static int allocating_new(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                           void *baseptr, MPI_Win *win, int flavor, const char *fn,
@@ -399,7 +409,7 @@ static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *siz
         return pm_win_error(win, MPI_ERR_RANK, "%s: invalid rank %d (window of %d)", fn, rank,
                             w->size);
     }
-    if (!w->shm_base) {
+    if (w->flavor != MPI_WIN_FLAVOR_SHARED && !w->direct) {
         /* MPI-4.1: any window; only the caller's own memory is reachable
          * with loads and stores, the others' answer size 0 and NULL */
         bool mine = rank == w->rank && w->sizes[rank] > 0;
