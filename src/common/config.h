@@ -83,7 +83,8 @@
     X(RMA_SHM, "PROUST_RMA_SHM", "on",                                                          \
       "on: the memory of an MPI window made by MPI_Win_allocate or MPI_Win_allocate_shared "   \
       "whose processes all run on this host is shared, and puts, gets and accumulates are "    \
-      "loads and stores by the origin; off: messages that the target applies")               \
+      "loads and stores by the origin; a window of MPI_Win_create there takes its locks in "  \
+      "shared memory; off: messages that the target applies")                                \
     X(TOPOLOGY, "PROUST_TOPOLOGY", "",                                                          \
       "an hwloc XML file to decide placement on instead of this machine (nothing is then "      \
       "bound: for proust-info and experiments)")
