@@ -93,16 +93,6 @@ void pm_bbuf_free(struct pm_bbuf *b)
     free(b);
 }
 
-bool pm_bbuf_attached(struct pm_bbuf *b)
-{
-    if (!b)
-        return false;
-    pthread_mutex_lock(&b->lock);
-    bool on = b->attached;
-    pthread_mutex_unlock(&b->lock);
-    return on;
-}
-
 /* The lowest number still in the buffer (UINT64_MAX: none). Locked. */
 static uint64_t oldest(const struct pm_bbuf *b)
 {

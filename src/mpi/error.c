@@ -351,9 +351,9 @@ int PMPI_Add_error_string(int errorcode, const char *string)
 }
 PM_WEAK(Add_error_string)
 
-/* MPI-4.1: remove an added code (class: want_class) and its string. A
- * class still holding codes stays (erroneous for the application: an
- * MPI_ERR_ARG here). */
+/* MPI-4.1: remove an added code (class: want_class). One that still has
+ * its string, or a class still holding codes, stays (erroneous for the
+ * application: an MPI_ERR_ARG here). */
 static int remove_code(const char *fn, int code, bool want_class)
 {
     pm_lock(&user_codes.lock);
@@ -375,9 +375,7 @@ static int remove_code(const char *fn, int code, bool want_class)
         pm_unlock(&user_codes.lock);
         return pm_error(MPI_COMM_WORLD, MPI_ERR_ARG, "%s: %d %s", fn, code, why);
     }
-    user_codes.class_of[i] = -1;
-    free(user_codes.text[i]);
-    user_codes.text[i] = NULL;
+    user_codes.class_of[i] = -1; /* its string is gone already */
     pm_unlock(&user_codes.lock);
     return MPI_SUCCESS;
 }
