@@ -283,7 +283,8 @@ static int issue_direct(MPI_Win win, struct pm_win *w, const struct rma_args *a,
     if (rc != MPI_SUCCESS)
         return pm_win_error(win, rc, "%s: on rank %d's memory: %s", a->fn, a->target,
                             rc == MPI_ERR_NO_MEM ? "out of memory"
-                                                 : "the operation does not apply to the type");
+                            : rc == MPI_ERR_OP   ? "the operation does not apply to the type"
+                                                 : "a process of the window failed");
     return nothing_to_do(win, w, a->fn, request);
 }
 
@@ -316,7 +317,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     for (uint64_t i = 0; i < nb; i++)
         lay[2 * i] -= lo;
     uint64_t dbytes = pm_rma_data_bytes(a->kind, a->op ? PM_OPI(a->op) : 0, tbytes);
-    if (w->direct && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+    if (w->direct)
         return issue_direct(win, w, a, request, lay, nb, (uint64_t)(disp + lo), tbytes, dbytes);
     uint64_t lay_bytes = nb * 16;
     bool follow = sizeof(struct pm_rma_hdr) + lay_bytes + dbytes > PM_RMA_HDR_MAX;
@@ -467,24 +468,36 @@ static int nothing_to_do(MPI_Win win, struct pm_win *w, const char *fn, MPI_Requ
     return MPI_SUCCESS;
 }
 
+/* Where `tcount` elements of the predefined contiguous type `tdt` go on
+ * a shared-memory window, in an open epoch and within the target's window
+ * (*bytes: their size); NULL when anything else applies. */
+static char *direct_target(struct pm_win *w, const struct rma_args *a, MPI_Datatype tdt,
+                           MPI_Count tcount, uint64_t *bytes)
+{
+    int64_t tsz = pm_type_fast_size(tdt);
+    uint64_t at;
+    if (!w->direct || tsz <= 0 || tcount < 0 || a->target < 0 || a->target >= w->size ||
+        a->disp < 0 || !in_epoch(w, a->target) ||
+        __builtin_mul_overflow((uint64_t)tcount, (uint64_t)tsz, bytes) ||
+        __builtin_mul_overflow((uint64_t)a->disp, (uint64_t)w->disp_units[a->target], &at) ||
+        at + *bytes < at || at + *bytes > (uint64_t)w->sizes[a->target])
+        return NULL;
+    return pm_win_shm_addr(w, a->target, at);
+}
+
 /* A put or get of predefined contiguous types on a shared-memory window,
- * in an open epoch and within the target's window: one copy, none of the
- * general path's checks and layouts (osu_put_bw's loop is 64 of them per
- * flush). False when anything else applies: the general path decides. */
+ * as direct_target takes it: one copy, none of the general path's checks
+ * and layouts (osu_put_bw's loop is 64 of them per flush). False when
+ * anything else applies: the general path decides. */
 static bool direct_copy(struct pm_win *w, const struct rma_args *a, MPI_Datatype ldt,
                         MPI_Count lcount, MPI_Datatype tdt, MPI_Count tcount)
 {
-    int64_t lsz = pm_type_fast_size(ldt), tsz = pm_type_fast_size(tdt);
-    if (!w->direct || lsz <= 0 || tsz <= 0 || lcount < 0 || tcount < 0 || a->target < 0 ||
-        a->target >= w->size || a->disp < 0 || !in_epoch(w, a->target))
+    int64_t lsz = pm_type_fast_size(ldt);
+    uint64_t bytes, lbytes;
+    char *t = direct_target(w, a, tdt, tcount, &bytes);
+    if (!t || lsz <= 0 || lcount < 0 ||
+        __builtin_mul_overflow((uint64_t)lcount, (uint64_t)lsz, &lbytes) || lbytes != bytes)
         return false;
-    uint64_t bytes, lbytes, at;
-    if (__builtin_mul_overflow((uint64_t)tcount, (uint64_t)tsz, &bytes) ||
-        __builtin_mul_overflow((uint64_t)lcount, (uint64_t)lsz, &lbytes) || lbytes != bytes ||
-        __builtin_mul_overflow((uint64_t)a->disp, (uint64_t)w->disp_units[a->target], &at) ||
-        at + bytes < at || at + bytes > (uint64_t)w->sizes[a->target])
-        return false;
-    char *t = (char *)w->shm_base + w->shm_offsets[a->target] + at;
     if (a->kind == PM_RMA_PUT)
         proust__copy(t, a->obuf, (size_t)bytes);
     else
@@ -493,28 +506,21 @@ static bool direct_copy(struct pm_win *w, const struct rma_args *a, MPI_Datatype
 }
 
 /* An accumulate or fetch-and-op of one predefined type on every side (and
- * a predefined operation that applies to it) on a shared-memory window, in
- * range: under the target's lock word, the operation's kernel on the
- * target's memory (osu_acc_latency, osu_fop_latency). False otherwise. */
+ * a predefined operation that applies to it), as direct_target takes it:
+ * under the target's lock word, the operation's kernel on the target's
+ * memory (osu_acc_latency, osu_fop_latency). False otherwise. */
 static bool direct_acc(struct pm_win *w, const struct rma_args *a, MPI_Datatype odt,
                        MPI_Count ocount, MPI_Datatype rdt, MPI_Count rcount, MPI_Datatype tdt,
                        MPI_Count tcount)
 {
-    int64_t tsz = pm_type_fast_size(tdt);
     bool fetch = a->kind == PM_RMA_GACC, noop = a->op == MPI_NO_OP;
-    if (!w->direct || tsz <= 0 || tcount < 0 || a->target < 0 || a->target >= w->size ||
-        a->disp < 0 || (noop ? !fetch : odt != tdt || ocount != tcount) ||
-        (fetch && (rdt != tdt || rcount != tcount)) || !in_epoch(w, a->target))
-        return false;
-    if (a->op != MPI_REPLACE && !noop && !pm_op_predef_applies(a->op, tdt))
-        return false;
-    uint64_t bytes, at;
-    if (__builtin_mul_overflow((uint64_t)tcount, (uint64_t)tsz, &bytes) ||
-        __builtin_mul_overflow((uint64_t)a->disp, (uint64_t)w->disp_units[a->target], &at) ||
-        at + bytes < at || at + bytes > (uint64_t)w->sizes[a->target] ||
+    uint64_t bytes;
+    char *t = direct_target(w, a, tdt, tcount, &bytes);
+    if (!t || (noop ? !fetch : odt != tdt || ocount != tcount) ||
+        (fetch && (rdt != tdt || rcount != tcount)) ||
+        (a->op != MPI_REPLACE && !noop && !pm_op_predef_applies(a->op, tdt)) ||
         pm_rma_acc_lock(w, a->target) != MPI_SUCCESS)
         return false;
-    char *t = (char *)w->shm_base + w->shm_offsets[a->target] + at;
     if (fetch)
         memcpy(a->rbuf, t, (size_t)bytes);
     if (a->op == MPI_REPLACE)

@@ -420,7 +420,7 @@ void pm_rma_direct_unlock(struct pm_win *w, int target, int type)
 int pm_rma_apply_direct(struct pm_win *w, int target, const struct pm_rma_hdr *h,
                         const int64_t *lay, const char *in, char *out)
 {
-    char *t = (char *)w->shm_base + w->shm_offsets[target] + h->disp;
+    char *t = pm_win_shm_addr(w, target, h->disp);
     size_t bytes = (size_t)h->bytes;
     int rc = MPI_SUCCESS;
     switch (h->kind) {

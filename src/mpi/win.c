@@ -152,9 +152,36 @@ static int check_size_unit(MPI_Comm comm, MPI_Aint size, MPI_Aint disp_unit, con
     return MPI_SUCCESS;
 }
 
-static bool rma_shm_wanted(struct pm_win *w, int *rc);
 static int same_host(struct pm_win *w, bool *same);
 static int map_shared(struct pm_win *w, MPI_Aint size);
+
+/* PROUST_RMA_SHM: windows within a host in shared memory (not "off"). */
+static bool rma_shm_local(void)
+{
+    const char *name, *value;
+    for (int i = 0; proust_config_entry(i, &name, &value, NULL, NULL) == PROUST_OK; i++)
+        if (!strcmp(name, "PROUST_RMA_SHM"))
+            return strcasecmp(value, "off") && strcmp(value, "0") && strcasecmp(value, "no");
+    return true;
+}
+
+/* Every process of the window wants it (collective: a window whose ranks
+ * disagreed would lock two ways); *rc: the collective's outcome. */
+static bool rma_shm_wanted(struct pm_win *w, int *rc)
+{
+    int mine = rma_shm_local(), all = 0;
+    *rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, w->comm->handle);
+    return *rc == MPI_SUCCESS && all;
+}
+
+/* Shared memory for the window (PROUST_RMA_SHM): every process wants it
+ * and they all run on this host (collective). *rc: MPI_SUCCESS, or the
+ * error of a collective. */
+static bool shared_within_host(struct pm_win *w, int *rc)
+{
+    bool same = false;
+    return rma_shm_wanted(w, rc) && (*rc = same_host(w, &same)) == MPI_SUCCESS && same;
+}
 
 /* The int entry points and their _c twins (MPI_Aint units) share these. */
 static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_unit,
@@ -178,8 +205,7 @@ static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_u
     w->disp_unit = disp_unit;
     /* within a host, the passive-target locks are words in a small shared
      * segment: taken without the target (operations stay messages) */
-    bool same = false;
-    if (rma_shm_wanted(w, &rc) && (rc = same_host(w, &same)) == MPI_SUCCESS && same)
+    if (shared_within_host(w, &rc))
         rc = map_shared(w, 0);
     if (rc != MPI_SUCCESS) {
         win_destroy(w);
@@ -190,25 +216,6 @@ static int win_create(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_u
 
 /* The start of MPI_Win_allocate(_shared): check the arguments, make the
  * window of `flavor` (memory comes next). */
-/* PROUST_RMA_SHM: windows within a host in shared memory (not "off"). */
-static bool rma_shm_local(void)
-{
-    const char *name, *value;
-    for (int i = 0; proust_config_entry(i, &name, &value, NULL, NULL) == PROUST_OK; i++)
-        if (!strcmp(name, "PROUST_RMA_SHM"))
-            return strcasecmp(value, "off") && strcmp(value, "0") && strcasecmp(value, "no");
-    return true;
-}
-
-/* Every process of the window wants it (collective: a window whose ranks
- * disagreed would lock two ways); *rc: the collective's outcome. */
-static bool rma_shm_wanted(struct pm_win *w, int *rc)
-{
-    int mine = rma_shm_local(), all = 0;
-    *rc = PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, w->comm->handle);
-    return *rc == MPI_SUCCESS && all;
-}
-
 static int allocating_new(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                           void *baseptr, MPI_Win *win, int flavor, const char *fn,
                           struct pm_win **out)
@@ -231,11 +238,9 @@ static int win_allocate(const char *fn, MPI_Aint size, MPI_Aint disp_unit, MPI_I
     if (rc != MPI_SUCCESS)
         return rc;
     /* within a host, one shared segment: the origins load and store */
-    bool same = false;
-    if (rma_shm_wanted(w, &rc) && (rc = same_host(w, &same)) == MPI_SUCCESS && same &&
-        (rc = map_shared(w, size)) == MPI_SUCCESS) {
+    if (shared_within_host(w, &rc) && (rc = map_shared(w, size)) == MPI_SUCCESS) {
         w->direct = true;
-        w->base = size ? (char *)w->shm_base + w->shm_offsets[w->rank] : NULL;
+        w->base = size ? pm_win_shm_addr(w, w->rank, 0) : NULL;
     } else if (rc != MPI_SUCCESS) {
         win_destroy(w);
         return pm_error(comm, rc, "%s: cannot map a shared segment of the window", fn);
@@ -314,8 +319,8 @@ static int map_shared(struct pm_win *w, MPI_Aint size)
     free(all);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* then one accumulate lock word per rank, a cache line each (zero:
-     * free, as ftruncate leaves it) */
+    /* then a cache line of lock words per rank, its accumulate lock and
+     * its passive-target lock (zero: free, as ftruncate leaves them) */
     size_t locks = total;
     w->shm_len = total + (size_t)w->size * PM_SHM_LOCK_STRIDE * sizeof(int);
     char name[64];
@@ -376,7 +381,7 @@ static int win_allocate_shared(const char *fn, MPI_Aint size, MPI_Aint disp_unit
         win_destroy(w);
         return pm_error(comm, rc, "%s: cannot map a shared segment of the window", fn);
     }
-    w->base = size ? (char *)w->shm_base + w->shm_offsets[w->rank] : NULL;
+    w->base = size ? pm_win_shm_addr(w, w->rank, 0) : NULL;
     w->direct = rma_shm_wanted(w, &rc);
     if (rc != MPI_SUCCESS) {
         win_destroy(w);
@@ -420,7 +425,7 @@ static int win_shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *siz
     }
     *size = w->sizes[rank];
     *disp_unit = w->disp_units[rank];
-    *(void **)baseptr = w->sizes[rank] ? (char *)w->shm_base + w->shm_offsets[rank] : NULL;
+    *(void **)baseptr = w->sizes[rank] ? pm_win_shm_addr(w, rank, 0) : NULL;
     return MPI_SUCCESS;
 }
 

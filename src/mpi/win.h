@@ -192,6 +192,12 @@ int pm_win_hints(MPI_Info old, MPI_Info given, MPI_Info *out);
     if (!var)                           \
     return pm_win_invalid(h, fname)
 
+/* Byte `at` of rank `target`'s part of a shared-memory window's segment. */
+static inline char *pm_win_shm_addr(const struct pm_win *w, int target, uint64_t at)
+{
+    return (char *)w->shm_base + w->shm_offsets[target] + at;
+}
+
 /* ---- Target side (rma_target.c) ---- */
 /* Post the receive of every origin; MPI_SUCCESS or MPI_ERR_NO_MEM. */
 int pm_rma_ports_open(struct pm_win *w);
