@@ -344,6 +344,14 @@ if(EXISTS ${API_DIR}/progress.c)
     api_job(NAME progress_waiters_${rname}_block_coarse NPROCS 2 RAILS ${rails} PROGRAM progress
             ARGS --test=waiters ENV PROUST_PROGRESS=block PROUST_LOCKING=coarse
             PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
+    # messages to oneself leave the sleeping progress thread asleep
+    if(rname STREQUAL "shm")
+      foreach(mode thread block)
+        api_job(NAME progress_quiet_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
+                ARGS --test=quiet ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+                TIMEOUT 60)
+      endforeach()
+    endif()
     # finalize with waiters just woken and freed rendezvous sends in flight
     foreach(mode thread block poll)
       api_job(NAME progress_shutdown_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress

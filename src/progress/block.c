@@ -61,8 +61,21 @@ void proust__wake_slow(struct proust_session *s, unsigned waiting)
         atomic_fetch_add_explicit(&p->wake_seq, 1, memory_order_seq_cst);
         futex_wake_all(&p->wake_seq);
     }
+    /* A progress thread in the wait set waits for no request: a completion
+     * or an arrival is nothing to it (what it serves rings the rails'
+     * doorbells), and a kick is a system call on the completer's path and
+     * a context switch -- one per message of a process that sends to
+     * itself. An application thread there waits for its request: kick it.
+     * (pt_blocking is cleared before the wait set is let go: seeing the
+     * blocker bit of an application thread, we see it clear.) */
     if ((waiting & PROUST__WAIT_BLOCKER) &&
-        atomic_load_explicit(&p->blocker_id, memory_order_relaxed) != proust__thread_id())
+        !atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst))
+        proust__kick_blocker(s);
+}
+
+void proust__kick_blocker(struct proust_session *s)
+{
+    if (atomic_load_explicit(&s->prog.blocker_id, memory_order_relaxed) != proust__thread_id())
         proust__kick(s);
 }
 

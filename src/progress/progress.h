@@ -182,10 +182,15 @@ typedef bool (*proust__done_fn)(void *ctx);
 void proust__block(struct proust_session *s, proust__done_fn done, void *ctx,
                    uint64_t timeout_ns);
 /* A request completed or a message arrived while threads may be sleeping:
- * wake them (cheap when nobody sleeps; inline in proust__wake_check). */
+ * wake the application threads among them (cheap when nobody sleeps;
+ * inline in proust__wake_check). */
 void proust__wake_slow(struct proust_session *s, unsigned waiting);
 /* Wake the blocker out of epoll (a new application poller, a kick). */
 void proust__kick(struct proust_session *s);
+/* The same, unless the blocker is the calling thread. proust__wake_slow
+ * kicks only an application thread there (progress threads wait for no
+ * request): a reason to wake a progress thread kicks it with this. */
+void proust__kick_blocker(struct proust_session *s);
 /* A request got a completion callback before completing (monitored + 1):
  * from now on every packet may matter to a blocked progress thread. */
 void proust__monitored_begins(struct proust_session *s);

@@ -246,8 +246,8 @@ int proust_request_create(proust_session_t *s, proust_ptask_t *t, void *user,
          * blocker whose timeout was chosen when nothing was pending */
         proust__threads_kick(s);
         unsigned w = atomic_load_explicit(&s->prog.waiting, memory_order_seq_cst);
-        if (w & PROUST__WAIT_BLOCKER)
-            proust__wake_slow(s, PROUST__WAIT_BLOCKER);
+        if (w & PROUST__WAIT_BLOCKER) /* whoever it is: a progress thread too */
+            proust__kick_blocker(s);
     }
     *out = req;
     return PROUST_OK;

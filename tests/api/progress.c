@@ -39,6 +39,15 @@
  *                   must get its own message. 200 rounds; a round slower than
  *                   1 s means a lost wake-up (run with PROUST_PEER_CHECK_MS
  *                   large so that the periodic liveness check hides none).
+ *  --test=quiet     completions leave a sleeping progress thread alone:
+ *                   each rank, its progress thread asleep in the wait set,
+ *                   sends 64 messages to itself per round (receives posted,
+ *                   then sends, then waits), 2000 rounds. The process's
+ *                   voluntary context switches (getrusage) must stay under
+ *                   one a round (0 measured): a completion that kicked the
+ *                   sleeping thread (an eventfd write, and a wake-up when
+ *                   it slept) gave 7000 (one every 18 messages). Thread
+ *                   mode only; data checked in every mode.
  *  --test=shutdown  threads blocked in proust_wait on user requests that a
  *                   third thread completes just before finalize; rendezvous
  *                   isends freed with proust_request_free, still in flight
@@ -47,6 +56,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 
 #include "test_util.h"
 
@@ -468,6 +478,52 @@ static void *completer_main(void *arg)
     return NULL;
 }
 
+/* ------------------------------------------------------------------- quiet */
+#define TAG_Q 0x600
+
+static long voluntary_switches(void)
+{
+    struct rusage ru;
+    EXPECT(getrusage(RUSAGE_SELF, &ru) == 0, "getrusage");
+    return ru.ru_nvcsw;
+}
+
+static void test_quiet(void)
+{
+    TU_PHASE("completions do not kick a sleeping progress thread");
+    enum { W = 64, QROUNDS = 2000 };
+    uint64_t out[W], in[W];
+    proust_request_t *r[W];
+    tu_barrier(S);
+    tu_sleep_ms(100); /* no call: our progress thread goes to sleep in the wait set */
+    long before = voluntary_switches();
+    for (int round = 0; round < QROUNDS; round++) {
+        for (int i = 0; i < W; i++) {
+            in[i] = 0;
+            CHECK(proust_irecv(S, &in[i], sizeof in[i], tu_rank, TAG_Q + (proust_tag_t)i,
+                               PROUST_TAG_MASK_FULL, &r[i]));
+        }
+        for (int i = 0; i < W; i++) {
+            out[i] = tu_mix((uint64_t)round * W + (uint64_t)i);
+            CHECK(proust_send(S, &out[i], sizeof out[i], tu_rank, TAG_Q + (proust_tag_t)i));
+        }
+        for (int i = 0; i < W; i++) {
+            CHECK(proust_wait(&r[i], NULL));
+            EXPECT(in[i] == out[i], "round %d message %d: got %#llx, sent %#llx", round, i,
+                   (unsigned long long)in[i], (unsigned long long)out[i]);
+        }
+    }
+    long switches = voluntary_switches() - before;
+    printf("quiet: rank %d, %d messages to itself, %ld voluntary context switches\n", tu_rank,
+           W * QROUNDS, switches);
+    if (pt_mode)
+        EXPECT(switches < QROUNDS,
+               "%ld voluntary context switches for %d messages to itself: completions wake "
+               "the progress thread asleep in the wait set",
+               switches, W * QROUNDS);
+    tu_barrier(S);
+}
+
 static void test_shutdown(void)
 {
     TU_PHASE("shutdown");
@@ -549,6 +605,9 @@ int main(int argc, char **argv)
         thread_mode = pt_mode = 1;
     const char *which = tu_arg(argc, argv, "--test", "all");
     int all = strcmp(which, "all") == 0;
+    EXPECT(all || strcmp(which, "overlap") == 0 || strcmp(which, "waiters") == 0 ||
+               strcmp(which, "quiet") == 0 || strcmp(which, "shutdown") == 0,
+           "unknown --test=%s", which); /* a test that runs nothing must not pass */
     if (tu_rank == 0)
         printf("progress: mode %s, locking %s, %d thread(s), spin %.1f us, helper: %s\n",
                info.mode, info.locking, info.threads, info.spin_us, info.rdv_thread_reason);
@@ -563,6 +622,8 @@ int main(int argc, char **argv)
     }
     if (all || strcmp(which, "waiters") == 0)
         test_waiters();
+    if (all || strcmp(which, "quiet") == 0)
+        test_quiet();
     if (all || strcmp(which, "shutdown") == 0) {
         test_shutdown(); /* finalizes */
         return 0;
