@@ -93,9 +93,9 @@ int proust_irecv_inline(proust_session_t *s, void *buf, size_t len, int source, 
         return PROUST_ERR_INVALID;
     if (proust__request_reserve(s) != PROUST_OK)
         return PROUST_ERR_NOMEM;
-    /* complete in the call, it never escapes it (as proust_recv's) */
+    /* complete in the call, it never escapes it (as proust_recv's);
+     * recv_post initialises it only if it is used */
     struct proust_request tmp;
-    proust__request_init(&tmp, s, PROUST__REQ_RECV);
     proust__recv_fill(&tmp, buf, len, source, tag, mask);
     struct proust_request *req =
         proust__recv_post_inline(s, &tmp, PROUST__POST_NONBLOCKING | PROUST__POST_MAY_OFFER);

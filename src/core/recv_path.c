@@ -557,7 +557,8 @@ static bool inmsg_whole_eager(const struct proust__inmsg *m)
     return true;
 }
 
-/* Post req. With `heap`, req is on the caller's stack: it takes a message
+/* Post req. With `heap`, req is on the caller's stack, only filled
+ * (proust__recv_fill): it is initialised here only if it takes a message
  * that has wholly arrived eager (*heap = NULL: req is complete); anything
  * else goes on with a request from the thread's cache (reserved by the
  * caller), *heap. */
@@ -573,7 +574,10 @@ static int recv_post(struct proust_session *s, struct proust_request *req, unsig
      * of the unexpected messages and the queueing of the receive */
     proust__match_lock_source(s, req->peer);
     /* a message that arrived before its sender failed is still delivered */
-    struct proust__inmsg *m = proust__unexpected_find(s, req->peer, req->tag, req->mask, true);
+    struct proust__inmsg *m =
+        req->peer != PROUST_ANY_SOURCE && !s->gates[req->peer].unexp_head
+            ? NULL /* the common case of a posted receive: no call */
+            : proust__unexpected_find(s, req->peer, req->tag, req->mask, true);
     int source = m ? m->source : req->peer;
     if (heap) {
         *heap = NULL;
@@ -582,6 +586,8 @@ static int recv_post(struct proust_session *s, struct proust_request *req, unsig
             proust__recv_fill(h, req->seg0.iov_base, req->seg0.iov_len, req->peer, req->tag,
                               req->mask);
             *heap = req = h;
+        } else {
+            proust__request_init(req, s, PROUST__REQ_RECV); /* only filled until now */
         }
     }
     if (m) {
@@ -593,7 +599,9 @@ static int recv_post(struct proust_session *s, struct proust_request *req, unsig
     } else {
         req->where = PROUST__IN_POSTED;
         proust__posted_append(s, req);
-        offered = (how & PROUST__POST_MAY_OFFER) && proust__offer_prepare(s, req, &offer);
+        /* most receives are too small to offer: no call for them */
+        offered = (how & PROUST__POST_MAY_OFFER) && s->offer_bytes &&
+                  req->total >= s->offer_bytes && proust__offer_prepare(s, req, &offer);
     }
     proust__match_unlock_source(s, req->peer);
     if (acts.n)

@@ -362,7 +362,8 @@ int proust_wait(proust_request_t **reqp, proust_status_t *status)
     struct proust_request *req = *reqp;
     if (!req)
         return PROUST_OK;
-    proust__wait_request(req);
+    if (!is_finished(req)) /* most of a Waitall's requests are */
+        proust__wait_request(req);
     return finish(reqp, status);
 }
 

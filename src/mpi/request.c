@@ -26,6 +26,7 @@
 #define PM_REQ_CACHE_MAX 1024
 static _Thread_local struct pm_request *req_cache;
 static _Thread_local int req_cached;
+static _Thread_local bool req_cache_armed; /* the thread-exit drain is set */
 static pthread_key_t req_cache_key;
 static pthread_once_t req_cache_once = PTHREAD_ONCE_INIT;
 
@@ -82,6 +83,7 @@ static void req_cache_drain(void *unused)
     (void)unused;
     req_cache_spill(-1);
     req_cached = 0;
+    req_cache_armed = false; /* a later release (another destructor) arms it again */
 }
 
 static void req_cache_key_init(void)
@@ -160,7 +162,8 @@ void pm_request_free(struct pm_request *r)
         return;
     if (r->preq)
         proust_request_free(&r->preq);
-    free(r->tmp);
+    if (r->tmp)
+        free(r->tmp);
     if (r->type)
         pm_type_release(r->type);
     if (r->coll && r->coll_free)
@@ -168,9 +171,10 @@ void pm_request_free(struct pm_request *r)
     if (r->comm)
         pm_comm_release(r->comm);
     if (r->handle) {
-        if (!req_cache) { /* arm the thread-exit drain once per thread */
+        if (PM_UNLIKELY(!req_cache_armed)) { /* the thread-exit drain, once a thread */
             pthread_once(&req_cache_once, req_cache_key_init);
             pthread_setspecific(req_cache_key, (void *)1);
+            req_cache_armed = true;
         }
         if (req_cached >= PM_REQ_CACHE_MAX)
             req_cache_spill(PM_REQ_BATCH);

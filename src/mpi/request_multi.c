@@ -90,23 +90,41 @@ static struct pm_request *active_entry(MPI_Request h, int *rc, const char *fname
     return r;
 }
 
-static int check_array(const char *fname, int count, const MPI_Request *reqs)
+/* Every handle valid (or null)? With `found`, the requests are kept there
+ * (NULL for a null handle), so the caller need not look them up again. */
+static int check_array_into(const char *fname, int count, const MPI_Request *reqs,
+                            struct pm_request **found)
 {
     if (count < 0)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "%s: negative count %d", fname, count);
     if (count > 0 && !reqs)
         return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: request array is NULL", fname);
-    for (int i = 0; i < count; i++)
-        if (reqs[i] != MPI_REQUEST_NULL && !pm_request_get(reqs[i]))
+    for (int i = 0; i < count; i++) {
+        struct pm_request *r = NULL;
+        if (reqs[i] != MPI_REQUEST_NULL && !(r = pm_request_get(reqs[i])))
             return pm_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "%s: invalid request handle %#x at %d",
                             fname, (unsigned)reqs[i], i);
+        if (found)
+            found[i] = r;
+    }
     return MPI_SUCCESS;
 }
+
+static int check_array(const char *fname, int count, const MPI_Request *reqs)
+{
+    return check_array_into(fname, count, reqs, NULL);
+}
+
+/* MPI_Waitall keeps the requests of arrays up to this size on its stack
+ * (osu_bw's window is 64). */
+#define WAITALL_KEEP 128
 
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     PM_CHECK_INIT("MPI_Waitall");
-    int rc = check_array("MPI_Waitall", count, reqs);
+    struct pm_request *kept[WAITALL_KEEP];
+    struct pm_request **found = count <= WAITALL_KEEP ? kept : NULL;
+    int rc = check_array_into("MPI_Waitall", count, reqs, found);
     if (rc != MPI_SUCCESS)
         return rc;
     /* Everything is posted already, so waiting in order costs nothing: the
@@ -120,7 +138,13 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
             reqs[i] = MPI_REQUEST_NULL;
             continue;
         }
-        struct pm_request *r = active_entry(reqs[i], &rc, "MPI_Waitall");
+        struct pm_request *r;
+        if (found && found[i] && __atomic_load_n(&found[i]->kind, __ATOMIC_ACQUIRE) != PM_REQ_FREE)
+            r = found[i]->kind == PM_REQ_PERSISTENT && !pm_persistent_active(found[i])
+                    ? NULL /* inactive, as active_entry says */
+                    : found[i];
+        else /* null, or released meanwhile (a callback): the lookup says which */
+            r = active_entry(reqs[i], &rc, "MPI_Waitall");
         if (!r) {
             pm_status_empty(st);
             continue;
