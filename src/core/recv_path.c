@@ -561,9 +561,10 @@ static bool inmsg_whole_eager(const struct proust__inmsg *m)
  * (proust__recv_fill): it is initialised here only if it takes a message
  * that has wholly arrived eager (*heap = NULL: req is complete); anything
  * else goes on with a request from the thread's cache (reserved by the
- * caller), *heap. */
-static int recv_post(struct proust_session *s, struct proust_request *req, unsigned how,
-                     struct proust_request **heap)
+ * caller), *heap. Inlined in its two callers, the posting fast paths. */
+static inline __attribute__((always_inline)) int
+recv_post(struct proust_session *s, struct proust_request *req, unsigned how,
+          struct proust_request **heap)
 {
     struct proust__offer_msg offer;
     bool offered = false;
