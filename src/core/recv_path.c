@@ -458,8 +458,10 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
         return; /* what a failed peer still sends is not trusted */
     acts.n = 0;
     acts.defer_gets = g->rail->ops->write != NULL;
-    int rc = proust__wire_open(&rd, data, len, &why);
-    while (rc == PROUST_OK && (rc = proust__wire_next(&rd, &ch, &why)) == 1) {
+    /* most packets are one small message: one pass of the loop, no reader */
+    bool single = proust__wire_single_data(data, len, &ch);
+    int rc = single ? PROUST_OK : proust__wire_open(&rd, data, len, &why);
+    while (rc == PROUST_OK && (single || (rc = proust__wire_next(&rd, &ch, &why)) == 1)) {
         rc = PROUST_OK;
         if (ch.hdr.type != PROUST__CH_DATA && ch.hdr.type != PROUST__CH_RTS) {
             /* control chunks take the gate lock: leave the stripe first */
@@ -511,6 +513,8 @@ void proust__on_packet(void *engine, int peer, const void *data, size_t len)
                                          : "chunk of an unknown or duplicate message";
         if (acts.n + 2 > ACTS_MAX)
             flush_decisions(s, peer, &acts, &locked);
+        if (single)
+            break;
     }
     if (acts.n)
         flush_decisions(s, peer, &acts, &locked);

@@ -15,8 +15,10 @@
 #ifndef PROUST_WIRE_H
 #define PROUST_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PROUST__PKT_MAGIC 0x5072u /* "Pr" */
 
@@ -128,5 +130,27 @@ int proust__wire_open(struct proust__wire_reader *r, const void *data, size_t le
  * (bad type, body past the packet end, segment index out of range, ...). */
 int proust__wire_next(struct proust__wire_reader *r, struct proust__wire_chunk *out,
                       const char **why);
+
+/* The common packet read without the reader (on the latency path): one
+ * DATA chunk, not SYNC, of a one-segment message, whose body ends the
+ * packet -- what proust__wire_open + proust__wire_next accept for that
+ * shape. Anything else, malformed or not, answers false: the reader then
+ * validates it and says what is wrong. */
+static inline bool proust__wire_single_data(const void *data, size_t len,
+                                            struct proust__wire_chunk *out)
+{
+    struct proust__pkt_hdr ph;
+    if (len < sizeof ph + sizeof out->hdr)
+        return false;
+    memcpy(&ph, data, sizeof ph);
+    memcpy(&out->hdr, (const uint8_t *)data + sizeof ph, sizeof out->hdr);
+    const struct proust__chunk_hdr *h = &out->hdr;
+    if (ph.magic != PROUST__PKT_MAGIC || ph.nchunks != 1 || ph.len != len ||
+        h->type != PROUST__CH_DATA || (h->flags & PROUST__CF_SYNC) || h->nseg != 1 ||
+        h->seg != 0 || h->len != len - sizeof ph - sizeof out->hdr || h->len > h->total)
+        return false;
+    out->body = (const uint8_t *)data + sizeof ph + sizeof out->hdr;
+    return true;
+}
 
 #endif

@@ -43,6 +43,77 @@ static int parse_all(const uint8_t *p, size_t len, unsigned *count)
     return rc;
 }
 
+/* The latency path's parser (proust__wire_single_data) accepts only what
+ * the reader accepts, as the same one chunk: anything it takes that the
+ * reader refuses would reach matching unchecked. */
+static void check_single_agrees(const uint8_t *p, size_t len, int *accepted)
+{
+    struct proust__wire_chunk fast;
+    if (!proust__wire_single_data(p, len, &fast))
+        return;
+    (*accepted)++;
+    struct proust__wire_reader r;
+    struct proust__wire_chunk c;
+    const char *why = NULL;
+    EXPECT_EQ(proust__wire_open(&r, p, len, &why), PROUST_OK);
+    EXPECT_EQ(proust__wire_next(&r, &c, &why), 1);
+    EXPECT_TRUE(memcmp(&c.hdr, &fast.hdr, sizeof c.hdr) == 0 && c.body == fast.body);
+    EXPECT_EQ(proust__wire_next(&r, &c, &why), 0);
+    EXPECT_TRUE(c.hdr.type == PROUST__CH_DATA && !(c.hdr.flags & PROUST__CF_SYNC) &&
+                c.hdr.nseg == 1 && fast.body + fast.hdr.len == p + len);
+}
+
+static void test_single_data(uint8_t *pkt, uint8_t *bad)
+{
+    struct proust__wire_chunk c;
+    int accepted = 0;
+    size_t len = build(pkt, 1, 13);
+    EXPECT_TRUE(proust__wire_single_data(pkt, len, &c));
+    EXPECT_EQ(c.hdr.len, 13);
+    EXPECT_TRUE(c.body == pkt + len - 13);
+    check_single_agrees(pkt, len, &accepted);
+    EXPECT_EQ(accepted, 1);
+    /* shapes it leaves to the reader: two chunks, SYNC, two segments, a
+     * body longer than its message, trailing bytes, an empty packet */
+    size_t len2 = build(bad, 2, 13);
+    EXPECT_TRUE(!proust__wire_single_data(bad, len2, &c));
+    struct proust__chunk_hdr h;
+    const size_t at = sizeof(struct proust__pkt_hdr);
+    for (int shape = 0; shape < 4; shape++) {
+        memcpy(bad, pkt, len);
+        memcpy(&h, bad + at, sizeof h);
+        if (shape == 0)
+            h.flags |= PROUST__CF_SYNC;
+        else if (shape == 1)
+            h.nseg = 2;
+        else if (shape == 2)
+            h.total = 12;
+        else
+            h.seg = 1;
+        memcpy(bad + at, &h, sizeof h);
+        EXPECT_TRUE(!proust__wire_single_data(bad, len, &c));
+    }
+    memcpy(bad, pkt, len);
+    bad[len] = 0;
+    ((struct proust__pkt_hdr *)bad)->len = (uint32_t)(len + 1);
+    EXPECT_TRUE(!proust__wire_single_data(bad, len + 1, &c));
+    EXPECT_TRUE(!proust__wire_single_data(bad, 0, &c));
+    /* every byte of a good packet changed, alone, many ways */
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < len; i++)
+        for (int k = 0; k < 64; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            memcpy(bad, pkt, len);
+            bad[i] = (uint8_t)x;
+            check_single_agrees(bad, len, &accepted);
+            for (size_t cut = 0; cut < len; cut += 7)
+                check_single_agrees(bad, cut, &accepted);
+        }
+    EXPECT_TRUE(accepted > 1); /* changed tags and payload bytes are still good packets */
+}
+
 int main(void)
 {
     static uint8_t pkt[65536], bad[65536];
@@ -132,7 +203,10 @@ int main(void)
         }
         int rc = parse_all(bad, l, &n);
         EXPECT_TRUE(rc == 0 || rc == PROUST_ERR_PROTO);
+        int accepted = 0;
+        check_single_agrees(bad, l, &accepted);
     }
+    test_single_data(pkt, bad);
     printf("wire: ok\n");
     return 0;
 }
