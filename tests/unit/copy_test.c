@@ -52,9 +52,12 @@ static void check(const unsigned char *src, size_t soff, size_t doff, size_t n, 
         }
 }
 
-static const size_t sizes[] = {0,    1,    31,   32,    33,    2047,  2048,   2049,   2080,
-                               4095, 4097, 9999, 65536, 65599, 131071, 131072, 131073, 262145,
-                               (size_t)4 << 20, ((size_t)4 << 20) + 1, MAXLEN};
+/* 0-16: the inline moves of small payloads; then the loop's limits */
+static const size_t sizes[] = {0,      1,      2,      3,      4,     5,     7,       8,
+                               9,      15,     16,     17,     31,    32,    33,      2047,
+                               2048,   2049,   2080,   4095,   4097,  9999,  65536,   65599,
+                               131071, 131072, 131073, 262145, (size_t)4 << 20,
+                               ((size_t)4 << 20) + 1,  MAXLEN};
 
 static void copy_case(size_t n, size_t soff, size_t doff, int round)
 {
