@@ -245,10 +245,12 @@ static void gate_active_remove(struct proust__gate *g, struct proust__inmsg *m)
     }
 }
 
-/* A chunk of a message whose turn has come, or of one already started. */
+/* A chunk of a message whose turn has come, or of one already started.
+ * `searched`: the caller took the posted receive already (`taken`, NULL if
+ * none matched), so the queue is not searched twice. */
 static int process_chunk(struct proust_session *s, struct proust__gate *g,
                          const struct proust__chunk_hdr *h, const uint8_t *body, bool is_new,
-                         struct proust_request *taken, struct actions *acts)
+                         bool searched, struct proust_request *taken, struct actions *acts)
 {
     const uint8_t *data = body;
     size_t seg_size;
@@ -274,7 +276,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
 
     struct proust__inmsg *m = NULL;
     if (is_new) {
-        struct proust_request *req = taken ? taken : proust__posted_take(s, g->peer, h->tag);
+        struct proust_request *req = searched ? taken : proust__posted_take(s, g->peer, h->tag);
         if (req && h->nseg == 1) {
             /* the common case: a one-segment message with its receive posted */
             bind_request(req, g->peer, h->tag, 1, h->total);
@@ -368,7 +370,7 @@ static int drain_stash(struct proust_session *s, struct proust__gate *g, struct 
         bool next_new = st->hdr.seq == g->recv_seq;
         if (next_new)
             g->recv_seq++;
-        rc = process_chunk(s, g, &st->hdr, st->body, next_new, NULL, acts);
+        rc = process_chunk(s, g, &st->hdr, st->body, next_new, false, NULL, acts);
         free(st);
     }
     return rc;
@@ -405,7 +407,7 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
             return PROUST_OK;
         }
     }
-    int rc = process_chunk(s, g, h, body, is_new, req, acts);
+    int rc = process_chunk(s, g, h, body, is_new, is_new, req, acts);
     return rc == PROUST_OK ? drain_stash(s, g, acts) : rc;
 }
 
@@ -561,6 +563,26 @@ static bool inmsg_whole_eager(const struct proust__inmsg *m)
     return true;
 }
 
+/* A receive on the caller's stack (only filled) takes an unexpected
+ * one-segment eager message without an ACK to send: copy, status, and the
+ * descriptor back -- what recv_take and deliver_segment do for that case,
+ * without the bookkeeping of a request someone waits on. */
+static void take_small_inline(struct proust_session *s, struct proust_request *req,
+                              struct proust__inmsg *m)
+{
+    struct proust__inseg *sg = &m->seg[0];
+    size_t cap = req->seg0.iov_len;
+    size_t take = sg->len < cap ? sg->len : cap;
+    if (take)
+        proust__copy(req->seg0.iov_base, sg->data, take);
+    req->status.source = m->source;
+    req->status.tag = m->tag;
+    req->status.size = m->size;
+    req->status.count = take;
+    req->status.error = m->size > req->total || sg->len > cap ? PROUST_ERR_TRUNCATE : PROUST_OK;
+    proust__inmsg_release(s, m);
+}
+
 /* Post req. With `heap`, req is on the caller's stack, only filled
  * (proust__recv_fill): it is initialised here only if it takes a message
  * that has wholly arrived eager (*heap = NULL: req is complete); anything
@@ -584,6 +606,7 @@ recv_post(struct proust_session *s, struct proust_request *req, unsigned how,
             ? NULL /* the common case of a posted receive: no call */
             : proust__unexpected_find(s, req->peer, req->tag, req->mask, true);
     int source = m ? m->source : req->peer;
+    bool taken = false; /* by the stack request, whole */
     if (heap) {
         *heap = NULL;
         if (!m || !inmsg_whole_eager(m)) {
@@ -591,11 +614,16 @@ recv_post(struct proust_session *s, struct proust_request *req, unsigned how,
             proust__recv_fill(h, req->seg0.iov_base, req->seg0.iov_len, req->peer, req->tag,
                               req->mask);
             *heap = req = h;
+        } else if (m->nseg == 1 && !(m->flags & PROUST__CF_SYNC)) {
+            take_small_inline(s, req, m);
+            taken = true;
         } else {
             proust__request_init(req, s, PROUST__REQ_RECV); /* only filled until now */
         }
     }
-    if (m) {
+    if (taken) {
+        /* complete: the caller reads its status */
+    } else if (m) {
         recv_take(s, req, m, &acts);
     } else if (req->peer != PROUST_ANY_SOURCE && atomic_load(&s->gates[req->peer].failed)) {
         req->status.source = req->peer;

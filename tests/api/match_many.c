@@ -27,7 +27,8 @@
  *     message for is not posted; any-tag receives then drain the messages
  *     left, which must come in sending order.
  *
- * One process: rank 0 plays both sides. Two: rank 0 sends, rank 1 receives.
+ * One process: rank 0 plays both sides. Two: rank 0 sends, rank 1 receives
+ * (B runs again the other way, so statuses name a source other than 0).
  */
 #include <stdbool.h>
 
@@ -305,6 +306,10 @@ int main(void)
     t0 = tu_now();
     phase_unexpected(s, sender, receiver);
     tu_barrier(s);
+    if (tu_size == 2) { /* the other way: a source that is not 0 in every status */
+        phase_unexpected(s, receiver, sender);
+        tu_barrier(s);
+    }
     if (tu_rank == 0)
         printf("match_many B: done (%.2f s)\n", tu_now() - t0);
     tu_finalize(s);
