@@ -78,16 +78,19 @@ static int raise_held(struct pm_comm *c, int code, const char *fname, const char
     return rc;
 }
 
+/* r, unless it is an inactive persistent request (nothing to wait for). */
+static struct pm_request *if_active(struct pm_request *r)
+{
+    return r && r->kind == PM_REQ_PERSISTENT && !pm_persistent_active(r) ? NULL : r;
+}
+
 /* Is this entry something to wait for (not null, not an inactive persistent
  * request)? */
 static struct pm_request *active_entry(MPI_Request h, int *rc, const char *fname)
 {
     if (h == MPI_REQUEST_NULL)
         return NULL;
-    struct pm_request *r = pm_req_lookup(fname, h, rc);
-    if (r && r->kind == PM_REQ_PERSISTENT && !pm_persistent_active(r))
-        return NULL;
-    return r;
+    return if_active(pm_req_lookup(fname, h, rc));
 }
 
 /* Every handle valid (or null)? With `found`, the requests are kept there
@@ -140,9 +143,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
         }
         struct pm_request *r;
         if (found && found[i] && __atomic_load_n(&found[i]->kind, __ATOMIC_ACQUIRE) != PM_REQ_FREE)
-            r = found[i]->kind == PM_REQ_PERSISTENT && !pm_persistent_active(found[i])
-                    ? NULL /* inactive, as active_entry says */
-                    : found[i];
+            r = if_active(found[i]);
         else /* null, or released meanwhile (a callback): the lookup says which */
             r = active_entry(reqs[i], &rc, "MPI_Waitall");
         if (!r) {
