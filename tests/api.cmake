@@ -352,6 +352,14 @@ if(EXISTS ${API_DIR}/progress.c)
                 TIMEOUT 60)
       endforeach()
     endif()
+    # a sender facing a full ring sleeps and is woken when room comes
+    if(rname STREQUAL "shm")
+      foreach(mode thread block poll)
+        api_job(NAME progress_fullring_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
+                ARGS --test=fullring ENV PROUST_PROGRESS=${mode} PROUST_SHM_RING_SIZE=64K
+                PROUST_PEER_CHECK_MS=60000 TIMEOUT 60)
+      endforeach()
+    endif()
     # finalize with waiters just woken and freed rendezvous sends in flight
     foreach(mode thread block poll)
       api_job(NAME progress_shutdown_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress

@@ -716,8 +716,10 @@ int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot 
 struct proust__packet_slot *proust__gate_idle_slot(struct proust__gate *g);
 /* Progress must come back to this gate (window or driver queue not empty). */
 void proust__gate_mark_pending(struct proust_session *s, struct proust__gate *g);
-/* Pack and send packets while the rail is idle (gate lock held). */
-void proust__gate_schedule(struct proust_session *s, struct proust__gate *g);
+/* Pack and send packets while the rail is idle (gate lock held). Returns
+ * how much moved (driver queue flushed, packets sent, a failed gate
+ * emptied): 0 when the rail had no room, which a waiter counts as idle. */
+int proust__gate_schedule(struct proust_session *s, struct proust__gate *g);
 /* Fail everything queued or in flight on a gate (no lock held). */
 void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int status,
                        const char *why);

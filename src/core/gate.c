@@ -171,7 +171,7 @@ struct proust__packet_slot *proust__gate_idle_slot(struct proust__gate *g)
     return free_slot(g);
 }
 
-void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
+int proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
 {
     proust__rail_t *rail = g->rail;
     int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
@@ -183,10 +183,14 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
         if (rail->ops->disconnect)
             rail->ops->disconnect(rail, g->peer, failed);
         clear_pending(s, g);
-        return;
+        return 1;
     }
-    if (rail->ops->flush)
-        rail->ops->flush(rail, g->peer);
+    int moved = 0;
+    if (rail->ops->flush) {
+        int f = rail->ops->flush(rail, g->peer);
+        if (f > 0)
+            moved += f;
+    }
 
     while (g->win.head) {
         struct proust__packet_slot *slot = free_slot(g);
@@ -197,6 +201,7 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
         if (!first)
             break;
         int rc = proust__gate_send_packet(g, slot, first, n);
+        moved++;
         if (rc == PROUST__INPROGRESS)
             continue; /* send_done frees the slot */
         credit_chunks(first, rc);
@@ -210,6 +215,7 @@ void proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
         proust__gate_mark_pending(s, g);
     else
         clear_pending(s, g);
+    return moved;
 }
 
 /* A packet or put that a driver queued has left (or failed). Runs with the

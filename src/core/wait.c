@@ -51,9 +51,10 @@ int proust__progress(struct proust_session *s)
             if (!atomic_load_explicit(&g->pending_work, memory_order_acquire))
                 continue;
             if (proust__trylock(&g->lock)) {
-                proust__gate_schedule(s, g);
+                /* only what moved counts: a sender facing a full ring is
+                 * idle (it yields, then sleeps until the receiver rings) */
+                events += proust__gate_schedule(s, g);
                 proust__unlock(&g->lock);
-                events++;
             }
         }
     }

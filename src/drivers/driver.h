@@ -141,7 +141,12 @@ struct proust__rail_ops {
     /* Is there unsent data queued for peer? (the engine packs the next packet
      * only when the rail is idle for that peer) */
     int (*busy)(proust__rail_t *rail, int peer);
-    /* Push queued outbound data for peer; may call send_done. */
+    /* Push queued outbound data for peer; may call send_done. Returns > 0
+     * when queued data moved (into the transport, or failed), 0 when
+     * nothing did (none queued, or no room yet: the driver then makes sure
+     * a blocked waiter is woken when room comes), or a negative error.
+     * The engine's waits count only real movement as progress: a sender
+     * facing a full ring is idle, and yields or sleeps like any waiter. */
     int (*flush)(proust__rail_t *rail, int peer);
     /* Receive and deliver what has arrived; returns the number of events
      * (>= 0) so the engine can tell idle from busy. */

@@ -431,21 +431,29 @@ static int shm_flush(proust__rail_t *rail, int peer)
 {
     struct shm_state *st = rail->priv;
     struct shm_peer *p = &st->peers[peer];
-    bool wrote = false;
-    int urgent = 0;
+    bool wrote = false, asked = false;
+    int urgent = 0, moved = 0;
     while (p->q_head) {
         struct queued_op *op = p->q_head;
         int rc = atomic_load(&p->dead) ? PROUST_ERR_PEER_FAILED
                                        : proust__shm_ring_write(&p->out, op->kind, op->token,
                                                                 op->offset, op->iov, op->iovcnt,
                                                                 op->len);
-        if (rc == PROUST_ERR_BUSY) {
-            if (wrote)
-                proust__shm_wake_peer(p, urgent);
-            return PROUST_OK;
+        if (rc == PROUST_ERR_BUSY && !asked) {
+            /* Ask for room again (the receiver clears the request each
+             * time it frees some), then look once more: either that look
+             * sees the room or the receiver sees the request and rings us
+             * if we sleep (Dekker on want_space and the ring's tail). */
+            asked = true;
+            atomic_store_explicit(&p->out.ctl->want_space, 1, memory_order_seq_cst);
+            atomic_thread_fence(memory_order_seq_cst);
+            continue;
         }
+        if (rc == PROUST_ERR_BUSY)
+            break;
         wrote |= rc == PROUST_OK;
         urgent |= op->urgent;
+        moved++;
         p->q_head = op->next;
         if (!p->q_head)
             p->q_tail = NULL;
@@ -454,7 +462,7 @@ static int shm_flush(proust__rail_t *rail, int peer)
     }
     if (wrote)
         proust__shm_wake_peer(p, urgent);
-    return PROUST_OK;
+    return moved;
 }
 
 static void shm_disconnect(proust__rail_t *rail, int peer, int status)

@@ -369,7 +369,10 @@ static int tcp_busy(proust__rail_t *rail, int peer)
 
 /* Write queued frames (send lock held); finished ones are appended to
  * *done in order. Returns 0 (queue empty), 1 (socket full) or -errno. */
-static int flush_locked(struct tcp_rail *t, struct tcp_conn *c, struct tcp_sreq **done)
+/* Write what is queued; 0: all of it, 1: the socket is full, or -errno.
+ * Adds the bytes written to *sent when given. */
+static int flush_locked(struct tcp_rail *t, struct tcp_conn *c, struct tcp_sreq **done,
+                        size_t *sent)
 {
     struct tcp_sreq **dtail = done;
     while (*dtail)
@@ -393,6 +396,8 @@ static int flush_locked(struct tcp_rail *t, struct tcp_conn *c, struct tcp_sreq 
             return -errno;
         }
         size_t left = (size_t)n;
+        if (sent)
+            *sent += left;
         while (c->qhead) {
             struct tcp_sreq *s = c->qhead;
             left -= sreq_advance(s, left);
@@ -430,13 +435,14 @@ static int tcp_flush(proust__rail_t *rail, int peer)
         poll(&pfd, 1, 0) == 0)
         return PROUST_OK;
     struct tcp_sreq *done = NULL, *failed = NULL;
+    size_t sent = 0;
     int rc = PROUST_OK;
     pthread_mutex_lock(&c->send_lock);
     if (atomic_load_explicit(&c->state, memory_order_acquire) != TCP_LIVE) {
         failed = detach_queue_locked(t, c);
         rc = PROUST_ERR_CONN;
     } else {
-        int r = flush_locked(t, c, &done);
+        int r = flush_locked(t, c, &done, &sent);
         if (r < 0) {
             PROUST_DEBUG("tcp: send to rank %d: %s", c->peer, strerror(-r));
             send_fail_locked(c, -r);
@@ -447,7 +453,7 @@ static int tcp_flush(proust__rail_t *rail, int peer)
     pthread_mutex_unlock(&c->send_lock);
     complete_list(rail, done, PROUST_OK, 1);
     complete_list(rail, failed, PROUST_ERR_CONN, 1);
-    return rc;
+    return rc != PROUST_OK ? rc : sent > 0;
 }
 
 /* ---- Polling (the frame parser is in tcp_recv.c) ----------------------------- */
@@ -668,7 +674,7 @@ static void graceful_close(struct tcp_rail *t)
                 } else {
                     struct tcp_sreq *done = NULL;
                     pthread_mutex_lock(&c->send_lock);
-                    int fr = flush_locked(t, c, &done);
+                    int fr = flush_locked(t, c, &done, NULL);
                     pthread_mutex_unlock(&c->send_lock);
                     for (struct tcp_sreq *s = done, *next; s; s = next) {
                         next = s->next;

@@ -48,6 +48,21 @@
  *                   sleeping thread (an eventfd write, and a wake-up when
  *                   it slept) gave 7000 (one every 18 messages). Thread
  *                   mode only; data checked in every mode.
+ *  --test=fullring a sender facing a full ring is idle: rank 0 isends 512
+ *                   eager messages, ~100 B and ~24 KiB in turn (6 MiB; run
+ *                   with a 64 KiB shm ring: room freed by a small one is
+ *                   not enough for the large one that waits) and waits for
+ *                   all; rank 1 sleeps 300 ms without a
+ *                   library call, then receives them in bursts of 16 with
+ *                   10 ms sleeps between (each burst frees room while rank
+ *                   0 sleeps: every one needs the receiver's ring). Data
+ *                   and statuses checked; rank 0's wait must end within
+ *                   20 s (a lost wake-up waits for PROUST_PEER_CHECK_MS,
+ *                   set to 60 s); outside poll mode, rank 0's process may
+ *                   use at most half a cpu over its wait (it waits ~0.6 s;
+ *                   a sender that counted each failed flush as progress
+ *                   spun through it, a whole cpu that the receiver of an
+ *                   oversubscribed node needs).
  *  --test=shutdown  threads blocked in proust_wait on user requests that a
  *                   third thread completes just before finalize; rendezvous
  *                   isends freed with proust_request_free, still in flight
@@ -524,6 +539,62 @@ static void test_quiet(void)
     tu_barrier(S);
 }
 
+#define TAG_F 0x700
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    EXPECT(getrusage(RUSAGE_SELF, &ru) == 0, "getrusage");
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+static void test_fullring(int poll_mode)
+{
+    TU_PHASE("a sender facing a full ring sleeps, and is woken when room comes");
+    enum { NF = 512, FLEN = 24576 + 8, BURST = 16 };
+#define FULLRING_LEN(i) ((i) % 2 ? 24576 + (size_t)(i) % 7 : 100 + (size_t)(i) % 13)
+    uint8_t *buf = malloc((size_t)NF * FLEN);
+    EXPECT(buf != NULL, "malloc");
+    tu_barrier(S);
+    if (tu_rank == 0) {
+        static proust_request_t *r[NF];
+        for (int i = 0; i < NF; i++)
+            tu_fill(buf + (size_t)i * FLEN, FULLRING_LEN(i), TAG_F + (uint64_t)i);
+        double t0 = tu_now(), c0 = cpu_seconds();
+        for (int i = 0; i < NF; i++)
+            CHECK(proust_isend(S, buf + (size_t)i * FLEN, FULLRING_LEN(i), 1,
+                               TAG_F + (proust_tag_t)i, &r[i]));
+        CHECK(proust_waitall(NF, r, NULL));
+        double wall = tu_now() - t0, cpu = cpu_seconds() - c0;
+        printf("fullring: rank 0 waited %.3f s for %d eager sends, %.3f s of cpu\n", wall, NF,
+               cpu);
+        EXPECT(wall < 20.0, "the sends took %.1f s: a sender asleep on a full ring was not "
+               "woken when the receiver freed room", wall);
+        if (!poll_mode)
+            EXPECT(cpu < 0.5 * wall,
+                   "%.3f s of cpu over a %.3f s wait on a full ring: the sender spins instead "
+                   "of yielding and sleeping", cpu, wall);
+    } else {
+        tu_sleep_ms(300); /* no call: rank 0 fills the ring and waits */
+        for (int i = 0; i < NF; i++) {
+            if (i && i % BURST == 0)
+                tu_sleep_ms(10);
+            proust_status_t st;
+            memset(buf, 0, FLEN);
+            CHECK(proust_recv(S, buf, FLEN, 0, TAG_F + (proust_tag_t)i, PROUST_TAG_MASK_FULL,
+                              &st));
+            EXPECT_STATUS(st, 0, TAG_F + (uint64_t)i, FULLRING_LEN(i), FULLRING_LEN(i),
+                          PROUST_OK);
+            EXPECT_PATTERN(buf, FULLRING_LEN(i), TAG_F + (uint64_t)i,
+                           "eager message %d through a full ring", i);
+        }
+    }
+#undef FULLRING_LEN
+    free(buf);
+    tu_barrier(S);
+}
+
 static void test_shutdown(void)
 {
     TU_PHASE("shutdown");
@@ -606,7 +677,8 @@ int main(int argc, char **argv)
     const char *which = tu_arg(argc, argv, "--test", "all");
     int all = strcmp(which, "all") == 0;
     EXPECT(all || strcmp(which, "overlap") == 0 || strcmp(which, "waiters") == 0 ||
-               strcmp(which, "quiet") == 0 || strcmp(which, "shutdown") == 0,
+               strcmp(which, "quiet") == 0 || strcmp(which, "fullring") == 0 ||
+               strcmp(which, "shutdown") == 0,
            "unknown --test=%s", which); /* a test that runs nothing must not pass */
     if (tu_rank == 0)
         printf("progress: mode %s, locking %s, %d thread(s), spin %.1f us, helper: %s\n",
@@ -624,6 +696,8 @@ int main(int argc, char **argv)
         test_waiters();
     if (all || strcmp(which, "quiet") == 0)
         test_quiet();
+    if (all || strcmp(which, "fullring") == 0)
+        test_fullring(strcmp(info.mode, "poll") == 0);
     if (all || strcmp(which, "shutdown") == 0) {
         test_shutdown(); /* finalizes */
         return 0;
