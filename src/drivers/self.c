@@ -2,6 +2,8 @@
  * self.c — the rail to one's own rank. Packets are copied into a queue and
  * delivered by the next poll (delivering inside send would re-enter the
  * engine while it holds the gate lock); puts and gets are plain memcpy.
+ * Blocks of small packets are recycled: a message to oneself is a copy and
+ * a lock, not a malloc and a free.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,6 +17,11 @@
 #include "proust.h"
 #include "common/copy.h"
 
+/* Packets up to this many bytes (headers included) go in recycled blocks
+ * of this size; a few of them are kept. */
+#define SELF_SMALL 512u
+#define SELF_KEEP 256u
+
 struct self_packet {
     struct self_packet *next;
     size_t len;
@@ -24,6 +31,8 @@ struct self_packet {
 struct self_state {
     pthread_mutex_t lock;
     struct self_packet *head, *tail;
+    struct self_packet *spare; /* recycled small blocks (under lock) */
+    unsigned nspare;
     int rank;
     int bell;          /* eventfd: rung when a thread blocks (armed) */
     _Atomic int armed;
@@ -62,6 +71,17 @@ static int self_reaches(proust__rail_t *rail, int peer)
     return peer == ((struct self_state *)rail->priv)->rank;
 }
 
+static void fill(struct self_packet *p, const struct iovec *iov, int iovcnt, size_t len)
+{
+    p->next = NULL;
+    p->len = len;
+    uint8_t *dst = p->data;
+    for (int i = 0; i < iovcnt; i++) {
+        proust__copy(dst, iov[i].iov_base, iov[i].iov_len);
+        dst += iov[i].iov_len;
+    }
+}
+
 static int self_send(proust__rail_t *rail, int peer, const struct iovec *iov, int iovcnt, void *ctx)
 {
     (void)peer;
@@ -70,17 +90,28 @@ static int self_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
     size_t len = 0;
     for (int i = 0; i < iovcnt; i++)
         len += iov[i].iov_len;
-    struct self_packet *p = malloc(sizeof *p + len);
-    if (!p)
-        return PROUST_ERR_NOMEM;
-    p->next = NULL;
-    p->len = len;
-    uint8_t *dst = p->data;
-    for (int i = 0; i < iovcnt; i++) {
-        proust__copy(dst, iov[i].iov_base, iov[i].iov_len);
-        dst += iov[i].iov_len;
+    struct self_packet *p = NULL;
+    if (len <= SELF_SMALL) {
+        /* a spare block, filled under the lock it was taken with (a small
+         * copy) so that the packet costs one lock */
+        pthread_mutex_lock(&st->lock);
+        p = st->spare;
+        if (p) {
+            st->spare = p->next;
+            st->nspare--;
+        } else {
+            pthread_mutex_unlock(&st->lock);
+        }
     }
-    pthread_mutex_lock(&st->lock);
+    if (p) {
+        fill(p, iov, iovcnt, len);
+    } else { /* a new block, filled before taking the lock */
+        p = malloc(sizeof *p + (len <= SELF_SMALL ? SELF_SMALL : len));
+        if (!p)
+            return PROUST_ERR_NOMEM;
+        fill(p, iov, iovcnt, len);
+        pthread_mutex_lock(&st->lock);
+    }
     if (st->tail)
         st->tail->next = p;
     else /* atomic: poll peeks at head without the lock */
@@ -172,12 +203,37 @@ static int self_poll(proust__rail_t *rail)
     st->tail = NULL;
     pthread_mutex_unlock(&st->lock);
     int n = 0;
+    struct self_packet *keep = NULL, *keep_tail = NULL;
+    unsigned nkeep = 0;
     while (p) {
         struct self_packet *next = p->next;
         rail->up.packet(rail->up.engine, st->rank, p->data, p->len);
-        free(p);
+        if (p->len <= SELF_SMALL && nkeep < SELF_KEEP) {
+            p->next = keep;
+            keep = p;
+            if (!keep_tail)
+                keep_tail = p;
+            nkeep++;
+        } else {
+            free(p);
+        }
         p = next;
         n++;
+    }
+    if (keep) {
+        pthread_mutex_lock(&st->lock);
+        if (st->nspare < SELF_KEEP) {
+            keep_tail->next = st->spare;
+            st->spare = keep;
+            st->nspare += nkeep;
+            keep = NULL;
+        }
+        pthread_mutex_unlock(&st->lock);
+        while (keep) { /* enough spares already */
+            struct self_packet *next = keep->next;
+            free(keep);
+            keep = next;
+        }
     }
     return n;
 }
@@ -202,11 +258,13 @@ static void self_close(proust__rail_t *rail)
     struct self_state *st = rail->priv;
     if (!st)
         return;
-    while (st->head) {
-        struct self_packet *p = st->head;
-        st->head = p->next;
-        free(p);
-    }
+    struct self_packet *lists[2] = {st->head, st->spare};
+    for (int i = 0; i < 2; i++)
+        while (lists[i]) {
+            struct self_packet *p = lists[i];
+            lists[i] = p->next;
+            free(p);
+        }
     pthread_mutex_destroy(&st->lock);
     if (st->bell >= 0)
         close(st->bell);
