@@ -99,6 +99,10 @@ int proust_init(proust_session_t **session);
 int proust_finalize(proust_session_t *session);
 int proust_rank(const proust_session_t *session);
 int proust_size(const proust_session_t *session);
+/* 1 when more ranks of the job run on this node than there are cores for
+ * them (PROUST_PROGRESS=auto then picks block mode: waiters yield and
+ * sleep), 0 otherwise; PROUST_ERR_STATE without a session. */
+int proust_node_oversubscribed(const proust_session_t *session);
 /* PROUST_OK while `rank` is reachable, else why it is not (the status
  * that broke its connection: PROUST_ERR_PEER_FAILED, ...); the engine
  * learns it while it progresses. PROUST_ERR_RANK for a bad rank. */

@@ -85,6 +85,12 @@
       "whose processes all run on this host is shared, and puts, gets and accumulates are "    \
       "loads and stores by the origin; a window of MPI_Win_create there takes its locks in "  \
       "shared memory; off: messages that the target applies")                                \
+    X(COLL_CROWDED, "PROUST_COLL_CROWDED", "auto",                                              \
+      "MPI collectives of large messages for nodes with more ranks than cores, where every "    \
+      "step waits for partners the others deschedule: on = fewer, larger steps (MPI_Bcast of "  \
+      "128 KiB and more by binomial tree rather than scatter + ring allgather); auto = on when "\
+      "a node of the job has more ranks than cores; off. Agreed by all processes at init "      \
+      "(on if any asks for it)")                                                                \
     X(TOPOLOGY, "PROUST_TOPOLOGY", "",                                                          \
       "an hwloc XML file to decide placement on instead of this machine (nothing is then "      \
       "bound: for proust-info and experiments)")

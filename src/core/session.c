@@ -306,6 +306,11 @@ int proust_size(const proust_session_t *s)
     return s ? s->size : PROUST_ERR_STATE;
 }
 
+int proust_node_oversubscribed(const proust_session_t *s)
+{
+    return s ? (s->oversubscribed ? 1 : 0) : PROUST_ERR_STATE;
+}
+
 int proust_peer_rail(const proust_session_t *s, int peer, const char **name)
 {
     if (!s || !name)

@@ -29,8 +29,11 @@
 
 /* ---- Algorithm selection thresholds (bytes) ------------------------------ */
 /* Bcast: binomial tree below, scatter + ring allgather at and above (more
- * than two ranks). */
+ * than two ranks, and no node of the job crowded). */
 #define PM_BCAST_LARGE (128 * 1024)
+/* A node of the job has more ranks than cores, or PROUST_COLL_CROWDED=on:
+ * the same in every process (coll_policy.c). */
+extern bool pm_coll_crowded;
 /* Allreduce/Reduce: recursive doubling / binomial below, Rabenseifner's
  * reduce-scatter + allgather (gather) at and above (commutative ops). */
 #define PM_ALLREDUCE_LARGE (32 * 1024)

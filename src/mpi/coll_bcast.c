@@ -2,8 +2,9 @@
  * coll_bcast.c — MPI_Bcast and MPI_Ibcast.
  *
  * Intracommunicator, by message size:
- *  - below PM_BCAST_LARGE (or two ranks): binomial tree over ranks relative
- *    to the root; an inner node forwards to its largest subtree first;
+ *  - below PM_BCAST_LARGE (or two ranks, or a node of the job crowded:
+ *    coll_policy.c): binomial tree over ranks relative to the root; an
+ *    inner node forwards to its largest subtree first;
  *  - from PM_BCAST_LARGE up (van de Geijn): the root's bytes are cut into n
  *    chunks and scattered down the binomial tree (each node receives the
  *    chunks of its subtree), then a ring allgather circulates the chunks
@@ -105,7 +106,7 @@ int pm_alg_bcast(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, 
     if (size == 1)
         return cx->err;
     size_t bytes = (size_t)count * (size_t)pm_type_get(dt)->size;
-    if (bytes >= PM_BCAST_LARGE && size > 2)
+    if (bytes >= PM_BCAST_LARGE && size > 2 && !pm_coll_crowded)
         return bcast_scatter_ring(cx, buf, count, dt, root, rank, size, bytes);
     return bcast_binomial(cx, buf, count, dt, root, rank, size);
 }

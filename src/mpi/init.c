@@ -65,6 +65,13 @@ static int instance_start(const char *fname)
     pm_ops_init();
     pm_groups_init();
     pm_comms_init();
+    rc = pm_coll_policy_init();
+    if (rc != MPI_SUCCESS) {
+        pthread_mutex_unlock(&init_mutex);
+        fprintf(stderr, "[proust mpi] fatal error: %s: the processes could not agree on the "
+                "collective algorithms (error class %d)\n", fname, rc);
+        exit(1);
+    }
     atomic_store(&pm_state, PM_STATE_RUNNING);
     return MPI_SUCCESS;
 }

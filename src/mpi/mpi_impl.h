@@ -387,6 +387,7 @@ static inline void pm_comm_release(struct pm_comm *c)
 int pm_context_alloc(struct pm_comm *c, uint16_t *context);
 void pm_context_free(uint16_t context);
 void pm_comms_init(void);      /* world (context 0) and self (context 1) */
+int pm_coll_policy_init(void); /* agree on the collective choices (coll_policy.c) */
 void pm_comms_finalize(void);
 /* MPI_Finalize: wait until no MPI_Comm_idup agreement thread runs (comm_idup.c). */
 void pm_idup_quiesce(void);

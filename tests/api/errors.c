@@ -51,6 +51,7 @@ static void before_init(void)
     CHECK_RC(proust_finalize(NULL), PROUST_ERR_STATE);
     CHECK_RC(proust_rank(NULL), PROUST_ERR_STATE);
     CHECK_RC(proust_size(NULL), PROUST_ERR_STATE);
+    CHECK_RC(proust_node_oversubscribed(NULL), PROUST_ERR_STATE);
     EXPECT(req == (proust_request_t *)0x1, "a failed call wrote the request handle");
     EXPECT(pack == (proust_pack_t *)0x1, "a failed call wrote the pack handle");
     CHECK_RC(proust_init(NULL), PROUST_ERR_INVALID);

@@ -40,6 +40,26 @@ foreach(rail shm tcp)
   endforeach()
 endforeach()
 
+# Collective choices that depend on the node (PROUST_COLL_CROWDED): agreed
+# by all processes even when their settings differ (--mixed), and both
+# broadcast algorithms for large messages checked whatever this machine's
+# cores (on: binomial tree, off: scatter + ring allgather).
+mpi_test_program(colla_policy ${MPI_TEST_DIR}/colla_policy.c)
+foreach(np 3 4 8)
+  mpi_job(NAME colla_policy_mixed_${np}_shm NPROCS ${np} RAILS self,shm PROGRAM colla_policy
+          ARGS --mixed TIMEOUT 60)
+endforeach()
+mpi_job(NAME colla_policy_mixed_4_tcp NPROCS 4 RAILS tcp PROGRAM colla_policy ARGS --mixed
+        TIMEOUT 60)
+foreach(setting on off)
+  foreach(np 3 5)
+    mpi_job(NAME colla_policy_${setting}_${np}_shm NPROCS ${np} RAILS self,shm
+            PROGRAM colla_policy ARGS --all=${setting} TIMEOUT 60)
+  endforeach()
+  mpi_job(NAME colla_sweep_4_shm_crowded_${setting} NPROCS 4 RAILS self,shm
+          PROGRAM colla_sweep ARGS 4194304 ENV PROUST_COLL_CROWDED=${setting})
+endforeach()
+
 # A process dies in the middle: the collectives it takes part in end with an
 # error on the survivors (proustrun itself exits non-zero: the survivors'
 # lines are the verdict).
