@@ -34,6 +34,7 @@ int proust__match_init(struct proust_session *s)
         s->stripes[i].inmsg_cached = 0;
         size_t share = PROUST__INMSG_CACHE_BYTES / PROUST__INMSG_BLOCK / (size_t)s->nstripes;
         s->stripes[i].inmsg_cache_max = share > 64 ? (unsigned)share : 64;
+        s->stripes[i].inmsg_borrowed = &s->inmsg_borrowed;
         proust__unexp_pool_init(&s->stripes[i], s->nstripes);
     }
     for (int r = 0; r < s->size; r++)
@@ -96,7 +97,8 @@ struct proust__inmsg *proust__inmsg_block_get(struct proust__gate *g)
     struct proust__inmsg *m = ms->inmsg_cache;
     if (m) {
         ms->inmsg_cache = m->next;
-        ms->inmsg_cached--;
+        if (ms->inmsg_cached-- > ms->inmsg_cache_max) /* a borrowed one */
+            atomic_fetch_sub_explicit(ms->inmsg_borrowed, 1, memory_order_relaxed);
         return m;
     }
     return malloc(PROUST__INMSG_BLOCK);
@@ -105,13 +107,16 @@ struct proust__inmsg *proust__inmsg_block_get(struct proust__gate *g)
 void proust__inmsg_block_put(struct proust__gate *g, struct proust__inmsg *m)
 {
     struct proust__match_stripe *ms = g->ms;
-    if (ms->inmsg_cached < ms->inmsg_cache_max) {
-        m->next = ms->inmsg_cache;
-        ms->inmsg_cache = m;
-        ms->inmsg_cached++;
-    } else {
+    if (ms->inmsg_cached >= ms->inmsg_cache_max &&
+        atomic_fetch_add_explicit(ms->inmsg_borrowed, 1, memory_order_relaxed) >=
+            PROUST__INMSG_CACHE_BYTES / PROUST__INMSG_BLOCK) {
+        atomic_fetch_sub_explicit(ms->inmsg_borrowed, 1, memory_order_relaxed);
         free(m);
+        return;
     }
+    m->next = ms->inmsg_cache;
+    ms->inmsg_cache = m;
+    ms->inmsg_cached++;
 }
 
 /* Posting order only has to tell a gate's receives from ANY_SOURCE ones
