@@ -280,6 +280,16 @@ foreach(variant noget_sender-dies_2 noget_receiver-dies_2 delivered-then-dies_2
   endif()
 endforeach()
 
+# a sender asleep behind a full ring learns that its receiver died
+api_job(NAME peer_death_shm_full-ring-receiver-dies_2 NPROCS 2 RAILS self,shm PROGRAM peer_death
+        ARGS --mode=full-ring-receiver-dies LAUNCHER_ARGS --grace 10 TIMEOUT 60
+        ENV PROUST_SHM_RING_SIZE=64K PROUST_PROGRESS=block)
+if(TARGET api_peer_death)
+  set_tests_properties(api_peer_death_shm_full-ring-receiver-dies_2 PROPERTIES
+    PASS_REGULAR_EXPRESSION "survivor got PROUST_ERR_(PEER_FAILED|CONN) after [0-9.]+ s.*survivor exiting cleanly"
+    FAIL_REGULAR_EXPRESSION "\\] FAIL ")
+endif()
+
 # ---- finalize with sends outstanding and a receive posted ---------------------
 # (the program's watchdog stops a hang after 20 s)
 api_job(NAME finalize_shm NPROCS 2 RAILS self,shm PROGRAM finalize TIMEOUT 60)

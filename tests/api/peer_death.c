@@ -14,6 +14,13 @@
  *                       still reports the message and a receive must get
  *                       it (data intact): a message delivered before the
  *                       failure is not lost.
+ * --mode=full-ring-receiver-dies (2 processes, run with a small shm ring):
+ *                       rank 0 isends 256 eager messages of 24 KiB and
+ *                       waits for them all, asleep behind the full ring
+ *                       (a sender facing a full ring is idle); rank 1 never
+ *                       receives, sleeps 0.1 s and dies. The sends the ring
+ *                       did not take must fail within 5 s of the death, the
+ *                       others complete, and nothing hangs.
  * Each survivor also has a receive from the victim posted that is never
  * matched (it must fail too), and after the failure new requests to or
  * from the victim must fail at once. With 3 processes rank 2 also waits on
@@ -128,6 +135,56 @@ static int delivered_then_dies(proust_session_t *s)
     return 0;
 }
 
+static int full_ring_receiver_dies(proust_session_t *s)
+{
+    EXPECT(tu_size == 2, "full-ring-receiver-dies runs with 2 processes");
+    enum { NF = 256, FLEN = 24576 };
+    tu_barrier(s);
+    if (tu_rank == 1) {
+        tu_sleep_ms(100); /* no call: rank 0 fills the ring and sleeps */
+        printf("rank 1: killing myself with the ring full\n");
+        fflush(stdout);
+        raise(SIGKILL);
+        TU_FAIL("still alive after SIGKILL");
+    }
+    uint8_t *buf = malloc((size_t)NF * FLEN);
+    EXPECT(buf != NULL, "out of memory");
+    static proust_request_t *r[NF];
+    static proust_status_t st[NF];
+    double t0 = tu_now();
+    for (int i = 0; i < NF; i++) {
+        tu_fill(buf + (size_t)i * FLEN, FLEN, (uint64_t)i);
+        int rc = proust_isend(s, buf + (size_t)i * FLEN, FLEN, 1, TAG_BIG + (proust_tag_t)i,
+                              &r[i]);
+        EXPECT(rc == PROUST_OK || is_failure(rc), "isend %d: %s", i, proust_error_name(rc));
+        if (rc != PROUST_OK)
+            r[i] = NULL;
+    }
+    TU_PHASE("sender waiting behind the full ring");
+    int rc = proust_waitall(NF, r, st);
+    double elapsed = tu_now() - t0;
+    int ok = 0, failed = 0;
+    for (int i = 0; i < NF; i++) {
+        if (st[i].error == PROUST_OK)
+            ok++;
+        else if (is_failure(st[i].error))
+            failed++;
+    }
+    EXPECT(is_failure(rc), "waitall of sends to a dead rank returned %s", proust_error_name(rc));
+    EXPECT(failed > 0, "no send failed (%d completed)", ok);
+    EXPECT(elapsed <= 0.1 + LIMIT_S, "the failure took %.2f s to be reported", elapsed);
+    printf("%d sends completed, %d failed\n", ok, failed);
+    printf("survivor got %s after %.3f s\n", proust_error_name(rc), elapsed);
+    int lr, ls;
+    late_requests(s, 1, &lr, &ls);
+    EXPECT(is_failure(lr) && is_failure(ls), "late requests: %s / %s", proust_error_name(lr),
+           proust_error_name(ls));
+    free(buf);
+    proust_finalize(s);
+    printf("survivor exiting cleanly\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     proust_session_t *s = tu_init(60);
@@ -136,6 +193,8 @@ int main(int argc, char **argv)
     int victim;
     if (strcmp(mode, "delivered-then-dies") == 0)
         return delivered_then_dies(s);
+    if (strcmp(mode, "full-ring-receiver-dies") == 0)
+        return full_ring_receiver_dies(s);
     if (strcmp(mode, "sender-dies") == 0)
         victim = 0;
     else if (strcmp(mode, "receiver-dies") == 0)
