@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "boot/boot.h"
 #include "common/config.h"
@@ -69,6 +70,21 @@ static void print_progress(void)
         printf("  rendezvous helper (PROUST_RDV_THREAD): %s\n", pi.rdv_thread_reason);
         printf("  wait boost (PROUST_WAIT_BOOST): %s\n", pi.wait_boost);
     }
+    /* what the MPI layer will agree on (coll_policy.c): any crowded node decides */
+    const char *crowded = proust__config_str(PROUST_CFG_COLL_CROWDED);
+    const char *why;
+    if (!strcasecmp(crowded, "on"))
+        why = "on: MPI broadcasts of 128 KiB and more by binomial tree";
+    else if (!strcasecmp(crowded, "off"))
+        why = "off here (another process asking for on would win): large MPI broadcasts by "
+              "scatter + ring allgather";
+    else if (proust_node_oversubscribed(s) == 1)
+        why = "this node has more ranks than cores: MPI broadcasts of 128 KiB and more by "
+              "binomial tree";
+    else
+        why = "this node has a core per rank: large MPI broadcasts by scatter + ring "
+              "allgather, unless another node of the job is crowded";
+    printf("  crowded collectives (PROUST_COLL_CROWDED=%s): %s\n", crowded, why);
     char place[4096];
     if (proust_placement_describe(s, place, sizeof place) > 0)
         printf("\nPlacement of this one-process session (proust-info --placement: a job "
