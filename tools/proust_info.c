@@ -6,7 +6,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "boot/boot.h"
 #include "common/config.h"
@@ -73,9 +72,10 @@ static void print_progress(void)
     /* what the MPI layer will agree on (coll_policy.c): any crowded node decides */
     const char *crowded = proust__config_str(PROUST_CFG_COLL_CROWDED);
     const char *why;
-    if (!strcasecmp(crowded, "on"))
+    int on = proust__config_switch(crowded);
+    if (on == 1)
         why = "on: MPI broadcasts of 128 KiB and more by binomial tree";
-    else if (!strcasecmp(crowded, "off"))
+    else if (on == 0)
         why = "off here (another process asking for on would win): large MPI broadcasts by "
               "scatter + ring allgather";
     else if (proust_node_oversubscribed(s) == 1)

@@ -7,6 +7,8 @@
 #define PROUST_CONFIG_H
 
 #include <stddef.h>
+#include <string.h>
+#include <strings.h>
 
 /* X(id, environment name, default, documentation) */
 #define PROUST_CONFIG_LIST(X)                                                                   \
@@ -94,6 +96,20 @@
     X(TOPOLOGY, "PROUST_TOPOLOGY", "",                                                          \
       "an hwloc XML file to decide placement on instead of this machine (nothing is then "      \
       "bound: for proust-info and experiments)")
+
+/* The value of an on/off switch: 1 for on, 1 or yes, 0 for off, 0 or no
+ * (words in any case), -1 for anything else (auto, or not a switch word).
+ * Inline: the MPI layer and proust-info read switches the same way. */
+static inline int proust__config_switch(const char *v)
+{
+    if (!v)
+        return -1;
+    if (!strcasecmp(v, "on") || !strcmp(v, "1") || !strcasecmp(v, "yes"))
+        return 1;
+    if (!strcasecmp(v, "off") || !strcmp(v, "0") || !strcasecmp(v, "no"))
+        return 0;
+    return -1;
+}
 
 typedef enum {
 #define PROUST_CONFIG_ENUM(id, name, def, doc) PROUST_CFG_##id,

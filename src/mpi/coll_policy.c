@@ -18,23 +18,18 @@
 
 #include "coll_algo.h"
 #include "comm.h"
+#include "common/config.h"
 
 bool pm_coll_crowded;
 
 /* This process's wish: PROUST_COLL_CROWDED, and for auto its node. */
 static bool crowded_here(void)
 {
-    const char *name, *value = "auto";
-    for (int i = 0; proust_config_entry(i, &name, &value, NULL, NULL) == PROUST_OK; i++)
-        if (!strcmp(name, "PROUST_COLL_CROWDED"))
-            break;
-    if (!value || !strcasecmp(value, "auto") || !*value)
-        return proust_node_oversubscribed(pm_session) == 1;
-    if (!strcasecmp(value, "on") || !strcmp(value, "1") || !strcasecmp(value, "yes"))
-        return true;
-    if (!strcasecmp(value, "off") || !strcmp(value, "0") || !strcasecmp(value, "no"))
-        return false;
-    if (pm_world_rank == 0)
+    const char *value = pm_config_value("PROUST_COLL_CROWDED");
+    int on = proust__config_switch(value);
+    if (on >= 0)
+        return on;
+    if (value && *value && strcasecmp(value, "auto") && pm_world_rank == 0)
         fprintf(stderr, "[proust mpi] PROUST_COLL_CROWDED=%s is not auto, on or off: auto\n",
                 value);
     return proust_node_oversubscribed(pm_session) == 1;

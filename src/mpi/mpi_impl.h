@@ -584,5 +584,8 @@ static inline void pm_unlock(atomic_flag *l)
 }
 /* strncpy that always terminates and returns the length written. */
 int pm_strlcpy(char *dst, const char *src, size_t cap);
+/* The value in force of the engine's variable `name` (PROUST_*), or NULL
+ * (mpi_t.c). */
+const char *pm_config_value(const char *name);
 
 #endif /* PROUST_MPI_IMPL_H */

@@ -147,19 +147,26 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
 }
 PM_WEAK(T_cvar_get_info)
 
+/* Index of the engine's variable `name` and its value, or -1. */
+static int config_find(const char *name, const char **value)
+{
+    const char *n;
+    for (int i = 0; proust_config_entry(i, &n, value, NULL, NULL) == PROUST_OK; i++)
+        if (strcmp(n, name) == 0)
+            return i;
+    return -1;
+}
+
 int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
     PM_T_CHECK_INIT();
     if (!name || !cvar_index)
         return MPI_T_ERR_INVALID;
-    const char *n;
-    for (int i = 0; proust_config_entry(i, &n, NULL, NULL, NULL) == PROUST_OK; i++) {
-        if (strcmp(n, name) == 0) {
-            *cvar_index = i;
-            return MPI_SUCCESS;
-        }
-    }
-    return MPI_T_ERR_INVALID_NAME;
+    int i = config_find(name, NULL);
+    if (i < 0)
+        return MPI_T_ERR_INVALID_NAME;
+    *cvar_index = i;
+    return MPI_SUCCESS;
 }
 PM_WEAK(T_cvar_get_index)
 
@@ -471,3 +478,11 @@ int PMPI_T_category_changed(int *stamp)
     return MPI_SUCCESS;
 }
 PM_WEAK(T_category_changed)
+
+/* The engine's variables are the control variables above; the MPI layer
+ * reads them by name too (win.c, coll_policy.c). */
+const char *pm_config_value(const char *name)
+{
+    const char *value;
+    return config_find(name, &value) >= 0 ? value : NULL;
+}

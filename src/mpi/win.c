@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "common/config.h"
 #include "win.h"
 
 /* Memory of MPI_Win_allocate(_shared): aligned like MPI_Alloc_mem. */
@@ -158,11 +159,8 @@ static int map_shared(struct pm_win *w, MPI_Aint size);
 /* PROUST_RMA_SHM: windows within a host in shared memory (not "off"). */
 static bool rma_shm_local(void)
 {
-    const char *name, *value;
-    for (int i = 0; proust_config_entry(i, &name, &value, NULL, NULL) == PROUST_OK; i++)
-        if (!strcmp(name, "PROUST_RMA_SHM"))
-            return strcasecmp(value, "off") && strcmp(value, "0") && strcasecmp(value, "no");
-    return true;
+    const char *value = pm_config_value("PROUST_RMA_SHM");
+    return !value || proust__config_switch(value) != 0;
 }
 
 /* Every process of the window wants it (collective: a window whose ranks
