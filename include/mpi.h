@@ -284,6 +284,8 @@ typedef struct MPI_F08_status {
 #define PROUST_MPI_ERR_CONN 81        /* connection to a peer lost */
 #define PROUST_MPI_ERR_PROTO 82       /* malformed packet from a peer */
 #define PROUST_MPI_ERR_TIMEOUT 83     /* timed out */
+#define PROUST_MPI_ERR_COLL_SIZE 84   /* a collective's piece of another size than expected */
+#define PROUST_MPI_ERR_COLL_FAILED 85 /* another rank's part of the collective failed */
 
 /* ---- Other constants ------------------------------------------------------ */
 #define MPI_ANY_SOURCE (-2)

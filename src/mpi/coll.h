@@ -22,6 +22,27 @@
 
 struct pm_sched;
 
+/* How a collective receive of `want` bytes that ended with engine code `rc`
+ * and status `ps` leaves the collective. MPI_SUCCESS; or a failure it goes
+ * on after, reporting it at the end (*stop false): the piece was truncated
+ * or shorter than expected (the ranks' counts or types differ), or its
+ * sender had failed already (PM_COLL_FAILED_BIT), so that every rank still
+ * sends what the others wait for and none hangs; or one that ends it (*stop
+ * true: a peer died, a connection broke). */
+static inline int pm_coll_recv_outcome(int rc, const proust_status_t *ps, size_t want, bool *stop)
+{
+    *stop = false;
+    if (PM_LIKELY(rc == PROUST_OK)) {
+        if (PM_UNLIKELY(ps->tag & PM_COLL_FAILED_BIT))
+            return PROUST_MPI_ERR_COLL_FAILED;
+        return PM_LIKELY(ps->count == want) ? MPI_SUCCESS : PROUST_MPI_ERR_COLL_SIZE;
+    }
+    if (rc == PROUST_ERR_TRUNCATE)
+        return MPI_ERR_TRUNCATE;
+    *stop = rc != PROUST_ERR_CANCELED;
+    return pm_error_from_proust(rc);
+}
+
 /* A new, empty schedule on `c` (takes the next collective sequence number
  * of `c`). NULL when out of memory. Peers are ranks of `c`'s peer group:
  * the remote group for an intercommunicator. */
@@ -50,6 +71,25 @@ int pm_sched_copy(struct pm_sched *s, const void *src, MPI_Count scount, MPI_Dat
                   void *dst, MPI_Count rcount, MPI_Datatype rtype);
 /* Later steps wait for all earlier ones. */
 int pm_sched_fence(struct pm_sched *s);
+/* A mismatch found while building (pm_own_block): the schedule runs all the
+ * same, its sends carrying PM_COLL_FAILED_BIT, and completes with `err`.
+ * No-op for MPI_SUCCESS. */
+void pm_sched_note(struct pm_sched *s, int err);
+/* This rank's block to itself (gather and scatter roots, allgather,
+ * alltoall): its counts send `have` bytes into a block of `room`. When they
+ * differ, so do the ranks' counts or types; the collective still runs (the
+ * other ranks wait for this one, and the next collective must match theirs)
+ * and ends with `err`. */
+struct pm_own_block {
+    int err;                       /* MPI_ERR_TRUNCATE, PROUST_MPI_ERR_COLL_SIZE or 0 */
+    long long have, room;
+};
+static inline void pm_own_block_check(struct pm_own_block *o, MPI_Count have, MPI_Count room)
+{
+    o->have = have;
+    o->room = room;
+    o->err = have > room ? MPI_ERR_TRUNCATE : have < room ? PROUST_MPI_ERR_COLL_SIZE : 0;
+}
 /* Scratch memory that lives as long as the schedule (NULL when out of memory). */
 void *pm_sched_scratch(struct pm_sched *s, size_t bytes);
 /* Start the schedule and return an MPI request that completes with it. */

@@ -17,8 +17,12 @@
  *  - a round's steps start in the order emitted and local steps (reduce,
  *    copy) run when they start: a local step may feed a later send of its
  *    round, and may read a buffer that a later receive of its round fills.
- * Errors are sticky: after the first failure every further step is a no-op
- * and pm_cx_end/pm_cx_start report it.
+ * Errors: pm_cx_end/pm_cx_start report the first. One that leaves the
+ * buffers sound (a piece of another size than this rank's count says, a
+ * local copy that does not fit, a sender that had failed) lets the steps go
+ * on, so that the other ranks get what they wait for, and the messages sent
+ * after it carry PM_COLL_FAILED_BIT; any other (a peer died, no memory)
+ * makes every further step a no-op.
  */
 #ifndef PROUST_MPI_COLL_ALGO_H
 #define PROUST_MPI_COLL_ALGO_H
@@ -63,7 +67,8 @@ struct pm_cx {
     struct pm_comm *c;
     struct pm_sched *s;            /* schedule mode; NULL in direct mode */
     bool local;                    /* peers are ranks of c's local group (intercomm phases) */
-    int err;                       /* first error (MPI class); later steps are skipped */
+    int err;                       /* first error (MPI class) */
+    bool stop;                     /* ... one that ends the collective: steps are skipped */
     /* direct mode */
     uint64_t stag, rtag;
     int nreq;

@@ -41,6 +41,7 @@ struct allgather {
     bool v;
     MPI_Aint rext;           /* filled by the check */
     MPI_Count rsize;
+    struct pm_own_block own;
 };
 
 static int allgather_check(struct allgather *g, MPI_Request *request, bool nonblocking)
@@ -76,13 +77,14 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
     if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
         MPI_Count have = g->scount * pm_type_get(g->stype)->size;
         MPI_Count room = (g->v ? pm_cnt(g->rcounts, c->rank) : g->rcount) * g->rsize;
-        if (g->sbuf == g->rbuf && g->sbuf && have > 0)
+        /* sendbuf at the start of recvbuf, or at this rank's own block */
+        MPI_Aint at = g->v ? pm_dsp(g->displs, c->rank) : (MPI_Aint)c->rank * g->rcount;
+        const void *own = g->rbuf ? pm_at(g->rbuf, at * g->rext) : NULL;
+        if ((g->sbuf == g->rbuf || g->sbuf == own) && g->sbuf && have > 0)
             return pm_error(g->comm, MPI_ERR_BUFFER,
-                            "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
-        if (have > room)
-            return pm_error(g->comm, MPI_ERR_TRUNCATE,
-                            "%s: rank %d contributes %lld bytes to its own block of %lld bytes", fn,
-                            c->rank, have, room);
+                            "%s: sendbuf is recvbuf or its block for rank %d (use MPI_IN_PLACE)",
+                            fn, c->rank);
+        pm_own_block_check(&g->own, have, room);
     }
     if (nonblocking && !request)
         return pm_error(g->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
@@ -255,7 +257,12 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
         pm_sched_discard(s);
         return pm_error(g->comm, rc, "%s: cannot build the schedule", g->fname);
     }
+    pm_sched_note(s, g->own.err);
     rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
+    if (rc && g->own.err)
+        return pm_error(g->comm, rc, "%s: rank %d sends itself %lld bytes into a block of %lld "
+                        "(the ranks' counts or types differ)", g->fname, g->c->rank,
+                        g->own.have, g->own.room);
     if (rc)
         return pm_error(g->comm, rc, "%s: %s failed", g->fname,
                         nonblocking ? "starting the operation" : "the operation");
@@ -270,7 +277,7 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
         PM_CHECK_INIT("MPI_Allgather" #SUF);                                                      \
         struct allgather g = {"MPI_Allgather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,     \
                               recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, false,    \
-                              0, 0};                                                              \
+                              0, 0, {0, 0, 0}};                                                   \
         return allgather_do(&g, NULL, false);                                                     \
     }                                                                                             \
     PM_WEAK(Allgather##SUF)                                                                       \
@@ -282,7 +289,7 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
         PM_CHECK_INIT("MPI_Iallgather" #SUF);                                                     \
         struct allgather g = {"MPI_Iallgather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,    \
                               recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, false,    \
-                              0, 0};                                                              \
+                              0, 0, {0, 0, 0}};                                                   \
         return allgather_do(&g, request, true);                                                   \
     }                                                                                             \
     PM_WEAK(Iallgather##SUF)                                                                      \
@@ -294,7 +301,7 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
         PM_CHECK_INIT("MPI_Allgatherv" #SUF);                                                     \
         struct allgather g = {"MPI_Allgatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,    \
                               recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype,     \
-                              true, 0, 0};                                                        \
+                              true, 0, 0, {0, 0, 0}};                                             \
         return allgather_do(&g, NULL, false);                                                     \
     }                                                                                             \
     PM_WEAK(Allgatherv##SUF)                                                                      \
@@ -306,7 +313,7 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
         PM_CHECK_INIT("MPI_Iallgatherv" #SUF);                                                    \
         struct allgather g = {"MPI_Iallgatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,   \
                               recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype,     \
-                              true, 0, 0};                                                        \
+                              true, 0, 0, {0, 0, 0}};                                             \
         return allgather_do(&g, request, true);                                                   \
     }                                                                                             \
     PM_WEAK(Iallgatherv##SUF)

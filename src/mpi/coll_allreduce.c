@@ -140,23 +140,34 @@ static int allreduce_small(const void *sendbuf, void *recvbuf, MPI_Count count, 
         sendbuf == recvbuf || !recvbuf || recvbuf == MPI_IN_PLACE || !pm_op_predef_applies(op, dt))
         return -1;
     size_t bytes = (size_t)count * (size_t)esize;
-    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
+    uint32_t seq = pm_coll_next_seq(c);
     proust_tag_t stag = c->tag_coll | c->tag_src | seq, rtag = c->tag_coll | seq;
     if (sendbuf != MPI_IN_PLACE)
         memcpy(recvbuf, sendbuf, bytes);
     _Alignas(64) unsigned char tmp[ALLREDUCE_SMALL_MAX];
+    int err = MPI_SUCCESS;
     for (int m = 1; m < c->size; m <<= 1) {
         int peer = pm_comm_peer(c, c->rank ^ m);
         /* Eager sizes: the send completes at once (or, if the peer's ring is
          * full, while progressing everything), so send then receive. */
-        int rc = proust_send(pm_session, recvbuf, bytes, peer, stag);
-        if (rc == PROUST_OK)
-            rc = proust_recv(pm_session, tmp, bytes, peer, rtag, PM_CTX_MASK | PM_TAG_MASK, NULL);
+        int rc = proust_send(pm_session, recvbuf, bytes, peer,
+                             stag | (err ? PM_COLL_FAILED_BIT : 0));
         if (rc != PROUST_OK)
             return pm_error_from_proust(rc);
+        proust_status_t ps;
+        rc = proust_recv(pm_session, tmp, bytes, peer, rtag, PM_COLL_RECV_MASK, &ps);
+        bool stop;
+        int e = pm_coll_recv_outcome(rc, &ps, bytes, &stop);
+        if (PM_UNLIKELY(e)) {
+            if (stop)
+                return e;
+            if (!err)
+                err = e; /* counts differ: go on, so that no rank waits for this one */
+            continue;
+        }
         pm_op_apply(op, tmp, recvbuf, count, dt); /* commutative: same bits everywhere */
     }
-    return MPI_SUCCESS;
+    return err;
 }
 
 static int allreduce_blocking(const char *fn, const void *sendbuf, void *recvbuf,

@@ -48,6 +48,7 @@ struct a2a {
     struct pm_displs rdispls;
     MPI_Datatype rtype;
     const MPI_Datatype *rtypes;
+    struct pm_own_block own; /* filled by the check */
 };
 
 struct blk {
@@ -149,11 +150,8 @@ static int a2a_check(struct a2a *a, MPI_Request *request, bool nonblocking)
                             "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
     }
     if (!c->is_inter && a->sbuf != MPI_IN_PLACE) {
-        size_t have = blk_bytes(send_blk(a, c->rank)), room = blk_bytes(recv_blk(a, c->rank));
-        if (have > room)
-            return pm_error(a->comm, MPI_ERR_TRUNCATE,
-                            "%s: rank %d sends itself %zu bytes into a block of %zu bytes", fn,
-                            c->rank, have, room);
+        pm_own_block_check(&a->own, (MPI_Count)blk_bytes(send_blk(a, c->rank)),
+                           (MPI_Count)blk_bytes(recv_blk(a, c->rank)));
     }
     if (nonblocking && !request)
         return pm_error(a->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
@@ -369,7 +367,12 @@ static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
         pm_sched_discard(s);
         return pm_error(a->comm, rc, "%s: cannot build the schedule", a->fname);
     }
+    pm_sched_note(s, a->own.err);
     rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
+    if (rc && a->own.err)
+        return pm_error(a->comm, rc, "%s: rank %d sends itself %lld bytes into a block of %lld "
+                        "(the ranks' counts or types differ)", a->fname, a->c->rank,
+                        a->own.have, a->own.room);
     if (rc)
         return pm_error(a->comm, rc, "%s: %s failed", a->fname,
                         nonblocking ? "starting the operation" : "the operation");
@@ -398,7 +401,7 @@ static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
     if (bs != (size_t)rcount * (size_t)rs || bs > A2A_SMALL_MAX_BLOCK)
         return -1;
     int n = c->size, me = c->rank;
-    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
+    uint32_t seq = pm_coll_next_seq(c);
     proust_request_t *reqs[A2A_BRUCK_MIN_RANKS] = {NULL};
     const char *in = sbuf;
     char *out = rbuf;
@@ -406,7 +409,7 @@ static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
     for (int k = 1; k < n && rc == PROUST_OK; k++) {
         int p = (me - k + n) % n;
         rc = proust_irecv(pm_session, out + (size_t)p * bs, bs, pm_comm_peer(c, p),
-                          c->tag_coll | seq, PM_CTX_MASK | PM_TAG_MASK, &reqs[k]);
+                          c->tag_coll | seq, PM_COLL_RECV_MASK, &reqs[k]);
     }
     proust__copy(out + (size_t)me * bs, in + (size_t)me * bs, bs);
     for (int k = 1; k < n && rc == PROUST_OK; k++) {
@@ -418,10 +421,18 @@ static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
         for (int k = 1; k < n; k++)
             if (reqs[k])
                 proust_cancel(reqs[k]);
-    int wrc = proust_waitall((size_t)(n - 1), reqs + 1, NULL);
-    if (rc == PROUST_OK)
-        rc = wrc;
-    return pm_error_from_proust(rc);
+    int err = pm_error_from_proust(rc);
+    for (int k = 1; k < n; k++) {
+        if (!reqs[k])
+            continue;
+        proust_status_t ps;
+        int wrc = proust_wait(&reqs[k], &ps);
+        bool stop;
+        int e = pm_coll_recv_outcome(wrc, &ps, bs, &stop);
+        if (!err)
+            err = e;
+    }
+    return err;
 }
 
 /* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */

@@ -163,24 +163,26 @@ static int bcast_small(void *buf, MPI_Count count, MPI_Datatype dt, int root, MP
         buf == MPI_IN_PLACE)
         return -1;
     size_t bytes = (size_t)count * (size_t)esize;
-    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
+    uint32_t seq = pm_coll_next_seq(c);
     int rank = c->rank, size = c->size;
-    int vr = (rank - root + size) % size, mask = 1, rc = PROUST_OK;
+    int vr = (rank - root + size) % size, mask = 1, rc = PROUST_OK, err = MPI_SUCCESS;
     for (; mask < size; mask <<= 1) {
         if (vr & mask) {
             proust_status_t ps;
             rc = proust_recv(pm_session, buf, bytes, pm_comm_peer(c, (rank - mask + size) % size),
-                             c->tag_coll | seq, PM_CTX_MASK | PM_TAG_MASK, &ps);
-            if (rc != PROUST_OK)
-                return pm_error_from_proust(rc);
-            break;
+                             c->tag_coll | seq, PM_COLL_RECV_MASK, &ps);
+            bool stop;
+            err = pm_coll_recv_outcome(rc, &ps, bytes, &stop);
+            if (stop)
+                return err;
+            break; /* after a mismatch, forward all the same (coll.h) */
         }
     }
-    for (mask >>= 1; mask > 0 && rc == PROUST_OK; mask >>= 1)
+    proust_tag_t tag = c->tag_coll | c->tag_src | seq | (err ? PM_COLL_FAILED_BIT : 0);
+    for (mask >>= 1, rc = PROUST_OK; mask > 0 && rc == PROUST_OK; mask >>= 1)
         if (vr + mask < size)
-            rc = proust_send(pm_session, buf, bytes, pm_comm_peer(c, (rank + mask) % size),
-                             c->tag_coll | c->tag_src | seq);
-    return pm_error_from_proust(rc);
+            rc = proust_send(pm_session, buf, bytes, pm_comm_peer(c, (rank + mask) % size), tag);
+    return rc != PROUST_OK ? pm_error_from_proust(rc) : err;
 }
 
 static int bcast_blocking(const char *fn, void *buffer, MPI_Count count, MPI_Datatype datatype,

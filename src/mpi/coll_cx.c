@@ -48,13 +48,14 @@ struct pm_cx_mem {
 
 void pm_cx_direct(struct pm_cx *cx, struct pm_comm *c)
 {
-    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed);
+    uint32_t seq = pm_coll_next_seq(c);
     cx->c = c;
     cx->s = NULL;
     cx->local = false;
     cx->err = MPI_SUCCESS;
-    cx->stag = c->tag_coll | c->tag_src | (seq & PM_TAG_MASK);
-    cx->rtag = c->tag_coll | (seq & PM_TAG_MASK);
+    cx->stop = false;
+    cx->stag = c->tag_coll | c->tag_src | seq;
+    cx->rtag = c->tag_coll | seq;
     cx->nreq = 0;
     cx->deferred = false;
     cx->arena_held = false;
@@ -67,6 +68,7 @@ int pm_cx_sched(struct pm_cx *cx, struct pm_comm *c)
     cx->c = c;
     cx->local = false;
     cx->err = MPI_SUCCESS;
+    cx->stop = false;
     cx->nreq = 0;
     cx->deferred = false;
     cx->arena_held = false;
@@ -84,11 +86,32 @@ int pm_cx_start(struct pm_cx *cx, MPI_Request *request)
     return pm_sched_start(cx->s, request);
 }
 
+/* A failure that ends the collective (coll_algo.h, "Errors"). */
 static inline int set_err(struct pm_cx *cx, int rc)
 {
-    if (rc && !cx->err)
-        cx->err = rc;
+    if (rc) {
+        if (!cx->err)
+            cx->err = rc;
+        cx->stop = true;
+    }
     return cx->err;
+}
+
+/* A failure the collective goes on after, unless `stop`. */
+static inline void note_err(struct pm_cx *cx, int rc, bool stop)
+{
+    if (stop)
+        set_err(cx, rc);
+    else if (rc && !cx->err)
+        cx->err = rc;
+}
+
+/* A local copy that does not fit is the caller's counts disagreeing: the
+ * collective goes on without it. */
+static inline int local_err(struct pm_cx *cx, int rc)
+{
+    note_err(cx, rc, rc != MPI_ERR_TRUNCATE);
+    return cx->stop ? cx->err : MPI_SUCCESS;
 }
 
 /* Direct mode defers posting a receive until the next step: if that is a
@@ -100,8 +123,8 @@ static void post_deferred(struct pm_cx *cx)
         return;
     cx->deferred = false;
     struct pm_cx_req *r = &cx->req[cx->nreq];
-    int rc = proust_irecv(pm_session, r->buf, r->bytes, r->world, cx->rtag,
-                          PM_CTX_MASK | PM_TAG_MASK, &r->preq);
+    int rc = proust_irecv(pm_session, r->buf, r->bytes, r->world, cx->rtag, PM_COLL_RECV_MASK,
+                          &r->preq);
     if (rc == PROUST_OK)
         cx->nreq++;
     else
@@ -113,20 +136,23 @@ static void recv_now(struct pm_cx *cx)
     cx->deferred = false;
     struct pm_cx_req *r = &cx->req[cx->nreq];
     proust_status_t ps;
-    int rc = proust_recv(pm_session, r->buf, r->bytes, r->world, cx->rtag,
-                         PM_CTX_MASK | PM_TAG_MASK, &ps);
+    int rc = proust_recv(pm_session, r->buf, r->bytes, r->world, cx->rtag, PM_COLL_RECV_MASK,
+                         &ps);
     if (rc == PROUST_OK && r->unpack_to)
         pm_type_unpack(r->packed, ps.count, r->unpack_to, r->count, r->t, 0);
-    else if (rc != PROUST_OK)
-        set_err(cx, pm_error_from_proust(rc));
+    bool stop;
+    int err = pm_coll_recv_outcome(rc, &ps, r->bytes, &stop);
+    if (PM_UNLIKELY(err))
+        note_err(cx, err, stop);
 }
 
 /* Complete every outstanding request of the direct mode; once something
- * failed, the receives still posted are cancelled rather than waited for. */
+ * ended the collective, the receives still posted are cancelled rather than
+ * waited for. */
 static void wait_all(struct pm_cx *cx)
 {
     if (cx->deferred) {
-        if (cx->err)
+        if (cx->stop)
             cx->deferred = false;
         else if (cx->nreq == 0) {
             recv_now(cx);
@@ -136,7 +162,7 @@ static void wait_all(struct pm_cx *cx)
     }
     bool cancelled = false;
     for (int i = 0; i < cx->nreq; i++) {
-        if (cx->err && !cancelled) {
+        if (cx->stop && !cancelled) {
             for (int j = i; j < cx->nreq; j++)
                 if (cx->req[j].recv)
                     proust_cancel(cx->req[j].preq);
@@ -147,8 +173,14 @@ static void wait_all(struct pm_cx *cx)
         int rc = proust_wait(&r->preq, &ps);
         if (rc == PROUST_OK && r->unpack_to)
             pm_type_unpack(r->packed, ps.count, r->unpack_to, r->count, r->t, 0);
-        else if (rc != PROUST_OK && rc != PROUST_ERR_CANCELED)
+        if (r->recv) {
+            bool stop;
+            int err = pm_coll_recv_outcome(rc, &ps, r->bytes, &stop);
+            if (PM_UNLIKELY(err))
+                note_err(cx, err, stop);
+        } else if (rc != PROUST_OK && rc != PROUST_ERR_CANCELED) {
             set_err(cx, pm_error_from_proust(rc));
+        }
     }
     cx->nreq = 0;
 }
@@ -184,7 +216,7 @@ int pm_cx_end(struct pm_cx *cx)
 
 void *pm_cx_scratch(struct pm_cx *cx, size_t bytes)
 {
-    if (cx->err)
+    if (cx->stop)
         return NULL;
     if (cx->s) {
         void *p = pm_sched_scratch(cx->s, bytes);
@@ -242,7 +274,7 @@ void *pm_cx_tmp(struct pm_cx *cx, MPI_Count count, MPI_Datatype dt)
 
 int pm_cx_send(struct pm_cx *cx, const void *buf, MPI_Count count, MPI_Datatype dt, int peer)
 {
-    if (cx->err)
+    if (cx->stop)
         return cx->err;
     if (cx->s)
         return set_err(cx, cx->local ? pm_sched_send_local(cx->s, buf, count, dt, peer)
@@ -250,7 +282,7 @@ int pm_cx_send(struct pm_cx *cx, const void *buf, MPI_Count count, MPI_Datatype 
     if (peer == MPI_PROC_NULL)
         return MPI_SUCCESS;
     post_deferred(cx);
-    if (cx->err)
+    if (cx->stop)
         return cx->err;
     const struct pm_datatype *t = pm_type_get(dt);
     size_t bytes = (size_t)count * (size_t)t->size;
@@ -263,16 +295,17 @@ int pm_cx_send(struct pm_cx *cx, const void *buf, MPI_Count count, MPI_Datatype 
         p = pk;
     }
     int world = pm_cx_world(cx, peer);
+    proust_tag_t tag = cx->stag | (cx->err ? PM_COLL_FAILED_BIT : 0);
     int rc;
     if (bytes <= PM_CX_BLOCKING_SEND) {
-        rc = proust_send(pm_session, p, bytes, world, cx->stag);
+        rc = proust_send(pm_session, p, bytes, world, tag);
     } else {
         if (cx->nreq == PM_CX_MAXREQ)
             return set_err(cx, MPI_ERR_INTERN);
         struct pm_cx_req *r = &cx->req[cx->nreq];
         r->recv = false;
         r->unpack_to = NULL;
-        rc = proust_isend(pm_session, p, bytes, world, cx->stag, &r->preq);
+        rc = proust_isend(pm_session, p, bytes, world, tag, &r->preq);
         if (rc == PROUST_OK)
             cx->nreq++;
     }
@@ -281,7 +314,7 @@ int pm_cx_send(struct pm_cx *cx, const void *buf, MPI_Count count, MPI_Datatype 
 
 int pm_cx_recv(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, int peer)
 {
-    if (cx->err)
+    if (cx->stop)
         return cx->err;
     if (cx->s)
         return set_err(cx, cx->local ? pm_sched_recv_local(cx->s, buf, count, dt, peer)
@@ -289,7 +322,7 @@ int pm_cx_recv(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, in
     if (peer == MPI_PROC_NULL)
         return MPI_SUCCESS;
     post_deferred(cx);
-    if (cx->err)
+    if (cx->stop)
         return cx->err;
     if (cx->nreq == PM_CX_MAXREQ)
         return set_err(cx, MPI_ERR_INTERN);
@@ -318,7 +351,7 @@ int pm_cx_recv(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, in
 int pm_cx_reduce(struct pm_cx *cx, const void *in, void *inout, MPI_Count count,
                  MPI_Datatype dt, MPI_Op op)
 {
-    if (cx->err)
+    if (cx->stop)
         return cx->err;
     if (cx->s)
         return set_err(cx, pm_sched_reduce(cx->s, in, inout, count, dt, op));
@@ -328,12 +361,12 @@ int pm_cx_reduce(struct pm_cx *cx, const void *in, void *inout, MPI_Count count,
 int pm_cx_copy(struct pm_cx *cx, const void *src, MPI_Count scount, MPI_Datatype stype,
                void *dst, MPI_Count rcount, MPI_Datatype rtype)
 {
-    if (cx->err)
+    if (cx->stop)
         return cx->err;
     if (cx->s)
         return set_err(cx, pm_sched_copy(cx->s, src, scount, stype, dst, rcount, rtype));
-    return set_err(cx, pm_coll_copy(src, scount, pm_type_get(stype), dst, rcount,
-                                    pm_type_get(rtype)));
+    return local_err(cx, pm_coll_copy(src, scount, pm_type_get(stype), dst, rcount,
+                                      pm_type_get(rtype)));
 }
 
 int pm_cx_fence(struct pm_cx *cx)

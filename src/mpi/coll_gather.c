@@ -33,6 +33,7 @@ struct gather {
     MPI_Datatype rtype;
     int root;
     bool v;
+    struct pm_own_block own; /* the root's own block (filled by the check) */
 };
 
 /* Arguments in the standard's order; MPI_SUCCESS or the raised error. */
@@ -77,19 +78,19 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
         }
         if (rc)
             return rc;
-        /* The root's own block is a local copy: check its size here. */
+        /* The root's own block is a local copy: check it here. */
         if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
             MPI_Count have = g->scount * pm_type_get(g->stype)->size;
-            if (g->sbuf == g->rbuf && g->sbuf && have > 0)
+            MPI_Aint ext = pm_type_get(g->rtype)->extent;
+            MPI_Aint at = g->v ? pm_dsp(g->displs, c->rank) : (MPI_Aint)c->rank * g->rcount;
+            const void *own = g->rbuf ? pm_at(g->rbuf, at * ext) : NULL;
+            if ((g->sbuf == g->rbuf || g->sbuf == own) && g->sbuf && have > 0)
                 return pm_error(g->comm, MPI_ERR_BUFFER,
-                                "%s: sendbuf and recvbuf are the same buffer at the root (use "
-                                "MPI_IN_PLACE)", fn);
+                                "%s: sendbuf is recvbuf or the root's block of it at the root "
+                                "(use MPI_IN_PLACE)", fn);
             MPI_Count room =
                 (g->v ? pm_cnt(g->rcounts, c->rank) : g->rcount) * pm_type_get(g->rtype)->size;
-            if (have > room)
-                return pm_error(g->comm, MPI_ERR_TRUNCATE,
-                                "%s: the root sends itself %lld bytes into a block of %lld bytes",
-                                fn, have, room);
+            pm_own_block_check(&g->own, have, room);
         }
     }
     if (nonblocking && !request)
@@ -238,7 +239,12 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         pm_sched_discard(s);
         return pm_error(g->comm, rc, "%s: out of memory building the schedule", g->fname);
     }
+    pm_sched_note(s, g->own.err);
     rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
+    if (rc && g->own.err)
+        return pm_error(g->comm, rc, "%s: rank %d sends itself %lld bytes into a block of %lld "
+                        "(the ranks' counts or types differ)", g->fname, g->c->rank,
+                        g->own.have, g->own.room);
     if (rc)
         return pm_error(g->comm, rc, "%s: %s failed", g->fname,
                         nonblocking ? "starting the operation" : "the operation");
@@ -253,7 +259,8 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
     {                                                                                             \
         PM_CHECK_INIT("MPI_Gather" #SUF);                                                         \
         struct gather g = {"MPI_Gather" #SUF, comm, NULL, sendbuf, sendcount, sendtype, recvbuf,  \
-                           recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root, false};         \
+                           recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root, false,          \
+                           {0, 0, 0}};                                                            \
         return gather_do(&g, NULL, false);                                                        \
     }                                                                                             \
     PM_WEAK(Gather##SUF)                                                                          \
@@ -265,7 +272,7 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         PM_CHECK_INIT("MPI_Igather" #SUF);                                                        \
         struct gather g = {"MPI_Igather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,          \
                            recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root,        \
-                           false};                                                                \
+                           false, {0, 0, 0}};                                                     \
         return gather_do(&g, request, true);                                                      \
     }                                                                                             \
     PM_WEAK(Igather##SUF)                                                                         \
@@ -277,7 +284,7 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         PM_CHECK_INIT("MPI_Gatherv" #SUF);                                                        \
         struct gather g = {"MPI_Gatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,          \
                            recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype, root,  \
-                           true};                                                                 \
+                           true, {0, 0, 0}};                                                      \
         return gather_do(&g, NULL, false);                                                        \
     }                                                                                             \
     PM_WEAK(Gatherv##SUF)                                                                         \
@@ -289,7 +296,7 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         PM_CHECK_INIT("MPI_Igatherv" #SUF);                                                       \
         struct gather g = {"MPI_Igatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,         \
                            recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype, root,  \
-                           true};                                                                 \
+                           true, {0, 0, 0}};                                                      \
         return gather_do(&g, request, true);                                                      \
     }                                                                                             \
     PM_WEAK(Igatherv##SUF)

@@ -308,7 +308,7 @@ static int make(struct pm_pcoll *pc, MPI_Info info, MPI_Request *request)
         return pm_error(comm, rc, "%s: cannot keep the arguments", fn);
     }
     /* every rank reserves its number, whatever happens next */
-    pc->seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
+    pc->seq = pm_coll_next_seq(c);
     rc = pm_persistent_coll(c, pc, request);
     if (rc != MPI_SUCCESS) {
         pm_pcoll_free(pc);

@@ -31,6 +31,7 @@ struct scatter {
     MPI_Datatype rtype;
     int root;
     bool v;
+    struct pm_own_block own; /* the root's own block (filled by the check) */
 };
 
 /* Arguments in the standard's order; MPI_SUCCESS or the raised error. */
@@ -76,19 +77,19 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
         if (rc)
             return rc;
     }
-    /* The root's own block is a local copy: check its size here. */
+    /* The root's own block is a local copy: check it here. */
     if (at_root && !c->is_inter && g->rbuf != MPI_IN_PLACE) {
         MPI_Count have =
             (g->v ? pm_cnt(g->scounts, c->rank) : g->scount) * pm_type_get(g->stype)->size;
         MPI_Count room = g->rcount * pm_type_get(g->rtype)->size;
-        if (g->sbuf == g->rbuf && g->sbuf && room > 0)
+        MPI_Aint ext = pm_type_get(g->stype)->extent;
+        MPI_Aint at = g->v ? pm_dsp(g->displs, c->rank) : (MPI_Aint)c->rank * g->scount;
+        const void *own = g->sbuf ? pm_at(g->sbuf, at * ext) : NULL;
+        if ((g->rbuf == g->sbuf || g->rbuf == own) && g->rbuf && room > 0)
             return pm_error(g->comm, MPI_ERR_BUFFER,
-                            "%s: sendbuf and recvbuf are the same buffer at the root (use "
+                            "%s: recvbuf is sendbuf or the root's block of it at the root (use "
                             "MPI_IN_PLACE)", fn);
-        if (have > room)
-            return pm_error(g->comm, MPI_ERR_TRUNCATE,
-                            "%s: the root sends itself %lld bytes into a buffer of %lld bytes", fn,
-                            have, room);
+        pm_own_block_check(&g->own, have, room);
     }
     if (nonblocking && !request)
         return pm_error(g->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
@@ -236,7 +237,12 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         pm_sched_discard(s);
         return pm_error(g->comm, rc, "%s: cannot build the schedule", g->fname);
     }
+    pm_sched_note(s, g->own.err);
     rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
+    if (rc && g->own.err)
+        return pm_error(g->comm, rc, "%s: rank %d sends itself %lld bytes into a block of %lld "
+                        "(the ranks' counts or types differ)", g->fname, g->c->rank,
+                        g->own.have, g->own.room);
     if (rc)
         return pm_error(g->comm, rc, "%s: %s failed", g->fname,
                         nonblocking ? "starting the operation" : "the operation");
@@ -251,7 +257,8 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
     {                                                                                             \
         PM_CHECK_INIT("MPI_Scatter" #SUF);                                                        \
         struct scatter g = {"MPI_Scatter" #SUF, comm, NULL, sendbuf, sendcount, PM_NO_COUNTS,     \
-                            PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false};   \
+                            PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false,    \
+                            {0, 0, 0}};                                                           \
         return scatter_do(&g, NULL, false);                                                       \
     }                                                                                             \
     PM_WEAK(Scatter##SUF)                                                                         \
@@ -262,7 +269,8 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
     {                                                                                             \
         PM_CHECK_INIT("MPI_Iscatter" #SUF);                                                       \
         struct scatter g = {"MPI_Iscatter" #SUF, comm, NULL, sendbuf, sendcount, PM_NO_COUNTS,    \
-                            PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false};   \
+                            PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false,    \
+                            {0, 0, 0}};                                                           \
         return scatter_do(&g, request, true);                                                     \
     }                                                                                             \
     PM_WEAK(Iscatter##SUF)                                                                        \
@@ -274,7 +282,7 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         PM_CHECK_INIT("MPI_Scatterv" #SUF);                                                       \
         struct scatter g = {"MPI_Scatterv" #SUF, comm, NULL, sendbuf, 0, PM_COUNTS(sendcounts),   \
                             PM_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,      \
-                            true};                                                                \
+                            true, {0, 0, 0}};                                                     \
         return scatter_do(&g, NULL, false);                                                       \
     }                                                                                             \
     PM_WEAK(Scatterv##SUF)                                                                        \
@@ -287,7 +295,7 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         PM_CHECK_INIT("MPI_Iscatterv" #SUF);                                                      \
         struct scatter g = {"MPI_Iscatterv" #SUF, comm, NULL, sendbuf, 0, PM_COUNTS(sendcounts),  \
                             PM_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,      \
-                            true};                                                                \
+                            true, {0, 0, 0}};                                                     \
         return scatter_do(&g, request, true);                                                     \
     }                                                                                             \
     PM_WEAK(Iscatterv##SUF)

@@ -15,10 +15,13 @@
  * every request in flight; `lock` orders the bookkeeping that error
  * handling shares with the callbacks (which request is posted, which done).
  *
- * Failure: the first request that completes with an error (a peer died, a
- * message was too long) ends the collective at once with that error; the
- * round's receives still posted are cancelled, and the memory stays until
- * every request in flight has called back.
+ * Failure: the first request that completes with an error that ends the
+ * collective (a peer died: pm_coll_recv_outcome) ends it at once with that
+ * error; the round's receives still posted are cancelled, and the memory
+ * stays until every request in flight has called back. A mismatch (a piece
+ * of another size, a local copy that does not fit, a sender that had
+ * failed) is kept in `soft`: the schedule runs to its end, its later sends
+ * carrying PM_COLL_FAILED_BIT, and completes with it.
  */
 #include <stdalign.h>
 #include <stddef.h>
@@ -62,6 +65,7 @@ struct pm_sched {
     _Atomic int pending;
     _Atomic int refs;
     _Atomic int err;
+    _Atomic int soft;              /* first mismatch: reported at the end */
     _Atomic int finished;
     atomic_flag lock;
     struct pm_request *req;        /* nonblocking: completes with the schedule */
@@ -80,18 +84,18 @@ struct pm_sched *pm_sched_create(struct pm_comm *c)
      * so that later collectives still agree. */
     uint32_t seq;
     if (pm_coll_forced_seq >= 0) {
-        seq = (uint32_t)pm_coll_forced_seq;
+        seq = (uint32_t)pm_coll_forced_seq & (uint32_t)PM_COLL_SEQ_MASK;
         pm_coll_forced_seq = -1;
     } else {
-        seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed);
+        seq = pm_coll_next_seq(c);
     }
     struct pm_sched *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->c = c;
     pm_comm_retain(c);
-    s->stag = c->tag_coll | c->tag_src | (seq & PM_TAG_MASK);
-    s->rtag = c->tag_coll | (seq & PM_TAG_MASK);
+    s->stag = c->tag_coll | c->tag_src | seq;
+    s->rtag = c->tag_coll | seq;
     atomic_init(&s->refs, 1);
     atomic_flag_clear(&s->lock);
     return s;
@@ -259,11 +263,8 @@ int pm_sched_copy(struct pm_sched *s, const void *src, MPI_Count scount, MPI_Dat
         pm_type_release(t);
         return rc;
     }
-    if ((size_t)scount * (size_t)t->size > (size_t)rcount * (size_t)t2->size) {
-        pm_type_release(t);
-        pm_type_release(t2);
-        return MPI_ERR_TRUNCATE;
-    }
+    /* a copy that does not fit fails when it runs (pm_coll_copy), as a
+     * mismatch: the other ranks' steps still get their messages */
     struct pm_step *st = step_add(s, ST_COPY);
     if (!st) {
         pm_type_release(t);
@@ -398,6 +399,19 @@ static void fail(struct pm_sched *s, int err, struct pm_step *self)
     sched_finish(s, err);
 }
 
+/* Keep the first mismatch (see "Failure" above). */
+static void note_soft(struct pm_sched *s, int err)
+{
+    int none = 0;
+    atomic_compare_exchange_strong(&s->soft, &none, err);
+}
+
+void pm_sched_note(struct pm_sched *s, int err)
+{
+    if (err)
+        note_soft(s, err);
+}
+
 static void step_done(proust_request_t *preq, const proust_status_t *ps, void *arg)
 {
     (void)preq;
@@ -407,7 +421,15 @@ static void step_done(proust_request_t *preq, const proust_status_t *ps, void *a
     if (e == PROUST_OK && st->kind == ST_RECV && st->pack)
         pm_type_unpack(st->pack, ps->count, st->dst, st->count, st->t, 0);
     int err = (e == PROUST_OK || e == PROUST_ERR_CANCELED) ? MPI_SUCCESS : pm_error_from_proust(e);
-    if (err == MPI_SUCCESS && e != PROUST_OK && !atomic_load(&s->err))
+    if (st->kind == ST_RECV && e != PROUST_ERR_CANCELED) {
+        bool stop;
+        err = pm_coll_recv_outcome(e, ps, st->bytes, &stop);
+        if (err && !stop) {
+            note_soft(s, err);
+            err = MPI_SUCCESS;
+        }
+    }
+    if (err == MPI_SUCCESS && e == PROUST_ERR_CANCELED && !atomic_load(&s->err))
         err = MPI_ERR_INTERN; /* cancelled although nothing failed */
     pm_lock(&s->lock);
     st->done = true;
@@ -431,11 +453,13 @@ static void start_comm(struct pm_sched *s, struct pm_step *st)
             pm_type_pack(st->src, st->count, st->t, 0, st->pack, st->bytes);
             buf = st->pack;
         }
-        rc = proust_isend(pm_session, buf, st->bytes, st->peer, s->stag, &preq);
+        proust_tag_t tag = s->stag | (atomic_load_explicit(&s->soft, memory_order_relaxed)
+                                          ? PM_COLL_FAILED_BIT : 0);
+        rc = proust_isend(pm_session, buf, st->bytes, st->peer, tag, &preq);
     } else {
         void *buf = st->pack ? st->pack : pm_at(st->dst, st->t->true_lb);
-        rc = proust_irecv(pm_session, buf, st->bytes, st->peer, s->rtag,
-                          PM_CTX_MASK | PM_TAG_MASK, &preq);
+        rc = proust_irecv(pm_session, buf, st->bytes, st->peer, s->rtag, PM_COLL_RECV_MASK,
+                          &preq);
     }
     if (rc == PROUST_OK) {
         rc = proust_request_monitor(preq, step_done, st);
@@ -465,7 +489,9 @@ static void start_local(struct pm_sched *s, struct pm_step *st)
         rc = pm_coll_reduce(st->op, st->src, st->dst, st->count, st->dt, st->t);
     else
         rc = pm_coll_copy(st->src, st->count, st->t, st->dst, st->count2, st->t2);
-    if (rc)
+    if (rc == MPI_ERR_TRUNCATE && st->kind == ST_COPY)
+        note_soft(s, rc);
+    else if (rc)
         fail(s, rc, st);
 }
 
@@ -488,7 +514,7 @@ static void sched_advance(struct pm_sched *s)
         release_round(s);
         int err = atomic_load(&s->err);
         if (err || s->cur >= s->nsteps) {
-            sched_finish(s, err);
+            sched_finish(s, err ? err : atomic_load(&s->soft));
             return;
         }
         atomic_store_explicit(&s->pending, 1, memory_order_relaxed);

@@ -106,7 +106,7 @@ static int comm_idup(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Reques
     /* Every member takes the number, even if what follows fails here, so
      * that later collectives on the parent still agree. */
     uint32_t seq =
-        atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) & PM_TAG_MASK;
+        pm_coll_next_seq(c);
 
     struct idup_job *j = calloc(1, sizeof *j);
     if (!j)

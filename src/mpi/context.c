@@ -88,11 +88,11 @@ static int xsendrecv(const struct pm_xg *x, const void *sbuf, void *rbuf, size_t
 
 void pm_xg_of_comm(struct pm_xg *x, struct pm_comm *c)
 {
-    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed);
+    uint32_t seq = pm_coll_next_seq(c);
     x->world = c->local->world;
     x->size = c->size;
     x->rank = c->rank;
-    x->tag = c->tag_coll | (seq & PM_TAG_MASK);
+    x->tag = c->tag_coll | seq;
 }
 
 /* Recursive doubling; with a size that is not a power of two the first
@@ -235,8 +235,7 @@ static int agree_and(const struct pm_agree *a, uint64_t *v, size_t n)
     struct pm_xg x = {.world = a->world, .size = a->size, .rank = a->rank};
     uint32_t seq = 0;
     if (a->seq_comm) {
-        seq = atomic_fetch_add_explicit(&a->seq_comm->coll_seq, 1, memory_order_relaxed) &
-              PM_TAG_MASK;
+        seq = pm_coll_next_seq(a->seq_comm);
         x.tag = a->ctx_field | seq;
     } else {
         x.tag = a->fixed_tag;

@@ -104,6 +104,11 @@ static const char *proust_code_text(int code)
     case PROUST_MPI_ERR_CONN: return "connection to a peer lost";
     case PROUST_MPI_ERR_PROTO: return "malformed packet received from a peer";
     case PROUST_MPI_ERR_TIMEOUT: return "operation timed out";
+    case PROUST_MPI_ERR_COLL_SIZE:
+        return "a collective received a piece of another size than its count and type say "
+               "(do the ranks' counts or types differ?)";
+    case PROUST_MPI_ERR_COLL_FAILED:
+        return "the collective failed on another rank (see that rank's error)";
     default: return NULL;
     }
 }

@@ -50,8 +50,7 @@ struct inter_step {
 
 static void inter_step(struct inter_step *s, struct pm_comm *c)
 {
-    uint32_t seq = atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) &
-                   PM_TAG_MASK;
+    uint32_t seq = pm_coll_next_seq(c);
     s->local.world = c->local->world;
     s->local.size = c->size;
     s->local.rank = c->rank;

@@ -13,7 +13,8 @@
  *   bits 28-47  the sender's rank in its local group (status.MPI_SOURCE
  *               needs no translation, intercommunicators included)
  *   bits  0-27  the MPI tag (MPI_TAG_UB = 2^28 - 1), or for collectives the
- *               communicator's collective sequence number
+ *               communicator's collective sequence number (bits 0-26) and
+ *               the failed bit (27, PM_COLL_FAILED_BIT)
  * so a receive masks the source field out and the engine's per-peer
  * ordering gives MPI's non-overtaking rule.
  */
@@ -345,6 +346,14 @@ struct pm_comm {
 #define PM_SRC_MASK ((((uint64_t)1 << PM_SRC_BITS) - 1) << PM_TAG_BITS)
 #define PM_CTX_MASK ((~(uint64_t)0 << PM_CTX_SHIFT) | PM_SIDE_BIT)
 #define PM_MAX_COMM_SIZE (1 << PM_SRC_BITS)
+/* Collective traffic: the sequence number takes bits 0-26 of the tag field;
+ * bit 27 marks a message sent by a rank whose part of the collective has
+ * already failed (counts that differ between ranks, a truncated piece), so
+ * the ranks it feeds report the failure instead of succeeding on bad data.
+ * Collective receives ignore the bit (PM_COLL_RECV_MASK). */
+#define PM_COLL_FAILED_BIT ((uint64_t)1 << (PM_TAG_BITS - 1))
+#define PM_COLL_SEQ_MASK (PM_TAG_MASK >> 1)
+#define PM_COLL_RECV_MASK (PM_CTX_MASK | PM_COLL_SEQ_MASK)
 
 extern struct pm_comm *pm_comm_world, *pm_comm_self;
 static inline struct pm_comm *pm_comm_get(MPI_Comm h)
@@ -355,6 +364,13 @@ static inline struct pm_comm *pm_comm_get(MPI_Comm h)
 static inline int pm_comm_peer(const struct pm_comm *c, int r)
 {
     return c->remote->world[r];
+}
+/* The next collective sequence number of `c` (every member takes one per
+ * collective, in the same order). */
+static inline uint32_t pm_coll_next_seq(struct pm_comm *c)
+{
+    return atomic_fetch_add_explicit(&c->coll_seq, 1, memory_order_relaxed) &
+           (uint32_t)PM_COLL_SEQ_MASK;
 }
 /* Status source/tag from a received proust tag. */
 static inline int pm_tag_source(proust_tag_t t)

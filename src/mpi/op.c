@@ -502,6 +502,9 @@ static int reduce_local(const char *fn, const void *inbuf, void *inoutbuf, MPI_C
     if (count > 0 && predef_type_index(datatype) && (!inbuf || !inoutbuf))
         return pm_error(MPI_COMM_NULL, MPI_ERR_BUFFER, "%s: %s buffer is NULL with count %lld",
                         fn, inbuf ? "inoutbuf" : "inbuf", count);
+    if (count > 0 && inbuf == inoutbuf && t->size > 0)
+        return pm_error(MPI_COMM_NULL, MPI_ERR_BUFFER,
+                        "%s: inbuf and inoutbuf are the same buffer", fn);
     rc = pm_op_apply(op, inbuf, inoutbuf, count, datatype);
     if (rc != MPI_SUCCESS)
         return pm_error(MPI_COMM_NULL, rc, "%s: the operation failed", fn);

@@ -4,7 +4,7 @@
 # mpi_colla_<program>_<ranks>_<rail>; the argument of the sweep is the
 # largest message in bytes (4 MiB up to four ranks, 256 KiB beyond).
 
-foreach(prog sweep order ops inflight comms errors threads)
+foreach(prog sweep order ops inflight comms errors threads mismatch)
   mpi_test_program(colla_${prog} ${MPI_TEST_DIR}/colla_${prog}.c)
 endforeach()
 
@@ -22,7 +22,7 @@ foreach(rail shm tcp)
     endif()
     mpi_job(NAME colla_sweep_${np}_${rail} NPROCS ${np} RAILS ${rails}
             PROGRAM colla_sweep ARGS ${max})
-    foreach(prog order inflight comms errors threads)
+    foreach(prog order inflight comms errors threads mismatch)
       mpi_job(NAME colla_${prog}_${np}_${rail} NPROCS ${np} RAILS ${rails}
               PROGRAM colla_${prog})
     endforeach()
