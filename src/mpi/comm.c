@@ -44,6 +44,7 @@ static struct pm_comm *comm_alloc(struct pm_group *local, struct pm_group *remot
     atomic_init(&c->coll_seq, 0);
     c->errhandler = MPI_ERRORS_ARE_FATAL;
     pm_errhandler_retain(c->errhandler);
+    atomic_init(&c->errh_default, true);
     atomic_flag_clear(&c->attr_lock);
     c->info = MPI_INFO_NULL;
     return c;
@@ -99,6 +100,9 @@ void pm_comm_inherit(struct pm_comm *nc, const struct pm_comm *parent)
     MPI_Errhandler old = nc->errhandler;
     nc->errhandler = h;
     pm_errhandler_release(old);
+    atomic_store_explicit(&nc->errh_default, atomic_load_explicit(&parent->errh_default,
+                                                                  memory_order_relaxed),
+                          memory_order_relaxed);
     nc->session = parent->session;
 }
 

@@ -143,6 +143,7 @@ int pm_errhandler_set(struct pm_comm *c, MPI_Errhandler errhandler, const char *
                         (unsigned)errhandler, object_name(((struct pm_user_errh *)e)->what),
                         object_name(win));
     pm_errhandler_swap(&c->errhandler, errhandler);
+    atomic_store_explicit(&c->errh_default, false, memory_order_relaxed);
     return MPI_SUCCESS;
 }
 

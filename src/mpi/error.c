@@ -209,7 +209,11 @@ int pm_error(MPI_Comm comm, int code, const char *fmt, ...)
         c = pm_comm_world;
         comm = MPI_COMM_WORLD;
     }
-    struct pm_errhandler *eh = c ? pm_errhandler_get(c->errhandler) : NULL;
+    struct pm_comm *hc = c; /* whose handler */
+    if (c && c != pm_comm_world && pm_comm_world &&
+        atomic_load_explicit(&c->errh_default, memory_order_relaxed))
+        hc = pm_comm_world;
+    struct pm_errhandler *eh = hc ? pm_errhandler_get(hc->errhandler) : NULL;
     /* A window's handler lives on its private communicator and is called
      * with the window (MPI_Win_errhandler_function). */
     int object = c && c->win_handle ? c->win_handle : comm;

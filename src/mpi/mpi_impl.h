@@ -320,6 +320,11 @@ struct pm_comm {
     uint64_t tag_src;            /* this rank << 28, ORed into every tag sent */
     _Atomic uint32_t coll_seq;   /* collectives started on this communicator */
     MPI_Errhandler errhandler;
+    /* No handler was ever set on it or the communicators it derives from:
+     * its errors go to MPI_COMM_WORLD's handler of the moment, as in MPICH
+     * (an application that sets MPI_ERRORS_RETURN on the world after making
+     * its communicators gets the errors of all returned). */
+    atomic_bool errh_default;
     int win_handle;              /* a window's private communicator: the window
                                     (its handler gets an MPI_Win *), else 0 */
     struct pm_cart *cart;        /* Cartesian topology, or NULL */

@@ -3,7 +3,8 @@
  * communicator and the error code (MPI_Send to rank = size gives a code of
  * class MPI_ERR_RANK), MPI_ERRORS_RETURN returns codes, set/get round trips
  * with reference counts (a freed handle stays in force on the communicator
- * that uses it), MPI_Comm_call_errhandler, the MPI-4.1 removal of added
+ * that uses it), objects without a handler of their own following
+ * MPI_COMM_WORLD's, MPI_Comm_call_errhandler, the MPI-4.1 removal of added
  * error classes, codes and strings, and the argument errors.
  */
 #include "mpitest.h"
@@ -51,6 +52,51 @@ static void defaults(void)
     MPI_CHECK(MPI_Comm_get_errhandler(MPI_COMM_SELF, &eh));
     CHECK(eh == MPI_ERRORS_ARE_FATAL, "default handler of MPI_COMM_SELF is %#x", (unsigned)eh);
     MPI_CHECK(MPI_Errhandler_free(&eh));
+}
+
+/* Communicators and windows on which no handler was ever set (nor on
+ * those they derive from) follow MPI_COMM_WORLD's handler of the moment, as
+ * in MPICH: its suite sets MPI_ERRORS_RETURN on the world after making a
+ * duplicate and expects the duplicate's errors returned. A handler set on
+ * the object itself wins; the query still names MPI_ERRORS_ARE_FATAL. */
+static void world_default(void)
+{
+    MPI_Comm early, split;
+    MPI_Win win;
+    int wbuf = 0, buf = 0;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &early));
+    MPI_CHECK(MPI_Comm_split(early, 0, rank, &split));
+    MPI_CHECK(MPI_Win_create(&wbuf, sizeof wbuf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_Errhandler eh, got;
+    MPI_CHECK(MPI_Comm_create_errhandler(handler, &eh));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh));
+    calls = 0;
+    int rc = MPI_Send(&buf, 1, MPI_INT, size, 0, early);
+    CHECK(calls == 1 && last_comm == early && class_of(last_code) == MPI_ERR_RANK,
+          "error on an early dup: world's handler called %d times, comm %#x", calls,
+          (unsigned)last_comm);
+    rc = MPI_Comm_split(split, 0, 0, NULL);
+    CHECK(calls == 2 && last_comm == split && class_of(rc) == MPI_ERR_ARG,
+          "error on a split of it: calls %d, class %d", calls, class_of(rc));
+    MPI_CHECK(MPI_Comm_get_errhandler(early, &got));
+    CHECK(got == MPI_ERRORS_ARE_FATAL, "early dup's handler reads %#x", (unsigned)got);
+    MPI_CHECK(MPI_Errhandler_free(&got));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    check_class(MPI_Win_lock(12345, 0, 0, win), MPI_ERR_LOCKTYPE, "a window's error");
+    MPI_Errhandler mine;
+    MPI_CHECK(MPI_Comm_create_errhandler(other, &mine));
+    MPI_CHECK(MPI_Comm_set_errhandler(early, mine));
+    other_calls = 0;
+    calls = 0;
+    MPI_Send(&buf, 1, MPI_INT, size, 0, early);
+    CHECK(other_calls == 1 && calls == 0, "own handler: %d calls, world's: %d", other_calls,
+          calls);
+    MPI_CHECK(MPI_Errhandler_free(&mine));
+    MPI_CHECK(MPI_Errhandler_free(&eh));
+    MPI_CHECK(MPI_Win_free(&win));
+    MPI_CHECK(MPI_Comm_free(&split));
+    MPI_CHECK(MPI_Comm_free(&early));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
 static void user_handler(void)
@@ -253,6 +299,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     defaults();
+    world_default();
     user_handler();
     errors_return();
     removals();
