@@ -109,6 +109,12 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
         return rc;
     if (w->locked[rank] || w->lock_all)
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: rank %d is already locked", fn, rank);
+    if (w->access.ranks)
+        return pm_win_error(win, MPI_ERR_RMA_SYNC,
+                            "%s: an access epoch of MPI_Win_start is open on the window", fn);
+    /* a fence that opened an epoch no operation used: the lock ends it, as
+     * in MPICH (operations after the unlock need a new fence) */
+    w->fence_open = false;
     bool nocheck = assert & MPI_MODE_NOCHECK;
     if (!nocheck && w->shm_locks) {
         rc = pm_rma_direct_lock(w, rank, lock_type);
@@ -181,6 +187,10 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
                             (unsigned)assert);
     if (passive_open(w))
         return pm_win_error(win, MPI_ERR_RMA_SYNC, "%s: a lock is already held", fn);
+    if (w->access.ranks)
+        return pm_win_error(win, MPI_ERR_RMA_SYNC,
+                            "%s: an access epoch of MPI_Win_start is open on the window", fn);
+    w->fence_open = false; /* as in MPI_Win_lock */
     bool nocheck = assert & MPI_MODE_NOCHECK;
     for (int r = 0; r < w->size && !nocheck && w->shm_locks; r++) {
         int rc = pm_rma_direct_lock(w, r, MPI_LOCK_SHARED);

@@ -13,7 +13,9 @@
  * derived type (MPI_ERR_TYPE). Synchronisation: any operation outside an
  * epoch, unlock / flush of a rank not locked, a second lock of one rank,
  * unlock_all without lock_all, complete without start, wait without post, a
- * request-based operation in a fence epoch, MPI_Win_free with a lock held
+ * request-based operation in a fence epoch, an operation after a lock that
+ * ended a fence's epoch, a lock inside an access epoch of MPI_Win_start,
+ * MPI_Win_free with a lock held
  * (MPI_ERR_RMA_SYNC); a bad lock type (MPI_ERR_LOCKTYPE). Flavors:
  * MPI_Win_shared_query of a dynamic window or MPI_Win_attach on a window of
  * another flavor (MPI_ERR_RMA_FLAVOR), MPI_Win_shared_query of a rank
@@ -189,9 +191,25 @@ static void test_sync(MPI_Win win)
     MPI_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     CHECK(q == MPI_REQUEST_NULL, "a failed Rput or Rget returned a request");
 
-    /* PSCW: complete after start works, a second complete does not. */
+    /* A lock after a fence ends the fence's epoch (as in MPICH's suite):
+     * operations after the unlock have none. */
+    MPI_CHECK(MPI_Win_fence(0, win));
+    MPI_CHECK(MPI_Win_lock(MPI_LOCK_SHARED, 0, MPI_MODE_NOCHECK, win));
+    MPI_CHECK(MPI_Get(&r, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MPI_CHECK(MPI_Win_unlock(0, win));
+    EXPECT_CLASS(MPI_Get(&r, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    MPI_CHECK(MPI_Win_fence(0, win));
+    MPI_CHECK(MPI_Win_lock_all(0, win));
+    MPI_CHECK(MPI_Win_unlock_all(win));
+    EXPECT_CLASS(MPI_Put(&x, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    MPI_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+
+    /* PSCW: no lock inside an access epoch; complete after start works, a
+     * second complete does not. */
     MPI_CHECK(MPI_Win_post(self, 0, win));
     MPI_CHECK(MPI_Win_start(self, 0, win));
+    EXPECT_CLASS(MPI_Win_lock(MPI_LOCK_SHARED, 0, MPI_MODE_NOCHECK, win), MPI_ERR_RMA_SYNC);
+    EXPECT_CLASS(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC);
     MPI_CHECK(MPI_Win_complete(win));
     MPI_CHECK(MPI_Win_wait(win));
     EXPECT_CLASS(MPI_Win_complete(win), MPI_ERR_RMA_SYNC);
