@@ -248,6 +248,14 @@ size_t pm_type_unpack(const void *in, size_t bytes, void *outbuf, MPI_Count coun
 /* Number of predefined elements in `bytes` of a stream of `t` (Get_elements);
  * MPI_UNDEFINED when bytes is not a whole number of elements. */
 MPI_Count pm_type_elements(const struct pm_datatype *t, MPI_Count bytes);
+/* A receive into noncontiguous type `t` got `bytes` that end inside one of
+ * its basic elements: the send and receive type signatures differ (MPICH
+ * reports it too). Checked where the data is unpacked anyway. */
+static inline bool pm_recv_partial(const struct pm_datatype *t, size_t bytes)
+{
+    return t->size > 0 && bytes % (size_t)t->size &&
+           pm_type_elements(t, (MPI_Count)bytes) == MPI_UNDEFINED;
+}
 
 /* ---- Reduction operations (op.c) ----------------------------------------- */
 struct pm_op {

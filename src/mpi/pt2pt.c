@@ -368,6 +368,16 @@ static __attribute__((noinline)) int recv_slow(const char *fname, void *buf, MPI
         if (rc == PROUST_OK || rc == PROUST_ERR_TRUNCATE)
             pm_type_unpack(tmp, ps.count, buf, count, t, 0);
         free(tmp);
+        if (rc == PROUST_OK && pm_recv_partial(t, ps.count)) {
+            if (status) {
+                pm_status_ok(status, NULL, true, &ps);
+                status->MPI_ERROR = MPI_ERR_TYPE;
+            }
+            return pm_error(comm, MPI_ERR_TYPE,
+                            "%s: %zu bytes from rank %d end inside an element of the receive "
+                            "type (do the send and receive type signatures differ?)",
+                            fname, ps.count, pm_tag_source(ps.tag));
+        }
     }
     return recv_done(fname, rc, &ps, comm, status);
 }

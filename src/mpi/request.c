@@ -247,6 +247,8 @@ void pm_req_finish_engine(struct pm_request *r, int rc, const proust_status_t *p
         pm_status_from_proust(&r->status, ps);
         if (r->tmp && (rc == PROUST_OK || rc == PROUST_ERR_TRUNCATE))
             pm_type_unpack(r->tmp, ps->count, r->user_buf, r->count, r->type, 0);
+        if (r->tmp && rc == PROUST_OK && pm_recv_partial(r->type, ps->count))
+            r->status.MPI_ERROR = MPI_ERR_TYPE;
     } else {
         r->status.proust_cancelled = ps->error == PROUST_ERR_CANCELED;
         r->status.proust_bytes = r->status.proust_cancelled ? 0 : (MPI_Count)ps->size;

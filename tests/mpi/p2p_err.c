@@ -2,7 +2,8 @@
  * p2p_err.c — errors of point-to-point calls under MPI_ERRORS_RETURN:
  * truncation (MPI_ERR_TRUNCATE, status.MPI_ERROR, the count delivered,
  * eager and rendezvous sizes, Recv, Irecv+Wait, Waitall with
- * MPI_ERR_IN_STATUS) and the classes of invalid arguments: rank, tag (also
+ * MPI_ERR_IN_STATUS), bytes that end inside an element of the receive type
+ * (MPI_ERR_TYPE) and the classes of invalid arguments: rank, tag (also
  * above the MPI_TAG_UB attribute), count, datatype, communicator, request.
  * After each error, communication still works.
  */
@@ -196,6 +197,34 @@ static void user_handler(void)
     MPI_CHECK(MPI_Comm_free(&dup));
 }
 
+/* Bytes that end inside an element of a noncontiguous receive type: the
+ * signatures differ (MPI_ERR_TYPE, as MPICH reports), blocking and at
+ * Wait; a message of whole elements shorter than the type is fine. */
+static void partial_elements(void)
+{
+    MPI_Datatype every_other;
+    MPI_CHECK(MPI_Type_vector(3, 1, 2, MPI_INT, &every_other));
+    MPI_CHECK(MPI_Type_commit(&every_other));
+    char out[12] = "abcdefghijk";
+    int in[6] = {0}, n = -1;
+    MPI_Request sr, rr;
+    MPI_Status st;
+    MPI_CHECK(MPI_Isend(out, 6, MPI_CHAR, to, 11, MPI_COMM_WORLD, &sr));
+    EXPECT_CLASS(MPI_Recv(in, 1, every_other, from, 11, MPI_COMM_WORLD, &st), MPI_ERR_TYPE);
+    CHECK(p2p_class(st.MPI_ERROR) == MPI_ERR_TYPE, "Recv: status.MPI_ERROR %d", st.MPI_ERROR);
+    MPI_CHECK(MPI_Wait(&sr, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Isend(out, 10, MPI_CHAR, to, 12, MPI_COMM_WORLD, &sr));
+    MPI_CHECK(MPI_Irecv(in, 1, every_other, from, 12, MPI_COMM_WORLD, &rr));
+    EXPECT_CLASS(MPI_Wait(&rr, &st), MPI_ERR_TYPE);
+    MPI_CHECK(MPI_Wait(&sr, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Isend(out, 8, MPI_CHAR, to, 13, MPI_COMM_WORLD, &sr));
+    MPI_CHECK(MPI_Recv(in, 1, every_other, from, 13, MPI_COMM_WORLD, &st));
+    MPI_CHECK(MPI_Get_elements(&st, every_other, &n));
+    CHECK(n == 2 && !memcmp(&in[2], out + 4, 4), "two whole elements: %d", n);
+    MPI_CHECK(MPI_Wait(&sr, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Type_free(&every_other));
+}
+
 int main(int argc, char **argv)
 {
     MPI_CHECK(MPI_Init(&argc, &argv));
@@ -206,6 +235,8 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     truncation();
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    partial_elements();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     classes();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
