@@ -421,16 +421,12 @@ static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
         for (int k = 1; k < n; k++)
             if (reqs[k])
                 proust_cancel(reqs[k]);
-    int err = pm_error_from_proust(rc);
-    for (int k = 1; k < n; k++) {
-        if (!reqs[k])
-            continue;
-        proust_status_t ps;
-        int wrc = proust_wait(&reqs[k], &ps);
+    proust_status_t st[A2A_BRUCK_MIN_RANKS];
+    proust_waitall((size_t)(n - 1), reqs + 1, st + 1);
+    int err = pm_error_from_proust(rc); /* a failed send; else the first receive's */
+    for (int k = 1; k < n && !err; k++) {
         bool stop;
-        int e = pm_coll_recv_outcome(wrc, &ps, bs, &stop);
-        if (!err)
-            err = e;
+        err = pm_coll_recv_outcome(st[k].error, &st[k], bs, &stop);
     }
     return err;
 }
