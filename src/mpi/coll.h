@@ -150,6 +150,12 @@ static inline void *pm_sched_scratch_any(struct pm_sched *s, size_t bytes)
     return pm_sched_scratch(s, bytes ? bytes : 1);
 }
 
+/* Start (nonblocking: its request in *request) or run a built schedule,
+ * after noting this rank's own-block mismatch `own` in it (pm_sched_note);
+ * MPI_SUCCESS or the error raised on `comm`, naming the mismatch when there
+ * was one. */
+int pm_coll_sched_go(struct pm_sched *s, const struct pm_own_block *own, MPI_Comm comm,
+                     const char *fname, int rank, MPI_Request *request, bool nonblocking);
 /* Argument checks shared by the collectives (MPI_SUCCESS or raised error). */
 int pm_coll_check_comm(const char *fname, MPI_Comm comm, struct pm_comm **c);
 int pm_coll_check_root(const char *fname, struct pm_comm *c, int root);

@@ -44,6 +44,19 @@ struct allgather {
     struct pm_own_block own;
 };
 
+static MPI_Count count_of(const struct allgather *g, int i)
+{
+    return g->v ? pm_cnt(g->rcounts, i) : g->rcount;
+}
+
+/* Block of rank i in the receive buffer. */
+static void *block_of(const struct allgather *g, int i)
+{
+    if (g->v)
+        return pm_at(g->rbuf, pm_dsp(g->displs, i) * g->rext);
+    return pm_at(g->rbuf, (MPI_Aint)i * g->rcount * g->rext);
+}
+
 static int allgather_check(struct allgather *g, MPI_Request *request, bool nonblocking)
 {
     const char *fn = g->fname;
@@ -78,9 +91,8 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
         MPI_Count have = g->scount * pm_type_get(g->stype)->size;
         MPI_Count room = (g->v ? pm_cnt(g->rcounts, c->rank) : g->rcount) * g->rsize;
         /* sendbuf at the start of recvbuf, or at this rank's own block */
-        MPI_Aint at = g->v ? pm_dsp(g->displs, c->rank) : (MPI_Aint)c->rank * g->rcount;
-        const void *own = g->rbuf ? pm_at(g->rbuf, at * g->rext) : NULL;
-        if ((g->sbuf == g->rbuf || g->sbuf == own) && g->sbuf && have > 0)
+        if (g->sbuf && g->rbuf && have > 0 &&
+            (g->sbuf == g->rbuf || g->sbuf == block_of(g, c->rank)))
             return pm_error(g->comm, MPI_ERR_BUFFER,
                             "%s: sendbuf is recvbuf or its block for rank %d (use MPI_IN_PLACE)",
                             fn, c->rank);
@@ -89,19 +101,6 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
     if (nonblocking && !request)
         return pm_error(g->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
     return MPI_SUCCESS;
-}
-
-static MPI_Count count_of(const struct allgather *g, int i)
-{
-    return g->v ? pm_cnt(g->rcounts, i) : g->rcount;
-}
-
-/* Block of rank i in the receive buffer. */
-static void *block_of(const struct allgather *g, int i)
-{
-    if (g->v)
-        return pm_at(g->rbuf, pm_dsp(g->displs, i) * g->rext);
-    return pm_at(g->rbuf, (MPI_Aint)i * g->rcount * g->rext);
 }
 
 static int own_copy(struct pm_sched *s, const struct allgather *g)
@@ -257,16 +256,7 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
         pm_sched_discard(s);
         return pm_error(g->comm, rc, "%s: cannot build the schedule", g->fname);
     }
-    pm_sched_note(s, g->own.err);
-    rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
-    if (rc && g->own.err)
-        return pm_error(g->comm, rc, "%s: rank %d sends itself %lld bytes into a block of %lld "
-                        "(the ranks' counts or types differ)", g->fname, g->c->rank,
-                        g->own.have, g->own.room);
-    if (rc)
-        return pm_error(g->comm, rc, "%s: %s failed", g->fname,
-                        nonblocking ? "starting the operation" : "the operation");
-    return MPI_SUCCESS;
+    return pm_coll_sched_go(s, &g->own, g->comm, g->fname, g->c->rank, request, nonblocking);
 }
 
 /* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */

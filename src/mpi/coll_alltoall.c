@@ -367,16 +367,7 @@ static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
         pm_sched_discard(s);
         return pm_error(a->comm, rc, "%s: cannot build the schedule", a->fname);
     }
-    pm_sched_note(s, a->own.err);
-    rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
-    if (rc && a->own.err)
-        return pm_error(a->comm, rc, "%s: rank %d sends itself %lld bytes into a block of %lld "
-                        "(the ranks' counts or types differ)", a->fname, a->c->rank,
-                        a->own.have, a->own.room);
-    if (rc)
-        return pm_error(a->comm, rc, "%s: %s failed", a->fname,
-                        nonblocking ? "starting the operation" : "the operation");
-    return MPI_SUCCESS;
+    return pm_coll_sched_go(s, &a->own, a->comm, a->fname, a->c->rank, request, nonblocking);
 }
 
 /* ---- Entry points ---------------------------------------------------------- */

@@ -36,6 +36,15 @@ struct gather {
     struct pm_own_block own; /* the root's own block (filled by the check) */
 };
 
+/* Root: block of rank i of the receive buffer. */
+static void *gather_block(const struct gather *g, int i)
+{
+    MPI_Aint ext = pm_type_get(g->rtype)->extent;
+    if (g->v)
+        return pm_at(g->rbuf, pm_dsp(g->displs, i) * ext);
+    return pm_at(g->rbuf, (MPI_Aint)i * g->rcount * ext);
+}
+
 /* Arguments in the standard's order; MPI_SUCCESS or the raised error. */
 static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking)
 {
@@ -81,10 +90,8 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
         /* The root's own block is a local copy: check it here. */
         if (!c->is_inter && g->sbuf != MPI_IN_PLACE) {
             MPI_Count have = g->scount * pm_type_get(g->stype)->size;
-            MPI_Aint ext = pm_type_get(g->rtype)->extent;
-            MPI_Aint at = g->v ? pm_dsp(g->displs, c->rank) : (MPI_Aint)c->rank * g->rcount;
-            const void *own = g->rbuf ? pm_at(g->rbuf, at * ext) : NULL;
-            if ((g->sbuf == g->rbuf || g->sbuf == own) && g->sbuf && have > 0)
+            if (g->sbuf && g->rbuf && have > 0 &&
+                (g->sbuf == g->rbuf || g->sbuf == gather_block(g, c->rank)))
                 return pm_error(g->comm, MPI_ERR_BUFFER,
                                 "%s: sendbuf is recvbuf or the root's block of it at the root "
                                 "(use MPI_IN_PLACE)", fn);
@@ -96,15 +103,6 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
     if (nonblocking && !request)
         return pm_error(g->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
     return MPI_SUCCESS;
-}
-
-/* Root: block of rank i of the receive buffer. */
-static void *gather_block(const struct gather *g, int i)
-{
-    MPI_Aint ext = pm_type_get(g->rtype)->extent;
-    if (g->v)
-        return pm_at(g->rbuf, pm_dsp(g->displs, i) * ext);
-    return pm_at(g->rbuf, (MPI_Aint)i * g->rcount * ext);
 }
 
 static int gather_root_own(struct pm_sched *s, const struct gather *g)
@@ -239,16 +237,7 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         pm_sched_discard(s);
         return pm_error(g->comm, rc, "%s: out of memory building the schedule", g->fname);
     }
-    pm_sched_note(s, g->own.err);
-    rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
-    if (rc && g->own.err)
-        return pm_error(g->comm, rc, "%s: rank %d sends itself %lld bytes into a block of %lld "
-                        "(the ranks' counts or types differ)", g->fname, g->c->rank,
-                        g->own.have, g->own.room);
-    if (rc)
-        return pm_error(g->comm, rc, "%s: %s failed", g->fname,
-                        nonblocking ? "starting the operation" : "the operation");
-    return MPI_SUCCESS;
+    return pm_coll_sched_go(s, &g->own, g->comm, g->fname, g->c->rank, request, nonblocking);
 }
 
 /* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */

@@ -34,6 +34,15 @@ struct scatter {
     struct pm_own_block own; /* the root's own block (filled by the check) */
 };
 
+/* Root: block for rank i in the send buffer. */
+static const void *scatter_block(const struct scatter *g, int i)
+{
+    MPI_Aint ext = pm_type_get(g->stype)->extent;
+    if (g->v)
+        return pm_at(g->sbuf, pm_dsp(g->displs, i) * ext);
+    return pm_at(g->sbuf, (MPI_Aint)i * g->scount * ext);
+}
+
 /* Arguments in the standard's order; MPI_SUCCESS or the raised error. */
 static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocking)
 {
@@ -82,10 +91,8 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
         MPI_Count have =
             (g->v ? pm_cnt(g->scounts, c->rank) : g->scount) * pm_type_get(g->stype)->size;
         MPI_Count room = g->rcount * pm_type_get(g->rtype)->size;
-        MPI_Aint ext = pm_type_get(g->stype)->extent;
-        MPI_Aint at = g->v ? pm_dsp(g->displs, c->rank) : (MPI_Aint)c->rank * g->scount;
-        const void *own = g->sbuf ? pm_at(g->sbuf, at * ext) : NULL;
-        if ((g->rbuf == g->sbuf || g->rbuf == own) && g->rbuf && room > 0)
+        if (g->rbuf && g->sbuf && room > 0 &&
+            (g->rbuf == g->sbuf || g->rbuf == scatter_block(g, c->rank)))
             return pm_error(g->comm, MPI_ERR_BUFFER,
                             "%s: recvbuf is sendbuf or the root's block of it at the root (use "
                             "MPI_IN_PLACE)", fn);
@@ -94,15 +101,6 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
     if (nonblocking && !request)
         return pm_error(g->comm, MPI_ERR_ARG, "%s: request is NULL", fn);
     return MPI_SUCCESS;
-}
-
-/* Root: block for rank i in the send buffer. */
-static const void *scatter_block(const struct scatter *g, int i)
-{
-    MPI_Aint ext = pm_type_get(g->stype)->extent;
-    if (g->v)
-        return pm_at(g->sbuf, pm_dsp(g->displs, i) * ext);
-    return pm_at(g->sbuf, (MPI_Aint)i * g->scount * ext);
 }
 
 static int scatter_root_own(struct pm_sched *s, const struct scatter *g)
@@ -237,16 +235,7 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         pm_sched_discard(s);
         return pm_error(g->comm, rc, "%s: cannot build the schedule", g->fname);
     }
-    pm_sched_note(s, g->own.err);
-    rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
-    if (rc && g->own.err)
-        return pm_error(g->comm, rc, "%s: rank %d sends itself %lld bytes into a block of %lld "
-                        "(the ranks' counts or types differ)", g->fname, g->c->rank,
-                        g->own.have, g->own.room);
-    if (rc)
-        return pm_error(g->comm, rc, "%s: %s failed", g->fname,
-                        nonblocking ? "starting the operation" : "the operation");
-    return MPI_SUCCESS;
+    return pm_coll_sched_go(s, &g->own, g->comm, g->fname, g->c->rank, request, nonblocking);
 }
 
 /* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
