@@ -70,6 +70,11 @@
     X(OFFER_BYTES, "PROUST_OFFER_BYTES", "128K",                                               \
       "a nonblocking receive of at least this size, for one source, is offered to its sender, "\
       "which writes the message straight into it (shm) while the receiver computes; 0 = never")\
+    X(IDLE_PULL_BYTES, "PROUST_IDLE_PULL_BYTES", "64M",                                        \
+      "a process that waits with nothing to do pulls the rendezvous messages waiting "          \
+      "unexpected into its own memory, up to this many bytes in all, so that their senders "   \
+      "complete before the receives are posted (as MPICH buffers them; a program that relies " \
+      "on it hangs otherwise); synchronous sends and tcp are left alone; 0 = never")            \
     X(MATCH_STRIPES, "PROUST_MATCH_STRIPES", "16",                                              \
       "locks over the receive-side matching state: peer i's messages and receives are "        \
       "matched under lock i % N (N is at most the number of ranks); ANY_SOURCE receives take " \

@@ -148,6 +148,8 @@ enum { PROUST__SEG_NONE = 0, PROUST__SEG_EAGER, PROUST__SEG_RTS, PROUST__SEG_DON
 
 struct proust__inseg {
     uint8_t state;
+    bool pulled; /* EAGER data an idle pull fetched (unexp_pull.c): counts in
+                    the session's idle_pulled until released */
     size_t len;  /* segment size as sent */
     void *data;  /* EAGER: private copy of the bytes */
     uint64_t sender_token;
@@ -229,6 +231,7 @@ struct proust__match_stripe {
     struct proust__inmsg *inmsg_cache; /* free descriptor blocks */
     unsigned inmsg_cached, inmsg_cache_max; /* beyond max: borrowed (below) */
     _Atomic unsigned *inmsg_borrowed;       /* the session's count of those */
+    _Atomic size_t *idle_pulled;            /* the session's pulled bytes (unexp_pull.c) */
     /* buffers for unexpected eager bytes (unexp_pool.c) */
     struct proust__pool_link *pool[PROUST__UNEXP_CLASSES];
     size_t pool_bytes, pool_budget;
@@ -329,6 +332,12 @@ struct proust_session {
     _Atomic int gates_pending; /* some gate has work queued */
     _Atomic unsigned inmsg_borrowed; /* descriptor blocks cached beyond stripe shares */
     _Atomic int sends_waiting; /* sends in some gate's waiting list */
+    /* unexpected rendezvous messages an idle process may pull in
+     * (unexp_pull.c): a hint that some arrived since the last pull, the
+     * bytes pulled and not yet received, and PROUST_IDLE_PULL_BYTES */
+    _Atomic unsigned unexp_rts;
+    _Atomic size_t idle_pulled;
+    size_t idle_pull_budget;
     /* rendezvous gets decided while polling, run after the poll (recv_path.c) */
     proust__lock_t gets_lock;
     struct proust__pending_get *_Atomic gets_head; /* peeked without the lock */
@@ -648,6 +657,14 @@ void proust__recv_on_done(struct proust_session *s, int peer, uint64_t token);
 void proust__gets_run(struct proust_session *s);
 /* Drop the queued gets from `peer` (it failed); returns none of them. */
 void proust__gets_forget(struct proust_session *s, int peer);
+/* An idle process pulls the rendezvous messages waiting unexpected into
+ * its own memory and releases their senders (unexp_pull.c); returns the
+ * segments pulled. Call with no lock held, only when idle. */
+int proust__idle_pull(struct proust_session *s);
+static inline bool proust__idle_pull_wanted(struct proust_session *s)
+{
+    return atomic_load_explicit(&s->unexp_rts, memory_order_relaxed) != 0;
+}
 /* Free an incoming message and the eager data it kept. */
 void proust__inmsg_free(struct proust__inmsg *m);
 /* The same for a message of a live gate, its stripe held (descriptor and

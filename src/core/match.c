@@ -35,6 +35,7 @@ int proust__match_init(struct proust_session *s)
         size_t share = PROUST__INMSG_CACHE_BYTES / PROUST__INMSG_BLOCK / (size_t)s->nstripes;
         s->stripes[i].inmsg_cache_max = share > 64 ? (unsigned)share : 64;
         s->stripes[i].inmsg_borrowed = &s->inmsg_borrowed;
+        s->stripes[i].idle_pulled = &s->idle_pulled;
         proust__unexp_pool_init(&s->stripes[i], s->nstripes);
     }
     for (int r = 0; r < s->size; r++)

@@ -160,6 +160,9 @@ static inline void inseg_release(struct proust__match_stripe *ms, struct proust_
 {
     if (sg->data && (uint8_t *)sg->data != inmsg_inline(m))
         proust__unexp_buf_put(ms, sg->data, sg->len);
+    if (sg->pulled && ms)
+        atomic_fetch_sub_explicit(ms->idle_pulled, sg->len, memory_order_relaxed);
+    sg->pulled = false;
     sg->data = NULL;
 }
 
@@ -176,8 +179,9 @@ void proust__inmsg_release(struct proust_session *s, struct proust__inmsg *m)
 }
 
 /* Keep a segment of an unexpected message (the gate's stripe held). */
-static int inmsg_store(struct proust__gate *g, struct proust__inmsg *m,
-                       const struct proust__chunk_hdr *h, const uint8_t *body)
+static int inmsg_store(struct proust_session *s, struct proust__gate *g,
+                       struct proust__inmsg *m, const struct proust__chunk_hdr *h,
+                       const uint8_t *body)
 {
     struct proust__inseg *sg = &m->seg[h->seg];
     if (sg->state != PROUST__SEG_NONE)
@@ -212,6 +216,9 @@ static int inmsg_store(struct proust__gate *g, struct proust__inmsg *m,
         sg->state = PROUST__SEG_RTS;
         if (h->seg == 0)
             m->flags |= h->flags & PROUST__CF_WAITS;
+        m->flags |= h->flags & PROUST__CF_RDV_SYNC;
+        if (rb.key_len) /* an idle wait may pull it in (unexp_pull.c) */
+            atomic_fetch_add_explicit(&s->unexp_rts, 1, memory_order_relaxed);
     }
     m->nseg_seen++;
     return PROUST_OK;
@@ -314,7 +321,7 @@ static int process_chunk(struct proust_session *s, struct proust__gate *g,
             return PROUST_ERR_PROTO;
     }
     if (!m->req)
-        return inmsg_store(g, m, h, body);
+        return inmsg_store(s, g, m, h, body);
     struct proust__inseg *sg = &m->seg[h->seg];
     if (sg->state != PROUST__SEG_NONE)
         return PROUST_ERR_PROTO;

@@ -42,7 +42,7 @@ static inline struct proust__chunk_hdr plain_data_hdr(uint32_t seq, size_t len, 
 /* Build the chunk of segment `seg`; returns the events it adds. */
 static int build_segment(struct proust_session *s, struct proust__gate *g,
                          struct proust_request *req, struct proust__chunk *c, uint16_t seg,
-                         bool sync_tail, size_t threshold)
+                         bool sync, bool sync_tail, size_t threshold)
 {
     const struct iovec *data = &req->segs[seg];
     c->req = req;
@@ -79,6 +79,8 @@ static int build_segment(struct proust_session *s, struct proust__gate *g,
     c->hdr.type = PROUST__CH_RTS;
     if (req->waited)
         c->hdr.flags |= PROUST__CF_WAITS;
+    if (sync) /* its FIN must mean that a receive matched */
+        c->hdr.flags |= PROUST__CF_RDV_SYNC;
     c->body[0].iov_base = c->storage;
     c->body[0].iov_len = sizeof rb + rb.key_len;
     c->nbody = 1;
@@ -148,7 +150,7 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
                 offer_note(g, req, first->hdr.seq, first, todo);
         } else {
             fill_envelope(first, req, 0, g->send_seq++);
-            events = build_segment(s, g, req, first, 0, sync && eager, threshold);
+            events = build_segment(s, g, req, first, 0, sync, sync && eager, threshold);
             offer_note(g, req, first->hdr.seq, first, todo);
         }
         first->urgent = false;
@@ -163,7 +165,7 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
         for (uint16_t i = 0; i < req->nseg; i++) {
             struct proust__chunk *c = &chunks[i];
             fill_envelope(c, req, i, seq);
-            events += build_segment(s, g, req, c, i, sync && !any_rdv && i == 0, threshold);
+            events += build_segment(s, g, req, c, i, sync, sync && !any_rdv && i == 0, threshold);
             c->urgent = hints && (hints[i] & PROUST_PACK_URGENT);
         }
         offer_note(g, req, seq, &chunks[0], todo);

@@ -134,6 +134,8 @@ static int read_config(struct proust_session *s)
         return PROUST_ERR_INVALID;
     if (proust__config_size(PROUST_CFG_OFFER_BYTES, &s->offer_bytes) != PROUST_OK)
         return PROUST_ERR_INVALID;
+    if (proust__config_size(PROUST_CFG_IDLE_PULL_BYTES, &s->idle_pull_budget) != PROUST_OK)
+        return PROUST_ERR_INVALID;
     long stripes;
     if (proust__config_long(PROUST_CFG_MATCH_STRIPES, &stripes) != PROUST_OK)
         return PROUST_ERR_INVALID;

@@ -78,12 +78,25 @@ static inline bool is_finished(const struct proust_request *req)
  * event) and, woken onto the tester's cpu, gets preempted holding the
  * flag: the test then fails for a whole time slice (mpi4py's
  * testManyISSendAndRecv: 10 Testall calls after the last receive). */
+/* Polls in a row that found nothing, by this thread's tests and probes:
+ * after this many, the process is idle enough to pull the rendezvous
+ * messages waiting unexpected (unexp_pull.c), as a wait does before it
+ * sleeps; a test loop waiting on a peer that waits on us must not hang. */
+#define APP_IDLE_POLLS 1024u
+static _Thread_local unsigned app_empty_polls;
+
 static int app_poll(struct proust_session *s)
 {
     if (!proust__in_progress_thread)
         atomic_fetch_add_explicit(&s->prog.app_entries, 1, memory_order_relaxed);
     int ev = proust__progress(s);
     proust__run_deferred();
+    if (ev > 0)
+        app_empty_polls = 0;
+    else if (++app_empty_polls >= APP_IDLE_POLLS && proust__idle_pull_wanted(s)) {
+        app_empty_polls = 0;
+        ev = proust__idle_pull(s);
+    }
     return ev;
 }
 
@@ -217,6 +230,13 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
     }
     uint64_t idle = now - w->idle_since_ns;
     struct proust__progress *p = &s->prog;
+    /* nothing to do for a spin window: take in the rendezvous messages
+     * waiting unexpected, whose senders may be waiting for us to
+     * (unexp_pull.c), and poll again before sleeping */
+    if (idle >= p->spin_ns && proust__idle_pull_wanted(s) && proust__idle_pull(s) > 0) {
+        w->idle_since_ns = 0;
+        return;
+    }
     uint64_t window = p->spin_ns * spin_scale;
     if (w->spin_floor_ns > window)
         window = w->spin_floor_ns;

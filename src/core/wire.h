@@ -52,6 +52,8 @@ enum proust__chunk_type {
 #define PROUST__CF_WAITS 0x4u /* RTS: the sender waits in a blocking send, ready to \
                                  stream the data itself (recv_path.c) */
 #define PROUST__CF_CANCELLED 0x8u /* CANCEL_ANS: the message was dropped unreceived */
+#define PROUST__CF_RDV_SYNC 0x10u /* RTS of a synchronous send: its FIN must mean that a \
+                                     receive matched (no idle pull, unexp_pull.c) */
 
 struct proust__pkt_hdr {
     uint16_t magic;
