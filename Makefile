@@ -6,7 +6,7 @@ PREFIX     := $(CURDIR)/$(BUILD)/install
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps configure build build-release run test test-sanitize test-tsan test-mpi4py bench clean
+.PHONY: all deps configure build build-release run test test-sanitize test-tsan test-tsan-stress test-mpi4py soak bench clean
 
 all: build
 
@@ -25,7 +25,12 @@ run: build
 	@bash scripts/demo.sh $(PREFIX)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300 -LE soak $(CTEST_ARGS)
+
+# The long stress run: 8 ranks x 4 threads, 102 400 checked messages on
+# each of shm and tcp (tests/mpi/stress.cmake); PROUST_STRESS_SEED replays.
+soak: build
+	cd $(BUILD) && ctest --output-on-failure -L soak
 
 # The same tests built with AddressSanitizer + UndefinedBehaviorSanitizer.
 test-sanitize:
@@ -41,6 +46,10 @@ build-release:
 
 test-tsan:
 	$(MAKE) test BUILD=build-tsan CMAKE_ARGS="-DPROUST_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug"
+
+# The stress family (label stress) under ThreadSanitizer: what CI runs.
+test-tsan-stress:
+	$(MAKE) test-tsan CTEST_ARGS="-L stress"
 
 bench: build
 	@bash scripts/install-deps.sh --bench

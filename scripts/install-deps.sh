@@ -4,7 +4,8 @@
 # (kept out of the test setup so that nothing but Proust provides mpi.h and
 # libmpi.so when MPI programs are built against Proust).
 set -euo pipefail
-need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev)
+# gdb: the stress tests print every thread's stack of a job that hangs
+need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev gdb)
 if [ "${1:-}" = "--bench" ]; then
   need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

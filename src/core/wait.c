@@ -233,7 +233,8 @@ void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int
     /* nothing to do for a spin window: take in the rendezvous messages
      * waiting unexpected, whose senders may be waiting for us to
      * (unexp_pull.c), and poll again before sleeping */
-    if (idle >= p->spin_ns && proust__idle_pull_wanted(s) && proust__idle_pull(s) > 0) {
+    if (idle >= (p->spin_ns < YIELD_NS ? p->spin_ns : YIELD_NS) && /* poll mode: spin_ns is infinite */
+        proust__idle_pull_wanted(s) && proust__idle_pull(s) > 0) {
         w->idle_since_ns = 0;
         return;
     }

@@ -189,6 +189,9 @@ static void threads(void)
 int main(int argc, char **argv)
 {
     int provided;
+    /* the accounting counts messages pending until received: an idle
+     * receiver would pull them in and release them early (unexp_pull.c) */
+    setenv("PROUST_IDLE_PULL_BYTES", "0", 1);
     MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
     CHECK(provided == MPI_THREAD_MULTIPLE, "provided thread level %d", provided);
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
