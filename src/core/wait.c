@@ -91,9 +91,16 @@ static int app_poll(struct proust_session *s)
         atomic_fetch_add_explicit(&s->prog.app_entries, 1, memory_order_relaxed);
     int ev = proust__progress(s);
     proust__run_deferred();
-    if (ev > 0)
+    if (ev > 0) {
         app_empty_polls = 0;
-    else if (++app_empty_polls >= APP_IDLE_POLLS && proust__idle_pull_wanted(s)) {
+        return ev;
+    }
+    ++app_empty_polls;
+    /* More processes than cores: what a test loop waits for needs a core
+     * that this loop holds (as a wait yields: proust__waiter_idle) */
+    if (s->oversubscribed && !(app_empty_polls & 7u))
+        sched_yield();
+    if (app_empty_polls >= APP_IDLE_POLLS && proust__idle_pull_wanted(s)) {
         app_empty_polls = 0;
         ev = proust__idle_pull(s);
     }
