@@ -71,6 +71,7 @@ int proust__idle_pull(struct proust_session *s)
         return 0;
     int pulled = 0;
     bool left = false; /* something stays to pull when the budget frees up */
+    PROUST__COARSE_ENTER(&s->prog); /* a progress pass, for the coarse mode */
     for (int r = 0; r < s->size; r++) {
         struct proust__gate *g = &s->gates[r];
         if (!g->rail || !g->rail->ops->get ||
@@ -89,6 +90,7 @@ int proust__idle_pull(struct proust_session *s)
         if (left)
             break;
     }
+    PROUST__COARSE_LEAVE(&s->prog);
     if (left)
         atomic_fetch_add_explicit(&s->unexp_rts, 1, memory_order_relaxed);
     return pulled;
