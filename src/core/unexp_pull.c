@@ -43,7 +43,7 @@ static bool pull_message(struct proust_session *s, struct proust__gate *g,
         if (*nfin == FINS_MAX)
             return false;
         size_t used = atomic_load_explicit(&s->idle_pulled, memory_order_relaxed);
-        if (sg->len > s->idle_pull_budget - (used < s->idle_pull_budget ? used : s->idle_pull_budget))
+        if (used >= s->idle_pull_budget || sg->len > s->idle_pull_budget - used)
             return false;
         void *buf = proust__unexp_buf_get(g->ms, sg->len);
         if (!buf)

@@ -71,13 +71,6 @@ static inline bool is_finished(const struct proust_request *req)
         atomic_load_explicit(&((struct proust_request *)req)->flags, memory_order_acquire));
 }
 
-/* One poll on behalf of an application call that does not block (test,
- * probe, progress): it counts as the application polling, so a progress
- * thread naps instead of racing it for the poll flags. Otherwise, on a
- * test loop, the progress thread takes every packet (each one a new
- * event) and, woken onto the tester's cpu, gets preempted holding the
- * flag: the test then fails for a whole time slice (mpi4py's
- * testManyISSendAndRecv: 10 Testall calls after the last receive). */
 /* Polls in a row that found nothing, by this thread's tests and probes:
  * after this many, the process is idle enough to pull the rendezvous
  * messages waiting unexpected (unexp_pull.c), as a wait does before it
@@ -85,6 +78,13 @@ static inline bool is_finished(const struct proust_request *req)
 #define APP_IDLE_POLLS 1024u
 static _Thread_local unsigned app_empty_polls;
 
+/* One poll on behalf of an application call that does not block (test,
+ * probe, progress): it counts as the application polling, so a progress
+ * thread naps instead of racing it for the poll flags. Otherwise, on a
+ * test loop, the progress thread takes every packet (each one a new
+ * event) and, woken onto the tester's cpu, gets preempted holding the
+ * flag: the test then fails for a whole time slice (mpi4py's
+ * testManyISSendAndRecv: 10 Testall calls after the last receive). */
 static int app_poll(struct proust_session *s)
 {
     if (!proust__in_progress_thread)
