@@ -4,8 +4,10 @@
 # (kept out of the test setup so that nothing but Proust provides mpi.h and
 # libmpi.so when MPI programs are built against Proust).
 set -euo pipefail
-# gdb: the stress tests print every thread's stack of a job that hangs
-need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev gdb)
+# gdb: the stress tests print every thread's stack of a job that hangs;
+# mpich: its launcher, Hydra (no headers: mpi.h stays Proust's), starts
+# Proust programs through PMI-1 in the launch tests
+need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev gdb mpich)
 if [ "${1:-}" = "--bench" ]; then
   need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

@@ -6,6 +6,8 @@ add_executable(launcher_boot_client
   ${PROJECT_SOURCE_DIR}/src/boot/boot.c
   ${PROJECT_SOURCE_DIR}/src/boot/embedded.c
   ${PROJECT_SOURCE_DIR}/src/boot/singleton.c
+  ${PROJECT_SOURCE_DIR}/src/boot/pmi1.c
+  ${PROJECT_SOURCE_DIR}/src/boot/pmi_wire.c
   ${PROJECT_SOURCE_DIR}/src/common/config.c
   ${PROJECT_SOURCE_DIR}/src/common/log.c
   ${PROJECT_SOURCE_DIR}/src/common/status.c)
@@ -23,4 +25,24 @@ foreach(t ${PROUST_LAUNCHER_TESTS})
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launcher/launcher_tests.sh
                    ${PROUSTRUN} $<TARGET_FILE:launcher_boot_client> ${t})
   set_tests_properties(launcher_${t} PROPERTIES TIMEOUT 30 LABELS launcher)
+endforeach()
+
+# The PMI-1 bootstrap against a launcher the test plays (launcher/pmi1_fake.c):
+# a correct one, and ones that answer garbage.
+add_executable(launcher_pmi1_fake
+  launcher/pmi1_fake.c
+  ${PROJECT_SOURCE_DIR}/src/boot/boot.c
+  ${PROJECT_SOURCE_DIR}/src/boot/embedded.c
+  ${PROJECT_SOURCE_DIR}/src/boot/singleton.c
+  ${PROJECT_SOURCE_DIR}/src/boot/pmi1.c
+  ${PROJECT_SOURCE_DIR}/src/boot/pmi_wire.c
+  ${PROJECT_SOURCE_DIR}/src/common/config.c
+  ${PROJECT_SOURCE_DIR}/src/common/log.c
+  ${PROJECT_SOURCE_DIR}/src/common/status.c)
+target_include_directories(launcher_pmi1_fake PRIVATE
+  ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+target_link_libraries(launcher_pmi1_fake PRIVATE Threads::Threads)
+foreach(s ok nomap garbage close long_line wrong_cmd bad_maxes refused unprintable)
+  add_test(NAME launcher_pmi1_${s} COMMAND launcher_pmi1_fake ${s})
+  set_tests_properties(launcher_pmi1_${s} PROPERTIES TIMEOUT 30 LABELS launcher)
 endforeach()

@@ -18,6 +18,7 @@ add_test(NAME config_doc
          COMMAND sh -c "$<TARGET_FILE:proust-info> | sed -n 's/^  \\(PROUST_[A-Z_]*\\)=.*/\\1/p' | while read v; do grep -q \"\\`$v\\`\" '${PROJECT_SOURCE_DIR}/docs/CONFIG.md' || { echo \"docs/CONFIG.md does not document $v\"; exit 1; }; done")
 set_tests_properties(config_doc PROPERTIES TIMEOUT 30)
 proust_add_unit_test(unit_tcp_frame unit/tcp_frame_test.c)
+proust_add_unit_test(unit_pmi_wire unit/pmi_wire_test.c)
 
 # Layer direction (drivers and strategies never reach into the core).
 add_test(NAME layering COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_layers.sh

@@ -114,6 +114,11 @@ int main(int argc, char **argv)
     proust__config_check_unknown();
     printf("Proust %s\n\n", PROUST_VERSION_STRING);
 
+    const char *boot_why;
+    const struct proust__boot_ops *boot = proust__boot_choose(&boot_why);
+    printf("Bootstrap (PROUST_BOOT=%s): %s, because %s\n\n",
+           proust__config_str(PROUST_CFG_BOOT), boot ? boot->name : "none", boot_why);
+
     const char *rails = proust__config_str(PROUST_CFG_RAILS);
     printf("Rails (PROUST_RAILS=%s; each peer takes the first listed rail that reaches it):\n",
            rails);

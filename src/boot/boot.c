@@ -1,6 +1,7 @@
 /*
- * boot.c — pick the launcher from the environment: proustrun's embedded
- * protocol when PROUST_BOOT_FD is set, else a one-process job.
+ * boot.c — pick the launcher from the environment (PROUST_BOOT overrides):
+ * proustrun's embedded protocol when PROUST_BOOT_FD is set, else PMI-1
+ * when PMI_FD or PMI_PORT is, else a one-process job.
  */
 #include "boot/boot.h"
 
@@ -8,23 +9,56 @@
 #include <string.h>
 
 #include "boot/wire.h"
+#include "common/config.h"
 #include "common/log.h"
 #include "proust.h"
+
+static const struct proust__boot_ops *const all_boots[] = {
+    &proust__boot_embedded, &proust__boot_pmi1, &proust__boot_singleton};
+
+const struct proust__boot_ops *proust__boot_choose(const char **why)
+{
+    const char *want = proust__config_str(PROUST_CFG_BOOT);
+    if (want && *want && strcmp(want, "auto") != 0) {
+        for (size_t i = 0; i < sizeof all_boots / sizeof all_boots[0]; i++)
+            if (strcmp(all_boots[i]->name, want) == 0) {
+                *why = "PROUST_BOOT names it";
+                return all_boots[i];
+            }
+        *why = "PROUST_BOOT names no bootstrap (auto, embedded, pmi1, singleton)";
+        return NULL;
+    }
+    if (proust__boot_embedded.detect()) {
+        *why = "PROUST_BOOT_FD is set: started by proustrun";
+        return &proust__boot_embedded;
+    }
+    if (proust__boot_pmi1.detect()) {
+        *why = "PMI_FD or PMI_PORT is set: a PMI-1 launcher (Hydra, srun --mpi=pmi2)";
+        return &proust__boot_pmi1;
+    }
+    *why = "no launcher in the environment: a one-process job";
+    return &proust__boot_singleton;
+}
 
 int proust__boot_open(proust__boot_t *boot)
 {
     if (!boot)
         return PROUST_ERR_INVALID;
-    const struct proust__boot_ops *ops;
-    if (proust__boot_embedded.detect()) {
-        ops = &proust__boot_embedded;
-    } else {
-        ops = &proust__boot_singleton;
+    const char *why;
+    const struct proust__boot_ops *ops = proust__boot_choose(&why);
+    if (!ops) {
+        PROUST_ERROR("PROUST_BOOT=%s: %s", proust__config_str(PROUST_CFG_BOOT), why);
+        return PROUST_ERR_INVALID;
+    }
+    if (ops == &proust__boot_singleton) {
         const char *size = getenv(PROUST_ENV_SIZE);
         if (size && strcmp(size, "1") != 0)
             PROUST_WARN("%s=%s is set but %s is not: running as a single process "
                         "(start the job with proustrun)",
                         PROUST_ENV_SIZE, size, PROUST_ENV_BOOT_FD);
+    } else if (!ops->detect()) {
+        PROUST_ERROR("PROUST_BOOT=%s, but this process was not started that way", ops->name);
+        return PROUST_ERR_INVALID;
     }
     memset(boot, 0, sizeof *boot);
     boot->ops = ops;

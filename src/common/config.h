@@ -15,6 +15,10 @@
     X(STRATEGY, "PROUST_STRATEGY", "default",                                                   \
       "packet scheduling strategy: default (one chunk per packet, sent at once) or aggreg "     \
       "(merge pending small chunks to the same peer into one packet)")                          \
+    X(BOOT, "PROUST_BOOT", "auto",                                                              \
+      "how a process finds its job: auto (proustrun's embedded protocol where PROUST_BOOT_FD "  \
+      "is set, else PMI-1 where PMI_FD or PMI_PORT is: MPICH's Hydra, srun --mpi=pmi2; else "  \
+      "a one-process job), or one of embedded, pmi1, singleton")                               \
     X(RAILS, "PROUST_RAILS", "self,shm,tcp",                                                    \
       "rails to use, in order of preference; each peer gets the first one that reaches it")     \
     X(RDV_THRESHOLD, "PROUST_RDV_THRESHOLD", "0",                                               \

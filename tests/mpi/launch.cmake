@@ -1,0 +1,23 @@
+# Proust MPI programs started by other launchers (issue 39): MPICH's Hydra
+# (mpiexec.mpich, from Debian's `mpich`, which make test installs) speaks
+# PMI-1 to them, over an inherited socket (PMI_FD) or a port (-pmi-port).
+# Skipped (77) where Hydra is missing. Jobs: mpi_launch_<launcher>_<what>.
+set(HYDRA_OR_SKIP "command -v mpiexec.mpich >/dev/null || { echo 'mpiexec.mpich not installed'; exit 77; }")
+
+function(hydra_job name)
+  add_test(NAME mpi_launch_hydra_${name} COMMAND sh -c "${HYDRA_OR_SKIP}; ${ARGN}")
+  set_tests_properties(mpi_launch_hydra_${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+                       LABELS launch)
+endfunction()
+
+# every message checked, over the rails Proust picks under Hydra
+hydra_job(stress_fd
+  "exec bash ${MPI_TEST_DIR}/stress_run.sh mpiexec.mpich 3 90 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
+hydra_job(stress_port
+  "exec mpiexec.mpich -pmi-port -n 4 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 20 -s 7")
+hydra_job(tcp
+  "PROUST_RAILS=self,tcp exec mpiexec.mpich -n 3 $<TARGET_FILE:mpi_stress_traffic> -t 1 -r 20 -s 3")
+hydra_job(idle_pull "exec mpiexec.mpich -n 3 $<TARGET_FILE:mpi_p2p_idle_pull>")
+# MPI_Abort(7) on one rank: Hydra stops the job with that code
+hydra_job(abort
+  "mpiexec.mpich -n 4 $<TARGET_FILE:mpi_p2p_abort>; rc=$?; [ $rc -eq 7 ] || { echo \"exit status $rc, not 7\"; exit 1; }")
