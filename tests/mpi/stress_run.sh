@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# stress_run.sh PROUSTRUN NPROCS LIMIT_S PROGRAM [ARGS...]
-# Runs one stress job, `PROUSTRUN -n NPROCS PROGRAM ARGS -s SEED`, with the
+# stress_run.sh LAUNCHER NPROCS LIMIT_S PROGRAM [ARGS...]
+# Runs one stress job, `LAUNCHER -n NPROCS PROGRAM ARGS -s SEED`, with the
 # seed from PROUST_STRESS_SEED or a new one, printed with the PROUST_*
 # settings so that a failure can be replayed. A job still running after
 # LIMIT_S seconds has hung: every thread of every process of the job gets
 # its stack printed (gdb; the kernel's view without it), the job is killed
-# and the test fails -- a hang is a diagnosis, not a CI time-out.
+# and the test fails -- a hang is a diagnosis, not a CI time-out. LAUNCHER
+# is proustrun, or another launcher with its options in one word list
+# ("mpiexec.mpich -launcher ssh ..."); processes it starts in other network
+# namespaces (test hosts) are found too, as descendants of the agents.
 set -u
 if [ $# -lt 4 ]; then
-  echo "usage: stress_run.sh PROUSTRUN NPROCS LIMIT_S PROGRAM [ARGS...]" >&2
+  echo "usage: stress_run.sh LAUNCHER NPROCS LIMIT_S PROGRAM [ARGS...]" >&2
   exit 2
 fi
-proustrun=$1 nprocs=$2 limit=$3
+read -r -a launcher <<< "$1"
+nprocs=$2 limit=$3
 shift 3
 seed=${PROUST_STRESS_SEED:-$(( ($(date +%s%N) / 1000 + $$) % 2147483647 ))}
 echo "stress: seed $seed; replay: PROUST_STRESS_SEED=$seed $(env | grep '^PROUST_' | grep -v '^PROUST_STRESS_SEED=' | sort | tr '\n' ' ')$*"
@@ -41,7 +45,7 @@ dump_stacks() {
 }
 
 # its own process group, so that a kill reaches every rank
-setsid "$proustrun" -n "$nprocs" "$@" -s "$seed" &
+setsid "${launcher[@]}" -n "$nprocs" "$@" -s "$seed" &
 job=$!
 deadline=$(( $(date +%s) + limit ))
 while kill -0 "$job" 2>/dev/null; do

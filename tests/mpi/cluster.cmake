@@ -1,0 +1,32 @@
+# Proust across hosts (issue 39): a cluster of network namespaces on this
+# machine (scripts/testcluster.sh: hosts h1..hN, built and removed by each
+# test, also when it fails), started by MPICH's Hydra through the cluster's
+# launch agent. Needs root, iproute2 and Hydra (else skipped: 77). The tests
+# share the one cluster name, so they never run at once (RESOURCE_LOCK).
+# Jobs: mpi_cluster_<launcher>_<what>, label "cluster".
+mpi_test_program(mpi_cluster_where ${MPI_TEST_DIR}/cluster_where.c)
+set(TESTCLUSTER ${PROJECT_SOURCE_DIR}/scripts/testcluster.sh)
+set(HYDRA_ON_CLUSTER
+    "mpiexec.mpich -launcher ssh -launcher-exec $TESTCLUSTER_AGENT -hosts $TESTCLUSTER_HOSTS -localhost $TESTCLUSTER_HEAD")
+
+# cluster_job(NAME n HOSTS h COMMAND shell-command)
+function(cluster_job)
+  cmake_parse_arguments(C "" "NAME;HOSTS" "COMMAND" ${ARGN})
+  add_test(NAME mpi_cluster_${C_NAME}
+           COMMAND bash ${TESTCLUSTER} run ${C_HOSTS} sh -c
+                   "command -v mpiexec.mpich >/dev/null || { echo 'no mpiexec.mpich'; exit 77; }; ${C_COMMAND}")
+  set_tests_properties(mpi_cluster_${C_NAME} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
+                       LABELS cluster RESOURCE_LOCK testcluster
+                       ENVIRONMENT "HYDRA_LAUNCHER_AUTOFORK=0")
+endfunction()
+
+# which ranks share a host, processor names, and data between every pair
+cluster_job(NAME hydra_where HOSTS 2
+  COMMAND "${HYDRA_ON_CLUSTER} -n 4 $<TARGET_FILE:mpi_cluster_where> 2")
+cluster_job(NAME hydra_where_block HOSTS 3
+  COMMAND "${HYDRA_ON_CLUSTER} -ppn 2 -n 5 $<TARGET_FILE:mpi_cluster_where> 3")
+# the stress family's traffic across hosts (tcp between them, shm inside)
+cluster_job(NAME hydra_stress HOSTS 2
+  COMMAND "exec bash ${MPI_TEST_DIR}/stress_run.sh \"${HYDRA_ON_CLUSTER}\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
+# (not -p buffered: tcp cannot pull a message its receive has not matched,
+# so that pattern can hang between hosts, as MPI allows; ARCHITECTURE)
