@@ -6,8 +6,9 @@
 set -euo pipefail
 # gdb: the stress tests print every thread's stack of a job that hangs;
 # mpich: its launcher, Hydra (no headers: mpi.h stays Proust's), starts
-# Proust programs through PMI-1 in the launch tests
-need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev gdb mpich)
+# Proust programs through PMI-1 in the launch tests; openmpi-bin: its mpirun
+# (a PMIx server; no headers either) starts them through PMIx
+need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev libpmix-dev gdb mpich openmpi-bin)
 if [ "${1:-}" = "--bench" ]; then
   need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

@@ -7,13 +7,14 @@ add_executable(launcher_boot_client
   ${PROJECT_SOURCE_DIR}/src/boot/embedded.c
   ${PROJECT_SOURCE_DIR}/src/boot/singleton.c
   ${PROJECT_SOURCE_DIR}/src/boot/pmi1.c
+  ${PROJECT_SOURCE_DIR}/src/boot/pmix.c
   ${PROJECT_SOURCE_DIR}/src/boot/pmi_wire.c
   ${PROJECT_SOURCE_DIR}/src/common/config.c
   ${PROJECT_SOURCE_DIR}/src/common/log.c
   ${PROJECT_SOURCE_DIR}/src/common/status.c)
 target_include_directories(launcher_boot_client PRIVATE
   ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
-target_link_libraries(launcher_boot_client PRIVATE Threads::Threads)
+target_link_libraries(launcher_boot_client PRIVATE Threads::Threads PkgConfig::PMIX)
 
 # One ctest per case of launcher/launcher_tests.sh.
 set(PROUST_LAUNCHER_TESTS
@@ -35,13 +36,14 @@ add_executable(launcher_pmi1_fake
   ${PROJECT_SOURCE_DIR}/src/boot/embedded.c
   ${PROJECT_SOURCE_DIR}/src/boot/singleton.c
   ${PROJECT_SOURCE_DIR}/src/boot/pmi1.c
+  ${PROJECT_SOURCE_DIR}/src/boot/pmix.c
   ${PROJECT_SOURCE_DIR}/src/boot/pmi_wire.c
   ${PROJECT_SOURCE_DIR}/src/common/config.c
   ${PROJECT_SOURCE_DIR}/src/common/log.c
   ${PROJECT_SOURCE_DIR}/src/common/status.c)
 target_include_directories(launcher_pmi1_fake PRIVATE
   ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
-target_link_libraries(launcher_pmi1_fake PRIVATE Threads::Threads)
+target_link_libraries(launcher_pmi1_fake PRIVATE Threads::Threads PkgConfig::PMIX)
 foreach(s ok nomap garbage close long_line wrong_cmd bad_maxes refused unprintable)
   add_test(NAME launcher_pmi1_${s} COMMAND launcher_pmi1_fake ${s})
   set_tests_properties(launcher_pmi1_${s} PROPERTIES TIMEOUT 30 LABELS launcher)

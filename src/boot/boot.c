@@ -1,7 +1,8 @@
 /*
  * boot.c — pick the launcher from the environment (PROUST_BOOT overrides):
- * proustrun's embedded protocol when PROUST_BOOT_FD is set, else PMI-1
- * when PMI_FD or PMI_PORT is, else a one-process job.
+ * proustrun's embedded protocol when PROUST_BOOT_FD is set, else PMIx when
+ * PMIX_NAMESPACE and PMIX_RANK are, else PMI-1 when PMI_FD or PMI_PORT is,
+ * else a one-process job.
  */
 #include "boot/boot.h"
 
@@ -14,7 +15,7 @@
 #include "proust.h"
 
 static const struct proust__boot_ops *const all_boots[] = {
-    &proust__boot_embedded, &proust__boot_pmi1, &proust__boot_singleton};
+    &proust__boot_embedded, &proust__boot_pmix, &proust__boot_pmi1, &proust__boot_singleton};
 
 const struct proust__boot_ops *proust__boot_choose(const char **why)
 {
@@ -25,12 +26,17 @@ const struct proust__boot_ops *proust__boot_choose(const char **why)
                 *why = "PROUST_BOOT names it";
                 return all_boots[i];
             }
-        *why = "PROUST_BOOT names no bootstrap (auto, embedded, pmi1, singleton)";
+        *why = "PROUST_BOOT names no bootstrap (auto, embedded, pmix, pmi1, singleton)";
         return NULL;
     }
     if (proust__boot_embedded.detect()) {
         *why = "PROUST_BOOT_FD is set: started by proustrun";
         return &proust__boot_embedded;
+    }
+    if (proust__boot_pmix.detect()) {
+        *why = "PMIX_NAMESPACE and PMIX_RANK are set: a PMIx server (Open MPI's mpirun, srun "
+               "--mpi=pmix)";
+        return &proust__boot_pmix;
     }
     if (proust__boot_pmi1.detect()) {
         *why = "PMI_FD or PMI_PORT is set: a PMI-1 launcher (Hydra, srun --mpi=pmi2)";

@@ -1,7 +1,8 @@
 # Proust across hosts (issue 39): a cluster of network namespaces on this
 # machine (scripts/testcluster.sh: hosts h1..hN, built and removed by each
-# test, also when it fails), started by MPICH's Hydra through the cluster's
-# launch agent. Needs root, iproute2 and Hydra (else skipped: 77). The tests
+# test, also when it fails), started by MPICH's Hydra (PMI-1) or Open MPI's
+# mpirun (PMIx) through the cluster's launch agent. Needs root, iproute2
+# and the launcher (else skipped: 77). The tests
 # share the one cluster name, so they never run at once (RESOURCE_LOCK).
 # Jobs: mpi_cluster_<launcher>_<what>, label "cluster".
 mpi_test_program(mpi_cluster_where ${MPI_TEST_DIR}/cluster_where.c)
@@ -12,9 +13,14 @@ set(HYDRA_ON_CLUSTER
 # cluster_job(NAME n HOSTS h COMMAND shell-command)
 function(cluster_job)
   cmake_parse_arguments(C "" "NAME;HOSTS" "COMMAND" ${ARGN})
+  string(REGEX MATCH "^[a-z]+" launcher ${C_NAME})
+  set(need mpiexec.mpich)
+  if(launcher STREQUAL "ompi")
+    set(need mpirun.openmpi)
+  endif()
   add_test(NAME mpi_cluster_${C_NAME}
            COMMAND bash ${TESTCLUSTER} run ${C_HOSTS} sh -c
-                   "command -v mpiexec.mpich >/dev/null || { echo 'no mpiexec.mpich'; exit 77; }; ${C_COMMAND}")
+                   "command -v ${need} >/dev/null || { echo 'no ${need}'; exit 77; }; ${C_COMMAND}")
   set_tests_properties(mpi_cluster_${C_NAME} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
                        LABELS cluster RESOURCE_LOCK testcluster
                        ENVIRONMENT "HYDRA_LAUNCHER_AUTOFORK=0")
@@ -30,3 +36,11 @@ cluster_job(NAME hydra_stress HOSTS 2
   COMMAND "exec bash ${MPI_TEST_DIR}/stress_run.sh \"${HYDRA_ON_CLUSTER}\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
 # (not -p buffered: tcp cannot pull a message its receive has not matched,
 # so that pattern can hang between hosts, as MPI allows; ARCHITECTURE)
+
+# Open MPI's mpirun: its daemons reach it over the cluster's network only
+set(OMPI_ON_CLUSTER
+    "mpirun.openmpi --allow-run-as-root --oversubscribe --mca plm_rsh_agent $TESTCLUSTER_AGENT --mca oob_tcp_if_include 198.18.77.0/24 -H $TESTCLUSTER_HOSTS")
+cluster_job(NAME ompi_where HOSTS 2
+  COMMAND "${OMPI_ON_CLUSTER} -n 4 $<TARGET_FILE:mpi_cluster_where> 2")
+cluster_job(NAME ompi_stress HOSTS 2
+  COMMAND "exec bash ${MPI_TEST_DIR}/stress_run.sh \"${OMPI_ON_CLUSTER}\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
