@@ -26,6 +26,16 @@ static inline int mt_rank(void)
     return r;
 }
 
+#ifdef __SANITIZE_ADDRESS__
+/* LeakSanitizer: what libpmix (Open MPI's mpirun, srun --mpi=pmix) keeps
+ * until exit is its own, not ours */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libpmix.so\n";
+}
+#endif
+
 #define CHECK(cond, ...)                                                           \
     do {                                                                           \
         if (!(cond)) {                                                             \
