@@ -1,13 +1,21 @@
-# Proust MPI programs started by other launchers (issue 39): MPICH's Hydra
-# (mpiexec.mpich, from Debian's `mpich`, which make test installs) speaks
-# PMI-1 to them, over an inherited socket (PMI_FD) or a port (-pmi-port).
-# Skipped (77) where Hydra is missing. Jobs: mpi_launch_<launcher>_<what>.
-set(HYDRA_OR_SKIP "command -v mpiexec.mpich >/dev/null || { echo 'mpiexec.mpich not installed'; exit 77; }")
+# Proust MPI programs started by other launchers on this host (issue 39):
+# MPICH's Hydra (mpiexec.mpich, Debian's `mpich`) speaks PMI-1 to them, over
+# an inherited socket (PMI_FD) or a port (-pmi-port); Open MPI's mpirun
+# (Debian's `openmpi-bin`) serves PMIx. make test installs both (without
+# their headers). Jobs: mpi_launch_<launcher>_<what>, label "launch".
 
+# launch_job(launcher-program name shell-command): mpi_launch_<name>,
+# skipped (77) where the launcher is not installed
+function(launch_job program name)
+  add_test(NAME mpi_launch_${name}
+           COMMAND sh -c "command -v ${program} >/dev/null || { echo '${program} not installed'; exit 77; }; ${ARGN}")
+  set_tests_properties(mpi_launch_${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 LABELS launch)
+endfunction()
 function(hydra_job name)
-  add_test(NAME mpi_launch_hydra_${name} COMMAND sh -c "${HYDRA_OR_SKIP}; ${ARGN}")
-  set_tests_properties(mpi_launch_hydra_${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
-                       LABELS launch)
+  launch_job(mpiexec.mpich hydra_${name} ${ARGN})
+endfunction()
+function(ompi_job name)
+  launch_job(mpirun.openmpi ompi_${name} ${ARGN})
 endfunction()
 
 # every message checked, over the rails Proust picks under Hydra
@@ -24,14 +32,7 @@ hydra_job(abort
 
 # Open MPI's mpirun (Debian's openmpi-bin, which make test installs) runs a
 # PMIx server: Proust programs take their rank, job and host-mates from it.
-set(OMPI_OR_SKIP "command -v mpirun.openmpi >/dev/null || { echo 'mpirun.openmpi not installed'; exit 77; }")
 set(OMPI_RUN "mpirun.openmpi --allow-run-as-root --oversubscribe")
-
-function(ompi_job name)
-  add_test(NAME mpi_launch_ompi_${name} COMMAND sh -c "${OMPI_OR_SKIP}; ${ARGN}")
-  set_tests_properties(mpi_launch_ompi_${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
-                       LABELS launch)
-endfunction()
 
 ompi_job(stress
   "exec bash ${MPI_TEST_DIR}/stress_run.sh \"${OMPI_RUN}\" 3 90 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
