@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Install the Debian packages Proust needs, only those missing.
-# --bench: also MPICH and Open MPI, the peers of the side-by-side benchmarks
-# (kept out of the test setup so that nothing but Proust provides mpi.h and
-# libmpi.so when MPI programs are built against Proust).
+# --bench: also MPICH's and Open MPI's development files, the peers of the
+# side-by-side benchmarks (kept out of the test setup, which installs only
+# their launchers, so that nothing but Proust provides mpi.h and libmpi.so
+# when MPI programs are built against Proust).
 set -euo pipefail
 # gdb: the stress tests print every thread's stack of a job that hangs;
 # mpich: its launcher, Hydra (no headers: mpi.h stays Proust's), starts
 # Proust programs through PMI-1 in the launch tests; openmpi-bin: its mpirun
-# (a PMIx server; no headers either) starts them through PMIx
-need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev libpmix-dev gdb mpich openmpi-bin)
+# (a PMIx server; no headers either) starts them through PMIx; iproute2:
+# scripts/testcluster.sh builds test hosts with ip netns
+need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev libpmix-dev gdb mpich openmpi-bin
+      iproute2)
 if [ "${1:-}" = "--bench" ]; then
   need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib)
 fi
