@@ -19,6 +19,7 @@ add_test(NAME config_doc
 set_tests_properties(config_doc PROPERTIES TIMEOUT 30)
 proust_add_unit_test(unit_tcp_frame unit/tcp_frame_test.c)
 proust_add_unit_test(unit_pmi_wire unit/pmi_wire_test.c)
+proust_add_unit_test(unit_tcp_addr unit/tcp_addr_test.c)
 
 # Layer direction (drivers and strategies never reach into the core).
 add_test(NAME layering COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_layers.sh

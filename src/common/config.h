@@ -32,9 +32,16 @@
     X(SHM_GET_THRESHOLD, "PROUST_SHM_GET_THRESHOLD", "0",                                       \
       "shm rendezvous size from which the receiver copies straight from the sender "           \
       "(process_vm_readv); smaller ones stream through the ring; 0 = every rendezvous")        \
+    X(TCP_IF_INCLUDE, "PROUST_TCP_IF_INCLUDE", "",                                              \
+      "the tcp rail publishes only the addresses of these interfaces (names or CIDR blocks, "  \
+      "comma-separated; loopback too if named); empty: every interface that is up, but "       \
+      "loopback and virtual bridges (docker*, virbr*)")                                          \
+    X(TCP_IF_EXCLUDE, "PROUST_TCP_IF_EXCLUDE", "",                                              \
+      "interfaces (names or CIDR blocks, comma-separated) whose addresses the tcp rail does "   \
+      "not publish, besides loopback and virtual bridges")                                      \
     X(TCP_ADDR, "PROUST_TCP_ADDR", "",                                                          \
-      "IPv4 address the tcp rail listens on and publishes; empty = first non-loopback "         \
-      "interface that is up, else 127.0.0.1")                                                  \
+      "IPv4 address (or interface) the tcp rail listens on and publishes, alone; empty = "     \
+      "every address, publishing those PROUST_TCP_IF_INCLUDE/EXCLUDE leave")                    \
     X(TCP_CONNECT_TIMEOUT, "PROUST_TCP_CONNECT_TIMEOUT", "20",                                  \
       "seconds the tcp rail waits for all its connections at init")                            \
     X(PEER_CHECK_MS, "PROUST_PEER_CHECK_MS", "200",                                             \

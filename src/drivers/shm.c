@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/host.h"
 #include "common/log.h"
 #include "drivers/driver.h"
 #include "drivers/shm_claim.h"
@@ -111,20 +112,6 @@ static int prefault_segment(struct shm_state *st)
     return rc;
 }
 
-static void host_identity(char *out, size_t len)
-{
-    char boot_id[64] = "unknown";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f) {
-        if (!fgets(boot_id, sizeof boot_id, f))
-            strcpy(boot_id, "unknown");
-        boot_id[strcspn(boot_id, "\n")] = '\0';
-        fclose(f);
-    }
-    char host[64] = "";
-    gethostname(host, sizeof host - 1);
-    snprintf(out, len, "%s/%s", boot_id, host);
-}
 
 static int shm_open_rail(proust__rail_t *rail)
 {
@@ -155,7 +142,7 @@ static int shm_open_rail(proust__rail_t *rail)
     st->check_ms = check_ms > 0 ? check_ms : 200;
 
     char id[HOST_ID_LEN];
-    host_identity(id, sizeof id);
+    proust__host_identity(id, sizeof id);
     int rc = rail->boot->ops->put(rail->boot, "shm.host", id, strlen(id) + 1);
     if (rc != PROUST_OK)
         return rc;
@@ -247,7 +234,7 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
 static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
 {
     char mine[HOST_ID_LEN], theirs[HOST_ID_LEN];
-    host_identity(mine, sizeof mine);
+    proust__host_identity(mine, sizeof mine);
     st->peers = calloc((size_t)st->size, sizeof *st->peers);
     st->local_ranks = calloc((size_t)st->size, sizeof *st->local_ranks);
     if (!st->peers || !st->local_ranks)

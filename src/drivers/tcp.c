@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/host.h"
 #include "common/log.h"
 #include "drivers/tcp.h"
 #include "proust.h"
@@ -533,7 +534,11 @@ static int tcp_open(proust__rail_t *rail)
     int rc = proust__tcp_listen(t);
     if (rc != PROUST_OK)
         return rc;
+    char host[PROUST__HOST_ID_LEN];
+    proust__host_identity(host, sizeof host); /* peers here dial loopback */
     rc = boot->ops->put(boot, "tcp.addr", t->addr, strlen(t->addr) + 1);
+    if (rc == PROUST_OK)
+        rc = boot->ops->put(boot, "tcp.host", host, strlen(host) + 1);
     if (rc != PROUST_OK) {
         PROUST_ERROR("tcp: cannot publish the address %s: %s", t->addr, proust_strerror(rc));
         return rc;

@@ -36,8 +36,10 @@
 #ifndef PROUST_DRIVERS_TCP_H
 #define PROUST_DRIVERS_TCP_H
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -118,7 +120,7 @@ struct tcp_conn {
     int peer;
     int send_fd; /* same socket as recv_fd, except for the self connection */
     int recv_fd;
-    char addr[64]; /* the peer's published "a.b.c.d:port", for messages */
+    char addr[64]; /* the peer's address we dial, "a.b.c.d:port", for messages */
 
     /* TCP_LIVE, or the PROUST_ERR_* status that stopped the connection. */
     atomic_int state;
@@ -139,7 +141,7 @@ struct tcp_rail {
     int rank, size;
     int listen_fd;
     int epfd;
-    char addr[64]; /* what this process published */
+    char addr[512]; /* what this process published (tcp_addr.c) */
     char ifname[64]; /* the interface that owns it ("" if none found) */
     struct tcp_conn *conns; /* size entries */
     int nlocks;             /* conns whose send_lock was initialised */
@@ -172,6 +174,14 @@ int proust__tcp_conn_read(proust__rail_t *rail, struct tcp_conn *c);
 
 /* tcp_conn.c */
 /* Choose the address, create the non-blocking listening socket, fill t->addr. */
+/* Addresses (tcp_addr.c): where to listen (every address unless
+ * PROUST_TCP_ADDR names one) and the NIC of the first usable interface;
+ * what to publish ("*a,b:port", or "a:port"); and which of a peer's
+ * published addresses to dial (PROUST_ERR_CONN: none from here). */
+int proust__tcp_bind_addr(struct in_addr *out, bool *any, char *ifname, size_t iflen);
+void proust__tcp_describe(char *out, size_t len, bool any, struct in_addr bound, unsigned port);
+int proust__tcp_choose(const char *published, bool same_host, struct sockaddr_in *sa,
+                       char *shown, size_t shownlen);
 int proust__tcp_listen(struct tcp_rail *t);
 /* Connect to every peer (all-to-all handshake) within t->timeout_s; fills
  * conns[].send_fd / recv_fd. PROUST_ERR_CONN (logged) on failure. */

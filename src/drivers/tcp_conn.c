@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/config.h"
+#include "common/host.h"
 #include "common/log.h"
 #include "drivers/tcp.h"
 #include "proust.h"
@@ -40,81 +42,19 @@ void proust__tcp_tune_socket(int fd)
     (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
 }
 
-/* ---- Address choice and listening socket ---------------------------------- */
-
-static int pick_addr(struct in_addr *out)
-{
-    const char *want = proust__config_str(PROUST_CFG_TCP_ADDR);
-    if (want[0] && inet_pton(AF_INET, want, out) == 1)
-        return PROUST_OK;
-
-    struct ifaddrs *ifs = NULL;
-    if (getifaddrs(&ifs) != 0) {
-        if (want[0]) {
-            PROUST_ERROR("tcp: PROUST_TCP_ADDR=%s: cannot list interfaces: %s", want,
-                         strerror(errno));
-            return PROUST_ERR_SYS;
-        }
-        PROUST_WARN("tcp: cannot list interfaces (%s); using 127.0.0.1", strerror(errno));
-        out->s_addr = htonl(INADDR_LOOPBACK);
-        return PROUST_OK;
-    }
-    int found = 0;
-    for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
-            continue;
-        if (want[0]) {
-            /* PROUST_TCP_ADDR may also name an interface ("eth0"). */
-            if (strcmp(i->ifa_name, want) != 0)
-                continue;
-        } else if (!(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK)) {
-            continue;
-        }
-        *out = ((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr;
-        found = 1;
-    }
-    freeifaddrs(ifs);
-    if (found)
-        return PROUST_OK;
-    if (want[0]) {
-        PROUST_ERROR("tcp: PROUST_TCP_ADDR=%s is neither an IPv4 address nor an interface "
-                     "with one", want);
-        return PROUST_ERR_INVALID;
-    }
-    out->s_addr = htonl(INADDR_LOOPBACK);
-    return PROUST_OK;
-}
-
-/* The interface that owns `a`: the one that carries traffic to peers
- * reaching us there (placement looks for its NIC). */
-static void iface_of(struct in_addr a, char *name, size_t len)
-{
-    name[0] = '\0';
-    struct ifaddrs *ifs = NULL;
-    if (getifaddrs(&ifs) != 0)
-        return;
-    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
-            continue;
-        if (((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr == a.s_addr) {
-            snprintf(name, len, "%s", i->ifa_name);
-            break;
-        }
-    }
-    freeifaddrs(ifs);
-}
+/* ---- Listening socket (addresses: tcp_addr.c) ------------------------------ */
 
 int proust__tcp_listen(struct tcp_rail *t)
 {
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
-    int rc = pick_addr(&sa.sin_addr);
+    bool any;
+    int rc = proust__tcp_bind_addr(&sa.sin_addr, &any, t->ifname, sizeof t->ifname);
     if (rc != PROUST_OK)
         return rc;
     char host[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
-    iface_of(sa.sin_addr, t->ifname, sizeof t->ifname);
 
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -136,8 +76,8 @@ int proust__tcp_listen(struct tcp_rail *t)
         PROUST_ERROR("tcp: getsockname: %s", strerror(errno));
         return PROUST_ERR_SYS;
     }
-    snprintf(t->addr, sizeof t->addr, "%s:%u", host, (unsigned)ntohs(sa.sin_port));
-    PROUST_DEBUG("tcp: listening on %s", t->addr);
+    proust__tcp_describe(t->addr, sizeof t->addr, any, sa.sin_addr, ntohs(sa.sin_port));
+    PROUST_DEBUG("tcp: listening, published %s", t->addr);
     return PROUST_OK;
 }
 
@@ -303,24 +243,6 @@ static const char *err_text(const struct hs *h, char *buf, size_t len)
     return buf;
 }
 
-static int parse_addr(const char *text, struct sockaddr_in *sa)
-{
-    char host[64];
-    const char *colon = strrchr(text, ':');
-    if (!colon || (size_t)(colon - text) >= sizeof host)
-        return -1;
-    memcpy(host, text, (size_t)(colon - text));
-    host[colon - text] = '\0';
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end != '\0' || port <= 0 || port > 65535)
-        return -1;
-    memset(sa, 0, sizeof *sa);
-    sa->sin_family = AF_INET;
-    sa->sin_port = htons((uint16_t)port);
-    return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
-}
-
 int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
 {
     const int me = t->rank, n = t->size;
@@ -328,23 +250,45 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
     const int naccept = me + 1;   /* ranks 0..me */
     int rc = PROUST_ERR_CONN;
 
-    /* Everyone's address (also kept for messages about ranks we accept). */
+    /* Everyone's address (also kept for messages about ranks we accept):
+     * loopback for a peer on this host, else one on our network */
+    char mine[PROUST__HOST_ID_LEN];
+    proust__host_identity(mine, sizeof mine);
+    struct sockaddr_in *where = calloc((size_t)n, sizeof *where);
+    if (!where)
+        return PROUST_ERR_NOMEM;
     for (int r = 0; r < n; r++) {
-        char buf[64];
-        size_t len = sizeof buf - 1;
+        char buf[sizeof t->addr], theirs[PROUST__HOST_ID_LEN];
+        size_t len = sizeof buf - 1, hlen = sizeof theirs - 1;
         struct tcp_conn *c = &t->conns[r];
         snprintf(c->addr, sizeof c->addr, "?");
         int grc = boot->ops->get(boot, r, "tcp.addr", buf, &len);
+        if (grc == PROUST_OK)
+            grc = boot->ops->get(boot, r, "tcp.host", theirs, &hlen);
         if (grc != PROUST_OK) {
             if (r >= me) {
                 PROUST_ERROR("tcp: rank %d published no tcp address (%s)", r,
                              proust_strerror(grc));
+                free(where);
                 return PROUST_ERR_CONN;
             }
             continue;
         }
         buf[len < sizeof buf ? len : sizeof buf - 1] = '\0';
-        snprintf(c->addr, sizeof c->addr, "%s", buf);
+        theirs[hlen < sizeof theirs ? hlen : sizeof theirs - 1] = '\0';
+        grc = proust__tcp_choose(buf, strcmp(theirs, mine) == 0, &where[r], c->addr,
+                                 sizeof c->addr);
+        if (grc != PROUST_OK) { /* for the messages: what it published, and where */
+            const char *hn = strrchr(theirs, '/');
+            snprintf(c->addr, sizeof c->addr, "%.38s on %.16s", buf, hn ? hn + 1 : theirs);
+        }
+        if (grc != PROUST_OK && r >= me) {
+            PROUST_ERROR("tcp: rank %d (host id %s) published \"%s\": %s", r, theirs, buf,
+                         grc == PROUST_ERR_CONN ? "no address another host can reach"
+                                                : "not an address list");
+            free(where);
+            return PROUST_ERR_CONN;
+        }
     }
 
     struct hs *dial = calloc((size_t)ndial, sizeof *dial);
@@ -366,11 +310,7 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
         h->connector = 1;
         h->backoff = 0.01;
         make_hello(t, boot, &h->out);
-        if (parse_addr(t->conns[h->peer].addr, &h->sa) != 0) {
-            PROUST_ERROR("tcp: rank %d published a bad address \"%s\"", h->peer,
-                         t->conns[h->peer].addr);
-            goto out;
-        }
+        h->sa = where[h->peer];
         hs_dial(h, start);
     }
 
@@ -612,5 +552,6 @@ out:
     free(acc);
     free(pfd);
     free(pfh);
+    free(where);
     return rc;
 }

@@ -44,3 +44,8 @@ cluster_job(NAME ompi_where HOSTS 2
   COMMAND "${OMPI_ON_CLUSTER} -n 4 $<TARGET_FILE:mpi_cluster_where> 2")
 cluster_job(NAME ompi_stress HOSTS 2
   COMMAND "exec bash ${MPI_TEST_DIR}/stress_run.sh \"${OMPI_ON_CLUSTER}\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
+
+# hosts that publish no address the other can reach: MPI_Init fails with a
+# message naming the rank, its host and what it published, and the job ends
+cluster_job(NAME hydra_no_route HOSTS 2
+  COMMAND "out=$(PROUST_TCP_IF_EXCLUDE=eth0 timeout 60 ${HYDRA_ON_CLUSTER} -n 2 $<TARGET_FILE:mpi_cluster_where> 2 2>&1); rc=$?; echo \"$out\" | tail -5; [ $rc -ne 0 ] && [ $rc -ne 124 ] && echo \"$out\" | grep -q 'no address another host can reach'")

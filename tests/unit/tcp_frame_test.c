@@ -25,27 +25,39 @@
 
 #define CHECK(cond) EXPECT_TRUE(cond)
 
-/* ---- A one-rank bootstrap kept in memory ---- */
-static char kv_value[128];
-static size_t kv_len;
+/* ---- A one-rank bootstrap kept in memory (the rail publishes its
+ * addresses and its host) ---- */
+static const char *kv_keys[] = {"tcp.addr", "tcp.host"};
+static char kv_value[2][600];
+static size_t kv_len[2];
+
+static int kv_slot(const char *key)
+{
+    for (int i = 0; i < 2; i++)
+        if (strcmp(key, kv_keys[i]) == 0)
+            return i;
+    return -1;
+}
 
 static int mem_put(proust__boot_t *b, const char *key, const void *v, size_t len)
 {
     (void)b;
-    CHECK(strcmp(key, "tcp.addr") == 0 && len <= sizeof kv_value);
-    memcpy(kv_value, v, len);
-    kv_len = len;
+    int i = kv_slot(key);
+    CHECK(i >= 0 && len <= sizeof kv_value[0]);
+    memcpy(kv_value[i], v, len);
+    kv_len[i] = len;
     return PROUST_OK;
 }
 static int mem_get(proust__boot_t *b, int rank, const char *key, void *v, size_t *len)
 {
     (void)b;
-    if (rank != 0 || strcmp(key, "tcp.addr") != 0 || !kv_len)
+    int i = kv_slot(key);
+    if (rank != 0 || i < 0 || !kv_len[i])
         return PROUST_ERR_INVALID;
-    if (*len < kv_len)
+    if (*len < kv_len[i])
         return PROUST_ERR_NOMEM;
-    memcpy(v, kv_value, kv_len);
-    *len = kv_len;
+    memcpy(v, kv_value[i], kv_len[i]);
+    *len = kv_len[i];
     return PROUST_OK;
 }
 static int mem_fence(proust__boot_t *b)
@@ -148,7 +160,7 @@ static void rail_up(void)
     rail.boot = &boot;
     rail.up = (struct proust__rail_upcalls){NULL, up_packet, up_put_target, up_put_done,
                                             up_send_done, up_peer_failed, NULL};
-    kv_len = 0;
+    kv_len[0] = kv_len[1] = 0;
     failed_status = 0;
     CHECK(rail.ops->open(&rail) == PROUST_OK);
     CHECK(rail.caps.max_packet == TCP_MAX_PACKET && rail.caps.put_fragment == TCP_PUT_FRAGMENT);
