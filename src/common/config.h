@@ -86,7 +86,7 @@
       "a process that waits with nothing to do pulls the rendezvous messages waiting "          \
       "unexpected into its own memory, up to this many bytes in all, so that their senders "   \
       "complete before the receives are posted (as MPICH buffers them; a program that relies " \
-      "on it hangs otherwise); synchronous sends and tcp are left alone; 0 = never")            \
+      "on it hangs otherwise); synchronous sends are left alone; 0 = never")                    \
     X(MATCH_STRIPES, "PROUST_MATCH_STRIPES", "16",                                              \
       "locks over the receive-side matching state: peer i's messages and receives are "        \
       "matched under lock i % N (N is at most the number of ranks); ANY_SOURCE receives take " \

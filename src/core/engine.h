@@ -105,6 +105,10 @@ struct proust_request {
     struct proust_request *cancel_next;
     uint64_t cancel_token;
     bool cancel_won;
+    /* a receive of our own that takes in an unexpected rendezvous segment
+     * from a rail without gets (unexp_pull.c): that message and segment */
+    struct proust__inmsg *held_for;
+    uint16_t held_seg;
 };
 
 /* Doubly-linked request lists (posted queues, waiting sends, receiving). */
@@ -144,7 +148,10 @@ void proust__token_release(struct proust_session *s, uint64_t token);
 void proust__tokens_destroy(struct proust_session *s);
 
 /* ---- incoming messages: unexpected, or matched but incomplete ------------- */
-enum { PROUST__SEG_NONE = 0, PROUST__SEG_EAGER, PROUST__SEG_RTS, PROUST__SEG_DONE };
+/* PULLING: an idle pull asked the sender to put the data into our own
+ * buffer (unexp_pull.c); not counted in nseg_seen until it lands */
+enum { PROUST__SEG_NONE = 0, PROUST__SEG_EAGER, PROUST__SEG_RTS, PROUST__SEG_DONE,
+       PROUST__SEG_PULLING };
 
 struct proust__inseg {
     uint8_t state;
@@ -401,6 +408,7 @@ static inline void proust__request_init(struct proust_request *req, struct prous
     req->deferred_next = NULL;
     req->offer = NULL;
     req->cancel_next = NULL;
+    req->held_for = NULL;
     req->waited = false;
     req->kind = (uint8_t)kind;
     req->session = s;
@@ -661,12 +669,24 @@ void proust__gets_forget(struct proust_session *s, int peer);
  * its own memory and releases their senders (unexp_pull.c); returns the
  * segments pulled. Call with no lock held, only when idle. */
 int proust__idle_pull(struct proust_session *s);
+/* The data an idle pull asked for (`holder`) landed, or failed: the segment
+ * becomes eager, or goes to the receive that matched it meanwhile
+ * (recv_path.c); releases holder. No lock held. */
+void proust__recv_pull_landed(struct proust_session *s, int peer, struct proust_request *holder);
 static inline bool proust__idle_pull_wanted(struct proust_session *s)
 {
     return atomic_load_explicit(&s->unexp_rts, memory_order_relaxed) != 0;
 }
 /* Free an incoming message and the eager data it kept. */
 void proust__inmsg_free(struct proust__inmsg *m);
+/* Does an idle pull still wait for data of one of m's segments? */
+static inline bool proust__inmsg_pulling(const struct proust__inmsg *m)
+{
+    for (uint16_t i = 0; i < m->nseg; i++)
+        if (m->seg[i].state == PROUST__SEG_PULLING)
+            return true;
+    return false;
+}
 /* The same for a message of a live gate, its stripe held (descriptor and
  * buffers go back to the stripe's caches). */
 void proust__inmsg_release(struct proust_session *s, struct proust__inmsg *m);

@@ -294,13 +294,20 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
         proust__request_fail(r, status);
     }
     /* packs bound to a receive but still missing segments from this peer */
+    struct proust__inmsg *pulling = NULL; /* an idle pull's data may still land */
     while (g->active) {
         struct proust__inmsg *m = g->active;
         g->active = m->next;
         if (m->req)
             proust__request_fail(m->req, status);
-        proust__inmsg_free(m);
+        if (proust__inmsg_pulling(m)) {
+            m->next = pulling; /* freed when it lands, or with the session */
+            pulling = m;
+        } else {
+            proust__inmsg_free(m);
+        }
     }
+    g->active = pulling;
     proust__lock(&s->any_lock);
     while ((r = s->any_head)) {
         proust__dlist_remove(&s->any_head, &s->any_tail, r);

@@ -158,6 +158,8 @@ static struct proust__inmsg *inmsg_new(struct proust__gate *g, const struct prou
 static inline void inseg_release(struct proust__match_stripe *ms, struct proust__inmsg *m,
                                  struct proust__inseg *sg)
 {
+    if (__builtin_expect(sg->state == PROUST__SEG_PULLING, 0))
+        return; /* a failed gate's: its puts may still be writing there, so it leaks */
     if (sg->data && (uint8_t *)sg->data != inmsg_inline(m))
         proust__unexp_buf_put(ms, sg->data, sg->len);
     if (sg->pulled && ms)
@@ -217,8 +219,10 @@ static int inmsg_store(struct proust_session *s, struct proust__gate *g,
         if (h->seg == 0)
             m->flags |= h->flags & PROUST__CF_WAITS;
         m->flags |= h->flags & PROUST__CF_RDV_SYNC;
-        if (rb.key_len) /* an idle wait may pull it in (unexp_pull.c) */
-            atomic_fetch_add_explicit(&s->unexp_rts, 1, memory_order_relaxed);
+        /* an idle wait may pull it in (unexp_pull.c): one asleep must wake
+         * to, since the thread that polled it in may not be idle */
+        atomic_fetch_add_explicit(&s->unexp_rts, 1, memory_order_relaxed);
+        proust__wake_check(s);
     }
     m->nseg_seen++;
     return PROUST_OK;
@@ -554,6 +558,9 @@ static void recv_take(struct proust_session *s, struct proust_request *req,
     if (m->nseg_seen < m->nseg) {
         m->next = g->active;
         g->active = m;
+        int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
+        if (failed) /* a segment still to come from a failed peer never will */
+            proust__request_fail(req, failed);
     } else {
         proust__inmsg_release(s, m);
     }
@@ -696,6 +703,55 @@ int proust__recv_post_message(struct proust_session *s, struct proust_request *r
         run_actions(s, g->peer, &acts);
     PROUST__COARSE_LEAVE(&s->prog);
     return PROUST_OK;
+}
+
+void proust__recv_pull_landed(struct proust_session *s, int peer, struct proust_request *holder)
+{
+    struct proust__gate *g = &s->gates[peer];
+    struct actions acts;
+    acts.n = 0;
+    acts.defer_gets = false;
+    int err = atomic_load_explicit(&holder->error, memory_order_acquire);
+    proust__match_lock(g);
+    struct proust__inmsg *m = holder->held_for;
+    struct proust__inseg *sg = &m->seg[holder->held_seg];
+    m->nseg_seen++;
+    if (!m->req) { /* still unexpected: the receive that comes copies it */
+        sg->state = PROUST__SEG_EAGER;
+        if (err != PROUST_OK) { /* no data: a receive will find the peer failed */
+            inseg_release(g->ms, m, sg);
+            sg->state = PROUST__SEG_RTS;
+            sg->key_len = 0;
+        }
+    } else if (atomic_load_explicit(&g->failed, memory_order_acquire)) {
+        /* the gate's failure failed that receive already and kept m for us */
+        sg->state = PROUST__SEG_DONE;
+        inseg_release(g->ms, m, sg);
+        if (m->nseg_seen == m->nseg) {
+            gate_active_remove(g, m);
+            proust__inmsg_release(s, m);
+        }
+    } else { /* a receive matched it meanwhile: it gets the data now */
+        struct proust_request *req = m->req;
+        sg->state = PROUST__SEG_DONE;
+        if (err == PROUST_OK) {
+            deliver_segment(s, g, req, holder->held_seg, sg->data, sg->len,
+                            holder->held_seg == 0 ? m->flags : 0, m->sync_token, NULL, NULL,
+                            &acts);
+        } else {
+            proust__request_set_error(req, err);
+            proust__request_event_done(req);
+        }
+        inseg_release(g->ms, m, sg);
+        if (m->nseg_seen == m->nseg) {
+            gate_active_remove(g, m);
+            proust__inmsg_release(s, m);
+        }
+    }
+    proust__match_unlock(g);
+    if (acts.n)
+        run_actions(s, peer, &acts);
+    proust__request_release(holder);
 }
 
 void proust__inmsg_free(struct proust__inmsg *m)

@@ -25,6 +25,10 @@ struct proust__pending_get {
 /* The segment's data is in place: the receive may complete. */
 void proust__segment_landed(struct proust_session *s, int peer, struct proust_request *req)
 {
+    if (__builtin_expect(req->held_for != NULL, 0)) { /* an idle pull's */
+        proust__recv_pull_landed(s, peer, req);
+        return;
+    }
     struct proust__gate *g = &s->gates[peer];
     proust__match_lock(g);
     if (--req->remote_owed == 0 && req->where == PROUST__IN_RECEIVING) {

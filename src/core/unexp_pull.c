@@ -13,34 +13,65 @@
  * on it too, but MPICH buffers unexpected messages of any size and runs it.
  *
  * So when a process is idle -- a wait that spun its window and is about to
- * sleep, or a test loop that found nothing -- it pulls every unexpected
- * rendezvous segment it can (the rail reads the sender's memory: shm,
- * self) into a buffer of its own, up to PROUST_IDLE_PULL_BYTES in all,
- * marks the segment eager and sends the sender its FIN: the receive that
- * comes later copies it like an eager message. An idle core has nothing
- * better to do; the cost is that later memcpy. Synchronous sends are left
- * alone (their completion must mean that a receive matched), and so are
- * rails that cannot read the peer (tcp answers an RTS with puts into a
- * matched receive).
+ * sleep, or a test loop that found nothing -- it takes in every unexpected
+ * rendezvous segment, up to PROUST_IDLE_PULL_BYTES in all, into a buffer
+ * of its own: where the rail reads the sender's memory (shm, self) it
+ * copies the data at once, marks the segment eager and sends the sender
+ * its FIN; elsewhere (tcp) it answers the RTS with a CTS naming a receive
+ * of its own (a "holder"), the segment is PULLING until the puts land
+ * (recv_path.c: then eager, or handed to a receive that matched it
+ * meanwhile). A receive that comes later copies it like an eager message.
+ * An idle core has nothing better to do; the cost is that later memcpy.
+ * Synchronous sends are left alone: their completion must mean that a
+ * receive matched.
  *
  * The copy runs under the gate's match stripe, which keeps the message
  * where it is in the matching order; it is bounded by one message, and
- * only an idle process pays for it.
+ * only an idle process pays for it. An arrival that leaves such a message
+ * wakes a sleeping waiter of the process: the thread that polled it in
+ * may be busy, and the idle one must pull.
  */
 #include "core/engine.h"
 
-#define FINS_MAX 32 /* FINs collected under one stripe, sent after it */
+#define ANSWERS_MAX 32 /* answers collected under one stripe, sent after it */
 
-/* Pull m's readable rendezvous segments (g's stripe held); their senders'
- * tokens go to fins. False when the budget, memory or fins ran out. */
+/* What a pulled segment's sender is told: FIN (we have read it), or a CTS
+ * naming our holder (put it there). */
+struct answer {
+    uint64_t sender_token;
+    struct proust_request *holder; /* NULL: FIN */
+    size_t len;
+};
+
+/* A receive of our own for segment i of m, into buf (g's stripe held). */
+static struct proust_request *holder_new(struct proust_session *s, struct proust__gate *g,
+                                         struct proust__inmsg *m, uint16_t i, void *buf,
+                                         size_t len)
+{
+    struct proust_request *h = proust__request_alloc(s, PROUST__REQ_RECV);
+    if (!h)
+        return NULL;
+    proust__recv_fill(h, buf, len, g->peer, 0, 0);
+    h->status.source = g->peer; /* the puts' check */
+    h->remote_owed = 1;
+    atomic_store_explicit(&h->seg0_left, len, memory_order_relaxed); /* the puts count down */
+    atomic_store_explicit(&h->pending, 1, memory_order_relaxed);
+    h->held_for = m;
+    h->held_seg = i;
+    return h;
+}
+
+/* Pull m's rendezvous segments (g's stripe held): read those the rail can
+ * read now, ask for the others; the answers go to ans. False when the
+ * budget, memory or ans ran out. */
 static bool pull_message(struct proust_session *s, struct proust__gate *g,
-                         struct proust__inmsg *m, uint64_t *fins, unsigned *nfin)
+                         struct proust__inmsg *m, struct answer *ans, unsigned *nans)
 {
     for (uint16_t i = 0; i < m->nseg; i++) {
         struct proust__inseg *sg = &m->seg[i];
-        if (sg->state != PROUST__SEG_RTS || sg->key_len == 0)
+        if (sg->state != PROUST__SEG_RTS)
             continue;
-        if (*nfin == FINS_MAX)
+        if (*nans == ANSWERS_MAX)
             return false;
         size_t used = atomic_load_explicit(&s->idle_pulled, memory_order_relaxed);
         if (used >= s->idle_pull_budget || sg->len > s->idle_pull_budget - used)
@@ -48,18 +79,29 @@ static bool pull_message(struct proust_session *s, struct proust__gate *g,
         void *buf = proust__unexp_buf_get(g->ms, sg->len);
         if (!buf)
             return false;
-        if (g->rail->ops->get(g->rail, g->peer, sg->key, sg->key_len, 0, buf, sg->len) !=
-            PROUST_OK) {
-            /* the sender is gone or its buffer unreadable: the receive's own
-             * get will say so when one matches */
-            proust__unexp_buf_put(g->ms, buf, sg->len);
-            continue;
+        struct answer *a = &ans[*nans];
+        *a = (struct answer){.sender_token = sg->sender_token, .len = sg->len};
+        if (sg->key_len) {
+            if (g->rail->ops->get(g->rail, g->peer, sg->key, sg->key_len, 0, buf, sg->len) !=
+                PROUST_OK) {
+                /* the sender is gone or its buffer unreadable: the receive's
+                 * own get will say so when one matches */
+                proust__unexp_buf_put(g->ms, buf, sg->len);
+                continue;
+            }
+            sg->state = PROUST__SEG_EAGER;
+        } else { /* no get (tcp): the sender puts it into our buffer */
+            if (!(a->holder = holder_new(s, g, m, i, buf, sg->len))) {
+                proust__unexp_buf_put(g->ms, buf, sg->len);
+                return false;
+            }
+            sg->state = PROUST__SEG_PULLING;
+            m->nseg_seen--; /* whole again when it lands */
         }
         atomic_fetch_add_explicit(&s->idle_pulled, sg->len, memory_order_relaxed);
         sg->data = buf;
         sg->pulled = true;
-        sg->state = PROUST__SEG_EAGER;
-        fins[(*nfin)++] = sg->sender_token;
+        (*nans)++;
     }
     return true;
 }
@@ -74,19 +116,22 @@ int proust__idle_pull(struct proust_session *s)
     PROUST__COARSE_ENTER(&s->prog); /* a progress pass, for the coarse mode */
     for (int r = 0; r < s->size; r++) {
         struct proust__gate *g = &s->gates[r];
-        if (!g->rail || !g->rail->ops->get ||
-            atomic_load_explicit(&g->failed, memory_order_acquire))
+        if (!g->rail || atomic_load_explicit(&g->failed, memory_order_acquire))
             continue;
-        uint64_t fins[FINS_MAX];
-        unsigned nfin = 0;
+        struct answer ans[ANSWERS_MAX];
+        unsigned nans = 0;
         proust__match_lock(g);
         for (struct proust__inmsg *m = g->unexp_head; m && !left; m = m->next)
             if (!(m->flags & PROUST__CF_RDV_SYNC))
-                left = !pull_message(s, g, m, fins, &nfin);
+                left = !pull_message(s, g, m, ans, &nans);
         proust__match_unlock(g);
-        for (unsigned i = 0; i < nfin; i++)
-            proust__send_control(s, r, PROUST__CH_FIN, fins[i], NULL, 0);
-        pulled += (int)nfin;
+        for (unsigned i = 0; i < nans; i++) {
+            if (ans[i].holder)
+                proust__send_cts(s, r, ans[i].holder, 0, ans[i].sender_token, ans[i].len);
+            else
+                proust__send_control(s, r, PROUST__CH_FIN, ans[i].sender_token, NULL, 0);
+        }
+        pulled += (int)nans;
         if (left)
             break;
     }

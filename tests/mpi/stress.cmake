@@ -59,7 +59,11 @@ stress_job(RANKS 4 THREADS 2 ROUNDS 150 RAILS self,shm VARIANT buffered_poll PAT
            ENV PROUST_PROGRESS=poll)
 stress_job(RANKS 8 THREADS 4 ROUNDS 80 RAILS self,shm VARIANT buffered PATTERN buffered
            MAX 262147)
-# tcp
+# tcp (the buffered pattern too: an idle receiver asks for the data with a CTS)
+stress_job(RANKS 4 THREADS 2 ROUNDS 60 RAILS self,tcp VARIANT buffered PATTERN buffered
+           MAX 262147)
+stress_job(RANKS 8 THREADS 4 ROUNDS 30 RAILS self,tcp VARIANT buffered_block PATTERN buffered
+           MAX 262147 ENV PROUST_PROGRESS=block)
 stress_job(RANKS 2 THREADS 2 ROUNDS 40 RAILS self,tcp VARIANT auto)
 stress_job(RANKS 4 THREADS 2 ROUNDS 15 RAILS self,tcp VARIANT block ENV PROUST_PROGRESS=block)
 stress_job(RANKS 3 THREADS 1 ROUNDS 30 RAILS self,tcp VARIANT poll ENV PROUST_PROGRESS=poll)
@@ -71,8 +75,10 @@ stress_job(RANKS 1 THREADS 4 ROUNDS 100 RAILS self VARIANT auto)
 stress_job(RANKS 1 THREADS 2 ROUNDS 100 RAILS self VARIANT poll ENV PROUST_PROGRESS=poll)
 stress_job(RANKS 1 THREADS 3 ROUNDS 100 RAILS self VARIANT buffered PATTERN buffered)
 
-# the soak: 8 ranks x 4 threads x 400 rounds = 102 400 messages a rail
+# the soak: 8 ranks x 4 threads x 400 rounds = 102 400 messages a job
 stress_job(RANKS 8 THREADS 4 ROUNDS 400 RAILS self,shm VARIANT soak LABEL soak LIMIT 1200)
 stress_job(RANKS 8 THREADS 4 ROUNDS 400 RAILS self,shm VARIANT soak_buffered PATTERN buffered
            LABEL soak LIMIT 1200)
 stress_job(RANKS 8 THREADS 4 ROUNDS 400 RAILS self,tcp VARIANT soak LABEL soak LIMIT 1200)
+stress_job(RANKS 8 THREADS 4 ROUNDS 400 RAILS self,tcp VARIANT soak_buffered PATTERN buffered
+           LABEL soak LIMIT 1200)
