@@ -196,8 +196,18 @@ void proust__recv_on_cancel(struct proust_session *s, int peer, const struct pro
     struct proust__gate *g = &s->gates[peer];
     proust__match_lock(g);
     struct proust__inmsg *m = proust__unexpected_take_seq(s, g, h->seq, h->tag);
-    if (m)
+    if (m) {
         proust__inmsg_release(s, m); /* its eager bytes; an RTS's stay with the sender */
+    } else {
+        /* an idle pull is fetching it: answer once the data is here */
+        for (struct proust__inmsg *u = g->unexp_head; u; u = u->next)
+            if (u->seq == h->seq && u->tag == h->tag && proust__inmsg_pulling(u)) {
+                u->cancel_pending = true;
+                u->cancel_token = h->total;
+                proust__match_unlock(g);
+                return;
+            }
+    }
     proust__match_unlock(g);
     proust__send_control_ext(s, peer, PROUST__CH_CANCEL_ANS, m ? PROUST__CF_CANCELLED : 0,
                              h->total, 0, 0, NULL, 0);

@@ -181,6 +181,10 @@ struct proust__inmsg {
     struct proust_request *req; /* NULL while unexpected */
     uint32_t inline_cap;    /* bytes of eager data that fit after seg[] */
     bool cached;            /* a PROUST__INMSG_BLOCK block: back to the cache */
+    /* the sender asked to cancel it while an idle pull fetched its data:
+     * answered when the data is here (recv_path.c, cancel.c) */
+    bool cancel_pending;
+    uint64_t cancel_token;
     struct proust__inseg seg[];
 };
 /* Unexpected small messages are the common case of a receiver that runs

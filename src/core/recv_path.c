@@ -716,12 +716,22 @@ void proust__recv_pull_landed(struct proust_session *s, int peer, struct proust_
     struct proust__inmsg *m = holder->held_for;
     struct proust__inseg *sg = &m->seg[holder->held_seg];
     m->nseg_seen++;
+    int cancel = -1; /* a cancel that waited for the data: -1 none, 0 not done, 1 done */
+    uint64_t cancel_token = m->cancel_token;
     if (!m->req) { /* still unexpected: the receive that comes copies it */
         sg->state = PROUST__SEG_EAGER;
         if (err != PROUST_OK) { /* no data: a receive will find the peer failed */
             inseg_release(g->ms, m, sg);
             sg->state = PROUST__SEG_RTS;
             sg->key_len = 0;
+        }
+        if (m->cancel_pending && !proust__inmsg_pulling(m)) {
+            /* drop it if still queued (an improbe may have taken it) */
+            struct proust__inmsg *t = proust__unexpected_take_seq(s, g, m->seq, m->tag);
+            m->cancel_pending = false;
+            cancel = t != NULL;
+            if (t)
+                proust__inmsg_release(s, t);
         }
     } else if (atomic_load_explicit(&g->failed, memory_order_acquire)) {
         /* the gate's failure failed that receive already and kept m for us */
@@ -734,6 +744,10 @@ void proust__recv_pull_landed(struct proust_session *s, int peer, struct proust_
     } else { /* a receive matched it meanwhile: it gets the data now */
         struct proust_request *req = m->req;
         sg->state = PROUST__SEG_DONE;
+        if (m->cancel_pending) { /* matched before the data came: too late */
+            m->cancel_pending = false;
+            cancel = 0;
+        }
         if (err == PROUST_OK) {
             deliver_segment(s, g, req, holder->held_seg, sg->data, sg->len,
                             holder->held_seg == 0 ? m->flags : 0, m->sync_token, NULL, NULL,
@@ -751,6 +765,9 @@ void proust__recv_pull_landed(struct proust_session *s, int peer, struct proust_
     proust__match_unlock(g);
     if (acts.n)
         run_actions(s, peer, &acts);
+    if (cancel >= 0)
+        proust__send_control_ext(s, peer, PROUST__CH_CANCEL_ANS, cancel ? PROUST__CF_CANCELLED : 0,
+                                 cancel_token, 0, 0, NULL, 0);
     proust__request_release(holder);
 }
 
