@@ -733,22 +733,18 @@ void proust__recv_pull_landed(struct proust_session *s, int peer, struct proust_
             if (t)
                 proust__inmsg_release(s, t);
         }
-    } else if (atomic_load_explicit(&g->failed, memory_order_acquire)) {
-        /* the gate's failure failed that receive already and kept m for us */
-        sg->state = PROUST__SEG_DONE;
-        inseg_release(g->ms, m, sg);
-        if (m->nseg_seen == m->nseg) {
-            gate_active_remove(g, m);
-            proust__inmsg_release(s, m);
-        }
-    } else { /* a receive matched it meanwhile: it gets the data now */
+    } else {
+        /* a receive matched it meanwhile: it gets the data now, unless the
+         * gate failed (which failed that receive already, and kept m) */
         struct proust_request *req = m->req;
         sg->state = PROUST__SEG_DONE;
         if (m->cancel_pending) { /* matched before the data came: too late */
             m->cancel_pending = false;
             cancel = 0;
         }
-        if (err == PROUST_OK) {
+        if (atomic_load_explicit(&g->failed, memory_order_acquire)) {
+            cancel = -1; /* nobody to answer */
+        } else if (err == PROUST_OK) {
             deliver_segment(s, g, req, holder->held_seg, sg->data, sg->len,
                             holder->held_seg == 0 ? m->flags : 0, m->sync_token, NULL, NULL,
                             &acts);
