@@ -6,7 +6,8 @@
 #   bash bench/progress/stage-device.sh [dest]        (default: .devrun)
 #
 # dest receives
-#   bin/<wrapper>.<prog>   the progress programs built here with Proust's
+#   bin/<wrapper>.<prog>   the progress programs, coll_latency and the
+#                          start-up hello, built here with Proust's
 #                          mpicc, mpicc.mpich and mpicc.openmpi (the names
 #                          run.sh looks for under BENCH_BINDIR)
 #   install/               Proust's install prefix (build/install)
@@ -27,7 +28,8 @@ ARCH=x86_64-linux-gnu
 rm -rf "$DEST"; mkdir -p "$DEST/bin" "$DEST/root/lib"
 cp -a "$PREFIX" "$DEST/install"
 
-progs="progress/overlap progress/reactivity progress/waiters progress/threads progress/partitioned mpi/pingpong"
+progs="progress/overlap progress/reactivity progress/waiters progress/threads progress/partitioned mpi/pingpong
+       mpi/coll_latency startup/hello"
 for cc in "$PREFIX/bin/mpicc" mpicc.mpich mpicc.openmpi; do
   for p in $progs; do
     # an MPI without a program's features (Open MPI 4.1: partitioned)
