@@ -1,11 +1,13 @@
 # Proust across hosts (issue 39): a cluster of network namespaces on this
 # machine (scripts/testcluster.sh: hosts h1..hN, built and removed by each
-# test, also when it fails), started by MPICH's Hydra (PMI-1) or Open MPI's
-# mpirun (PMIx) through the cluster's launch agent. Needs root, iproute2
+# test, also when it fails), started by proustrun (one agent per host),
+# MPICH's Hydra (PMI-1) or Open MPI's mpirun (PMIx) through the cluster's
+# launch agent. Needs root, iproute2
 # and the launcher (else skipped: 77). The tests
 # share the one cluster name, so they never run at once (RESOURCE_LOCK).
 # Jobs: mpi_cluster_<launcher>_<what>, label "cluster".
 mpi_test_program(mpi_cluster_where ${MPI_TEST_DIR}/cluster_where.c)
+mpi_test_program(mpi_cluster_fail ${MPI_TEST_DIR}/cluster_fail.c)
 set(TESTCLUSTER ${PROJECT_SOURCE_DIR}/scripts/testcluster.sh)
 set(HYDRA_ON_CLUSTER
     "mpiexec.mpich -launcher ssh -launcher-exec $TESTCLUSTER_AGENT -hosts $TESTCLUSTER_HOSTS -localhost $TESTCLUSTER_HEAD")
@@ -17,6 +19,8 @@ function(cluster_job)
   set(need mpiexec.mpich)
   if(launcher STREQUAL "ompi")
     set(need mpirun.openmpi)
+  elseif(launcher STREQUAL "proustrun")
+    set(need sh)
   endif()
   add_test(NAME mpi_cluster_${C_NAME}
            COMMAND bash ${TESTCLUSTER} run ${C_HOSTS} sh -c
@@ -49,3 +53,30 @@ cluster_job(NAME ompi_stress HOSTS 2
 # message naming the rank, its host and what it published, and the job ends
 cluster_job(NAME hydra_no_route HOSTS 2
   COMMAND "out=$(PROUST_TCP_IF_EXCLUDE=eth0 timeout 60 ${HYDRA_ON_CLUSTER} -n 2 $<TARGET_FILE:mpi_cluster_where> 2 2>&1); rc=$?; echo \"$out\" | tail -5; [ $rc -ne 0 ] && [ $rc -ne 124 ] && echo \"$out\" | grep -q 'no address another host can reach'")
+
+# proustrun across hosts: -H / --hostfile / --map-by / --npernode, one agent
+# per host started through the launch agent
+set(PROUSTRUN_ON_CLUSTER "$<TARGET_FILE:proustrun> --launch-agent $TESTCLUSTER_AGENT")
+cluster_job(NAME proustrun_where HOSTS 2
+  COMMAND "${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2 $<TARGET_FILE:mpi_cluster_where> 2")
+cluster_job(NAME proustrun_where_map_node HOSTS 3
+  COMMAND "printf 'h1 slots=2\\nh2:2 # two\\n\\nh3\\n' > hosts.$$ && ${PROUSTRUN_ON_CLUSTER} --hostfile hosts.$$ --map-by node -n 5 $<TARGET_FILE:mpi_cluster_where> 3; rc=$?; rm -f hosts.$$; exit $rc")
+cluster_job(NAME proustrun_where_npernode HOSTS 3
+  COMMAND "${PROUSTRUN_ON_CLUSTER} -H h1,h2,h3 --npernode 2 --tag-output $<TARGET_FILE:mpi_cluster_where> 3 | grep -x '\\[0\\] cluster_where: 6 ranks on 3 hosts, placement and data right'")
+cluster_job(NAME proustrun_stress HOSTS 2
+  COMMAND "exec bash ${MPI_TEST_DIR}/stress_run.sh \"${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
+# exit codes and failures: a rank's code, a rank killed on h2 (the survivor
+# gets an error at once, the job ends with 137), a stranger on the port,
+# h2's link down mid-transfer, the front end killed, a host without the program
+cluster_job(NAME proustrun_exit_code HOSTS 2
+  COMMAND "${PROUSTRUN_ON_CLUSTER} -H h1,h2 sh -c 'exit $((3 + PROUST_RANK))'; [ $? -eq 3 ]")
+cluster_job(NAME proustrun_fail_kill HOSTS 2
+  COMMAND "out=$(${PROUSTRUN_ON_CLUSTER} --grace 5 -H h1,h2 $<TARGET_FILE:mpi_cluster_fail> kill 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 137 ] && echo \"$out\" | grep -q 'survivor: error class' && echo \"$out\" | grep -q 'rank 1 (pid [0-9]* on h2) killed by signal 9'")
+foreach(case stranger link orphans missing)
+  set(prog mpi_cluster_where)
+  if(case STREQUAL "link" OR case STREQUAL "orphans")
+    set(prog mpi_cluster_fail)
+  endif()
+  cluster_job(NAME proustrun_${case} HOSTS 2
+    COMMAND "exec bash ${MPI_TEST_DIR}/cluster_proustrun.sh ${case} $<TARGET_FILE:proustrun> $<TARGET_FILE:${prog}>")
+endforeach()

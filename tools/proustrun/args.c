@@ -15,10 +15,20 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "Usage: proustrun -n N [options] program [args...]\n"
-            "Start N processes of `program` on this machine, connected by Proust.\n"
+            "Start N processes of `program`, on this machine or on the hosts named,\n"
+            "connected by Proust.\n"
             "\n"
             "Options:\n"
-            "  -n N, -np N        number of processes (ranks 0..N-1)\n"
+            "  -n N, -np N        number of processes (ranks 0..N-1); with hosts, the\n"
+            "                     default is their number of slots\n"
+            "  -H, --host LIST    hosts and slots: a:2,b:2 (a bare name has 1 slot)\n"
+            "  --hostfile FILE    one host per line: 'a slots=2', 'a:2' or 'a'\n"
+            "  --map-by slot|node fill each host's slots in turn (default), or deal\n"
+            "                     ranks round the hosts\n"
+            "  --npernode N       N ranks on every host\n"
+            "  --launch-agent CMD how to run a command on a host (CMD HOST COMMAND, as\n"
+            "                     ssh; default ssh, or PROUST_LAUNCH_AGENT); proustrun\n"
+            "                     must be at the same path there\n"
             "  --tag-output       prefix each output line with \"[rank] \"\n"
             "  --grace SECONDS    after a rank fails, how long the others may run\n"
             "                     before they are terminated (default %g)\n"
@@ -32,6 +42,8 @@ static void usage(FILE *f)
             "  -h, --help         show this help\n"
             "  -V, --version      show the version\n"
             "\n"
+            "With hosts, one agent per host (proustrun --agent, started by the launch\n"
+            "agent) starts that host's ranks with this environment and directory.\n"
             "Each rank gets PROUST_RANK, PROUST_SIZE, PROUST_LOCAL_RANK, PROUST_LOCAL_SIZE,\n"
             "PROUST_JOBID and PROUST_BOOT_FD. Rank 0 reads proustrun's stdin; the others\n"
             "read /dev/null. The exit status is 0 if every rank exits 0, else that of the\n"
@@ -88,6 +100,9 @@ int pr_parse_args(int argc, char **argv, struct pr_options *opt)
     memset(opt, 0, sizeof *opt);
     opt->grace_s = PR_DEFAULT_GRACE_S;
     int have_n = 0, have_timeout = 0;
+    opt->launch_agent = getenv("PROUST_LAUNCH_AGENT");
+    if (opt->launch_agent && !*opt->launch_agent)
+        opt->launch_agent = NULL;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -139,8 +154,46 @@ int pr_parse_args(int argc, char **argv, struct pr_options *opt)
                                    "or package", v);
             continue;
         }
+        const char *v = NULL;
+#define STRING_OPT(name_, field_, what_)                                              \
+    if (strncmp(a, name_, strlen(name_)) == 0 &&                                      \
+        (a[strlen(name_)] == '\0' || a[strlen(name_)] == '=')) {                      \
+        if (!(v = option_value(argc, argv, &i, a, strlen(name_))) || !*v)             \
+            return usage_error("option '%s' needs " what_, a);                        \
+        opt->field_ = v;                                                              \
+        continue;                                                                     \
+    }
+        STRING_OPT("--hostfile", hostfile, "a file name")
+        STRING_OPT("-hostfile", hostfile, "a file name")
+        STRING_OPT("--machinefile", hostfile, "a file name")
+        STRING_OPT("--hosts", host_list, "a list of hosts")
+        STRING_OPT("-hosts", host_list, "a list of hosts")
+        STRING_OPT("--host", host_list, "a list of hosts")
+        STRING_OPT("-H", host_list, "a list of hosts")
+        STRING_OPT("--launch-agent", launch_agent, "a command")
+        STRING_OPT("--agent", agent_arg, "the front end's address")
+#undef STRING_OPT
+        if (strncmp(a, "--map-by", 8) == 0 && (a[8] == '\0' || a[8] == '=')) {
+            if (!(v = option_value(argc, argv, &i, a, 8)))
+                return usage_error("option '%s' needs slot or node", a);
+            if (strcmp(v, "slot") == 0 || strcmp(v, "core") == 0)
+                opt->map_by = PR_MAP_SLOT;
+            else if (strcmp(v, "node") == 0)
+                opt->map_by = PR_MAP_NODE;
+            else
+                return usage_error("--map-by %s: expected slot or node", v);
+            continue;
+        }
+        if ((strncmp(a, "--npernode", 10) == 0 && (a[10] == '\0' || a[10] == '=')) ||
+            strcmp(a, "-npernode") == 0) {
+            if (!(v = option_value(argc, argv, &i, a, a[1] == '-' ? 10 : 9)) ||
+                parse_nprocs(v, &opt->npernode) != 0)
+                return usage_error("option '%s' needs a number of ranks per host (1 or more)",
+                                   a);
+            continue;
+        }
         if (strncmp(a, "--grace", 7) == 0 && (a[7] == '\0' || a[7] == '=')) {
-            const char *v = option_value(argc, argv, &i, a, 7);
+            v = option_value(argc, argv, &i, a, 7);
             if (!v)
                 return usage_error("option '%s' needs a number of seconds", a);
             if (parse_seconds(v, &opt->grace_s) != 0)
@@ -148,7 +201,7 @@ int pr_parse_args(int argc, char **argv, struct pr_options *opt)
             continue;
         }
         if (strncmp(a, "--timeout", 9) == 0 && (a[9] == '\0' || a[9] == '=')) {
-            const char *v = option_value(argc, argv, &i, a, 9);
+            v = option_value(argc, argv, &i, a, 9);
             if (!v)
                 return usage_error("option '%s' needs a number of seconds", a);
             if (parse_seconds(v, &opt->timeout_s) != 0)
@@ -162,9 +215,17 @@ int pr_parse_args(int argc, char **argv, struct pr_options *opt)
     if (!have_timeout && env_timeout && *env_timeout &&
         parse_seconds(env_timeout, &opt->timeout_s) != 0)
         return usage_error("MPIEXEC_TIMEOUT=%s is not a number of seconds", env_timeout);
+    if (opt->agent_arg) {
+        opt->mode = PR_MODE_AGENT; /* the job comes from the front end */
+        return -1;
+    }
+    if (opt->host_list || opt->hostfile)
+        opt->mode = PR_MODE_FRONTEND;
+    else if (opt->npernode || opt->map_by != PR_MAP_SLOT)
+        return usage_error("%s", "--npernode and --map-by need hosts (-H or --hostfile)");
     if (i >= argc)
         return usage_error("%s", "no program to run");
-    if (!have_n)
+    if (!have_n && opt->mode == PR_MODE_LOCAL)
         return usage_error("%s", "the number of processes is missing (-n N)");
     opt->argv = argv + i;
     return -1;

@@ -28,7 +28,7 @@ static void add_prefix(struct pr_job *job, struct pr_rank *r)
 static void flush_partial(struct pr_job *job, struct pr_rank *r, struct pr_stream *s, int at_eof)
 {
     size_t pending = s->line.len - s->line.off;
-    int tag = job->opt.tag_output;
+    int tag = job->opt.tag_output && !s->raw;
     if (pending == 0 && !(at_eof && tag && s->midline))
         return;
     scratch.off = scratch.len = 0;
@@ -51,7 +51,7 @@ static void emit(struct pr_job *job, struct pr_rank *r, struct pr_stream *s, con
                  size_t n)
 {
     const char *end = p + n;
-    int tag = job->opt.tag_output;
+    int tag = job->opt.tag_output && !s->raw;
     scratch.off = scratch.len = 0;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -115,8 +115,29 @@ int64_t pr_stream_flush_partials(struct pr_job *job, int force)
             flush_partial(job, r, &r->out_s, 0);
             flush_partial(job, r, &r->err_s, 0);
         }
+        for (int i = 0; i < job->nagents; i++) {
+            flush_partial(job, &job->agents[i].io, &job->agents[i].io.out_s, 0);
+            flush_partial(job, &job->agents[i].io, &job->agents[i].io.err_s, 0);
+        }
         return -1;
     }
+    /* An agent's lines come whole, but the connection may cut one: a
+     * piece waits PR_PARTIAL_FLUSH_MS for its end (a remote prompt). */
+    int64_t next = -1, now = pr_now_ms();
+    for (int i = 0; i < job->nagents; i++) {
+        struct pr_stream *ss[2] = {&job->agents[i].io.out_s, &job->agents[i].io.err_s};
+        for (int k = 0; k < 2; k++) {
+            if (ss[k]->line.len == ss[k]->line.off)
+                continue;
+            int64_t due = ss[k]->since_ms + PR_PARTIAL_FLUSH_MS;
+            if (due <= now)
+                flush_partial(job, &job->agents[i].io, ss[k], 0);
+            else if (next < 0 || due < next)
+                next = due;
+        }
+    }
+    if (job->opt.mode == PR_MODE_FRONTEND)
+        return next;
     /* Otherwise whole lines only, but for a prompt of rank 0. */
     struct pr_rank *r = &job->ranks[0];
     struct pr_stream *s = &r->out_s;

@@ -191,15 +191,31 @@ void pr_boot_notify_failure(struct pr_job *job, int dead, int status)
             send_record(job, &job->ranks[i], PROUST_WIRE_FAILED, dead, arg, text, (size_t)len);
 }
 
+void pr_boot_fence_dirty(struct pr_job *job)
+{
+    job->kvs->fence_dirty = 1;
+}
+
+void pr_boot_attach(struct pr_job *job, struct pr_rank *r, int fd, const void *early,
+                    size_t len)
+{
+    r->boot_fd = fd;
+    r->booted = 1;
+    if (len)
+        pr_buf_append(&r->in, early, len);
+    job->kvs->fence_dirty = 1;
+}
+
 /* ---- fence ----------------------------------------------------------------- */
 
 static void fence_check(struct pr_job *job)
 {
     int entered = 0, gone = 0, n = job->opt.nprocs;
     for (int i = 0; i < n; i++) {
-        if (job->ranks[i].in_fence)
+        const struct pr_rank *r = &job->ranks[i];
+        if (r->in_fence)
             entered++;
-        else if (job->ranks[i].boot_fd < 0)
+        else if (r->boot_fd < 0 && (r->booted || !r->alive)) /* not one still to connect */
             gone++;
     }
     if (entered == 0 || (entered < n && gone == 0))
@@ -279,10 +295,29 @@ static void handle_record(struct pr_job *job, struct pr_rank *r,
     }
 }
 
+/* Handle every whole record received so far. */
+static void process_records(struct pr_job *job, struct pr_rank *r)
+{
+    while (r->boot_fd >= 0 && !job->aborting && r->in.len - r->in.off >= HDR_LEN) {
+        struct proust__wire_hdr h;
+        memcpy(&h, r->in.data + r->in.off, HDR_LEN);
+        if (h.magic != PROUST_WIRE_MAGIC || h.len > PROUST_WIRE_MAX_PAYLOAD) {
+            protocol_error(job, r, "bad header");
+            return;
+        }
+        if (r->in.len - r->in.off < HDR_LEN + h.len)
+            break;
+        handle_record(job, r, &h, r->in.data + r->in.off + HDR_LEN);
+        if (r->boot_fd >= 0)
+            pr_buf_consume(&r->in, HDR_LEN + h.len);
+    }
+}
+
 void pr_boot_readable(struct pr_job *job, struct pr_rank *r)
 {
     char chunk[65536];
-    while (r->boot_fd >= 0) {
+    process_records(job, r); /* what came with an adopted connection */
+    while (r->boot_fd >= 0 && !job->aborting) {
         ssize_t n = recv(r->boot_fd, chunk, sizeof chunk, MSG_DONTWAIT);
         if (n > 0) {
             pr_buf_append(&r->in, chunk, (size_t)n);
@@ -294,21 +329,6 @@ void pr_boot_readable(struct pr_job *job, struct pr_rank *r)
             pr_boot_disconnect(job, r);
             return;
         }
-        /* Handle every whole record received so far. */
-        while (r->boot_fd >= 0 && !job->aborting && r->in.len - r->in.off >= HDR_LEN) {
-            struct proust__wire_hdr h;
-            memcpy(&h, r->in.data + r->in.off, HDR_LEN);
-            if (h.magic != PROUST_WIRE_MAGIC || h.len > PROUST_WIRE_MAX_PAYLOAD) {
-                protocol_error(job, r, "bad header");
-                return;
-            }
-            if (r->in.len - r->in.off < HDR_LEN + h.len)
-                break;
-            handle_record(job, r, &h, r->in.data + r->in.off + HDR_LEN);
-            if (r->boot_fd >= 0)
-                pr_buf_consume(&r->in, HDR_LEN + h.len);
-        }
-        if (job->aborting)
-            return;
+        process_records(job, r);
     }
 }

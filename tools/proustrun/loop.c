@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent_wire.h"
 #include "proustrun.h"
 
 static int sig_pipe[2] = {-1, -1};
@@ -93,7 +94,7 @@ static struct pr_rank *rank_of_pid(struct pr_job *job, pid_t pid)
     return s ? &job->ranks[s->rank] : NULL;
 }
 
-static void decide(struct pr_job *job, int code)
+void pr_decide(struct pr_job *job, int code)
 {
     if (!job->decided) {
         job->decided = 1;
@@ -110,28 +111,43 @@ void pr_handle_abort(struct pr_job *job, struct pr_rank *r, int code, const char
     pr_err("rank %d called abort (code %d): %.*s", r->rank, code, n, why);
     job->aborting = 1;
     job->terminating = 1;
-    decide(job, code >= 0 && code <= 255 ? code : 1);
+    pr_decide(job, code >= 0 && code <= 255 ? code : 1);
     pr_signal_all(job, SIGKILL);
 }
 
-static void child_exited(struct pr_job *job, struct pr_rank *r, int status)
+void pr_rank_exited(struct pr_job *job, struct pr_rank *r, int status)
 {
+    if (!r->alive)
+        return;
     r->alive = 0;
     r->status = status;
     job->live--;
+    if (job->opt.mode == PR_MODE_AGENT) { /* the front end judges */
+        pr_agent_report(job, PR_WIRE_EXITED, r->rank, status);
+        return;
+    }
     /* Records it sent before dying (an abort, its last puts) come first. */
     if (r->boot_fd >= 0)
         pr_boot_readable(job, r);
     pr_boot_disconnect(job, r);
+    pr_boot_fence_dirty(job);
     char how[128];
     int code = pr_describe_status(status, how, sizeof how);
     if (code == 0 || job->aborting)
         return;
-    if (!job->terminating)
-        pr_err("rank %d (pid %ld) %s", r->rank, (long)r->pid, how);
+    if (!job->terminating) {
+        if (job->opt.mode == PR_MODE_FRONTEND && r->lost)
+            pr_err("rank %d (pid %ld on %s) is lost with its host's agent", r->rank,
+                   (long)r->pid, job->hosts[r->host].name);
+        else if (job->opt.mode == PR_MODE_FRONTEND)
+            pr_err("rank %d (pid %ld on %s) %s", r->rank, (long)r->pid,
+                   job->hosts[r->host].name, how);
+        else
+            pr_err("rank %d (pid %ld) %s", r->rank, (long)r->pid, how);
+    }
     pr_boot_notify_failure(job, r->rank, status);
     if (!job->decided) {
-        decide(job, code);
+        pr_decide(job, code);
         if (!job->terminating)
             job->grace_deadline_ms = pr_now_ms() + (int64_t)(job->opt.grace_s * 1000.0);
     }
@@ -142,9 +158,15 @@ static void reap(struct pr_job *job)
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (job->opt.mode == PR_MODE_FRONTEND) {
+            for (int i = 0; i < job->nagents; i++)
+                if (job->agents[i].pid == pid && job->agents[i].alive)
+                    pr_frontend_agent_exited(job, &job->agents[i], status);
+            continue;
+        }
         struct pr_rank *r = rank_of_pid(job, pid);
         if (r && r->alive)
-            child_exited(job, r, status);
+            pr_rank_exited(job, r, status);
     }
 }
 
@@ -152,7 +174,7 @@ static void forward_signal(struct pr_job *job, int sig)
 {
     if (job->live == 0)
         return;
-    decide(job, 128 + sig);
+    pr_decide(job, 128 + sig);
     if (job->terminating) { /* second signal, or one during the shutdown */
         pr_signal_all(job, SIGKILL);
         return;
@@ -177,7 +199,7 @@ static void timers(struct pr_job *job, int64_t now)
         job->timeout_deadline_ms = 0;
         if (job->live > 0 && !job->terminating) {
             pr_err("the job ran past its time limit (%g s): stopping it", job->opt.timeout_s);
-            decide(job, PR_TIMEOUT_EXIT);
+            pr_decide(job, PR_TIMEOUT_EXIT);
             terminate_all(job, now);
         }
     }
@@ -201,23 +223,24 @@ static int64_t min_deadline(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-enum { K_SIG, K_STDIN, K_STDIN_DST, K_BOOT, K_OUT, K_ERR };
+enum { K_SIG, K_STDIN, K_STDIN_DST, K_BOOT, K_OUT, K_ERR, K_LISTEN, K_PENDING, K_CTRL,
+       K_AOUT, K_AERR, K_UPLINK };
 
 int pr_run(struct pr_job *job)
 {
     int n = job->opt.nprocs;
     pid_map = malloc((size_t)n * sizeof *pid_map);
-    size_t cap = 3 * (size_t)n + 3;
-    struct pollfd *pfd = malloc(cap * sizeof *pfd);
-    int *kind = malloc(cap * sizeof *kind), *who = malloc(cap * sizeof *who);
-    if (!pid_map || !pfd || !kind || !who) {
+    size_t cap = 0;
+    struct pollfd *pfd = NULL;
+    int *kind = NULL, *who = NULL;
+    if (!pid_map) {
         pr_err("out of memory");
         pr_signal_all(job, SIGKILL);
         return 1;
     }
     for (int i = 0; i < n; i++)
         pid_map[i] = (struct pid_slot){job->ranks[i].pid, i};
-    if (job->opt.timeout_s > 0)
+    if (job->opt.timeout_s > 0 && job->opt.mode != PR_MODE_AGENT)
         job->timeout_deadline_ms = pr_now_ms() + (int64_t)(job->opt.timeout_s * 1000.0);
     qsort(pid_map, (size_t)n, sizeof *pid_map, cmp_pid);
 
@@ -227,7 +250,26 @@ int pr_run(struct pr_job *job)
         int64_t now = pr_now_ms();
         timers(job, now);
         int64_t next_partial = pr_stream_flush_partials(job, 0);
+        int64_t next_front = job->opt.mode == PR_MODE_FRONTEND ? pr_frontend_timers(job, now) : -1;
 
+        size_t want = 3 * (size_t)n + 4 + (size_t)job->npending + 3 * (size_t)job->nagents;
+        if (want > cap) {
+            cap = want * 2;
+            struct pollfd *np_ = realloc(pfd, cap * sizeof *pfd);
+            int *nk = realloc(kind, cap * sizeof *kind), *nw = realloc(who, cap * sizeof *who);
+            if (np_)
+                pfd = np_;
+            if (nk)
+                kind = nk;
+            if (nw)
+                who = nw;
+            if (!np_ || !nk || !nw) {
+                pr_err("out of memory");
+                pr_signal_all(job, SIGKILL);
+                pr_decide(job, 1);
+                break;
+            }
+        }
         int open_streams = 0;
         size_t np = 0;
 #define ADD(fd_, ev_, k_, w_) \
@@ -251,14 +293,40 @@ int pr_run(struct pr_job *job)
             if (r->err_s.fd >= 0)
                 ADD(r->err_s.fd, POLLIN, K_ERR, i), open_streams++;
         }
+        if (job->listen_fd >= 0)
+            ADD(job->listen_fd, POLLIN, K_LISTEN, -1);
+        for (int i = 0; i < job->npending; i++)
+            ADD(job->pending[i].fd, POLLIN, K_PENDING, i);
+        for (int i = 0; i < job->nagents; i++) {
+            struct pr_agent *a = &job->agents[i];
+            if (a->ctrl_fd >= 0)
+                ADD(a->ctrl_fd, POLLIN | (a->out.len > a->out.off ? POLLOUT : 0), K_CTRL, i);
+            if (a->io.out_s.fd >= 0)
+                ADD(a->io.out_s.fd, POLLIN, K_AOUT, i), open_streams++;
+            if (a->io.err_s.fd >= 0)
+                ADD(a->io.err_s.fd, POLLIN, K_AERR, i), open_streams++;
+        }
+        if (job->ctrl_fd >= 0)
+            ADD(job->ctrl_fd, POLLIN, K_UPLINK, -1);
 #undef ADD
-        if (job->live == 0 && (open_streams == 0 || now >= job->drain_deadline_ms))
+        if (job->live == 0 && job->agents_alive == 0 &&
+            (open_streams == 0 || now >= job->drain_deadline_ms))
             break;
+        /* Agents that outlive their ranks' ends and the drain are stopped. */
+        if (job->live == 0 && job->agents_alive > 0 && now >= job->drain_deadline_ms + 2000) {
+            pr_frontend_signal(job, SIGKILL);
+            for (int i = 0; i < job->nagents; i++)
+                if (job->agents[i].alive)
+                    kill(job->agents[i].pid, SIGKILL);
+        }
 
         int64_t deadline = min_deadline(job->grace_deadline_ms, job->kill_deadline_ms);
         deadline = min_deadline(deadline, job->timeout_deadline_ms);
         deadline = min_deadline(deadline, next_partial);
+        deadline = min_deadline(deadline, next_front);
         deadline = min_deadline(deadline, job->live == 0 ? job->drain_deadline_ms : 0);
+        if (job->live == 0 && job->agents_alive > 0)
+            deadline = min_deadline(deadline, job->drain_deadline_ms + 2000);
         int timeout = -1;
         if (deadline > 0)
             timeout = deadline <= now ? 0 : (int)(deadline - now);
@@ -268,7 +336,7 @@ int pr_run(struct pr_job *job)
                 continue;
             pr_err("poll: %s", strerror(errno));
             pr_signal_all(job, SIGKILL);
-            decide(job, 1);
+            pr_decide(job, 1);
             break;
         }
         for (size_t k = 0; k < np && pr > 0; k++) {
@@ -276,7 +344,12 @@ int pr_run(struct pr_job *job)
             if (!re)
                 continue;
             pr--;
-            struct pr_rank *r = who[k] >= 0 ? &job->ranks[who[k]] : NULL;
+            struct pr_rank *r = NULL;
+            if (who[k] >= 0 && kind[k] <= K_ERR)
+                r = &job->ranks[who[k]];
+            struct pr_agent *a = NULL;
+            if (who[k] >= 0 && kind[k] >= K_CTRL && kind[k] <= K_AERR)
+                a = &job->agents[who[k]];
             switch (kind[k]) {
             case K_SIG: {
                 unsigned char sigs[64];
@@ -316,6 +389,38 @@ int pr_run(struct pr_job *job)
                 if (r->err_s.fd == pfd[k].fd)
                     pr_stream_readable(job, r, &r->err_s);
                 break;
+            case K_LISTEN:
+                if (job->listen_fd == pfd[k].fd)
+                    pr_frontend_accept(job);
+                break;
+            case K_PENDING:
+                /* the array may have shrunk or moved: match the descriptor */
+                for (int i = 0; i < job->npending; i++)
+                    if (job->pending[i].fd == pfd[k].fd) {
+                        pr_frontend_pending(job, i);
+                        break;
+                    }
+                break;
+            case K_CTRL:
+                if (a->ctrl_fd != pfd[k].fd)
+                    break;
+                if (re & (POLLIN | POLLHUP | POLLERR | POLLNVAL))
+                    pr_frontend_ctrl_readable(job, a);
+                if (a->ctrl_fd >= 0 && (re & POLLOUT))
+                    pr_frontend_ctrl_writable(job, a);
+                break;
+            case K_AOUT:
+                if (a->io.out_s.fd == pfd[k].fd)
+                    pr_stream_readable(job, &a->io, &a->io.out_s);
+                break;
+            case K_AERR:
+                if (a->io.err_s.fd == pfd[k].fd)
+                    pr_stream_readable(job, &a->io, &a->io.err_s);
+                break;
+            case K_UPLINK:
+                if (job->ctrl_fd == pfd[k].fd)
+                    pr_agent_ctrl_readable(job);
+                break;
             }
         }
     }
@@ -329,6 +434,13 @@ int pr_run(struct pr_job *job)
         if (r->err_s.fd >= 0)
             pr_stream_readable(job, r, &r->err_s);
     }
+    for (int i = 0; i < job->nagents; i++) {
+        struct pr_agent *a = &job->agents[i];
+        if (a->io.out_s.fd >= 0)
+            pr_stream_readable(job, &a->io, &a->io.out_s);
+        if (a->io.err_s.fd >= 0)
+            pr_stream_readable(job, &a->io, &a->io.err_s);
+    }
     pr_stream_flush_partials(job, 1);
     if (job->exit_code != 0 || job->terminating)
         pr_kill_leftovers(job);
@@ -337,6 +449,11 @@ int pr_run(struct pr_job *job)
         pr_stream_close(job, r, &r->out_s);
         pr_stream_close(job, r, &r->err_s);
         pr_boot_disconnect(job, r);
+    }
+    for (int i = 0; i < job->nagents; i++) {
+        struct pr_agent *a = &job->agents[i];
+        pr_stream_close(job, &a->io, &a->io.out_s);
+        pr_stream_close(job, &a->io, &a->io.err_s);
     }
     free(pfd);
     free(kind);

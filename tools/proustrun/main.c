@@ -1,10 +1,12 @@
 /*
- * main.c — proustrun: start N processes of a program on this machine, serve
- * their bootstrap (rank, size, key-value exchange, fence), forward their
- * stdio and report how they ended. No daemon: the launcher is the parent of
- * every rank and the only server.
+ * main.c — proustrun: start N processes of a program on this machine (or,
+ * through one agent per host, on the hosts named), serve their bootstrap
+ * (rank, size, key-value exchange, fence), forward their stdio and report
+ * how they ended. No daemon: the launcher is the parent of every rank or
+ * of its host's agent, and the only server.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,6 +95,15 @@ void pr_write_all(struct pr_job *job, int fd, const char *data, size_t len)
     }
 }
 
+/* An agent names its host in every message: the user reads them on the
+ * front end's terminal, mixed with the other hosts'. */
+static char err_host[80];
+
+void pr_err_set_host(const char *host)
+{
+    snprintf(err_host, sizeof err_host, "%s", host);
+}
+
 void pr_err(const char *fmt, ...)
 {
     char text[2048];
@@ -102,7 +113,8 @@ void pr_err(const char *fmt, ...)
     va_end(ap);
     /* One write per message so it does not mix with forwarded lines. */
     char line[2100];
-    int n = snprintf(line, sizeof line, "proustrun: %s\n", text);
+    int n = err_host[0] ? snprintf(line, sizeof line, "proustrun (on %s): %s\n", err_host, text)
+                        : snprintf(line, sizeof line, "proustrun: %s\n", text);
     if (n > (int)sizeof line - 1)
         n = (int)sizeof line - 1;
     ssize_t w = write(2, line, (size_t)n);
@@ -144,10 +156,11 @@ int main(int argc, char **argv)
     if (rc >= 0)
         return rc;
     ensure_std_fds();
-    raise_fd_limit(job.opt.nprocs);
     job.stdin_src = -1;
     job.stdin_dst = -1;
     job.devnull = -1;
+    job.listen_fd = -1;
+    job.ctrl_fd = -1;
     if (pr_kvs_create(&job) != 0) {
         pr_err("out of memory");
         return 1;
@@ -156,6 +169,26 @@ int main(int argc, char **argv)
         pr_err("cannot create a pipe: %s", strerror(errno));
         return 1;
     }
+    if (job.opt.mode == PR_MODE_AGENT) {
+        rc = pr_agent_main(&job);
+        pr_kvs_destroy(&job);
+        return rc;
+    }
+    if (job.opt.mode == PR_MODE_FRONTEND) {
+        if ((rc = pr_hosts_plan(&job)) == 0) {
+            raise_fd_limit(job.opt.nprocs);
+            rc = pr_frontend_start(&job);
+            if (rc == 0)
+                rc = pr_run(&job);
+            else
+                pr_signal_all(&job, SIGKILL);
+        }
+        pr_frontend_close(&job);
+        pr_kvs_destroy(&job);
+        free(job.ranks);
+        return rc;
+    }
+    raise_fd_limit(job.opt.nprocs);
     if ((rc = pr_bind_plan(&job)) != 0) {
         pr_kvs_destroy(&job);
         return rc;

@@ -9,4 +9,8 @@ set(PROUSTRUN_SOURCES
   proustrun/iofwd.c
   proustrun/loop.c
   proustrun/bind.c
+  proustrun/hosts.c
+  proustrun/frontend.c
+  proustrun/agent.c
+  proustrun/setup_msg.c
 )

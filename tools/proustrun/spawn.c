@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "boot/wire.h"
+#include "agent_wire.h"
 #include "proustrun.h"
 
 extern char **environ;
@@ -51,6 +51,10 @@ static void signal_rank(const struct pr_rank *r, int sig)
 
 void pr_signal_all(struct pr_job *job, int sig)
 {
+    if (job->opt.mode == PR_MODE_FRONTEND) { /* the agents signal their ranks */
+        pr_frontend_signal(job, sig);
+        return;
+    }
     for (int i = 0; i < job->opt.nprocs; i++)
         if (job->ranks[i].alive)
             signal_rank(&job->ranks[i], sig);
@@ -58,6 +62,10 @@ void pr_signal_all(struct pr_job *job, int sig)
 
 void pr_kill_leftovers(struct pr_job *job)
 {
+    if (job->opt.mode == PR_MODE_FRONTEND) {
+        pr_frontend_signal(job, SIGKILL);
+        return;
+    }
     for (int i = 0; i < job->opt.nprocs; i++) {
         const struct pr_rank *r = &job->ranks[i];
         /* An open output pipe after the rank was reaped: something it
@@ -143,13 +151,13 @@ static char **base_env(size_t *count)
 }
 
 static void set_boot_env(char **env, size_t base, char slots[7][96], const struct pr_job *job,
-                         int rank, int boot_fd)
+                         int index, int boot_fd)
 {
     cpu_set_t mine;
     int cpus = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : 0;
-    snprintf(slots[0], 96, "%s=%d", PROUST_ENV_RANK, rank);
-    snprintf(slots[1], 96, "%s=%d", PROUST_ENV_SIZE, job->opt.nprocs);
-    snprintf(slots[2], 96, "%s=%d", PROUST_ENV_LOCAL_RANK, rank);
+    snprintf(slots[0], 96, "%s=%d", PROUST_ENV_RANK, job->ranks[index].rank);
+    snprintf(slots[1], 96, "%s=%d", PROUST_ENV_SIZE, job->size);
+    snprintf(slots[2], 96, "%s=%d", PROUST_ENV_LOCAL_RANK, index);
     snprintf(slots[3], 96, "%s=%d", PROUST_ENV_LOCAL_SIZE, job->opt.nprocs);
     snprintf(slots[4], 96, "%s=%s", PROUST_ENV_JOBID, job->jobid);
     snprintf(slots[5], 96, "%s=%d", PROUST_ENV_BOOT_FD, boot_fd);
@@ -251,7 +259,10 @@ int pr_spawn_all(struct pr_job *job)
         free(env);
         return 1;
     }
-    make_jobid(job);
+    if (job->opt.mode != PR_MODE_AGENT) { /* an agent has the front end's */
+        make_jobid(job);
+        job->size = n;
+    }
     job->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (job->devnull < 0) {
         pr_err("cannot open /dev/null: %s", strerror(errno));
@@ -261,7 +272,8 @@ int pr_spawn_all(struct pr_job *job)
     }
     for (int i = 0; i < n; i++) {
         struct pr_rank *r = &job->ranks[i];
-        r->rank = i;
+        r->rank = job->global_ranks ? job->global_ranks[i] : i;
+        r->booted = 1;
         r->boot_fd = r->out_s.fd = r->err_s.fd = -1;
         r->out_s.out_fd = 1;
         r->err_s.out_fd = 2;
@@ -274,10 +286,18 @@ int pr_spawn_all(struct pr_job *job)
         struct pr_rank *r = &job->ranks[i];
         int sv[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
         int st[2] = {-1, -1};
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 ||
-            pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
-            pipe2(st, O_CLOEXEC) != 0 || (i == 0 && forward_stdin && pipe2(inp, O_CLOEXEC) != 0)) {
-            pr_err("cannot create the pipes of rank %d: %s", i, strerror(errno));
+        if (job->opt.mode == PR_MODE_AGENT) {
+            /* the rank's boot socket: a connection to the front end */
+            if ((sv[1] = pr_agent_boot_connect(job, r->rank)) < 0)
+                rc = 1;
+        } else if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+            pr_err("cannot create the boot socket of rank %d: %s", r->rank, strerror(errno));
+            rc = 1;
+        }
+        if (rc == 0 && (pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
+                        pipe2(st, O_CLOEXEC) != 0 ||
+                        (r->rank == 0 && forward_stdin && pipe2(inp, O_CLOEXEC) != 0))) {
+            pr_err("cannot create the pipes of rank %d: %s", r->rank, strerror(errno));
             rc = 1;
         }
         pid_t pid = -1;
@@ -294,7 +314,7 @@ int pr_spawn_all(struct pr_job *job)
                            job->bind_sets ? &job->bind_sets[i] : NULL);
             sigprocmask(SIG_SETMASK, &old, NULL);
             if (pid < 0) {
-                pr_err("cannot start rank %d: fork: %s", i, strerror(errno));
+                pr_err("cannot start rank %d: fork: %s", r->rank, strerror(errno));
                 rc = 1;
             }
         }
@@ -313,8 +333,10 @@ int pr_spawn_all(struct pr_job *job)
             while ((got = read(st[0], &err, sizeof err)) < 0 && errno == EINTR)
                 ;
             if (got == (ssize_t)sizeof err) {
-                pr_err("cannot run '%s' (rank %d): %s", prog, i, strerror(err));
+                pr_err("cannot run '%s' (rank %d): %s", prog, r->rank, strerror(err));
                 rc = err == ENOENT ? 127 : 126;
+            } else if (job->opt.mode == PR_MODE_AGENT) {
+                pr_agent_report(job, PR_WIRE_STARTED, r->rank, (int)pid);
             }
         }
         if (st[0] >= 0)
@@ -322,14 +344,20 @@ int pr_spawn_all(struct pr_job *job)
         r->boot_fd = sv[0];
         r->out_s.fd = outp[0];
         r->err_s.fd = errp[0];
-        if (i == 0)
+        if (r->rank == 0)
             job->stdin_dst = inp[1];
+        if (job->opt.mode == PR_MODE_AGENT) { /* the rank's own, not ours */
+            if (sv[0] >= 0)
+                close(sv[0]);
+            r->boot_fd = -1;
+        }
         if (rc != 0)
             break;
-        pr_set_nonblock(r->boot_fd);
+        if (r->boot_fd >= 0)
+            pr_set_nonblock(r->boot_fd);
         pr_set_nonblock(r->out_s.fd);
         pr_set_nonblock(r->err_s.fd);
-        if (i == 0 && job->stdin_dst >= 0) {
+        if (r->rank == 0 && job->stdin_dst >= 0) {
             pr_set_nonblock(job->stdin_dst);
             job->stdin_src = 0;
         }
