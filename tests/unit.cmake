@@ -25,3 +25,7 @@ proust_add_unit_test(unit_tcp_addr unit/tcp_addr_test.c)
 add_test(NAME layering COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_layers.sh
                                     ${PROJECT_SOURCE_DIR}/src)
 set_tests_properties(layering PROPERTIES TIMEOUT 30)
+# the front end -> agent job description of proustrun across hosts
+proust_add_unit_test(unit_setup_msg unit/setup_msg_test.c
+                     ${PROJECT_SOURCE_DIR}/tools/proustrun/setup_msg.c)
+target_include_directories(unit_setup_msg PRIVATE ${PROJECT_SOURCE_DIR}/tools/proustrun)

@@ -382,10 +382,11 @@ mpiexec_errors)
         expect_err "^mpiexec: $msg"
         expect_no_out started
     }
-    bad "unknown option '--mca'" --mca btl tcp -n 2 sh -c 'echo started'
-    bad "unknown option '-hostfile'" -hostfile hosts -n 2 sh -c 'echo started'
+    bad "option '--mca' needs a name and a value" --mca btl
+    bad "cannot read the hostfile '$TMP/nonexistent'" -hostfile "$TMP/nonexistent" -n 2 sh -c 'echo started'
     bad "unknown option '-genvnone'" -genvnone -n 1 sh -c 'echo started'
-    bad "host list 'node7,localhost' names another machine" --host node7,localhost -n 2 sh -c 'echo started'
+    bad "'0' is not a number of processes per host" -ppn 0 -n 2 sh -c 'echo started'
+    bad "launcher 'slurm' is not supported" -launcher slurm -n 2 sh -c 'echo started'
     bad "'0' is not a number of processes" -n 0 sh -c 'echo started'
     bad "'two' is not a number of processes" -np two sh -c 'echo started'
     bad "'-3' is not a number of processes" -n -3 sh -c 'echo started'
