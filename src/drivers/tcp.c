@@ -38,6 +38,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -539,6 +540,14 @@ static int tcp_open(proust__rail_t *rail)
     rc = boot->ops->put(boot, "tcp.addr", t->addr, strlen(t->addr) + 1);
     if (rc == PROUST_OK)
         rc = boot->ops->put(boot, "tcp.host", host, strlen(host) + 1);
+    if (rc == PROUST_OK && t->rank == 0) { /* the job's secret (tcp.h, handshake) */
+        unsigned char secret[TCP_SECRET_LEN];
+        if (getrandom(secret, sizeof secret, 0) != (ssize_t)sizeof secret) {
+            PROUST_ERROR("tcp: no random bytes for the job's secret: %s", strerror(errno));
+            return PROUST_ERR_SYS;
+        }
+        rc = boot->ops->put(boot, "tcp.secret", secret, sizeof secret);
+    }
     if (rc != PROUST_OK) {
         PROUST_ERROR("tcp: cannot publish the address %s: %s", t->addr, proust_strerror(rc));
         return rc;

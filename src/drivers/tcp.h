@@ -10,8 +10,12 @@
  *
  * Handshake (both directions, once per connection): the connecting side
  * sends a struct tcp_hello, the accepting side checks it (magic, version,
- * job size, job id, rank) and answers with its own, which the connecting
- * side checks in turn. Only then is the connection used.
+ * job size, job id, the job's secret, rank) and answers with its own, which
+ * the connecting side checks in turn. Only then is the connection used.
+ * The secret (16 random bytes) is rank 0's, published through the launcher
+ * ("tcp.secret"): a process that did not get it from the job's launcher
+ * cannot pose as a rank. A refused hello is answered with our hello with
+ * the secret zeroed, so that a Proust process of another job learns why.
  *
  * Frames (after the handshake), all in HOST BYTE ORDER: peers must share the
  * byte order (heterogeneous-endianness clusters are not supported; a peer
@@ -73,7 +77,8 @@ static inline size_t tcp_pad(size_t len)
 }
 
 #define TCP_HELLO_MAGIC 0x5052555354544350ull /* "PRUSTTCP" as a big-endian number */
-#define TCP_HELLO_VERSION 1u
+#define TCP_HELLO_VERSION 2u
+#define TCP_SECRET_LEN 16
 
 struct tcp_hello {
     uint64_t magic;
@@ -82,6 +87,7 @@ struct tcp_hello {
     int32_t size; /* job size */
     uint32_t reserved;
     char jobid[64];
+    unsigned char secret[TCP_SECRET_LEN]; /* the job's (zero in a refusal) */
 };
 
 /* ---- Limits and profile --------------------------------------------------- */
@@ -148,6 +154,7 @@ struct tcp_rail {
     int connected;          /* handshake completed */
     long timeout_s;
     atomic_int polling;     /* a poll is in progress (no re-entry) */
+    unsigned char secret[TCP_SECRET_LEN]; /* the job's, from rank 0 */
 };
 
 #define TCP_RX_INITIAL (32u * 1024u)

@@ -109,6 +109,7 @@ static void make_hello(const struct tcp_rail *t, const proust__boot_t *boot,
     h->size = t->size;
     memcpy(h->jobid, boot->jobid, sizeof h->jobid);
     h->jobid[sizeof h->jobid - 1] = '\0';
+    memcpy(h->secret, t->secret, sizeof h->secret);
 }
 
 /* Check a peer's hello; writes the reason into why on failure. */
@@ -141,6 +142,14 @@ static int check_hello(const struct tcp_rail *t, const proust__boot_t *boot,
     if (h->size != t->size || h->rank < 0 || h->rank >= t->size) {
         snprintf(why, whylen, "rank %d of %d does not fit a job of %d", (int)h->rank,
                  (int)h->size, t->size);
+        return -1;
+    }
+    unsigned diff = 0; /* compared in full: no early exit to time */
+    for (size_t i = 0; i < sizeof h->secret; i++)
+        diff |= h->secret[i] ^ t->secret[i];
+    if (diff) {
+        snprintf(why, whylen, "rank %d does not know the job's secret (not started by this "
+                              "job's launcher)", (int)h->rank);
         return -1;
     }
     return 0;
@@ -254,6 +263,13 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
      * loopback for a peer on this host, else one on our network */
     char mine[PROUST__HOST_ID_LEN];
     proust__host_identity(mine, sizeof mine);
+    size_t slen = sizeof t->secret;
+    int src = boot->ops->get(boot, 0, "tcp.secret", t->secret, &slen);
+    if (src != PROUST_OK || slen != sizeof t->secret) {
+        PROUST_ERROR("tcp: rank 0 published no job secret (%s)",
+                     src != PROUST_OK ? proust_strerror(src) : "wrong length");
+        return PROUST_ERR_CONN;
+    }
     struct sockaddr_in *where = calloc((size_t)n, sizeof *where);
     if (!where)
         return PROUST_ERR_NOMEM;
@@ -447,8 +463,10 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
                     (h->in.rank != me && t->conns[h->in.rank].send_fd >= 0)) {
                     if (why[0]) {
                         /* Not one of ours: answer with our hello so that a
-                         * Proust dialler can tell why it is refused. */
+                         * Proust dialler can tell why it is refused; never
+                         * with the secret. */
                         make_hello(t, boot, &h->out);
+                        memset(h->out.secret, 0, sizeof h->out.secret);
                         (void)send(h->fd, &h->out, sizeof h->out, MSG_NOSIGNAL | MSG_DONTWAIT);
                     } else {
                         snprintf(why, sizeof why, "unexpected connection from rank %d",

@@ -115,3 +115,10 @@ if(TARGET mpi_p2p_large)
   mpi_job(NAME p2p_large_big_2_shm NPROCS 2 RAILS self,shm PROGRAM mpi_p2p_large ARGS big
           TIMEOUT 300)
 endif()
+
+# strangers on a tcp rail's port during connection set-up: refused, never a
+# rank, never told the job's secret (tcp.h, handshake)
+add_test(NAME mpi_tcp_stranger
+         COMMAND bash ${MPI_TEST_DIR}/tcp_stranger.sh $<TARGET_FILE:proustrun>
+                 $<TARGET_FILE:mpi_cluster_where>)
+set_tests_properties(mpi_tcp_stranger PROPERTIES TIMEOUT 90)

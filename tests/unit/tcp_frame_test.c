@@ -26,14 +26,14 @@
 #define CHECK(cond) EXPECT_TRUE(cond)
 
 /* ---- A one-rank bootstrap kept in memory (the rail publishes its
- * addresses and its host) ---- */
-static const char *kv_keys[] = {"tcp.addr", "tcp.host"};
-static char kv_value[2][600];
-static size_t kv_len[2];
+ * addresses, its host and, as rank 0, the job's secret) ---- */
+static const char *kv_keys[] = {"tcp.addr", "tcp.host", "tcp.secret"};
+static char kv_value[3][600];
+static size_t kv_len[3];
 
 static int kv_slot(const char *key)
 {
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         if (strcmp(key, kv_keys[i]) == 0)
             return i;
     return -1;
