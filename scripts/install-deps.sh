@@ -9,9 +9,11 @@ set -euo pipefail
 # mpich: its launcher, Hydra (no headers: mpi.h stays Proust's), starts
 # Proust programs through PMI-1 in the launch tests; openmpi-bin: its mpirun
 # (a PMIx server; no headers either) starts them through PMIx; iproute2:
-# scripts/testcluster.sh builds test hosts with ip netns
+# scripts/testcluster.sh builds test hosts with ip netns; slurm-wlm:
+# scripts/testcluster-slurm.sh runs a real Slurm on them (srun --mpi=pmix,
+# --mpi=pmi2, salloc + proustrun); procps: pgrep/pkill in test scripts
 need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev libpmix-dev gdb mpich openmpi-bin
-      iproute2)
+      iproute2 slurm-wlm procps)
 if [ "${1:-}" = "--bench" ]; then
   need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib)
 fi

@@ -21,6 +21,8 @@ function(cluster_job)
     set(need mpirun.openmpi)
   elseif(launcher STREQUAL "proustrun")
     set(need sh)
+  elseif(launcher STREQUAL "slurm")
+    set(need slurmd)
   endif()
   add_test(NAME mpi_cluster_${C_NAME}
            COMMAND bash ${TESTCLUSTER} run ${C_HOSTS} sh -c
@@ -80,3 +82,19 @@ foreach(case stranger link orphans missing)
   cluster_job(NAME proustrun_${case} HOSTS 2
     COMMAND "exec bash ${MPI_TEST_DIR}/cluster_proustrun.sh ${case} $<TARGET_FILE:proustrun> $<TARGET_FILE:${prog}>")
 endforeach()
+
+# a real Slurm on the test hosts (scripts/testcluster-slurm.sh: slurmctld
+# here, one slurmd per host, no munge): srun --mpi=pmix (PMIx), srun
+# --mpi=pmi2 (its PMI-1 mode), and proustrun inside salloc (the
+# allocation's nodes, agents started with srun)
+set(SLURM_ON_CLUSTER "exec bash ${PROJECT_SOURCE_DIR}/scripts/testcluster-slurm.sh sh -c")
+cluster_job(NAME slurm_pmix_where HOSTS 2
+  COMMAND "${SLURM_ON_CLUSTER} \"srun --mpi=pmix -N 2 -n 4 $<TARGET_FILE:mpi_cluster_where> 2\"")
+cluster_job(NAME slurm_pmi2_where HOSTS 2
+  COMMAND "${SLURM_ON_CLUSTER} \"srun --mpi=pmi2 -N 2 -n 4 $<TARGET_FILE:mpi_cluster_where> 2\"")
+cluster_job(NAME slurm_salloc_proustrun HOSTS 2
+  COMMAND "${SLURM_ON_CLUSTER} \"salloc -N 2 -n 4 $<TARGET_FILE:proustrun> --tag-output $<TARGET_FILE:mpi_cluster_where> 2 | grep -x '.0. cluster_where: 4 ranks on 2 hosts, placement and data right'\"")
+# a rank killed on h2 under srun --mpi=pmix: the survivor on h1 gets an
+# error at once, srun reports the failure
+cluster_job(NAME slurm_pmix_fail_kill HOSTS 2
+  COMMAND "${SLURM_ON_CLUSTER} \"srun --mpi=pmix -N 2 -n 2 $<TARGET_FILE:mpi_cluster_fail> kill > out.$$ 2>&1; rc=\\$?; cat out.$$; grep -q survivor out.$$; ok=\\$?; rm -f out.$$; [ \\$rc -ne 0 ] && [ \\$ok -eq 0 ]\"")

@@ -29,6 +29,8 @@ static void usage(FILE *f)
             "  --launch-agent CMD how to run a command on a host (CMD HOST COMMAND, as\n"
             "                     ssh; default ssh, or PROUST_LAUNCH_AGENT); proustrun\n"
             "                     must be at the same path there\n"
+            "Inside a Slurm allocation (salloc, sbatch) without -H or --hostfile, the\n"
+            "hosts are the allocation's nodes, and the agents start with srun.\n"
             "  --tag-output       prefix each output line with \"[rank] \"\n"
             "  --grace SECONDS    after a rank fails, how long the others may run\n"
             "                     before they are terminated (default %g)\n"
@@ -219,7 +221,12 @@ int pr_parse_args(int argc, char **argv, struct pr_options *opt)
         opt->mode = PR_MODE_AGENT; /* the job comes from the front end */
         return -1;
     }
-    if (opt->host_list || opt->hostfile)
+    /* Inside a Slurm allocation (not inside one of its steps), its nodes
+     * are the hosts, as for mpirun and Hydra. */
+    const char *alloc = getenv("SLURM_JOB_NODELIST");
+    if (!opt->host_list && !opt->hostfile && alloc && *alloc && !getenv("SLURM_STEP_ID"))
+        opt->slurm = 1;
+    if (opt->host_list || opt->hostfile || opt->slurm)
         opt->mode = PR_MODE_FRONTEND;
     else if (opt->npernode || opt->map_by != PR_MAP_SLOT)
         return usage_error("%s", "--npernode and --map-by need hosts (-H or --hostfile)");

@@ -126,7 +126,20 @@ static int spawn_agent(struct pr_job *job, struct pr_agent *a, const char *self,
     int argc = 0;
     char *words = NULL;
     struct pr_buf cmd = {0};
-    if (is_local_host(host)) {
+    if (is_local_host(host) && !job->opt.slurm) {
+        argv[argc++] = (char *)self;
+        argv[argc++] = "--agent";
+        argv[argc++] = (char *)value;
+    } else if (job->opt.slurm && !job->opt.launch_agent) {
+        /* a step of one task on the node, sharing the allocation's cpus
+         * with the ranks the agent forks (as Hydra and Open MPI do) */
+        static char nodelist[300];
+        snprintf(nodelist, sizeof nodelist, "--nodelist=%s", host);
+        char *const srun[] = {"srun", "--nodes=1", "--ntasks=1", nodelist, "--overlap",
+                              "--cpu-bind=none", "--mpi=none", "--export=ALL", "--quiet",
+                              stdin_fd == 0 ? "--input=0" : "--input=none"};
+        for (size_t i = 0; i < sizeof srun / sizeof srun[0]; i++)
+            argv[argc++] = srun[i];
         argv[argc++] = (char *)self;
         argv[argc++] = "--agent";
         argv[argc++] = (char *)value;

@@ -9,6 +9,10 @@
  *   --npernode N           N ranks on every host (-n defaults to N x hosts)
  * Without -n, the job has as many ranks as slots. More ranks than slots
  * go round the hosts again, slot by slot, as with Hydra.
+ * Inside a Slurm allocation (SLURM_JOB_NODELIST set, not inside a step)
+ * and without -H or --hostfile, the hosts are the allocation's nodes
+ * ("h[1-3],gpu07"), their slots SLURM_TASKS_PER_NODE or
+ * SLURM_JOB_CPUS_PER_NODE ("2(x3),1"), and agents start with srun.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -119,11 +123,101 @@ static int parse_hostfile(struct pr_job *job, const char *path)
     return rc;
 }
 
+/* "2(x3),1" -> 2,2,2,1: the n-th node's count, or 1 if the list is short
+ * or malformed. */
+static long slurm_count(const char *list, int n)
+{
+    const char *p = list;
+    int node = 0;
+    while (p && *p) {
+        char *end;
+        long v = strtol(p, &end, 10), rep = 1;
+        if (end == p || v < 1)
+            return 1;
+        if (*end == '(') {
+            if (end[1] != 'x')
+                return 1;
+            rep = strtol(end + 2, &end, 10);
+            if (*end != ')' || rep < 1)
+                return 1;
+            end++;
+        }
+        if (n < node + rep)
+            return v;
+        node += (int)rep;
+        p = *end == ',' ? end + 1 : NULL;
+    }
+    return 1;
+}
+
+/* "pre[1-3,07]suf,other" -> hosts, in order. 0 or an exit code. */
+static int parse_slurm_nodes(struct pr_job *job, const char *list, const char *counts)
+{
+    const char *p = list;
+    int node = 0;
+    while (*p) {
+        const char *lb = NULL, *q = p;
+        for (; *q && *q != ','; q++)
+            if (*q == '[') {
+                lb = q;
+                q = strchr(q, ']');
+                if (!q)
+                    goto bad;
+            }
+        /* entry is p..q; a bracket group, if any, at lb */
+        if (!lb) {
+            if (add_host(job, p, (size_t)(q - p), slurm_count(counts, node++)) != 0)
+                goto bad;
+        } else {
+            const char *rb = strchr(lb, ']');
+            if (memchr(rb + 1, '[', (size_t)(q - rb - 1)))
+                goto bad; /* several bracket groups: not supported */
+            const char *r = lb + 1;
+            while (r < rb) {
+                char *e;
+                long a = strtol(r, &e, 10), b = a;
+                int width = (int)(e - r);
+                if (e == r || a < 0)
+                    goto bad;
+                if (*e == '-') {
+                    const char *r2 = e + 1;
+                    b = strtol(r2, &e, 10);
+                    if (e == r2 || b < a || b - a > 100000)
+                        goto bad;
+                }
+                if (e != rb && *e != ',')
+                    goto bad;
+                for (long v = a; v <= b; v++) {
+                    char name[512];
+                    int len = snprintf(name, sizeof name, "%.*s%0*ld%.*s", (int)(lb - p), p,
+                                       width, v, (int)(q - rb - 1), rb + 1);
+                    if (len < 0 || (size_t)len >= sizeof name ||
+                        add_host(job, name, (size_t)len, slurm_count(counts, node++)) != 0)
+                        goto bad;
+                }
+                r = e == rb ? rb : e + 1;
+            }
+        }
+        p = *q ? q + 1 : q;
+    }
+    return 0;
+bad:
+    pr_err("cannot read the Slurm node list '%s'", list);
+    return 2;
+}
+
 int pr_hosts_plan(struct pr_job *job)
 {
     struct pr_options *o = &job->opt;
     int rc = 0;
-    if (o->host_list)
+    if (o->slurm) {
+        const char *nodes = getenv("SLURM_JOB_NODELIST");
+        const char *counts = getenv("SLURM_TASKS_PER_NODE");
+        if (!counts || !*counts)
+            counts = getenv("SLURM_JOB_CPUS_PER_NODE");
+        rc = parse_slurm_nodes(job, nodes ? nodes : "", counts ? counts : "");
+    }
+    if (rc == 0 && o->host_list)
         rc = parse_host_list(job, o->host_list);
     if (rc == 0 && o->hostfile)
         rc = parse_hostfile(job, o->hostfile);

@@ -44,6 +44,7 @@ struct pr_options {
     int map_by;          /* PR_MAP_* */
     int npernode;        /* 0 = as slots say */
     const char *launch_agent; /* --launch-agent / PROUST_LAUNCH_AGENT, default ssh */
+    int slurm;           /* hosts from the Slurm allocation, agents by srun */
     const char *agent_arg;    /* --agent ADDRS:PORT (agent mode) */
     int tag_output;
     int bind_to;         /* PR_BIND_* */
