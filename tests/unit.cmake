@@ -29,3 +29,7 @@ set_tests_properties(layering PROPERTIES TIMEOUT 30)
 proust_add_unit_test(unit_setup_msg unit/setup_msg_test.c
                      ${PROJECT_SOURCE_DIR}/tools/proustrun/setup_msg.c)
 target_include_directories(unit_setup_msg PRIVATE ${PROJECT_SOURCE_DIR}/tools/proustrun)
+# proustrun's host lists, hostfiles, Slurm node lists and rank maps
+proust_add_unit_test(unit_proustrun_hosts unit/hosts_test.c
+                     ${PROJECT_SOURCE_DIR}/tools/proustrun/hosts.c)
+target_include_directories(unit_proustrun_hosts PRIVATE ${PROJECT_SOURCE_DIR}/tools/proustrun)

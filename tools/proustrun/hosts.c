@@ -159,10 +159,14 @@ static int parse_slurm_nodes(struct pr_job *job, const char *list, const char *c
         const char *lb = NULL, *q = p;
         for (; *q && *q != ','; q++)
             if (*q == '[') {
+                if (lb)
+                    goto bad; /* several bracket groups: not supported */
                 lb = q;
                 q = strchr(q, ']');
                 if (!q)
                     goto bad;
+            } else if (*q == ']') {
+                goto bad;
             }
         /* entry is p..q; a bracket group, if any, at lb */
         if (!lb) {
@@ -170,8 +174,6 @@ static int parse_slurm_nodes(struct pr_job *job, const char *list, const char *c
                 goto bad;
         } else {
             const char *rb = strchr(lb, ']');
-            if (memchr(rb + 1, '[', (size_t)(q - rb - 1)))
-                goto bad; /* several bracket groups: not supported */
             const char *r = lb + 1;
             while (r < rb) {
                 char *e;
@@ -195,6 +197,8 @@ static int parse_slurm_nodes(struct pr_job *job, const char *list, const char *c
                         add_host(job, name, (size_t)len, slurm_count(counts, node++)) != 0)
                         goto bad;
                 }
+                if (e != rb && e + 1 == rb)
+                    goto bad; /* "[1,]" */
                 r = e == rb ? rb : e + 1;
             }
         }
