@@ -43,7 +43,11 @@
       "IPv4 address (or interface) the tcp rail listens on and publishes, alone; empty = "     \
       "every address, publishing those PROUST_TCP_IF_INCLUDE/EXCLUDE leave")                    \
     X(TCP_CONNECT_TIMEOUT, "PROUST_TCP_CONNECT_TIMEOUT", "20",                                  \
-      "seconds the tcp rail waits for all its connections at init")                            \
+      "seconds the tcp rail tries to connect to a peer (on demand: from the first message "    \
+      "to it; all pairs: at init) before it counts the peer as failed")                        \
+    X(TCP_CONNECT, "PROUST_TCP_CONNECT", "lazy",                                                \
+      "when the tcp rail connects to a peer: lazy (on the first message either way; a job "    \
+      "whose ranks talk to few peers opens few connections) or eager (every pair at init)")     \
     X(PEER_CHECK_MS, "PROUST_PEER_CHECK_MS", "200",                                             \
       "a wait that sees no progress for this long checks that its peers are alive")            \
     X(PROGRESS, "PROUST_PROGRESS", "auto",                                                      \

@@ -54,6 +54,7 @@
 #define TCP_FLUSH_IOV 256
 #define TCP_CLOSE_WAIT_S 1.0
 #define TCP_EV_SEND (1ull << 32) /* epoll tag: the self connection's sending end */
+#define TCP_ACCEPT_EVERY 64      /* direct polling: look for connections this often */
 
 /* A frame waiting to be (fully) written. */
 struct tcp_sreq {
@@ -77,6 +78,11 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int t_lazy(proust__rail_t *rail)
+{
+    return ((struct tcp_rail *)rail->priv)->lazy;
 }
 
 static struct tcp_conn *conn_of(struct tcp_rail *t, int peer)
@@ -123,8 +129,8 @@ static void iov_advance(struct iovec **v, int *nv, size_t n)
  * wait, so that a blocked waiter on fd() wakes up to flush. Send lock held. */
 static void out_arm(struct tcp_rail *t, struct tcp_conn *c, int on)
 {
-    if (c->out_armed == on || t->epfd < 0)
-        return;
+    if (c->out_armed == on || t->epfd < 0 || c->send_fd < 0)
+        return; /* not connected yet: the connection's install arms it */
     struct epoll_event ev;
     memset(&ev, 0, sizeof ev);
     if (c->send_fd == c->recv_fd) {
@@ -261,7 +267,8 @@ static int submit(proust__rail_t *rail, struct tcp_conn *c, const void *hdr, siz
         pthread_mutex_unlock(&c->send_lock);
         return PROUST_ERR_CONN;
     }
-    if (!c->qhead) {
+    int connected = c->send_fd >= 0; /* else queued until the connection is up */
+    if (!c->qhead && connected) {
         while (done < total) {
             struct msghdr m;
             memset(&m, 0, sizeof m);
@@ -318,6 +325,8 @@ static int submit(proust__rail_t *rail, struct tcp_conn *c, const void *hdr, siz
     atomic_store_explicit(&c->queued, 1, memory_order_release);
     out_arm(t, c, 1);
     pthread_mutex_unlock(&c->send_lock);
+    if (!connected)
+        proust__tcp_lazy_want(rail, c);
     return PROUST__INPROGRESS;
 }
 
@@ -335,7 +344,7 @@ static int tcp_send(proust__rail_t *rail, int peer, const struct iovec *iov, int
         if (len > TCP_MAX_PACKET)
             return PROUST_ERR_INVALID;
     }
-    if (c->send_fd < 0)
+    if (c->send_fd < 0 && !(t_lazy(rail) && c->dialable))
         return PROUST_ERR_CONN;
     struct tcp_frame h = {.len = (uint32_t)len, .magic = TCP_FRAME_MAGIC,
                           .kind = TCP_FRAME_PACKET, .flags = 0};
@@ -350,7 +359,7 @@ static int tcp_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offs
         return PROUST_ERR_RANK;
     if (len > TCP_PUT_FRAGMENT || (len && !buf))
         return PROUST_ERR_INVALID;
-    if (c->send_fd < 0)
+    if (c->send_fd < 0 && !(t_lazy(rail) && c->dialable))
         return PROUST_ERR_CONN;
     struct tcp_put_frame h = {
         .h = {.len = (uint32_t)len, .magic = TCP_FRAME_MAGIC, .kind = TCP_FRAME_PUT, .flags = 0},
@@ -423,8 +432,10 @@ static int tcp_flush(proust__rail_t *rail, int peer)
     struct tcp_conn *c = conn_of(t, peer);
     if (!c)
         return PROUST_ERR_RANK;
-    if (c->send_fd < 0)
-        return PROUST_ERR_CONN;
+    if (c->send_fd < 0) /* on demand: moves once the connection is up */
+        return atomic_load_explicit(&c->state, memory_order_relaxed) == TCP_LIVE && t->lazy
+                   ? PROUST_OK
+                   : PROUST_ERR_CONN;
     if (!atomic_load_explicit(&c->queued, memory_order_acquire))
         return atomic_load_explicit(&c->state, memory_order_relaxed) == TCP_LIVE
                    ? PROUST_OK
@@ -458,6 +469,42 @@ static int tcp_flush(proust__rail_t *rail, int peer)
     return rc != PROUST_OK ? rc : sent > 0;
 }
 
+/* ---- A connection comes up (on demand: tcp_lazy.c) ---------------------------- */
+
+void proust__tcp_install(proust__rail_t *rail, struct tcp_conn *c, int send_fd, int recv_fd)
+{
+    struct tcp_rail *t = rail->priv;
+    c->rx.buf = proust__tcp_rx_alloc(rail, TCP_RX_INITIAL);
+    if (!c->rx.buf) {
+        close(send_fd);
+        if (recv_fd != send_fd)
+            close(recv_fd);
+        proust__tcp_conn_fail(rail, c, PROUST_ERR_NOMEM, 0,
+                              "tcp: out of memory for a connection's receive buffer");
+        return;
+    }
+    c->rx.cap = TCP_RX_INITIAL;
+    c->rx.need = sizeof(struct tcp_frame);
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN;
+    ev.data.u64 = (uint64_t)c->peer;
+    pthread_mutex_lock(&c->send_lock);
+    c->recv_fd = recv_fd;
+    c->send_fd = send_fd;
+    int added = epoll_ctl(t->epfd, EPOLL_CTL_ADD, recv_fd, &ev) == 0;
+    c->out_armed = 0;
+    if (c->qhead)
+        out_arm(t, c, 1);
+    pthread_mutex_unlock(&c->send_lock);
+    atomic_store_explicit(&c->link, TCP_CONN_UP, memory_order_release);
+    if (!added) {
+        proust__tcp_conn_fail(rail, c, PROUST_ERR_SYS, 0, "tcp: epoll_ctl failed");
+        return;
+    }
+    tcp_flush(rail, c->peer); /* what waited for the connection */
+}
+
 /* ---- Polling (the frame parser is in tcp_recv.c) ----------------------------- */
 
 static int tcp_poll(proust__rail_t *rail)
@@ -470,7 +517,12 @@ static int tcp_poll(proust__rail_t *rail)
     int events = 0;
     if (t->size <= TCP_DIRECT_POLL_MAX) {
         /* few connections: one recv each costs less than epoll_wait + recv
-         * (one system call less per message on the latency path) */
+         * (one system call less per message on the latency path); new
+         * connections are looked for every TCP_ACCEPT_EVERY polls, and at
+         * every poll while one is being set up */
+        if (t->lazy && (atomic_load_explicit(&t->hs_active, memory_order_relaxed) ||
+                        (t->polls++ % TCP_ACCEPT_EVERY) == 0))
+            events += proust__tcp_lazy_progress(rail);
         for (int r = 0; r < t->size; r++) {
             struct tcp_conn *c = &t->conns[r];
             if (c->recv_fd >= 0 && !c->rx.dead)
@@ -481,8 +533,13 @@ static int tcp_poll(proust__rail_t *rail)
     }
     struct epoll_event ev[TCP_POLL_EVENTS];
     int n = epoll_wait(t->epfd, ev, TCP_POLL_EVENTS, 0);
+    int setup = t->lazy && atomic_load_explicit(&t->hs_active, memory_order_relaxed);
     for (int i = 0; i < n; i++) {
         uint64_t d = ev[i].data.u64;
+        if (d & (TCP_EV_LISTEN | TCP_EV_HS)) {
+            setup = 1;
+            continue;
+        }
         if ((d & TCP_EV_SEND) || !(ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
             continue; /* only "writable": the sender's business */
         struct tcp_conn *c = conn_of(t, (int)(uint32_t)d);
@@ -490,6 +547,8 @@ static int tcp_poll(proust__rail_t *rail)
             continue;
         events += proust__tcp_conn_read(rail, c);
     }
+    if (setup)
+        events += proust__tcp_lazy_progress(rail);
     atomic_store_explicit(&t->polling, 0, memory_order_release);
     return events;
 }
@@ -517,6 +576,16 @@ static int tcp_open(proust__rail_t *rail)
         to = 20;
     }
     t->timeout_s = to;
+    const char *how = proust__config_str(PROUST_CFG_TCP_CONNECT);
+    if (strcmp(how, "lazy") == 0) {
+        t->lazy = 1;
+    } else if (strcmp(how, "eager") != 0) {
+        PROUST_ERROR("PROUST_TCP_CONNECT=%s: expected lazy or eager", how);
+        return PROUST_ERR_INVALID;
+    }
+    if (pthread_mutex_init(&t->hs_lock, NULL) != 0)
+        return PROUST_ERR_SYS;
+    t->hs_lock_ok = 1;
     t->conns = calloc((size_t)t->size, sizeof *t->conns);
     if (!t->conns)
         return PROUST_ERR_NOMEM;
@@ -528,6 +597,7 @@ static int tcp_open(proust__rail_t *rail)
         atomic_init(&c->send_errno, 0);
         atomic_init(&c->reported, 0);
         atomic_init(&c->queued, 0);
+        atomic_init(&c->link, TCP_CONN_NONE);
         if (pthread_mutex_init(&c->send_lock, NULL) != 0)
             return PROUST_ERR_SYS;
         t->nlocks++;
@@ -570,6 +640,12 @@ static int tcp_connect(proust__rail_t *rail)
     struct tcp_rail *t = rail->priv;
     if (!t || t->listen_fd < 0)
         return PROUST_ERR_STATE;
+    if (t->lazy) {
+        int lrc = proust__tcp_lazy_start(rail);
+        if (lrc == PROUST_OK)
+            t->connected = 1;
+        return lrc;
+    }
     int rc = proust__tcp_handshake(t, rail->boot);
     if (rc != PROUST_OK)
         return rc;
@@ -595,6 +671,7 @@ static int tcp_connect(proust__rail_t *rail)
             PROUST_ERROR("tcp: epoll_ctl: %s", strerror(errno));
             return PROUST_ERR_SYS;
         }
+        atomic_store(&c->link, TCP_CONN_UP);
     }
     t->connected = 1;
     return PROUST_OK;
@@ -628,8 +705,9 @@ static int tcp_reaches(proust__rail_t *rail, int peer)
 {
     struct tcp_rail *t = rail->priv;
     struct tcp_conn *c = conn_of(t, peer);
-    return c && t->connected && c->send_fd >= 0 && c->recv_fd >= 0 &&
-           atomic_load_explicit(&c->state, memory_order_relaxed) == TCP_LIVE;
+    if (!c || !t->connected || atomic_load_explicit(&c->state, memory_order_relaxed) != TCP_LIVE)
+        return 0;
+    return t->lazy ? c->dialable || c->send_fd >= 0 : c->send_fd >= 0 && c->recv_fd >= 0;
 }
 
 static int tcp_fd(proust__rail_t *rail)
@@ -745,6 +823,11 @@ static void tcp_close(proust__rail_t *rail)
     struct tcp_rail *t = rail->priv;
     if (!t)
         return;
+    if (t->listen_fd >= 0) { /* no new connection while we close */
+        close(t->listen_fd);
+        t->listen_fd = -1;
+    }
+    proust__tcp_lazy_close(t);
     if (t->connected)
         graceful_close(t);
     if (t->conns) {
@@ -768,6 +851,9 @@ static void tcp_close(proust__rail_t *rail)
         close(t->listen_fd);
     if (t->epfd >= 0)
         close(t->epfd);
+    if (t->hs_lock_ok)
+        pthread_mutex_destroy(&t->hs_lock);
+    free(t->where);
     free(t);
     rail->priv = NULL;
 }

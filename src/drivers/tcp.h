@@ -3,10 +3,15 @@
  * close), tcp_recv.c (receive path: frame parser) and tcp_conn.c (address
  * choice, listening socket and the all-to-all connection handshake).
  *
- * One TCP connection per peer pair. Rank i connects to every rank j >= i and
- * accepts from every rank below it; the connection to itself is a real
- * loopback connection whose two ends are used one per direction (the
- * connecting end sends, the accepted end receives).
+ * One TCP connection per peer pair, opened on demand (tcp_lazy.c,
+ * PROUST_TCP_CONNECT=lazy, the default): by whichever side first has a
+ * message for the other; when both dial at once, the lower rank's dial
+ * wins (the higher rank accepts it and drops its own). Every process
+ * listens for the whole job. With PROUST_TCP_CONNECT=eager, rank i
+ * connects to every rank j >= i at init and accepts from every rank below
+ * it (tcp_conn.c). The connection to itself is a socketpair (lazy) or a
+ * real loopback connection (eager) whose two ends are used one per
+ * direction (one end sends, the other receives).
  *
  * Handshake (both directions, once per connection): the connecting side
  * sends a struct tcp_hello, the accepting side checks it (magic, version,
@@ -121,12 +126,17 @@ struct tcp_rx {
 };
 
 enum { TCP_LIVE = 0 };
+enum { TCP_CONN_NONE = 0, TCP_CONN_PENDING = 1, TCP_CONN_UP = 2 };
 
 struct tcp_conn {
     int peer;
     int send_fd; /* same socket as recv_fd, except for the self connection */
     int recv_fd;
     char addr[64]; /* the peer's address we dial, "a.b.c.d:port", for messages */
+    int dialable;  /* it published an address we can reach */
+    /* On demand (tcp_lazy.c): TCP_CONN_NONE, _PENDING (a dial or an
+     * accepted hello in flight) or _UP (send_fd/recv_fd set). */
+    atomic_int link;
 
     /* TCP_LIVE, or the PROUST_ERR_* status that stopped the connection. */
     atomic_int state;
@@ -155,6 +165,38 @@ struct tcp_rail {
     long timeout_s;
     atomic_int polling;     /* a poll is in progress (no re-entry) */
     unsigned char secret[TCP_SECRET_LEN]; /* the job's, from rank 0 */
+
+    /* on demand (tcp_lazy.c) */
+    int lazy;
+    proust__boot_t *boot;
+    struct sockaddr_in *where;   /* each peer's address to dial */
+    pthread_mutex_t hs_lock;     /* guards hs[] and each handshake */
+    int hs_lock_ok;
+    struct tcp_hs **hs;          /* handshakes in flight, dials and accepts */
+    int nhs, hscap;
+    atomic_int hs_active;        /* nhs > 0, read without the lock */
+    unsigned polls;              /* direct polling: accept every so often */
+    atomic_int opened, accepted; /* connections this process dialled / accepted */
+};
+
+/* A connection being set up: the hello exchange (tcp_conn.c, tcp_lazy.c). */
+enum { HS_WAIT, HS_CONNECTING, HS_XCHG, HS_DONE };
+struct tcp_hs {
+    int fd;
+    int peer;      /* connector: the rank dialled; acceptor: -1 until its hello */
+    int connector; /* 1: we dialled; 0: we accepted */
+    int phase;
+    double retry_at, backoff;
+    double first_try;         /* lazy: when this peer was first dialled */
+    int last_err;             /* errno of the last attempt, or 0 */
+    char why[256];            /* the last handshake problem, or "" */
+    struct sockaddr_in sa;    /* connector: where to */
+    struct tcp_hello out, in; /* ours, theirs */
+    size_t out_done, in_done;
+    int out_ready; /* `out` is to be written */
+    int slot;      /* lazy: index in tcp_rail.hs, the epoll tag */
+    int watched;   /* lazy: fd in the epoll set */
+    int refused;   /* lazy: connections refused in a row */
 };
 
 #define TCP_RX_INITIAL (32u * 1024u)
@@ -190,9 +232,40 @@ void proust__tcp_describe(char *out, size_t len, bool any, struct in_addr bound,
 int proust__tcp_choose(const char *published, bool same_host, struct sockaddr_in *sa,
                        char *shown, size_t shownlen);
 int proust__tcp_listen(struct tcp_rail *t);
+/* Every peer's address to dial (where[], conns[].addr, .dialable) and the
+ * job's secret; PROUST_ERR_CONN (logged) when a peer we must reach
+ * published nothing reachable. */
+int proust__tcp_resolve(struct tcp_rail *t, proust__boot_t *boot, struct sockaddr_in *where);
 /* Connect to every peer (all-to-all handshake) within t->timeout_s; fills
  * conns[].send_fd / recv_fd. PROUST_ERR_CONN (logged) on failure. */
 int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot);
+/* The hello exchange, shared by both ways of connecting. */
+void proust__tcp_hello_make(const struct tcp_rail *t, const proust__boot_t *boot,
+                            struct tcp_hello *h);
+int proust__tcp_hello_check(const struct tcp_rail *t, const proust__boot_t *boot,
+                            const struct tcp_hello *h, char *why, size_t whylen);
+void proust__tcp_hs_close(struct tcp_hs *h);
+void proust__tcp_hs_retry(struct tcp_hs *h, double now, int err);
+void proust__tcp_hs_dial(struct tcp_hs *h, double now);
+int proust__tcp_hs_io(struct tcp_hs *h);
+const char *proust__tcp_hs_why(const struct tcp_hs *h, char *buf, size_t len);
+
+/* tcp_lazy.c: connections on demand */
+#define TCP_EV_LISTEN (1ull << 33) /* epoll tag: the listening socket */
+#define TCP_EV_HS (1ull << 34)     /* epoll tag: a handshake, | its slot */
+/* After the fence: addresses, the self socketpair, the listening socket
+ * in the epoll set. */
+int proust__tcp_lazy_start(proust__rail_t *rail);
+/* A frame was queued for a peer not connected: dial it unless a dial or
+ * an accepted hello from it is in flight. No send lock held. */
+void proust__tcp_lazy_want(proust__rail_t *rail, struct tcp_conn *c);
+/* Accept, move hellos, retry dials, install finished connections (the
+ * polling thread); returns connections installed or failed. */
+int proust__tcp_lazy_progress(proust__rail_t *rail);
+/* A new data socket for c (polling thread): receive state, epoll, flush
+ * what was queued. */
+void proust__tcp_install(proust__rail_t *rail, struct tcp_conn *c, int send_fd, int recv_fd);
+void proust__tcp_lazy_close(struct tcp_rail *t);
 /* Set the usual options on an established data socket. */
 void proust__tcp_tune_socket(int fd);
 

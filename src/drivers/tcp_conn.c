@@ -83,24 +83,8 @@ int proust__tcp_listen(struct tcp_rail *t)
 
 /* ---- Handshake ------------------------------------------------------------ */
 
-enum { HS_WAIT, HS_CONNECTING, HS_XCHG, HS_DONE };
-
-struct hs {
-    int fd;
-    int peer;      /* connector: the rank dialled; acceptor: -1 until its hello */
-    int connector; /* 1: we dialled; 0: we accepted */
-    int phase;
-    double retry_at, backoff;
-    int last_err;             /* errno of the last attempt, or 0 */
-    char why[256];            /* the last handshake problem, or "" */
-    struct sockaddr_in sa;    /* connector: where to */
-    struct tcp_hello out, in; /* ours, theirs */
-    size_t out_done, in_done;
-    int out_ready; /* `out` is to be written */
-};
-
-static void make_hello(const struct tcp_rail *t, const proust__boot_t *boot,
-                       struct tcp_hello *h)
+void proust__tcp_hello_make(const struct tcp_rail *t, const proust__boot_t *boot,
+                            struct tcp_hello *h)
 {
     memset(h, 0, sizeof *h);
     h->magic = TCP_HELLO_MAGIC;
@@ -113,8 +97,8 @@ static void make_hello(const struct tcp_rail *t, const proust__boot_t *boot,
 }
 
 /* Check a peer's hello; writes the reason into why on failure. */
-static int check_hello(const struct tcp_rail *t, const proust__boot_t *boot,
-                       const struct tcp_hello *h, char *why, size_t whylen)
+int proust__tcp_hello_check(const struct tcp_rail *t, const proust__boot_t *boot,
+                            const struct tcp_hello *h, char *why, size_t whylen)
 {
     if (h->magic != TCP_HELLO_MAGIC) {
         if (h->magic == __builtin_bswap64(TCP_HELLO_MAGIC))
@@ -155,7 +139,7 @@ static int check_hello(const struct tcp_rail *t, const proust__boot_t *boot,
     return 0;
 }
 
-static void hs_close(struct hs *h)
+void proust__tcp_hs_close(struct tcp_hs *h)
 {
     if (h->fd >= 0)
         close(h->fd);
@@ -163,20 +147,20 @@ static void hs_close(struct hs *h)
 }
 
 /* Connector: this attempt failed; try again later. */
-static void hs_retry(struct hs *h, double now, int err)
+void proust__tcp_hs_retry(struct tcp_hs *h, double now, int err)
 {
     if (err) {
         h->last_err = err;
         h->why[0] = '\0';
     }
-    hs_close(h);
+    proust__tcp_hs_close(h);
     h->phase = HS_WAIT;
     h->retry_at = now + h->backoff;
     h->backoff = h->backoff * 2 > 0.25 ? 0.25 : h->backoff * 2;
 }
 
 /* Connector: start (or restart) a non-blocking connect. */
-static void hs_dial(struct hs *h, double now)
+void proust__tcp_hs_dial(struct tcp_hs *h, double now)
 {
     h->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (h->fd < 0) {
@@ -194,7 +178,7 @@ static void hs_dial(struct hs *h, double now)
     else if (errno == EINPROGRESS || errno == EINTR)
         h->phase = HS_CONNECTING;
     else
-        hs_retry(h, now, errno);
+        proust__tcp_hs_retry(h, now, errno);
 }
 
 /* Move hello bytes. The connector writes its hello then reads the answer;
@@ -202,7 +186,7 @@ static void hs_dial(struct hs *h, double now)
  * and set out_ready. Only the hello is read: what follows it is frame data.
  * Returns 1 when the peer's hello is complete and ours (if due) is written,
  * 0 to wait, -1 on error (errno set; 0 for end of stream). */
-static int hs_io(struct hs *h)
+int proust__tcp_hs_io(struct tcp_hs *h)
 {
     for (;;) {
         int can_write = h->out_ready && h->out_done < sizeof h->out &&
@@ -242,7 +226,7 @@ static int hs_io(struct hs *h)
     }
 }
 
-static const char *err_text(const struct hs *h, char *buf, size_t len)
+const char *proust__tcp_hs_why(const struct tcp_hs *h, char *buf, size_t len)
 {
     if (h->why[0])
         return h->why;
@@ -252,13 +236,9 @@ static const char *err_text(const struct hs *h, char *buf, size_t len)
     return buf;
 }
 
-int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
+int proust__tcp_resolve(struct tcp_rail *t, proust__boot_t *boot, struct sockaddr_in *where)
 {
     const int me = t->rank, n = t->size;
-    const int ndial = n - me;     /* ranks me..n-1 */
-    const int naccept = me + 1;   /* ranks 0..me */
-    int rc = PROUST_ERR_CONN;
-
     /* Everyone's address (also kept for messages about ranks we accept):
      * loopback for a peer on this host, else one on our network */
     char mine[PROUST__HOST_ID_LEN];
@@ -270,9 +250,6 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
                      src != PROUST_OK ? proust_strerror(src) : "wrong length");
         return PROUST_ERR_CONN;
     }
-    struct sockaddr_in *where = calloc((size_t)n, sizeof *where);
-    if (!where)
-        return PROUST_ERR_NOMEM;
     for (int r = 0; r < n; r++) {
         char buf[sizeof t->addr], theirs[PROUST__HOST_ID_LEN];
         size_t len = sizeof buf - 1, hlen = sizeof theirs - 1;
@@ -282,10 +259,9 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
         if (grc == PROUST_OK)
             grc = boot->ops->get(boot, r, "tcp.host", theirs, &hlen);
         if (grc != PROUST_OK) {
-            if (r >= me) {
+            if (r >= me || t->lazy) {
                 PROUST_ERROR("tcp: rank %d published no tcp address (%s)", r,
                              proust_strerror(grc));
-                free(where);
                 return PROUST_ERR_CONN;
             }
             continue;
@@ -298,20 +274,37 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
             const char *hn = strrchr(theirs, '/');
             snprintf(c->addr, sizeof c->addr, "%.38s on %.16s", buf, hn ? hn + 1 : theirs);
         }
-        if (grc != PROUST_OK && r >= me) {
+        if (grc != PROUST_OK && (r >= me || t->lazy)) {
             PROUST_ERROR("tcp: rank %d (host id %s) published \"%s\": %s", r, theirs, buf,
                          grc == PROUST_ERR_CONN ? "no address another host can reach"
                                                 : "not an address list");
-            free(where);
             return PROUST_ERR_CONN;
         }
+        c->dialable = grc == PROUST_OK;
     }
+    return PROUST_OK;
+}
 
-    struct hs *dial = calloc((size_t)ndial, sizeof *dial);
+int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
+{
+    const int me = t->rank, n = t->size;
+    const int ndial = n - me;     /* ranks me..n-1 */
+    const int naccept = me + 1;   /* ranks 0..me */
+    int rc = PROUST_ERR_CONN;
+    struct sockaddr_in *where = calloc((size_t)n, sizeof *where);
+    if (!where)
+        return PROUST_ERR_NOMEM;
+    if ((rc = proust__tcp_resolve(t, boot, where)) != PROUST_OK) {
+        free(where);
+        return rc;
+    }
+    rc = PROUST_ERR_CONN;
+
+    struct tcp_hs *dial = calloc((size_t)ndial, sizeof *dial);
     int acap = 16, nacc = 0;
-    struct hs *acc = calloc((size_t)acap, sizeof *acc);
+    struct tcp_hs *acc = calloc((size_t)acap, sizeof *acc);
     struct pollfd *pfd = calloc((size_t)(ndial + acap + 1), sizeof *pfd);
-    struct hs **pfh = calloc((size_t)(ndial + acap + 1), sizeof *pfh);
+    struct tcp_hs **pfh = calloc((size_t)(ndial + acap + 1), sizeof *pfh);
     if (!dial || !acc || !pfd || !pfh) {
         rc = PROUST_ERR_NOMEM;
         goto out;
@@ -320,14 +313,14 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
     double start = now_s();
     double deadline = start + (double)t->timeout_s;
     for (int i = 0; i < ndial; i++) {
-        struct hs *h = &dial[i];
+        struct tcp_hs *h = &dial[i];
         h->fd = -1;
         h->peer = me + i;
         h->connector = 1;
         h->backoff = 0.01;
-        make_hello(t, boot, &h->out);
+        proust__tcp_hello_make(t, boot, &h->out);
         h->sa = where[h->peer];
-        hs_dial(h, start);
+        proust__tcp_hs_dial(h, start);
     }
 
     int dialled = 0, accepted = 0, refusals = 0;
@@ -338,10 +331,10 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
         /* (Re)start connects that are due, and find the next due time. */
         double wake = deadline;
         for (int i = 0; i < ndial; i++) {
-            struct hs *h = &dial[i];
+            struct tcp_hs *h = &dial[i];
             if (h->phase == HS_WAIT) {
                 if (h->retry_at <= now)
-                    hs_dial(h, now);
+                    proust__tcp_hs_dial(h, now);
                 if (h->phase == HS_WAIT && h->retry_at < wake)
                     wake = h->retry_at;
             }
@@ -352,7 +345,7 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
             pfh[np++] = NULL;
         }
         for (int i = 0; i < ndial; i++) {
-            struct hs *h = &dial[i];
+            struct tcp_hs *h = &dial[i];
             if (h->phase == HS_CONNECTING || h->phase == HS_XCHG) {
                 short ev = h->phase == HS_CONNECTING || h->out_done < sizeof h->out ? POLLOUT
                                                                                   : POLLIN;
@@ -361,7 +354,7 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
             }
         }
         for (int i = 0; i < nacc; i++) {
-            struct hs *h = &acc[i];
+            struct tcp_hs *h = &acc[i];
             if (h->fd >= 0 && h->phase == HS_XCHG) {
                 short ev = h->in_done < sizeof h->in ? POLLIN : POLLOUT;
                 pfd[np] = (struct pollfd){.fd = h->fd, .events = ev};
@@ -383,7 +376,7 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
         for (int k = 0; k < np; k++) {
             if (!pfd[k].revents)
                 continue;
-            struct hs *h = pfh[k];
+            struct tcp_hs *h = pfh[k];
             if (!h) {
                 /* New connections: accept them all (each sends its hello).
                  * acc[] grows between rounds only (pfh points into it). */
@@ -399,7 +392,7 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
                         break;
                     if (slot < 0)
                         slot = nacc++;
-                    struct hs *a = &acc[slot];
+                    struct tcp_hs *a = &acc[slot];
                     memset(a, 0, sizeof *a);
                     a->fd = fd;
                     a->peer = -1;
@@ -414,21 +407,21 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
                 if (getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
                     err = errno;
                 if (err) {
-                    hs_retry(h, now, err);
+                    proust__tcp_hs_retry(h, now, err);
                     continue;
                 }
                 h->phase = HS_XCHG;
             }
             if (h->phase != HS_XCHG)
                 continue;
-            int r = hs_io(h);
+            int r = proust__tcp_hs_io(h);
             if (r < 0) {
                 if (h->connector) {
                     if (!errno)
                         snprintf(h->why, sizeof h->why, "closed during the handshake");
-                    hs_retry(h, now, errno);
+                    proust__tcp_hs_retry(h, now, errno);
                 } else {
-                    hs_close(h); /* a stranger or a failed peer: forget it */
+                    proust__tcp_hs_close(h); /* a stranger or a failed peer: forget it */
                 }
                 continue;
             }
@@ -438,12 +431,12 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
             char why[160];
             if (h->connector) {
                 why[0] = '\0';
-                if (check_hello(t, boot, &h->in, why, sizeof why) == 0 && h->in.rank != h->peer)
+                if (proust__tcp_hello_check(t, boot, &h->in, why, sizeof why) == 0 && h->in.rank != h->peer)
                     snprintf(why, sizeof why, "the process at %s is rank %d, not %d",
                              t->conns[h->peer].addr, (int)h->in.rank, h->peer);
                 if (why[0]) {
                     snprintf(h->why, sizeof h->why, "handshake refused: %s", why);
-                    hs_retry(h, now, 0);
+                    proust__tcp_hs_retry(h, now, 0);
                     continue;
                 }
                 struct tcp_conn *c = &t->conns[h->peer];
@@ -458,14 +451,14 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
             /* Acceptor */
             if (h->peer < 0) {
                 why[0] = '\0';
-                if (check_hello(t, boot, &h->in, why, sizeof why) != 0 || h->in.rank > me ||
+                if (proust__tcp_hello_check(t, boot, &h->in, why, sizeof why) != 0 || h->in.rank > me ||
                     t->conns[h->in.rank].recv_fd >= 0 ||
                     (h->in.rank != me && t->conns[h->in.rank].send_fd >= 0)) {
                     if (why[0]) {
                         /* Not one of ours: answer with our hello so that a
                          * Proust dialler can tell why it is refused; never
                          * with the secret. */
-                        make_hello(t, boot, &h->out);
+                        proust__tcp_hello_make(t, boot, &h->out);
                         memset(h->out.secret, 0, sizeof h->out.secret);
                         (void)send(h->fd, &h->out, sizeof h->out, MSG_NOSIGNAL | MSG_DONTWAIT);
                     } else {
@@ -476,7 +469,7 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
                         PROUST_WARN("tcp: refusing a connection: %s", why);
                     else
                         PROUST_DEBUG("tcp: refusing a connection: %s", why);
-                    hs_close(h);
+                    proust__tcp_hs_close(h);
                     continue;
                 }
                 /* Duplicate in-flight hellos from the same rank: first wins. */
@@ -487,15 +480,15 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
                 if (dup) {
                     PROUST_WARN("tcp: refusing a second connection from rank %d",
                                 (int)h->in.rank);
-                    hs_close(h);
+                    proust__tcp_hs_close(h);
                     continue;
                 }
                 h->peer = h->in.rank;
-                make_hello(t, boot, &h->out);
+                proust__tcp_hello_make(t, boot, &h->out);
                 h->out_ready = 1;
-                r = hs_io(h);
+                r = proust__tcp_hs_io(h);
                 if (r < 0) {
-                    hs_close(h);
+                    proust__tcp_hs_close(h);
                     continue;
                 }
                 if (r == 0 || h->out_done < sizeof h->out)
@@ -514,11 +507,11 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
         /* Grow the acceptor table between rounds (never during one). */
         if (nacc == acap) {
             int ncap = acap * 2;
-            struct hs *na = realloc(acc, (size_t)ncap * sizeof *na);
+            struct tcp_hs *na = realloc(acc, (size_t)ncap * sizeof *na);
             struct pollfd *np2 = realloc(pfd, (size_t)(ndial + ncap + 1) * sizeof *np2);
             if (np2)
                 pfd = np2;
-            struct hs **nh = realloc(pfh, (size_t)(ndial + ncap + 1) * sizeof *nh);
+            struct tcp_hs **nh = realloc(pfh, (size_t)(ndial + ncap + 1) * sizeof *nh);
             if (nh)
                 pfh = nh;
             if (na)
@@ -536,14 +529,14 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
     /* Timed out: say who is missing (a few lines at most). */
     int told = 0, missing = 0;
     for (int i = 0; i < ndial; i++) {
-        struct hs *h = &dial[i];
+        struct tcp_hs *h = &dial[i];
         if (h->phase == HS_DONE)
             continue;
         missing++;
         if (told++ < 8) {
             char tmp[32];
             PROUST_ERROR("tcp: cannot connect to rank %d at %s within %ld s: %s", h->peer,
-                         t->conns[h->peer].addr, t->timeout_s, err_text(h, tmp, sizeof tmp));
+                         t->conns[h->peer].addr, t->timeout_s, proust__tcp_hs_why(h, tmp, sizeof tmp));
         }
     }
     for (int r = 0; r <= me; r++) {
@@ -562,10 +555,10 @@ int proust__tcp_handshake(struct tcp_rail *t, proust__boot_t *boot)
 out:
     if (dial)
         for (int i = 0; i < ndial; i++)
-            hs_close(&dial[i]);
+            proust__tcp_hs_close(&dial[i]);
     if (acc)
         for (int i = 0; i < nacc; i++)
-            hs_close(&acc[i]);
+            proust__tcp_hs_close(&acc[i]);
     free(dial);
     free(acc);
     free(pfd);

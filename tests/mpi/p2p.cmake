@@ -122,3 +122,11 @@ add_test(NAME mpi_tcp_stranger
          COMMAND bash ${MPI_TEST_DIR}/tcp_stranger.sh $<TARGET_FILE:proustrun>
                  $<TARGET_FILE:mpi_cluster_where>)
 set_tests_properties(mpi_tcp_stranger PROPERTIES TIMEOUT 90)
+
+# the tcp rail connects on demand: 16 ranks talking to their ring
+# neighbours open a few connections each, not 15 (tcp_lazy.c)
+mpi_test_program(mpi_tcp_neighbours ${MPI_TEST_DIR}/tcp_neighbours.c)
+add_test(NAME mpi_tcp_connections
+         COMMAND bash ${MPI_TEST_DIR}/tcp_connections.sh $<TARGET_FILE:proustrun>
+                 $<TARGET_FILE:mpi_tcp_neighbours> 16)
+set_tests_properties(mpi_tcp_connections PROPERTIES TIMEOUT 240)
