@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Medians of bench/cluster/run.sh's raw outputs: latency (us) and bandwidth
+(MB/s) between two hosts, alltoall (us) at 16 ranks on 4 hosts, start-up
+wall time (s); [min-max] spread and Proust / best-peer ratios.
+Usage: report.py <results dir>"""
+import glob
+import os
+import re
+import statistics
+import sys
+
+root = sys.argv[1]
+vals = {}  # (what, size) -> impl -> [values]
+for path in glob.glob(os.path.join(root, "raw", "*.txt")):
+    impl, kind = os.path.basename(path).split(".")[:2]
+    for line in open(path, errors="replace"):
+        f = line.split()
+        if len(f) != 4 or f[0].startswith("#"):
+            continue
+        try:
+            size, v = int(f[2]), float(f[3])
+        except ValueError:
+            continue
+        what = {"lat": "latency us", "bw": "bandwidth MB/s", "a2a": "alltoall 4 hosts us",
+                "hello": "start-up 4 hosts s"}.get(kind)
+        if kind == "hello" and f[1] != "wall_s":
+            continue
+        if kind in ("lat", "bw") and f[1] not in ("lat", "bw"):
+            continue
+        if what:
+            vals.setdefault((what, size), {}).setdefault(impl, []).append(v)
+impls = ["proust", "mpich", "openmpi"]
+print(f"{'measure':24} {'size':>8} " + " ".join(f"{i:>24}" for i in impls) + "  proust/best")
+for (what, size) in sorted(vals):
+    d = vals[(what, size)]
+    med = {i: statistics.median(x) for i, x in d.items()}
+    cells = []
+    for i in impls:
+        x = d.get(i)
+        cells.append(f"{med[i]:.4g} [{min(x):.3g}-{max(x):.3g}]".rjust(24) if x else "-".rjust(24))
+    peers = [med[i] for i in med if i != "proust"]
+    ratio = "-"
+    if "proust" in med and peers:
+        best = max(peers) if "bandwidth" in what else min(peers)
+        ratio = f"{med['proust'] / best:.2f}"
+    print(f"{what:24} {size:>8} " + " ".join(cells) + f"  {ratio}")
