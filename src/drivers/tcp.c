@@ -498,6 +498,7 @@ void proust__tcp_install(proust__rail_t *rail, struct tcp_conn *c, int send_fd, 
         out_arm(t, c, 1);
     pthread_mutex_unlock(&c->send_lock);
     atomic_store_explicit(&c->link, TCP_CONN_UP, memory_order_release);
+    atomic_fetch_add_explicit(&t->nup, 1, memory_order_relaxed);
     if (!added) {
         proust__tcp_conn_fail(rail, c, PROUST_ERR_SYS, 0, "tcp: epoll_ctl failed");
         return;
@@ -521,8 +522,9 @@ static int tcp_poll(proust__rail_t *rail)
          * connections are looked for every TCP_ACCEPT_EVERY polls, and at
          * every poll while one is being set up */
         if (t->lazy && (atomic_load_explicit(&t->hs_active, memory_order_relaxed) ||
-                        (t->polls++ % TCP_ACCEPT_EVERY) == 0))
-            events += proust__tcp_lazy_progress(rail);
+                        (atomic_load_explicit(&t->nup, memory_order_relaxed) < t->size &&
+                         (t->polls++ % TCP_ACCEPT_EVERY) == 0)))
+            events += proust__tcp_lazy_progress(rail); /* all up: nobody else may call */
         for (int r = 0; r < t->size; r++) {
             struct tcp_conn *c = &t->conns[r];
             if (c->recv_fd >= 0 && !c->rx.dead)

@@ -177,6 +177,7 @@ struct tcp_rail {
     atomic_int hs_active;        /* nhs > 0, read without the lock */
     unsigned polls;              /* direct polling: accept every so often */
     atomic_int opened, accepted; /* connections this process dialled / accepted */
+    atomic_int nup;              /* connections up, ours to ourselves included */
 };
 
 /* A connection being set up: the hello exchange (tcp_conn.c, tcp_lazy.c). */

@@ -206,12 +206,15 @@ static int accept_hello(struct tcp_rail *t, struct tcp_hs *h, int *refusals)
         struct tcp_conn *c = &t->conns[peer];
         struct tcp_hs *mine = dial_of(t, peer);
         int link = atomic_load(&c->link);
-        if (peer == t->rank || link == TCP_CONN_UP)
-            snprintf(why, sizeof why, "a second connection from rank %d", peer);
-        else if (mine && t->rank < peer)
-            return -1; /* both dialled: ours wins, theirs closes quietly */
-        else if (link == TCP_CONN_PENDING && !mine)
-            snprintf(why, sizeof why, "a second connection from rank %d", peer);
+        if (peer == t->rank) {
+            snprintf(why, sizeof why, "a connection claiming to be this rank (%d)", peer);
+        } else if (link == TCP_CONN_UP || (mine && t->rank < peer) ||
+                   (link == TCP_CONN_PENDING && !mine)) {
+            /* both dialled: ours wins (or already won: their dial, which
+             * they dropped when ours reached them, waited in our backlog) */
+            PROUST_DEBUG("tcp: closing rank %d's connection: ours to it wins", peer);
+            return -1;
+        }
         if (!why[0]) {
             if (mine) /* both dialled: theirs wins, ours goes */
                 hs_drop(t, mine, 0);
