@@ -23,8 +23,10 @@ REPS=${SCALE_REPS:-3}
 BENCH_RESULTS=$WORK/scale BENCH_STARTUP_NP=${SCALE_NP:-2 16 64 128} BENCH_REPS=$REPS \
   bash "$HERE/startup/run.sh" "$WORK/install" > "$DEST/startup.txt" 2>&1
 
-# Collectives: as bench/run.sh runs coll_latency (Open MPI binds by default).
+# Collectives: as bench/run.sh runs coll_latency (Open MPI binds by default);
+# SCALE_COLL_NP=0 skips them.
 np=${SCALE_COLL_NP:-$(nproc)}
+[ "$np" = 0 ] && { cat "$DEST/startup.txt"; exit 0; }
 args=${SCALE_COLL_ARGS:--M 256K -i 0.3 -r 5}
 raw=$WORK/scale/coll; mkdir -p "$raw"
 declare -A L=([mpicc]="mpiexec" [mpicc.mpich]="mpiexec.mpich"

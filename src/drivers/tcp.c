@@ -868,7 +868,7 @@ int proust__tcp_debug_send_fd(proust__rail_t *rail, int peer)
 
 const struct proust__rail_ops proust__rail_tcp = {
     .name = "tcp",
-    .description = "TCP/IPv4 sockets, one connection per peer; puts land in place",
+    .description = "TCP/IPv4 sockets, one connection per peer (opened on demand: PROUST_TCP_CONNECT); puts land in place",
     .open = tcp_open,
     .connect = tcp_connect,
     .device = tcp_device,
