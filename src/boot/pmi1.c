@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -453,10 +454,35 @@ static int pmi1_start(proust__boot_t *boot)
     return find_local(boot);
 }
 
+/* Hydra run with -disable-auto-cleanup keeps a job going when a process
+ * fails and tells the others with SIGUSR1 (MPICH's failure notice), whose
+ * default action would end them all. The failure itself reaches us
+ * through the rails (a closed connection, a dead shm peer). */
+static void on_failure_signal(int sig)
+{
+    (void)sig;
+}
+
+static void take_failure_signal(void)
+{
+    struct sigaction old;
+    if (sigaction(SIGUSR1, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+        old.sa_handler != SIG_DFL)
+        return; /* the application's own, or ignored: leave it */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_failure_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
 static int pmi1_init(proust__boot_t *boot)
 {
     int rc = pmi1_start(boot);
     struct pmi1 *p = boot->priv;
+    if (rc == PROUST_OK)
+        take_failure_signal();
     if (rc != PROUST_OK && p) {
         if (p->fd >= 0)
             close(p->fd);

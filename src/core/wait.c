@@ -178,6 +178,10 @@ void proust__check_peers(struct proust_session *s)
         snprintf(why, sizeof why, "rank %d died (reported by the launcher)", dead);
         proust__on_peer_failed(s, dead, PROUST_ERR_PEER_FAILED, why);
     }
+    /* and the rails' own look (shm: is the peer's process still there?) */
+    for (int i = 0; i < s->nrails; i++)
+        if (s->rails[i].rail.ops->check)
+            s->rails[i].rail.ops->check(&s->rails[i].rail);
 }
 
 /* The first empty poll of a wait: count the waiter as an application

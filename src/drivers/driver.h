@@ -176,6 +176,11 @@ struct proust__rail_ops {
      * that `peer` is gone: stop talking to it and complete its queued sends
      * and puts with send_done(ctx, status). Called with the gate lock held. */
     void (*disconnect)(proust__rail_t *rail, int peer, int status);
+    /* Optional: look for peers that ended without a word (a wait that saw
+     * nothing move for PROUST_PEER_CHECK_MS calls it, from any thread;
+     * with no launcher failure notices, as under Hydra, this is how a dead
+     * peer is found): peer_failed for each. */
+    void (*check)(proust__rail_t *rail);
     void (*close)(proust__rail_t *rail);
 };
 

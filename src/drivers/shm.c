@@ -582,9 +582,10 @@ static void check_peers(proust__rail_t *rail, struct shm_state *st)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    if (now - st->last_check_ns < (uint64_t)st->check_ms * 1000000ull)
-        return;
-    st->last_check_ns = now;
+    uint64_t last = atomic_load_explicit(&st->last_check_ns, memory_order_relaxed);
+    if (now - last < (uint64_t)st->check_ms * 1000000ull ||
+        !atomic_compare_exchange_strong(&st->last_check_ns, &last, now))
+        return; /* checked lately, or another thread checks now */
     for (int i = 0; i < st->nlocal; i++) {
         int r = st->local_ranks[i];
         struct shm_peer *p = &st->peers[r];
@@ -657,6 +658,15 @@ static int shm_poll(proust__rail_t *rail)
     return events;
 }
 
+/* A wait that saw nothing move: a poll that sleeps between passes may
+ * not reach the every-1024-polls check above for minutes. */
+static void shm_check(proust__rail_t *rail)
+{
+    struct shm_state *st = rail->priv;
+    if (st && st->peers)
+        check_peers(rail, st);
+}
+
 static void shm_close(proust__rail_t *rail)
 {
     struct shm_state *st = rail->priv;
@@ -716,5 +726,6 @@ const struct proust__rail_ops proust__rail_shm = {
     .presence = proust__shm_presence,
     .behind = proust__shm_behind,
     .disconnect = shm_disconnect,
+    .check = shm_check,
     .close = shm_close,
 };

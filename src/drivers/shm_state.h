@@ -74,7 +74,7 @@ struct shm_state {
     int *local_ranks; /* local index -> rank */
     struct shm_peer *peers;
     unsigned poll_counter;
-    uint64_t last_check_ns;
+    _Atomic uint64_t last_check_ns; /* polls and waits both check */
     long check_ms;
     int get_refused;
     int bell_fd;          /* my doorbell (bound datagram socket), or -1 */
