@@ -85,6 +85,13 @@ static int t_lazy(proust__rail_t *rail)
     return ((struct tcp_rail *)rail->priv)->lazy;
 }
 
+/* Can a frame for c be sent or queued? (up, or to be dialled on demand) */
+static int linkable(proust__rail_t *rail, const struct tcp_conn *c)
+{
+    return atomic_load_explicit(&c->link, memory_order_acquire) == TCP_CONN_UP ||
+           (t_lazy(rail) && c->dialable);
+}
+
 static struct tcp_conn *conn_of(struct tcp_rail *t, int peer)
 {
     if (!t || !t->conns || peer < 0 || peer >= t->size)
@@ -228,11 +235,11 @@ static void tcp_disconnect(proust__rail_t *rail, int peer, int status)
     int expected = TCP_LIVE;
     atomic_compare_exchange_strong(&c->state, &expected, status);
     atomic_store(&c->reported, 1);
+    pthread_mutex_lock(&c->send_lock); /* the fds are set under it (install) */
     if (c->send_fd >= 0)
         (void)shutdown(c->send_fd, SHUT_RDWR);
     if (c->recv_fd >= 0 && c->recv_fd != c->send_fd)
         (void)shutdown(c->recv_fd, SHUT_RDWR);
-    pthread_mutex_lock(&c->send_lock);
     struct tcp_sreq *q = detach_queue_locked(t, c);
     pthread_mutex_unlock(&c->send_lock);
     complete_list(rail, q, status, 1);
@@ -344,7 +351,7 @@ static int tcp_send(proust__rail_t *rail, int peer, const struct iovec *iov, int
         if (len > TCP_MAX_PACKET)
             return PROUST_ERR_INVALID;
     }
-    if (c->send_fd < 0 && !(t_lazy(rail) && c->dialable))
+    if (!linkable(rail, c))
         return PROUST_ERR_CONN;
     struct tcp_frame h = {.len = (uint32_t)len, .magic = TCP_FRAME_MAGIC,
                           .kind = TCP_FRAME_PACKET, .flags = 0};
@@ -359,7 +366,7 @@ static int tcp_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offs
         return PROUST_ERR_RANK;
     if (len > TCP_PUT_FRAGMENT || (len && !buf))
         return PROUST_ERR_INVALID;
-    if (c->send_fd < 0 && !(t_lazy(rail) && c->dialable))
+    if (!linkable(rail, c))
         return PROUST_ERR_CONN;
     struct tcp_put_frame h = {
         .h = {.len = (uint32_t)len, .magic = TCP_FRAME_MAGIC, .kind = TCP_FRAME_PUT, .flags = 0},
@@ -432,7 +439,9 @@ static int tcp_flush(proust__rail_t *rail, int peer)
     struct tcp_conn *c = conn_of(t, peer);
     if (!c)
         return PROUST_ERR_RANK;
-    if (c->send_fd < 0) /* on demand: moves once the connection is up */
+    /* on demand: moves once the connection is up (link: send_fd is set
+     * under the send lock, then published by the release of link) */
+    if (atomic_load_explicit(&c->link, memory_order_acquire) != TCP_CONN_UP)
         return atomic_load_explicit(&c->state, memory_order_relaxed) == TCP_LIVE && t->lazy
                    ? PROUST_OK
                    : PROUST_ERR_CONN;
@@ -499,11 +508,11 @@ void proust__tcp_install(proust__rail_t *rail, struct tcp_conn *c, int send_fd, 
     pthread_mutex_unlock(&c->send_lock);
     atomic_store_explicit(&c->link, TCP_CONN_UP, memory_order_release);
     atomic_fetch_add_explicit(&t->nup, 1, memory_order_relaxed);
-    if (!added) {
+    if (!added)
         proust__tcp_conn_fail(rail, c, PROUST_ERR_SYS, 0, "tcp: epoll_ctl failed");
-        return;
-    }
-    tcp_flush(rail, c->peer); /* what waited for the connection */
+    /* What waited for the connection goes with the engine's next flush of
+     * this peer (busy() says so; EPOLLOUT wakes a sleeping waiter): flush
+     * and send_done belong to the engine's own serialisation per peer. */
 }
 
 /* ---- Polling (the frame parser is in tcp_recv.c) ----------------------------- */
@@ -709,7 +718,8 @@ static int tcp_reaches(proust__rail_t *rail, int peer)
     struct tcp_conn *c = conn_of(t, peer);
     if (!c || !t->connected || atomic_load_explicit(&c->state, memory_order_relaxed) != TCP_LIVE)
         return 0;
-    return t->lazy ? c->dialable || c->send_fd >= 0 : c->send_fd >= 0 && c->recv_fd >= 0;
+    return t->lazy ? c->dialable || atomic_load(&c->link) == TCP_CONN_UP
+                   : c->send_fd >= 0 && c->recv_fd >= 0;
 }
 
 static int tcp_fd(proust__rail_t *rail)

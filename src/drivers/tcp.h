@@ -263,8 +263,8 @@ void proust__tcp_lazy_want(proust__rail_t *rail, struct tcp_conn *c);
 /* Accept, move hellos, retry dials, install finished connections (the
  * polling thread); returns connections installed or failed. */
 int proust__tcp_lazy_progress(proust__rail_t *rail);
-/* A new data socket for c (polling thread): receive state, epoll, flush
- * what was queued. */
+/* A new data socket for c (polling thread): receive state, epoll; what
+ * was queued leaves with the engine's next flush. */
 void proust__tcp_install(proust__rail_t *rail, struct tcp_conn *c, int send_fd, int recv_fd);
 void proust__tcp_lazy_close(struct tcp_rail *t);
 /* Set the usual options on an established data socket. */
