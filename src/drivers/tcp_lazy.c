@@ -247,6 +247,14 @@ static void dial_failed(proust__rail_t *rail, struct tcp_conn *c, const char *wh
     proust__tcp_conn_fail(rail, c, PROUST_ERR_CONN, 0, text);
 }
 
+/* A dial that failed this time: out of the epoll set, tried again later. */
+static void redial_later(struct tcp_rail *t, struct tcp_hs *h, double now, int err)
+{
+    (void)epoll_ctl(t->epfd, EPOLL_CTL_DEL, h->fd, NULL);
+    h->watched = 0;
+    proust__tcp_hs_retry(h, now, err);
+}
+
 /* Move one handshake (hs_lock held). Returns 1 when it is done (added to
  * ready, or failed into *gave_up), 0 otherwise. */
 static int step(struct tcp_rail *t, struct tcp_hs *h, double now, struct ready *ready,
@@ -280,9 +288,7 @@ static int step(struct tcp_rail *t, struct tcp_hs *h, double now, struct ready *
         if (getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
             err = errno;
         if (err) {
-            (void)epoll_ctl(t->epfd, EPOLL_CTL_DEL, h->fd, NULL);
-            h->watched = 0;
-            proust__tcp_hs_retry(h, now, err);
+            redial_later(t, h, now, err);
             /* Every rank listens from before its address was published to
              * its end: refused again and again, it has ended. */
             if (err == ECONNREFUSED && ++h->refused >= TCP_REFUSED_GONE) {
@@ -304,19 +310,19 @@ static int step(struct tcp_rail *t, struct tcp_hs *h, double now, struct ready *
             int e = errno;
             if (!e)
                 snprintf(h->why, sizeof h->why, "closed during the handshake");
-            (void)epoll_ctl(t->epfd, EPOLL_CTL_DEL, h->fd, NULL);
-            h->watched = 0;
-            proust__tcp_hs_retry(h, now, e);
+            redial_later(t, h, now, e);
+            return 0;
+        }
+    }
+    if (r <= 0) {
+        if (r == 0) {
+            hs_watch(t, h);
             return 0;
         }
         if (h->peer >= 0) /* accepted and answered, then gone */
             accept_lost(t, &t->conns[h->peer]);
         hs_drop(t, h, 0);
         return 1;
-    }
-    if (r == 0) {
-        hs_watch(t, h);
-        return 0;
     }
     if (h->connector) {
         char why[200] = "";
@@ -326,9 +332,7 @@ static int step(struct tcp_rail *t, struct tcp_hs *h, double now, struct ready *
                      t->conns[h->peer].addr, (int)h->in.rank, h->peer);
         if (why[0]) {
             snprintf(h->why, sizeof h->why, "handshake refused: %s", why);
-            (void)epoll_ctl(t->epfd, EPOLL_CTL_DEL, h->fd, NULL);
-            h->watched = 0;
-            proust__tcp_hs_retry(h, now, 0);
+            redial_later(t, h, now, 0);
             return 0;
         }
         ready[(*nready)++] = (struct ready){&t->conns[h->peer], h->fd};
@@ -341,16 +345,8 @@ static int step(struct tcp_rail *t, struct tcp_hs *h, double now, struct ready *
             hs_drop(t, h, 0);
             return 1;
         }
-        r = proust__tcp_hs_io(h);
-        if (r < 0) {
-            accept_lost(t, &t->conns[h->peer]);
-            hs_drop(t, h, 0);
-            return 1;
-        }
-        if (r == 0) {
-            hs_watch(t, h);
-            return 0;
-        }
+        /* the answer goes now (or on the next pass, as for any handshake) */
+        return step(t, h, now, ready, nready, gave_up, gave_why, refusals);
     }
     ready[(*nready)++] = (struct ready){&t->conns[h->peer], h->fd};
     atomic_fetch_add(&t->accepted, 1);

@@ -505,19 +505,8 @@ int64_t pr_frontend_timers(struct pr_job *job, int64_t now)
 
 void pr_frontend_ctrl_writable(struct pr_job *job, struct pr_agent *a)
 {
-    while (a->ctrl_fd >= 0 && a->out.len > a->out.off) {
-        ssize_t n = send(a->ctrl_fd, a->out.data + a->out.off, a->out.len - a->out.off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-            pr_buf_consume(&a->out, (size_t)n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+    if (a->ctrl_fd >= 0 && pr_buf_send(a->ctrl_fd, &a->out) < 0)
         agent_lost(job, a, strerror(errno));
-    }
 }
 
 static struct pr_rank *rank_of_agent(struct pr_job *job, struct pr_agent *a, int32_t rank)

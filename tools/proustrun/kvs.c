@@ -152,19 +152,8 @@ void pr_boot_disconnect(struct pr_job *job, struct pr_rank *r)
 
 void pr_boot_writable(struct pr_job *job, struct pr_rank *r)
 {
-    while (r->boot_fd >= 0 && r->out.len > r->out.off) {
-        ssize_t n = send(r->boot_fd, r->out.data + r->out.off, r->out.len - r->out.off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-            pr_buf_consume(&r->out, (size_t)n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return;
+    if (r->boot_fd >= 0 && pr_buf_send(r->boot_fd, &r->out) < 0)
         pr_boot_disconnect(job, r); /* the rank is gone or closed its end */
-    }
 }
 
 static void send_record(struct pr_job *job, struct pr_rank *r, uint16_t type, int32_t rank,

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +65,23 @@ void pr_buf_free(struct pr_buf *b)
 {
     free(b->data);
     memset(b, 0, sizeof *b);
+}
+
+int pr_buf_send(int fd, struct pr_buf *b)
+{
+    while (b->len > b->off) {
+        ssize_t n = send(fd, b->data + b->off, b->len - b->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            pr_buf_consume(b, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 1;
+        return -1;
+    }
+    return 0;
 }
 
 void pr_set_nonblock(int fd)

@@ -167,6 +167,9 @@ int64_t pr_now_ms(void);
 void pr_buf_append(struct pr_buf *b, const void *data, size_t len);
 void pr_buf_consume(struct pr_buf *b, size_t n);
 void pr_buf_free(struct pr_buf *b);
+/* Send what b holds on a non-blocking socket: 0 all of it, 1 the socket
+ * is full, -1 the connection failed (errno). */
+int pr_buf_send(int fd, struct pr_buf *b);
 void pr_set_nonblock(int fd);
 void pr_write_all(struct pr_job *job, int fd, const char *data, size_t len);
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
