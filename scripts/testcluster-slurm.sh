@@ -6,9 +6,10 @@
 # namespace, no munge (AuthType=auth/none, CredType=cred/none), then CMD
 # with SLURM_CONF set (srun, salloc, sbatch work as on a cluster), then
 # every job cancelled and every daemon stopped, also when CMD fails.
-# Each slurmd gets a /tmp of its own (a mount namespace): Slurm's PMIx
-# plugin names its directories there by job and step only, and the hosts
-# share this machine's file system. Needs Debian's slurm-wlm (exit 77
+# Each slurmd gets a TmpFS of its own (the same path, bound to a directory
+# per host in a mount namespace): Slurm's PMIx plugin names its directories
+# there by job and step only, and the hosts share this machine's file
+# system. /tmp stays shared (the programs may live there). Needs Debian's slurm-wlm (exit 77
 # without it). Exit status: CMD's.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +17,7 @@ for b in slurmctld slurmd srun sinfo; do
   command -v $b > /dev/null || { echo "testcluster-slurm: no $b (apt-get install slurm-wlm)"; exit 77; }
 done
 : "${TESTCLUSTER_HOSTS:?run inside scripts/testcluster.sh run N}"
-D=$(mktemp -d /var/tmp/proust-slurm.XXXXXX) # not under /tmp: each slurmd gets its own
+D=$(mktemp -d /var/tmp/proust-slurm.XXXXXX)
 IFS=, read -r -a hosts <<< "$TESTCLUSTER_HOSTS"
 n=${#hosts[@]}
 ctl=0
@@ -45,6 +46,7 @@ SlurmctldPort=$((16000 + RANDOM % 20000))
 SlurmdPort=$((36000 + RANDOM % 20000))
 StateSaveLocation=$D/state
 SlurmdSpoolDir=$D/spool/%n
+TmpFS=$D/tmpfs
 SlurmctldPidFile=$D/slurmctld.pid
 SlurmdPidFile=$D/slurmd.%n.pid
 SlurmctldLogFile=$D/slurmctld.log
@@ -76,7 +78,7 @@ case $(stat -fc %T /sys/fs/cgroup 2>/dev/null) in
   *) cg=autodetect ;;
 esac
 printf 'CgroupPlugin=%s\nCgroupMountpoint=/sys/fs/cgroup\nIgnoreSystemd=yes\n' "$cg" > "$D/cgroup.conf"
-mkdir -p "$D/state"
+mkdir -p "$D/state" "$D/tmpfs"
 export SLURM_CONF=$D/slurm.conf
 # Slurm's daemons failing to start here is this machine's limit (no
 # cgroups it can use, a host name it cannot resolve...), not Proust's:
@@ -88,7 +90,7 @@ if ! slurmctld -f "$SLURM_CONF"; then
 fi
 for h in "${hosts[@]}"; do
   mkdir -p "$D/spool/$h" "$D/tmp-$h"
-  "$TESTCLUSTER_AGENT" "$h" "unshare -m sh -c 'mount --bind $D/tmp-$h /tmp && exec slurmd -N $h -f $SLURM_CONF'" ||
+  "$TESTCLUSTER_AGENT" "$h" "unshare -m sh -c 'mount --bind $D/tmp-$h $D/tmpfs && exec slurmd -N $h -f $SLURM_CONF'" ||
     { tail "$D"/*.log; echo "testcluster-slurm: slurmd cannot run on $h here: skipped"; exit 77; }
 done
 for _ in $(seq 100); do # every node idle
