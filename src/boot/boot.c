@@ -15,7 +15,8 @@
 #include "proust.h"
 
 static const struct proust__boot_ops *const all_boots[] = {
-    &proust__boot_embedded, &proust__boot_pmix, &proust__boot_pmi1, &proust__boot_singleton};
+    &proust__boot_embedded, &proust__boot_pmix, &proust__boot_pmi1, &proust__boot_pmi2,
+    &proust__boot_singleton};
 
 const struct proust__boot_ops *proust__boot_choose(const char **why)
 {
@@ -26,7 +27,7 @@ const struct proust__boot_ops *proust__boot_choose(const char **why)
                 *why = "PROUST_BOOT names it";
                 return all_boots[i];
             }
-        *why = "PROUST_BOOT names no bootstrap (auto, embedded, pmix, pmi1, singleton)";
+        *why = "PROUST_BOOT names no bootstrap (auto, embedded, pmix, pmi1, pmi2, singleton)";
         return NULL;
     }
     if (proust__boot_embedded.detect()) {

@@ -55,6 +55,7 @@ int proust__boot_poll_failed_rank(proust__boot_t *boot);
 extern const struct proust__boot_ops proust__boot_embedded;
 extern const struct proust__boot_ops proust__boot_singleton;
 extern const struct proust__boot_ops proust__boot_pmi1;
+extern const struct proust__boot_ops proust__boot_pmi2;
 extern const struct proust__boot_ops proust__boot_pmix;
 /* The bootstrap PROUST_BOOT and the environment choose, and why (for
  * proust-info); NULL (and why says so) if PROUST_BOOT names none. */

@@ -8,10 +8,9 @@
 
 #include "proust.h"
 
-int proust__pmi_parse(const char *line, size_t len, struct proust__pmi_msg *msg,
-                      const char **why)
+/* Reply bytes: at most PROUST__PMI_LINE_MAX, all printable. */
+static int check_bytes(const char *line, size_t len, const char **why)
 {
-    msg->nwords = 0;
     if (len > PROUST__PMI_LINE_MAX) {
         *why = "reply line too long";
         return PROUST_ERR_PROTO;
@@ -23,6 +22,71 @@ int proust__pmi_parse(const char *line, size_t len, struct proust__pmi_msg *msg,
             return PROUST_ERR_PROTO;
         }
     }
+    return PROUST_OK;
+}
+
+/* One "key=value" word into msg (cut at its first '='). */
+static int add_word(struct proust__pmi_msg *msg, char *word, const char **why)
+{
+    if (msg->nwords == PROUST__PMI_WORDS_MAX) {
+        *why = "too many words in a reply";
+        return PROUST_ERR_PROTO;
+    }
+    char *eq = strchr(word, '=');
+    if (!eq || eq == word) {
+        *why = "a word of a reply is not key=value";
+        return PROUST_ERR_PROTO;
+    }
+    *eq = '\0';
+    msg->key[msg->nwords] = word;
+    msg->value[msg->nwords] = eq + 1;
+    msg->nwords++;
+    return PROUST_OK;
+}
+
+static int first_is_cmd(const struct proust__pmi_msg *msg, const char **why)
+{
+    if (msg->nwords == 0 || strcmp(msg->key[0], "cmd") != 0 || !msg->value[0][0]) {
+        *why = "reply without cmd=";
+        return PROUST_ERR_PROTO;
+    }
+    return PROUST_OK;
+}
+
+int proust__pmi2_parse(const char *text, size_t len, struct proust__pmi_msg *msg,
+                       const char **why)
+{
+    msg->nwords = 0;
+    if (check_bytes(text, len, why) != PROUST_OK)
+        return PROUST_ERR_PROTO;
+    /* words end at ';', and ";;" is a ';' inside a value: unescape into
+     * buf with each word NUL-terminated */
+    size_t o = 0, start = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] == ';' && i + 1 < len && text[i + 1] == ';') {
+            msg->buf[o++] = ';';
+            i++;
+        } else if (text[i] == ';') {
+            msg->buf[o++] = '\0';
+            if (o - 1 > start && add_word(msg, msg->buf + start, why) != PROUST_OK)
+                return PROUST_ERR_PROTO;
+            start = o;
+        } else {
+            msg->buf[o++] = text[i];
+        }
+    }
+    msg->buf[o] = '\0';
+    if (o > start && add_word(msg, msg->buf + start, why) != PROUST_OK)
+        return PROUST_ERR_PROTO;
+    return first_is_cmd(msg, why);
+}
+
+int proust__pmi_parse(const char *line, size_t len, struct proust__pmi_msg *msg,
+                      const char **why)
+{
+    msg->nwords = 0;
+    if (check_bytes(line, len, why) != PROUST_OK)
+        return PROUST_ERR_PROTO;
     memcpy(msg->buf, line, len);
     msg->buf[len] = '\0';
     char *p = msg->buf;
@@ -31,28 +95,15 @@ int proust__pmi_parse(const char *line, size_t len, struct proust__pmi_msg *msg,
             *p++ = '\0';
         if (!*p)
             break;
-        if (msg->nwords == PROUST__PMI_WORDS_MAX) {
-            *why = "too many words in a reply";
-            return PROUST_ERR_PROTO;
-        }
         char *word = p;
         while (*p && *p != ' ')
             p++;
-        char *eq = memchr(word, '=', (size_t)(p - word));
-        if (!eq || eq == word) {
-            *why = "a word of a reply is not key=value";
+        if (*p)
+            *p++ = '\0';
+        if (add_word(msg, word, why) != PROUST_OK)
             return PROUST_ERR_PROTO;
-        }
-        *eq = '\0';
-        msg->key[msg->nwords] = word;
-        msg->value[msg->nwords] = eq + 1;
-        msg->nwords++;
     }
-    if (msg->nwords == 0 || strcmp(msg->key[0], "cmd") != 0 || !msg->value[0][0]) {
-        *why = "reply without cmd=";
-        return PROUST_ERR_PROTO;
-    }
-    return PROUST_OK;
+    return first_is_cmd(msg, why);
 }
 
 const char *proust__pmi_get(const struct proust__pmi_msg *msg, const char *key)

@@ -1,7 +1,7 @@
 /*
  * pmi_wire.h — the text of the PMI-1 "simple" wire protocol (MPICH's Hydra,
- * Slurm's mpi/pmi2 plugin in its PMI-1 mode), as pure functions: build a
- * request line, parse a reply line, encode binary values for a store that
+ * Slurm's mpi/pmi2 plugin in its PMI-1 mode) and of PMI-2's messages, as
+ * pure functions: parse a reply line or message, encode binary values for a store that
  * only keeps short printable strings, read a PMI_process_mapping.
  *
  * A message is one line: space-separated key=value words, the first of
@@ -28,6 +28,11 @@ struct proust__pmi_msg {
  * *why saying what is wrong. */
 int proust__pmi_parse(const char *line, size_t len, struct proust__pmi_msg *msg,
                       const char **why);
+/* Parse one PMI-2 message (its text after the 6-byte length): words
+ * "key=value" ended by ';', ";;" standing for a ';' in a value, cmd=
+ * first. Same result and errors as proust__pmi_parse. */
+int proust__pmi2_parse(const char *text, size_t len, struct proust__pmi_msg *msg,
+                       const char **why);
 /* The value of `key` in a parsed message, or NULL. */
 const char *proust__pmi_get(const struct proust__pmi_msg *msg, const char *key);
 /* Is the message the command `cmd`? */

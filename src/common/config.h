@@ -19,7 +19,8 @@
       "how a process finds its job: auto (proustrun's embedded protocol where PROUST_BOOT_FD "  \
       "is set, else PMIx where PMIX_NAMESPACE and PMIX_RANK are: Open MPI's mpirun, srun "    \
       "--mpi=pmix; else PMI-1 where PMI_FD or PMI_PORT is: MPICH's Hydra, srun --mpi=pmi2; "   \
-      "else a one-process job), or one of embedded, pmix, pmi1, singleton")                    \
+      "else a one-process job), or one of embedded, pmix, pmi1, pmi2 (PMI-2's own messages, " \
+      "over PMI_FD: srun --mpi=pmi2, Hydra), singleton")                                      \
     X(RAILS, "PROUST_RAILS", "self,shm,tcp",                                                    \
       "rails to use, in order of preference; each peer gets the first one that reaches it")     \
     X(RDV_THRESHOLD, "PROUST_RDV_THRESHOLD", "0",                                               \

@@ -67,11 +67,12 @@ cluster_job(NAME proustrun_where_npernode HOSTS 3
   COMMAND "${PROUSTRUN_ON_CLUSTER} -H h1,h2,h3 --npernode 2 --tag-output $<TARGET_FILE:mpi_cluster_where> 3 | grep -x '\\[0\\] cluster_where: 6 ranks on 3 hosts, placement and data right'")
 cluster_job(NAME proustrun_stress HOSTS 2
   COMMAND "exec bash ${MPI_TEST_DIR}/stress_run.sh \"${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
-# exit codes and failures: a rank's code, a rank killed on h2 (the survivor
+# exit codes and failures: the first failing rank's code (rank 0, a second
+# before rank 1), a rank killed on h2 (the survivor
 # gets an error at once, the job ends with 137), a stranger on the port,
 # h2's link down mid-transfer, the front end killed, a host without the program
 cluster_job(NAME proustrun_exit_code HOSTS 2
-  COMMAND "${PROUSTRUN_ON_CLUSTER} -H h1,h2 sh -c 'exit $((3 + PROUST_RANK))'; [ $? -eq 3 ]")
+  COMMAND "${PROUSTRUN_ON_CLUSTER} -H h1,h2 sh -c 'sleep $((PROUST_RANK * 1)); exit $((3 + PROUST_RANK))'; [ $? -eq 3 ]")
 cluster_job(NAME proustrun_fail_kill HOSTS 2
   COMMAND "out=$(${PROUSTRUN_ON_CLUSTER} --grace 5 -H h1,h2 $<TARGET_FILE:mpi_cluster_fail> kill 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 137 ] && echo \"$out\" | grep -q 'survivor: error class' && echo \"$out\" | grep -q 'rank 1 (pid [0-9]* on h2) killed by signal 9'")
 foreach(case stranger link orphans missing)
@@ -92,6 +93,8 @@ cluster_job(NAME slurm_pmix_where HOSTS 2
   COMMAND "${SLURM_ON_CLUSTER} \"srun --mpi=pmix -N 2 -n 4 $<TARGET_FILE:mpi_cluster_where> 2\"")
 cluster_job(NAME slurm_pmi2_where HOSTS 2
   COMMAND "${SLURM_ON_CLUSTER} \"srun --mpi=pmi2 -N 2 -n 4 $<TARGET_FILE:mpi_cluster_where> 2\"")
+cluster_job(NAME slurm_pmi2_own_where HOSTS 2
+  COMMAND "${SLURM_ON_CLUSTER} \"PROUST_BOOT=pmi2 srun --mpi=pmi2 -N 2 -n 4 $<TARGET_FILE:mpi_cluster_where> 2\"")
 cluster_job(NAME slurm_salloc_proustrun HOSTS 2
   COMMAND "${SLURM_ON_CLUSTER} \"salloc -N 2 -n 4 $<TARGET_FILE:proustrun> --tag-output $<TARGET_FILE:mpi_cluster_where> 2 | grep -x '.0. cluster_where: 4 ranks on 2 hosts, placement and data right'\"")
 # a rank killed on h2 under srun --mpi=pmix: the survivor on h1 gets an

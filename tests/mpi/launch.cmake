@@ -26,6 +26,11 @@ hydra_job(stress_port
 hydra_job(tcp
   "PROUST_RAILS=self,tcp exec mpiexec.mpich -n 3 $<TARGET_FILE:mpi_stress_traffic> -t 1 -r 20 -s 3")
 hydra_job(idle_pull "exec mpiexec.mpich -n 3 $<TARGET_FILE:mpi_p2p_idle_pull>")
+# PMI-2's messages with Hydra (whose kvs-fence is not a barrier: pmi1.c
+# adds one), every message checked
+hydra_job(pmi2_stress
+  "PROUST_BOOT=pmi2 exec bash ${MPI_TEST_DIR}/stress_run.sh mpiexec.mpich 4 90 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 20")
+hydra_job(pmi2_where "PROUST_BOOT=pmi2 exec mpiexec.mpich -n 3 $<TARGET_FILE:mpi_cluster_where> 1")
 # MPI_Abort(7) on one rank: Hydra stops the job with that code
 hydra_job(abort
   "mpiexec.mpich -n 4 $<TARGET_FILE:mpi_p2p_abort>; rc=$?; [ $rc -eq 7 ] || { echo \"exit status $rc, not 7\"; exit 1; }")

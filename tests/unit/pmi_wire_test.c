@@ -55,6 +55,29 @@ static void test_replies(void)
     EXPECT_EQ(proust__pmi_parse(big, PROUST__PMI_LINE_MAX, &m, &why), PROUST_OK);
 }
 
+/* PMI-2 messages: ';' ends a word, ";;" is a ';' in a value. */
+static void test_pmi2(void)
+{
+    struct proust__pmi_msg m;
+    const char *why;
+    const char *full = "cmd=fullinit-response;pmi-version=2;rank=3;size=8;rc=0;";
+    EXPECT_EQ(proust__pmi2_parse(full, strlen(full), &m, &why), PROUST_OK);
+    EXPECT_TRUE(proust__pmi_is(&m, "fullinit-response"));
+    EXPECT_TRUE(strcmp(proust__pmi_get(&m, "rank"), "3") == 0);
+    EXPECT_TRUE(strcmp(proust__pmi_get(&m, "rc"), "0") == 0);
+    const char *esc = "cmd=kvs-get-response;found=TRUE;value=a;;b=c;;;rc=0";
+    EXPECT_EQ(proust__pmi2_parse(esc, strlen(esc), &m, &why), PROUST_OK);
+    EXPECT_TRUE(strcmp(proust__pmi_get(&m, "value"), "a;b=c;") == 0);
+    EXPECT_TRUE(strcmp(proust__pmi_get(&m, "rc"), "0") == 0); /* no ';' at the end */
+    static const char *bad[] = {"", ";", "rc=0;cmd=x;", "cmd=;", "cmd=x;novalue;", "=1;cmd=x;",
+                                "cmd=x;\001=2;"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why = NULL;
+        EXPECT_EQ(proust__pmi2_parse(bad[i], strlen(bad[i]), &m, &why), PROUST_ERR_PROTO);
+        EXPECT_TRUE(why != NULL);
+    }
+}
+
 static void test_hex(void)
 {
     unsigned char in[300], out[300];
@@ -131,6 +154,17 @@ static void test_fuzz(void)
             len = next(&rng) % (len + 1); /* truncated too */
         }
         const char *why = NULL;
+        /* PMI-2 messages too: the same bytes, ';' turned into separators */
+        if (iter % 3 == 0) {
+            for (size_t i = 0; i < len; i++)
+                if (line[i] == ' ')
+                    line[i] = ';';
+            int rc2 = proust__pmi2_parse(line, len, &m, &why);
+            EXPECT_TRUE(rc2 == PROUST_OK || (rc2 == PROUST_ERR_PROTO && why != NULL));
+            if (rc2 == PROUST_OK)
+                EXPECT_TRUE(m.nwords >= 1 && m.nwords <= PROUST__PMI_WORDS_MAX);
+            continue;
+        }
         int rc = proust__pmi_parse(line, len, &m, &why);
         if (rc != PROUST_OK) {
             EXPECT_EQ(rc, PROUST_ERR_PROTO);
@@ -150,6 +184,7 @@ static void test_fuzz(void)
 int main(void)
 {
     test_replies();
+    test_pmi2();
     test_hex();
     test_mapping();
     test_fuzz();
