@@ -1,6 +1,8 @@
 /*
  * pmi1.c — the PMI-1 "simple" wire protocol: processes started by MPICH's
- * Hydra (mpiexec.mpich) or by Slurm's mpi/pmi2 plugin, which speaks it too.
+ * Hydra (mpiexec.mpich) or by Slurm's mpi/pmi2 plugin, which speaks it too;
+ * and, with PROUST_BOOT=pmi2, PMI-2's own messages to the same launchers
+ * (send2/read2, start2, pmi2_barrier), on the same store and local ranks.
  *
  * The launcher hands each process a connected socket (PMI_FD, with
  * PMI_RANK and PMI_SIZE) or an address to connect to (PMI_PORT, PMI_ID),
