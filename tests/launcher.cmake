@@ -7,6 +7,7 @@ set(BOOT_LAYER_SOURCES
   ${PROJECT_SOURCE_DIR}/src/boot/embedded.c
   ${PROJECT_SOURCE_DIR}/src/boot/singleton.c
   ${PROJECT_SOURCE_DIR}/src/boot/pmi1.c
+  ${PROJECT_SOURCE_DIR}/src/boot/pmi2.c
   ${PROJECT_SOURCE_DIR}/src/boot/pmix.c
   ${PROJECT_SOURCE_DIR}/src/boot/pmi_wire.c
   ${PROJECT_SOURCE_DIR}/src/common/config.c

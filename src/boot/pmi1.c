@@ -31,19 +31,11 @@
 #include <unistd.h>
 
 #include "boot/boot.h"
+#include "boot/pmi_client.h"
 #include "boot/pmi_wire.h"
 #include "common/log.h"
 #include "proust.h"
 
-struct pmi1 {
-    int fd;
-    int v2; /* PMI-2 messages (PROUST_BOOT=pmi2), else PMI-1 lines */
-    unsigned fences; /* PMI-2: fences done, names each one's keys */
-    char kvsname[256];
-    size_t keylen_max, vallen_max;
-    char in[PROUST__PMI_LINE_MAX + 2]; /* bytes read, not yet a whole line */
-    size_t inlen;
-};
 
 static int env_int(const char *name, int *out)
 {
@@ -58,7 +50,7 @@ static int env_int(const char *name, int *out)
     return PROUST_OK;
 }
 
-static int send_line(struct pmi1 *p, const char *fmt, ...)
+int proust__pmi_send_line(struct pmi1 *p, const char *fmt, ...)
 {
     char line[PROUST__PMI_LINE_MAX + 2];
     va_list ap;
@@ -85,7 +77,7 @@ static int send_line(struct pmi1 *p, const char *fmt, ...)
 
 /* The next reply, which must be the command `cmd` (its rc= is the caller's
  * to read: reply_rc). */
-static int read_reply(struct pmi1 *p, const char *cmd, struct proust__pmi_msg *msg)
+int proust__pmi_read_reply(struct pmi1 *p, const char *cmd, struct proust__pmi_msg *msg)
 {
     for (;;) {
         char *nl = memchr(p->in, '\n', p->inlen);
@@ -122,80 +114,8 @@ static int read_reply(struct pmi1 *p, const char *cmd, struct proust__pmi_msg *m
     }
 }
 
-/* PMI-2: a message is its length in 6 characters ("%-6d"), then its text. */
-static int send2(struct pmi1 *p, const char *fmt, ...)
-{
-    char msg[PROUST__PMI_LINE_MAX + 8];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(msg + 6, sizeof msg - 6, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof msg - 6 || n > 999999)
-        return PROUST_ERR_INVALID;
-    char head[8];
-    snprintf(head, sizeof head, "%-6d", n);
-    memcpy(msg, head, 6);
-    for (int off = 0; off < n + 6;) {
-        ssize_t w = write(p->fd, msg + off, (size_t)(n + 6 - off));
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            PROUST_ERROR("PMI-2 launcher: cannot send to it (%s)", strerror(errno));
-            return PROUST_ERR_CONN;
-        }
-        off += (int)w;
-    }
-    return PROUST_OK;
-}
-
-static int read_exact(struct pmi1 *p, char *out, size_t n, const char *cmd)
-{
-    for (size_t got = 0; got < n;) {
-        ssize_t r = read(p->fd, out + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            PROUST_ERROR("PMI-2 launcher closed the connection before answering cmd=%s%s%s",
-                         cmd, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-            return PROUST_ERR_CONN;
-        }
-        got += (size_t)r;
-    }
-    return PROUST_OK;
-}
-
-/* The next PMI-2 message, which must be the command `cmd`. */
-static int read2(struct pmi1 *p, const char *cmd, struct proust__pmi_msg *msg)
-{
-    char head[7], text[PROUST__PMI_LINE_MAX + 1];
-    int rc = read_exact(p, head, 6, cmd);
-    if (rc != PROUST_OK)
-        return rc;
-    head[6] = '\0';
-    char *end;
-    long n = strtol(head, &end, 10);
-    while (*end == ' ')
-        end++;
-    if (end == head || *end || n < 0 || n > PROUST__PMI_LINE_MAX) {
-        PROUST_ERROR("PMI-2 launcher answered garbage to cmd=%s: a length of '%.6s'", cmd, head);
-        return PROUST_ERR_PROTO;
-    }
-    if ((rc = read_exact(p, text, (size_t)n, cmd)) != PROUST_OK)
-        return rc;
-    const char *why = NULL;
-    if (proust__pmi2_parse(text, (size_t)n, msg, &why) != PROUST_OK) {
-        PROUST_ERROR("PMI-2 launcher answered garbage to cmd=%s: %s", cmd, why);
-        return PROUST_ERR_PROTO;
-    }
-    if (!proust__pmi_is(msg, cmd)) {
-        PROUST_ERROR("PMI-2 launcher answered cmd=%s where cmd=%s was due", msg->value[0], cmd);
-        return PROUST_ERR_PROTO;
-    }
-    return PROUST_OK;
-}
-
 /* A reply's rc= (absent: 0) as a status, with the launcher's msg= logged. */
-static int reply_rc(const struct proust__pmi_msg *msg, const char *what, bool quiet)
+int proust__pmi_reply_rc(const struct proust__pmi_msg *msg, const char *what, bool quiet)
 {
     const char *rc = proust__pmi_get(msg, "rc");
     if (!rc || strcmp(rc, "0") == 0)
@@ -207,7 +127,7 @@ static int reply_rc(const struct proust__pmi_msg *msg, const char *what, bool qu
     return PROUST_ERR_INVALID;
 }
 
-static int expect_count(const struct proust__pmi_msg *msg, const char *key, size_t *out)
+int proust__pmi_expect_count(const struct proust__pmi_msg *msg, const char *key, size_t *out)
 {
     const char *v = proust__pmi_get(msg, key);
     char *end;
@@ -256,15 +176,15 @@ static int connect_port(struct pmi1 *p, proust__boot_t *boot)
     env_int("PMI_ID", &id);
     struct proust__pmi_msg msg;
     size_t size = 0, rank = 0;
-    if ((rc = send_line(p, "cmd=initack pmiid=%d", id)) != PROUST_OK ||
-        (rc = read_reply(p, "initack", &msg)) != PROUST_OK)
+    if ((rc = proust__pmi_send_line(p, "cmd=initack pmiid=%d", id)) != PROUST_OK ||
+        (rc = proust__pmi_read_reply(p, "initack", &msg)) != PROUST_OK)
         return rc;
     for (int i = 0; i < 3; i++) {
-        if ((rc = read_reply(p, "set", &msg)) != PROUST_OK)
+        if ((rc = proust__pmi_read_reply(p, "set", &msg)) != PROUST_OK)
             return rc;
         const char *v;
         if ((v = proust__pmi_get(&msg, "size")))
-            rc = expect_count(&msg, "size", &size);
+            rc = proust__pmi_expect_count(&msg, "size", &size);
         else if ((v = proust__pmi_get(&msg, "rank")))
             rank = (size_t)strtol(v, NULL, 10) + 1; /* +1: 0 means unset */
         if (rc != PROUST_OK)
@@ -295,40 +215,40 @@ static int store_key(struct pmi1 *p, char *out, size_t cap, const char *key, int
     return PROUST_OK;
 }
 
-static int kvs_put(struct pmi1 *p, const char *key, const char *value)
+int proust__pmi_kvs_put(struct pmi1 *p, const char *key, const char *value)
 {
     struct proust__pmi_msg msg;
     int rc;
     if (p->v2) {
-        rc = send2(p, "cmd=kvs-put;key=%s;value=%s;", key, value);
+        rc = proust__pmi2_send(p, "cmd=kvs-put;key=%s;value=%s;", key, value);
         if (rc == PROUST_OK)
-            rc = read2(p, "kvs-put-response", &msg);
-        return rc == PROUST_OK ? reply_rc(&msg, "a put", false) : rc;
+            rc = proust__pmi2_read(p, "kvs-put-response", &msg);
+        return rc == PROUST_OK ? proust__pmi_reply_rc(&msg, "a put", false) : rc;
     }
-    rc = send_line(p, "cmd=put kvsname=%s key=%s value=%s", p->kvsname, key, value);
+    rc = proust__pmi_send_line(p, "cmd=put kvsname=%s key=%s value=%s", p->kvsname, key, value);
     if (rc == PROUST_OK)
-        rc = read_reply(p, "put_result", &msg);
-    return rc == PROUST_OK ? reply_rc(&msg, "a put", false) : rc;
+        rc = proust__pmi_read_reply(p, "put_result", &msg);
+    return rc == PROUST_OK ? proust__pmi_reply_rc(&msg, "a put", false) : rc;
 }
 
 /* The value under key into out (capacity cap); PROUST_ERR_INVALID if
  * absent. */
-static int kvs_get(struct pmi1 *p, const char *key, char *out, size_t cap)
+int proust__pmi_kvs_get(struct pmi1 *p, const char *key, char *out, size_t cap)
 {
     struct proust__pmi_msg msg;
     int rc;
     if (p->v2) {
-        rc = send2(p, "cmd=kvs-get;jobid=%s;srcid=-1;key=%s;", p->kvsname, key);
+        rc = proust__pmi2_send(p, "cmd=kvs-get;jobid=%s;srcid=-1;key=%s;", p->kvsname, key);
         if (rc == PROUST_OK)
-            rc = read2(p, "kvs-get-response", &msg);
+            rc = proust__pmi2_read(p, "kvs-get-response", &msg);
     } else {
-        rc = send_line(p, "cmd=get kvsname=%s key=%s", p->kvsname, key);
+        rc = proust__pmi_send_line(p, "cmd=get kvsname=%s key=%s", p->kvsname, key);
         if (rc == PROUST_OK)
-            rc = read_reply(p, "get_result", &msg);
+            rc = proust__pmi_read_reply(p, "get_result", &msg);
     }
     if (rc != PROUST_OK)
         return rc;
-    if ((rc = reply_rc(&msg, "a get", true)) != PROUST_OK)
+    if ((rc = proust__pmi_reply_rc(&msg, "a get", true)) != PROUST_OK)
         return rc;
     const char *found = proust__pmi_get(&msg, "found");
     if (p->v2 && (!found || strcasecmp(found, "TRUE") != 0))
@@ -343,7 +263,7 @@ static int kvs_get(struct pmi1 *p, const char *key, char *out, size_t cap)
     return PROUST_OK;
 }
 
-static int pmi1_put(proust__boot_t *boot, const char *key, const void *value, size_t len)
+int proust__pmi_put(proust__boot_t *boot, const char *key, const void *value, size_t len)
 {
     struct pmi1 *p = boot->priv;
     size_t part_hex = (p->vallen_max - 1) & ~(size_t)1; /* hex digits a value holds */
@@ -359,7 +279,7 @@ static int pmi1_put(proust__boot_t *boot, const char *key, const void *value, si
     if (total <= part_hex && total + 1 < sizeof v) {
         rc = store_key(p, k, sizeof k, key, boot->rank, -1);
         if (rc == PROUST_OK)
-            rc = kvs_put(p, k, total ? hex : "-"); /* an empty value is "-" */
+            rc = proust__pmi_kvs_put(p, k, total ? hex : "-"); /* an empty value is "-" */
     } else {
         size_t step = part_hex < sizeof v - 1 ? part_hex : (sizeof v - 2) & ~(size_t)1;
         int parts = (int)((total + step - 1) / step);
@@ -370,20 +290,20 @@ static int pmi1_put(proust__boot_t *boot, const char *key, const void *value, si
             v[n] = '\0';
             rc = store_key(p, k, sizeof k, key, boot->rank, i);
             if (rc == PROUST_OK)
-                rc = kvs_put(p, k, v);
+                rc = proust__pmi_kvs_put(p, k, v);
         }
         if (rc == PROUST_OK)
             rc = store_key(p, k, sizeof k, key, boot->rank, -1);
         if (rc == PROUST_OK) {
             snprintf(v, sizeof v, "*%d", parts);
-            rc = kvs_put(p, k, v);
+            rc = proust__pmi_kvs_put(p, k, v);
         }
     }
     free(hex);
     return rc;
 }
 
-static int pmi1_get(proust__boot_t *boot, int rank, const char *key, void *value, size_t *len)
+int proust__pmi_get_value(proust__boot_t *boot, int rank, const char *key, void *value, size_t *len)
 {
     struct pmi1 *p = boot->priv;
     char k[PROUST__PMI_LINE_MAX / 4], v[PROUST__PMI_LINE_MAX];
@@ -391,7 +311,7 @@ static int pmi1_get(proust__boot_t *boot, int rank, const char *key, void *value
         return PROUST_ERR_INVALID;
     int rc = store_key(p, k, sizeof k, key, rank, -1);
     if (rc == PROUST_OK)
-        rc = kvs_get(p, k, v, sizeof v);
+        rc = proust__pmi_kvs_get(p, k, v, sizeof v);
     if (rc != PROUST_OK)
         return rc;
     if (strcmp(v, "-") == 0) {
@@ -412,7 +332,7 @@ static int pmi1_get(proust__boot_t *boot, int rank, const char *key, void *value
     size_t got = 0;
     for (long i = 0; i < parts; i++) {
         if ((rc = store_key(p, k, sizeof k, key, rank, (int)i)) != PROUST_OK ||
-            (rc = kvs_get(p, k, v, sizeof v)) != PROUST_OK)
+            (rc = proust__pmi_kvs_get(p, k, v, sizeof v)) != PROUST_OK)
             return rc == PROUST_ERR_INVALID ? PROUST_ERR_PROTO : rc; /* a part went missing */
         long n = proust__pmi_hex_decode(v, (char *)value + got, *len - got);
         if (n < 0)
@@ -423,49 +343,19 @@ static int pmi1_get(proust__boot_t *boot, int rank, const char *key, void *value
     return PROUST_OK;
 }
 
-static int launcher_fence(struct pmi1 *p)
+int proust__pmi_launcher_fence(struct pmi1 *p)
 {
     struct proust__pmi_msg msg;
-    int rc = p->v2 ? send2(p, "cmd=kvs-fence;") : send_line(p, "cmd=barrier_in");
+    int rc = p->v2 ? proust__pmi2_send(p, "cmd=kvs-fence;") : proust__pmi_send_line(p, "cmd=barrier_in");
     if (rc == PROUST_OK)
-        rc = p->v2 ? read2(p, "kvs-fence-response", &msg) : read_reply(p, "barrier_out", &msg);
-    return rc == PROUST_OK ? reply_rc(&msg, "a barrier", false) : rc;
+        rc = p->v2 ? proust__pmi2_read(p, "kvs-fence-response", &msg) : proust__pmi_read_reply(p, "barrier_out", &msg);
+    return rc == PROUST_OK ? proust__pmi_reply_rc(&msg, "a barrier", false) : rc;
 }
 
-/* PMI-2's kvs-fence makes puts visible, but is not a barrier everywhere:
- * Hydra answers it at once and holds back a kvs-get until its key exists
- * (Slurm's waits for every rank). So each rank also puts an arrival key;
- * rank 0 reads them all (a read waits for its key, or finds it after the
- * fence), then puts a departure key that the others read after a second
- * fence: a barrier under both. */
-static int pmi2_barrier(proust__boot_t *boot, struct pmi1 *p)
-{
-    char k[64], v[PROUST__PMI_LINE_MAX];
-    unsigned e = p->fences++;
-    snprintf(k, sizeof k, "fence.%u.%d", e, boot->rank);
-    int rc = kvs_put(p, k, "-");
-    if (rc == PROUST_OK)
-        rc = launcher_fence(p);
-    for (int r = 1; boot->rank == 0 && r < boot->size && rc == PROUST_OK; r++) {
-        snprintf(k, sizeof k, "fence.%u.%d", e, r);
-        rc = kvs_get(p, k, v, sizeof v);
-    }
-    snprintf(k, sizeof k, "fence.%u.done", e);
-    if (rc == PROUST_OK && boot->rank == 0)
-        rc = kvs_put(p, k, "-");
-    if (rc == PROUST_OK)
-        rc = launcher_fence(p);
-    if (rc == PROUST_OK && boot->rank != 0)
-        rc = kvs_get(p, k, v, sizeof v);
-    if (rc == PROUST_ERR_INVALID)
-        PROUST_ERROR("PMI-2 launcher: a fence key went missing (%s)", k);
-    return rc == PROUST_ERR_INVALID ? PROUST_ERR_PROTO : rc;
-}
-
-static int pmi1_fence(proust__boot_t *boot)
+int proust__pmi_fence(proust__boot_t *boot)
 {
     struct pmi1 *p = boot->priv;
-    return p->v2 ? pmi2_barrier(boot, p) : launcher_fence(p);
+    return p->v2 ? proust__pmi2_barrier(boot, p) : proust__pmi_launcher_fence(p);
 }
 
 /* Does rank r run on our host? From the host names every rank publishes
@@ -474,12 +364,12 @@ static int same_host_by_name(proust__boot_t *boot, bool *same)
 {
     char mine[256] = {0}, other[256];
     gethostname(mine, sizeof mine - 1);
-    int rc = pmi1_put(boot, "boot.host", mine, strlen(mine));
+    int rc = proust__pmi_put(boot, "boot.host", mine, strlen(mine));
     if (rc == PROUST_OK)
-        rc = pmi1_fence(boot);
+        rc = proust__pmi_fence(boot);
     for (int r = 0; r < boot->size && rc == PROUST_OK; r++) {
         size_t len = sizeof other - 1;
-        if ((rc = pmi1_get(boot, r, "boot.host", other, &len)) == PROUST_OK) {
+        if ((rc = proust__pmi_get_value(boot, r, "boot.host", other, &len)) == PROUST_OK) {
             other[len] = '\0';
             same[r] = strcmp(other, mine) == 0;
         }
@@ -487,34 +377,14 @@ static int same_host_by_name(proust__boot_t *boot, bool *same)
     return rc;
 }
 
-/* The launcher's PMI_process_mapping: a value of its store (PMI-1), a job
- * attribute (PMI-2); PROUST_ERR_INVALID if it gives none. */
-static int job_mapping(struct pmi1 *p, char *out, size_t cap)
-{
-    if (!p->v2)
-        return kvs_get(p, "PMI_process_mapping", out, cap);
-    struct proust__pmi_msg msg;
-    int rc = send2(p, "cmd=info-getjobattr;key=PMI_process_mapping;");
-    if (rc == PROUST_OK)
-        rc = read2(p, "info-getjobattr-response", &msg);
-    if (rc != PROUST_OK)
-        return rc;
-    const char *found = proust__pmi_get(&msg, "found"), *v = proust__pmi_get(&msg, "value");
-    if (reply_rc(&msg, "a job attribute", true) != PROUST_OK || !found ||
-        strcasecmp(found, "TRUE") != 0 || !v || strlen(v) >= cap)
-        return PROUST_ERR_INVALID;
-    strcpy(out, v);
-    return PROUST_OK;
-}
-
 /* local_rank / local_size: from the launcher's mapping, else host names. */
-static int find_local(proust__boot_t *boot)
+int proust__pmi_find_local(proust__boot_t *boot)
 {
     struct pmi1 *p = boot->priv;
     char v[PROUST__PMI_LINE_MAX];
     int *node = malloc((size_t)boot->size * sizeof *node);
     bool *same = malloc((size_t)boot->size * sizeof *same);
-    int rc = node && same ? job_mapping(p, v, sizeof v) : PROUST_ERR_NOMEM;
+    int rc = node && same ? proust__pmi_job_mapping(p, v, sizeof v) : PROUST_ERR_NOMEM;
     if (rc == PROUST_OK && proust__pmi_parse_mapping(v, boot->size, node) != PROUST_OK) {
         PROUST_WARN("PMI-1 launcher's PMI_process_mapping '%.80s' is not one for %d ranks: "
                     "using host names", v, boot->size);
@@ -545,7 +415,7 @@ static int pmi1_detect(void)
 }
 
 /* The job's name on this host (shm segments): "pmi-" + the store's name. */
-static void name_job(proust__boot_t *boot, const char *kvs)
+void proust__pmi_name_job(proust__boot_t *boot, const char *kvs)
 {
     size_t n = strlen(kvs) < sizeof boot->jobid - 5 ? strlen(kvs) : sizeof boot->jobid - 5;
     memcpy(boot->jobid, "pmi-", 4);
@@ -555,59 +425,6 @@ static void name_job(proust__boot_t *boot, const char *kvs)
         if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
               *c == '-' || *c == '_'))
             *c = '_';
-}
-
-/* PMI-2 (Slurm's mpi/pmi2, Hydra): a PMI-1 init line asking for version 2,
- * then PMI-2 messages: fullinit (rank, size), job-getid (the store). */
-static int start2(proust__boot_t *boot, struct pmi1 *p)
-{
-    struct proust__pmi_msg msg;
-    int rc;
-    if ((rc = send_line(p, "cmd=init pmi_version=2 pmi_subversion=0")) != PROUST_OK ||
-        (rc = read_reply(p, "response_to_init", &msg)) != PROUST_OK ||
-        (rc = reply_rc(&msg, "init", false)) != PROUST_OK)
-        return rc;
-    const char *ver = proust__pmi_get(&msg, "pmi_version");
-    if (!ver || strcmp(ver, "2") != 0) {
-        PROUST_ERROR("PMI-2: the launcher speaks PMI version %s, not 2 (PROUST_BOOT=pmi1?)",
-                     ver ? ver : "?");
-        return PROUST_ERR_PROTO;
-    }
-    size_t rank = 0, size = 0;
-    /* the job's id, from the launcher's environment (Slurm: PMI_JOBID),
-     * names the job in fullinit */
-    const char *jid = getenv("PMI_JOBID");
-    if (jid && (strchr(jid, ';') || strlen(jid) > 200))
-        jid = NULL;
-    if ((rc = jid ? send2(p, "cmd=fullinit;pmijobid=%s;pmirank=%d;threaded=FALSE;", jid,
-                          boot->rank)
-                  : send2(p, "cmd=fullinit;pmirank=%d;threaded=FALSE;", boot->rank)) != PROUST_OK ||
-        (rc = read2(p, "fullinit-response", &msg)) != PROUST_OK ||
-        (rc = reply_rc(&msg, "fullinit", false)) != PROUST_OK ||
-        (rc = expect_count(&msg, "size", &size)) != PROUST_OK)
-        return rc;
-    const char *r = proust__pmi_get(&msg, "rank");
-    char *end;
-    rank = r ? (size_t)strtoul(r, &end, 10) : size;
-    if (!r || *end || rank >= size || (int)rank != boot->rank || (int)size != boot->size) {
-        PROUST_ERROR("PMI-2 launcher: fullinit gave rank %s of %zu, PMI_RANK/PMI_SIZE say %d "
-                     "of %d", r ? r : "?", size, boot->rank, boot->size);
-        return PROUST_ERR_PROTO;
-    }
-    if ((rc = send2(p, "cmd=job-getid;")) != PROUST_OK ||
-        (rc = read2(p, "job-getid-response", &msg)) != PROUST_OK ||
-        (rc = reply_rc(&msg, "job-getid", false)) != PROUST_OK)
-        return rc;
-    const char *job = proust__pmi_get(&msg, "jobid");
-    if (!job || !*job || strlen(job) >= sizeof p->kvsname || strchr(job, ';')) {
-        PROUST_ERROR("PMI-2 launcher: job-getid without a valid jobid");
-        return PROUST_ERR_PROTO;
-    }
-    strcpy(p->kvsname, job);
-    p->keylen_max = 64; /* PMI2_MAX_KEYLEN, PMI2_MAX_VALLEN */
-    p->vallen_max = 1024;
-    name_job(boot, job);
-    return find_local(boot);
 }
 
 static int pmi1_start(proust__boot_t *boot, int v2)
@@ -637,23 +454,23 @@ static int pmi1_start(proust__boot_t *boot, int v2)
     boot->fd = p->fd;
     struct proust__pmi_msg msg;
     if (p->v2)
-        return start2(boot, p);
-    if ((rc = send_line(p, "cmd=init pmi_version=1 pmi_subversion=1")) != PROUST_OK ||
-        (rc = read_reply(p, "response_to_init", &msg)) != PROUST_OK ||
-        (rc = reply_rc(&msg, "init", false)) != PROUST_OK)
+        return proust__pmi2_start(boot, p);
+    if ((rc = proust__pmi_send_line(p, "cmd=init pmi_version=1 pmi_subversion=1")) != PROUST_OK ||
+        (rc = proust__pmi_read_reply(p, "response_to_init", &msg)) != PROUST_OK ||
+        (rc = proust__pmi_reply_rc(&msg, "init", false)) != PROUST_OK)
         return rc;
-    if ((rc = send_line(p, "cmd=get_maxes")) != PROUST_OK ||
-        (rc = read_reply(p, "maxes", &msg)) != PROUST_OK ||
-        (rc = expect_count(&msg, "keylen_max", &p->keylen_max)) != PROUST_OK ||
-        (rc = expect_count(&msg, "vallen_max", &p->vallen_max)) != PROUST_OK)
+    if ((rc = proust__pmi_send_line(p, "cmd=get_maxes")) != PROUST_OK ||
+        (rc = proust__pmi_read_reply(p, "maxes", &msg)) != PROUST_OK ||
+        (rc = proust__pmi_expect_count(&msg, "keylen_max", &p->keylen_max)) != PROUST_OK ||
+        (rc = proust__pmi_expect_count(&msg, "vallen_max", &p->vallen_max)) != PROUST_OK)
         return rc;
     if (p->vallen_max < 16 || p->keylen_max < 16) {
         PROUST_ERROR("PMI-1 launcher keeps keys of %zu and values of %zu bytes: too short",
                      p->keylen_max, p->vallen_max);
         return PROUST_ERR_PROTO;
     }
-    if ((rc = send_line(p, "cmd=get_my_kvsname")) != PROUST_OK ||
-        (rc = read_reply(p, "my_kvsname", &msg)) != PROUST_OK)
+    if ((rc = proust__pmi_send_line(p, "cmd=get_my_kvsname")) != PROUST_OK ||
+        (rc = proust__pmi_read_reply(p, "my_kvsname", &msg)) != PROUST_OK)
         return rc;
     const char *kvs = proust__pmi_get(&msg, "kvsname");
     if (!kvs || !*kvs || strlen(kvs) >= sizeof p->kvsname) {
@@ -661,8 +478,8 @@ static int pmi1_start(proust__boot_t *boot, int v2)
         return PROUST_ERR_PROTO;
     }
     strcpy(p->kvsname, kvs);
-    name_job(boot, kvs);
-    return find_local(boot);
+    proust__pmi_name_job(boot, kvs);
+    return proust__pmi_find_local(boot);
 }
 
 /* Hydra run with -disable-auto-cleanup keeps a job going when a process
@@ -688,7 +505,7 @@ static void take_failure_signal(void)
     sigaction(SIGUSR1, &sa, NULL);
 }
 
-static int pmi_init(proust__boot_t *boot, int v2)
+int proust__pmi_init(proust__boot_t *boot, int v2)
 {
     int rc = pmi1_start(boot, v2);
     struct pmi1 *p = boot->priv;
@@ -706,15 +523,10 @@ static int pmi_init(proust__boot_t *boot, int v2)
 
 static int pmi1_init(proust__boot_t *boot)
 {
-    return pmi_init(boot, 0);
+    return proust__pmi_init(boot, 0);
 }
 
-static int pmi2_init(proust__boot_t *boot)
-{
-    return pmi_init(boot, 1);
-}
-
-static void pmi1_abort(proust__boot_t *boot, int code, const char *why)
+void proust__pmi_abort(proust__boot_t *boot, int code, const char *why)
 {
     struct pmi1 *p = boot->priv;
     PROUST_ERROR("aborting the job (code %d): %s", code, why ? why : "");
@@ -722,8 +534,8 @@ static void pmi1_abort(proust__boot_t *boot, int code, const char *why)
     for (size_t i = 0; why && why[i] && i < sizeof text - 1; i++) /* PMI-2: no ';' */
         text[i] = why[i] == ';' || why[i] < 0x20 ? ' ' : why[i];
     int sent = p && p->fd >= 0 &&
-               (p->v2 ? send2(p, "cmd=abort;isworld=TRUE;msg=%s;", text)
-                      : send_line(p, "cmd=abort exitcode=%d", code)) == PROUST_OK;
+               (p->v2 ? proust__pmi2_send(p, "cmd=abort;isworld=TRUE;msg=%s;", text)
+                      : proust__pmi_send_line(p, "cmd=abort exitcode=%d", code)) == PROUST_OK;
     if (sent) {
         /* the launcher kills the whole job; exit on our own if it does not */
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 50 * 1000 * 1000};
@@ -733,16 +545,16 @@ static void pmi1_abort(proust__boot_t *boot, int code, const char *why)
     _exit(code ? code : 1);
 }
 
-static void pmi1_finalize(proust__boot_t *boot)
+void proust__pmi_finalize(proust__boot_t *boot)
 {
     struct pmi1 *p = boot->priv;
     if (!p)
         return;
     struct proust__pmi_msg msg;
-    if (p->v2 && p->fd >= 0 && send2(p, "cmd=finalize;") == PROUST_OK)
-        read2(p, "finalize-response", &msg);
-    else if (!p->v2 && p->fd >= 0 && send_line(p, "cmd=finalize") == PROUST_OK)
-        read_reply(p, "finalize_ack", &msg);
+    if (p->v2 && p->fd >= 0 && proust__pmi2_send(p, "cmd=finalize;") == PROUST_OK)
+        proust__pmi2_read(p, "finalize-response", &msg);
+    else if (!p->v2 && p->fd >= 0 && proust__pmi_send_line(p, "cmd=finalize") == PROUST_OK)
+        proust__pmi_read_reply(p, "finalize_ack", &msg);
     if (p->fd >= 0)
         close(p->fd);
     free(p);
@@ -753,29 +565,11 @@ const struct proust__boot_ops proust__boot_pmi1 = {
     .name = "pmi1",
     .detect = pmi1_detect,
     .init = pmi1_init,
-    .put = pmi1_put,
-    .get = pmi1_get,
-    .fence = pmi1_fence,
-    .abort = pmi1_abort,
-    .finalize = pmi1_finalize,
+    .put = proust__pmi_put,
+    .get = proust__pmi_get_value,
+    .fence = proust__pmi_fence,
+    .abort = proust__pmi_abort,
+    .finalize = proust__pmi_finalize,
     .poll_failed = NULL,
 };
 
-/* PMI-2: chosen with PROUST_BOOT=pmi2 (Slurm's srun --mpi=pmi2 and Hydra
- * answer PMI-1 too, which auto picks); the same store and local ranks. */
-static int pmi2_detect(void)
-{
-    return getenv("PMI_FD") != NULL;
-}
-
-const struct proust__boot_ops proust__boot_pmi2 = {
-    .name = "pmi2",
-    .detect = pmi2_detect,
-    .init = pmi2_init,
-    .put = pmi1_put,
-    .get = pmi1_get,
-    .fence = pmi1_fence,
-    .abort = pmi1_abort,
-    .finalize = pmi1_finalize,
-    .poll_failed = NULL,
-};

@@ -97,7 +97,8 @@ cluster_job(NAME slurm_pmi2_own_where HOSTS 2
   COMMAND "${SLURM_ON_CLUSTER} \"PROUST_BOOT=pmi2 srun --mpi=pmi2 -N 2 -n 4 $<TARGET_FILE:mpi_cluster_where> 2\"")
 cluster_job(NAME slurm_salloc_proustrun HOSTS 2
   COMMAND "${SLURM_ON_CLUSTER} \"salloc -N 2 -n 4 $<TARGET_FILE:proustrun> --tag-output $<TARGET_FILE:mpi_cluster_where> 2 | grep -x '.0. cluster_where: 4 ranks on 2 hosts, placement and data right'\"")
-# a rank killed on h2 under srun --mpi=pmix: the survivor on h1 gets an
-# error at once, srun reports the failure
-cluster_job(NAME slurm_pmix_fail_kill HOSTS 2
-  COMMAND "${SLURM_ON_CLUSTER} \"srun --mpi=pmix -N 2 -n 2 $<TARGET_FILE:mpi_cluster_fail> kill > out.$$ 2>&1; rc=\\$?; cat out.$$; grep -q survivor out.$$; ok=\\$?; rm -f out.$$; [ \\$rc -ne 0 ] && [ \\$ok -eq 0 ]\"")
+# a rank on h2 that ends with an error under srun --mpi=pmix (which would
+# end the step at once on a signal): the survivor on h1 gets an error at
+# once, srun reports the failure
+cluster_job(NAME slurm_pmix_fail_exit HOSTS 2
+  COMMAND "${SLURM_ON_CLUSTER} \"srun --kill-on-bad-exit=0 --mpi=pmix -N 2 -n 2 $<TARGET_FILE:mpi_cluster_fail> exit > out.$$ 2>&1; rc=\\$?; cat out.$$; grep -q survivor out.$$; ok=\\$?; rm -f out.$$; [ \\$rc -ne 0 ] && [ \\$ok -eq 0 ]\"")

@@ -3,12 +3,15 @@
  * transfers; the survivor's requests must end with an error within
  * seconds, never hang, and the launcher must end the job.
  *
- * usage: cluster_fail kill|link
+ * usage: cluster_fail kill|exit|link
  *   2 ranks, rank 0 on one host and rank 1 on another. They exchange
  *   64 MiB messages (MPI_Sendrecv, checked) in a loop, with
  *   MPI_ERRORS_RETURN. After the first round both print "round 1 done".
  *   kill: rank 1 then SIGKILLs itself in the middle of its next receive
  *         (from a helper thread, 50 ms into it).
+ *   exit: the same, but rank 1 exits with code 3 (_exit): launchers that
+ *         end a job on a rank killed by a signal (srun) let the others go
+ *         on after an exit code (srun --kill-on-bad-exit=0).
  *   link: the test script takes rank 1's host off the network.
  *   Rank 0 prints "survivor: <error class> after <s> s" once an exchange
  *   fails, and exits 0 if that took less than 10 s after the last round
@@ -30,10 +33,14 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int exit_mode;
+
 static void *die_soon(void *arg)
 {
     (void)arg;
     usleep(50 * 1000);
+    if (exit_mode)
+        _exit(3);
     raise(SIGKILL);
     return NULL;
 }
@@ -45,7 +52,8 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int kill_mode = argc > 1 && strcmp(argv[1], "kill") == 0;
+    exit_mode = argc > 1 && strcmp(argv[1], "exit") == 0;
+    int kill_mode = argc > 1 && (strcmp(argv[1], "kill") == 0 || exit_mode);
     CHECK(size == 2, "run with 2 ranks on 2 hosts");
     unsigned char *out = malloc(BIG), *in = malloc(BIG);
     CHECK(out && in, "out of memory");
