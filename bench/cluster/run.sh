@@ -6,6 +6,9 @@
 #
 #   bash bench/cluster/run.sh [prefix]      (default prefix: build/install)
 #
+# BENCH_BINDIR: programs built elsewhere (bench/progress/stage-device.sh's
+# pack, for the lent device: <wrapper>.mpi_pingpong, ...).
+#
 # It builds its own 4-host cluster (and removes it), then, interleaved and
 # repeated (BENCH_REPS, default 3):
 #   pingpong  bench/mpi/pingpong -t lat,bw at 8 B and 1 MiB, rank 0 on h1,
@@ -37,12 +40,17 @@ mkdir -p "$OUT/raw" "$OUT/bin" || exit 1
 declare -A CC=([proust]="$PREFIX/bin/mpicc" [mpich]=mpicc.mpich [openmpi]=mpicc.openmpi)
 IMPLS=""
 for impl in proust mpich openmpi; do
-  command -v "${CC[$impl]}" > /dev/null || { echo "no ${CC[$impl]}: $impl left out"; continue; }
   ok=1
   for p in mpi/pingpong mpi/coll_latency startup/hello; do
-    "${CC[$impl]}" -std=c11 -O2 -o "$OUT/bin/$impl.$(basename $p)" "$BENCH/$p.c" || ok=0
+    if [ -n "${BENCH_BINDIR:-}" ]; then # built elsewhere (stage-device.sh)
+      cp "$BENCH_BINDIR/$(basename "${CC[$impl]}").${p//\//_}" "$OUT/bin/$impl.$(basename $p)" || ok=0
+    elif command -v "${CC[$impl]}" > /dev/null; then
+      "${CC[$impl]}" -std=c11 -O2 -o "$OUT/bin/$impl.$(basename $p)" "$BENCH/$p.c" || ok=0
+    else
+      ok=0
+    fi
   done
-  [ $ok = 1 ] && IMPLS="$IMPLS $impl"
+  if [ $ok = 1 ]; then IMPLS="$IMPLS $impl"; else echo "no programs for $impl: left out"; fi
 done
 
 # run IMPL NP HOSTS(csv) PPN CMD... -> the launcher command line
@@ -52,7 +60,7 @@ launch() {
   case $impl in
   proust) echo "$PREFIX/bin/proustrun --launch-agent $TESTCLUSTER_AGENT -H $(echo "$hosts" | sed "s/\(h[0-9]*\)/\1:$ppn/g") -n $np" ;;
   mpich) echo "env HYDRA_LAUNCHER_AUTOFORK=0 UCX_TLS=tcp,self mpiexec.mpich -genv UCX_TLS tcp,self -launcher ssh -launcher-exec $TESTCLUSTER_AGENT -hosts $hosts -localhost $TESTCLUSTER_HEAD -ppn $ppn -n $np" ;;
-  openmpi) echo "mpirun.openmpi --allow-run-as-root --oversubscribe --mca plm_rsh_agent $TESTCLUSTER_AGENT --mca oob_tcp_if_include 198.18.77.0/24 --mca pml ob1 --mca btl tcp,self,vader --mca btl_tcp_if_include 198.18.77.0/24 -H $(echo "$hosts" | sed "s/\(h[0-9]*\)/\1:$ppn/g") -n $np" ;;
+  openmpi) echo "mpiexec.openmpi ${OPAL_PREFIX:+--prefix $OPAL_PREFIX} --allow-run-as-root --oversubscribe --mca plm_rsh_agent $TESTCLUSTER_AGENT --mca oob_tcp_if_include 198.18.77.0/24 --mca pml ob1 --mca btl tcp,self,vader --mca btl_tcp_if_include 198.18.77.0/24 -H $(echo "$hosts" | sed "s/\(h[0-9]*\)/\1:$ppn/g") -n $np" ;;
   esac
 }
 
@@ -69,7 +77,7 @@ body() {
       t0=$(date +%s.%N)
       timeout 300 $(launch $impl $NA h1,h2,h3,h4 $((NA / 4))) "$b.hello" > "$OUT/raw/$impl.hello.$rep.txt" 2>&1 ||
         echo "  $impl hello rep $rep failed"
-      echo "startup:np=$NA wall_s $NA $(echo "$(date +%s.%N) - $t0" | bc)" >> "$OUT/raw/$impl.hello.$rep.txt"
+      echo "startup:np=$NA wall_s $NA $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN {print b - a}")" >> "$OUT/raw/$impl.hello.$rep.txt"
       echo "  rep $rep $impl done"
     done
   done
