@@ -44,3 +44,29 @@ for (what, size) in sorted(vals):
         best = max(peers) if "bandwidth" in what else min(peers)
         ratio = f"{med['proust'] / best:.2f}"
     print(f"{what:24} {size:>8} " + " ".join(cells) + f"  {ratio}")
+
+# The all-to-all curves as a PNG beside the results, where matplotlib is
+# (Debian's python3-matplotlib).
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    sys.exit(0)
+a2a = {k: v for k, v in vals.items() if k[0].startswith("alltoall")}
+if a2a:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for impl in impls:
+        pts = sorted((size, statistics.median(d[impl])) for (_, size), d in a2a.items() if impl in d)
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("bytes per pair")
+    ax.set_ylabel("MPI_Alltoall, us")
+    ax.set_title("All-to-all on 4 test hosts")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(root, "alltoall.png"), dpi=100)

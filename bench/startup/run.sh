@@ -78,3 +78,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
   done
 done
 python3 "$HERE/report.py" "$OUT" | tee "$OUT/summary.txt"
+# the curves, with whichever python3 has matplotlib
+for py in python3 /usr/bin/python3; do
+  "$py" "$HERE/plot.py" "$OUT/medians.csv" "$OUT/startup.png" 2> /dev/null && break
+done
