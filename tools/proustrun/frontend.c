@@ -122,7 +122,7 @@ static int spawn_agent(struct pr_job *job, struct pr_agent *a, const char *self,
                        const char *value, int stdin_fd)
 {
     const char *host = job->hosts[a->host].name;
-    char *argv[64];
+    char *argv[64], nodelist[300];
     int argc = 0;
     char *words = NULL;
     struct pr_buf cmd = {0};
@@ -133,7 +133,6 @@ static int spawn_agent(struct pr_job *job, struct pr_agent *a, const char *self,
     } else if (job->opt.slurm && !job->opt.launch_agent) {
         /* a step of one task on the node, sharing the allocation's cpus
          * with the ranks the agent forks (as Hydra and Open MPI do) */
-        static char nodelist[300];
         snprintf(nodelist, sizeof nodelist, "--nodelist=%s", host);
         char *const srun[] = {"srun", "--nodes=1", "--ntasks=1", nodelist, "--overlap",
                               "--cpu-bind=none", "--mpi=none", "--export=ALL", "--quiet",
@@ -565,7 +564,6 @@ void pr_frontend_ctrl_readable(struct pr_job *job, struct pr_agent *a)
 void pr_frontend_agent_exited(struct pr_job *job, struct pr_agent *a, int status)
 {
     a->alive = 0;
-    a->status = status;
     job->agents_alive--;
     /* Reports it sent before it went come first. */
     if (a->ctrl_fd >= 0)

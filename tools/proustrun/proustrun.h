@@ -99,7 +99,6 @@ struct pr_agent {
     int host;
     pid_t pid;      /* our child: ssh (or the launch agent), or proustrun --agent */
     int alive;
-    int status;
     int ctrl_fd;    /* its control connection, -1 before HELLO and after EOF */
     int ended;      /* its ranks were all reported, or declared lost */
     struct pr_buf in, out;
@@ -142,9 +141,8 @@ struct pr_job {
 
     /* agent */
     int ctrl_fd;        /* to the front end, -1 once lost */
-    struct pr_buf ctrl_in, ctrl_out;
+    struct pr_buf ctrl_in;
     int size;           /* the whole job's ranks (local mode: nprocs) */
-    int local_base;     /* PROUST_LOCAL_RANK of our first rank */
     int *global_ranks;  /* agent: our ranks' numbers in the job */
     char boot_addr[64]; /* agent: the front end address that answered */
     int boot_port;
@@ -207,7 +205,6 @@ void pr_tcp_keepalive(int fd);
 /* agent.c */
 int pr_agent_main(struct pr_job *job); /* the agent's whole life; its exit code */
 void pr_agent_ctrl_readable(struct pr_job *job);
-void pr_agent_ctrl_writable(struct pr_job *job);
 void pr_agent_report(struct pr_job *job, uint16_t type, int rank, int arg);
 /* A boot connection to the front end for `rank`, authenticated; -1 on error. */
 int pr_agent_boot_connect(struct pr_job *job, int rank);
