@@ -92,13 +92,16 @@ void proust__window_push(struct proust__gate *g, struct proust__chunk *first,
 static void credit_chunks(struct proust__chunk *c, int status)
 {
     while (c) {
+        /* read everything first: once its request completes, a chunk embedded
+         * in it (chunk0) may be reused by the next send at once */
         struct proust__chunk *next = c->next;
+        bool owned = c->owned;
         if (c->req) {
             if (status != PROUST_OK)
                 proust__request_set_error(c->req, status);
             proust__request_event_done(c->req);
         }
-        if (c->owned)
+        if (owned)
             free(c);
         c = next;
     }
