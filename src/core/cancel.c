@@ -48,7 +48,7 @@ static void cancel_finish(struct proust_request *req)
         req->deferred_next = proust__deferred_head;
         proust__deferred_head = req;
     }
-    proust__wake_check(s);
+    proust__wake_check(&s->prog);
 }
 
 void proust__cancel_completed(struct proust_request *req, unsigned prev_flags)
@@ -125,7 +125,7 @@ int proust__cancel_send(struct proust_session *s, struct proust_request *req)
     proust__window_push(g, c, c, 1);
     proust__gate_schedule(s, g);
     proust__unlock(&g->lock);
-    proust__threads_kick(s); /* the answer must be read while we compute */
+    proust__threads_kick(&s->prog); /* the answer must be read while we compute */
     return PROUST_OK;
 }
 

@@ -94,8 +94,10 @@ struct proust_request {
     proust_request_cb_t cb;
     void *cb_arg;
     struct proust_request *deferred_next;
-    /* user requests (proust_request_create): their source and data */
+    /* user requests (proust_request_create): their source, their link in
+     * its pending list (progress/ptask.c), and data */
     struct proust_ptask *ptask;
+    struct proust__pending pending_on;
     void *user_data;
     /* receives: the offer made to the sender (offer.c), under the gate's
      * stripe; NULL for almost all */
@@ -299,19 +301,6 @@ struct proust__rail_slot {
     int ngates; /* peers it carries; a rail that carries none is not polled */
 };
 
-/* One poller per task at a time: a flag, not a mutex, because pollers never
- * wait for each other (a thread that finds it taken moves on). */
-static inline bool proust__poll_trylock(_Atomic int *polling)
-{
-    return !atomic_load_explicit(polling, memory_order_relaxed) &&
-           !atomic_exchange_explicit(polling, 1, memory_order_acquire);
-}
-
-static inline void proust__poll_unlock(_Atomic int *polling)
-{
-    atomic_store_explicit(polling, 0, memory_order_release);
-}
-
 struct proust__token_table; /* token.c */
 
 struct proust_session {
@@ -377,15 +366,6 @@ struct proust_session {
                           decision is described, not applied) */
     double place_ms;   /* what deciding and applying cost init */
 };
-
-/* Threads may sleep waiting for what just happened (a completion, an
- * arrival): wake them. One load when nobody sleeps. */
-static inline void proust__wake_check(struct proust_session *s)
-{
-    unsigned w = atomic_load_explicit(&s->prog.waiting, memory_order_seq_cst);
-    if (__builtin_expect(w != 0, 0))
-        proust__wake_slow(s, w);
-}
 
 /* ---- request life cycle (request.c) --------------------------------------- */
 /* Field by field, and only what the callers (pt2pt.c, pack.c) do not set
@@ -778,60 +758,24 @@ void proust__gate_set_rail(struct proust_session *s, struct proust__gate *g,
                            proust__rail_t *rail);
 
 /* ---- progress (wait.c) ------------------------------------------------------ */
+/* What the progress engine calls in core (its upcalls: a pass, deferred
+ * work, peer checks, idle work). */
+extern const struct proust__progress_upcalls proust__core_upcalls;
 /* Make progress until req is finished (does not release it). */
 void proust__wait_request(struct proust_request *req);
 /* One pass over rails and pending gates; returns events seen. */
 int proust__progress(struct proust_session *s);
-/* Wait helper: spin for the spin window, then sleep (proust__block) if the
- * waiter has a condition (done), else nap; checks peers when nothing moves.
- * A waiter counts as an application poller (the progress thread stays out
- * of its way) from its first empty poll until proust__waiter_end. */
-struct proust__waiter {
-    unsigned idle_polls;
-    bool polling; /* counted in prog.app_polling */
-    bool slept;   /* has slept once: no longer an application poller */
-    bool counted; /* counted in prog.app_waiting (helper sessions) */
-    uint64_t idle_since_ns;
-    uint64_t last_check_ns;
-    int partner; /* the rank awaited + 1; 0: any (co-location, colocate.c) */
-    uint64_t spin_floor_ns; /* spin at least this long (a transfer under way), 0: none */
-    bool boosted; /* slept with a boosted priority (boost.c), undone at the end */
-    int8_t saved_nice;
-    uint8_t saved_flags;
-    proust__done_fn done;
-    void *ctx;
-};
-void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int events);
-/* Before each pass of a wait: the rendezvous helper stands aside while
- * application threads wait (they advance its transfers themselves). */
-static inline void proust__waiter_enter(struct proust_session *s, struct proust__waiter *w)
-{
-    if (__builtin_expect(s->prog.helper && !w->counted, 0)) {
-        w->counted = true;
-        proust__helper_wait_begins(s);
-    }
-}
-static inline void proust__waiter_stop_polling(struct proust_session *s, struct proust__waiter *w)
-{
-    if (w->polling) {
-        atomic_fetch_sub_explicit(&s->prog.app_polling, 1, memory_order_seq_cst);
-        w->polling = false;
-    }
-}
-/* The wait is over: the thread goes back to the application. */
-static inline void proust__waiter_end(struct proust_session *s, struct proust__waiter *w)
-{
-    proust__waiter_stop_polling(s, w);
-    if (w->boosted)
-        proust__boost_end(w);
-    if (w->counted) {
-        w->counted = false;
-        proust__helper_wait_ends(s);
-    }
-}
 /* Ask the launcher and the rails whether peers died. */
 void proust__check_peers(struct proust_session *s);
 
-uint64_t proust__now_ns(void);
+/* ---- the rendezvous helper's requests (helped.c) ---------------------------- */
+/* Does the helper serve transfers with this peer (a rail without gets)? */
+bool proust__helper_serves_peer(const struct proust_session *s, int peer);
+/* A nonblocking post of req by an application thread: the helper counts
+ * and advances it if it serves it. */
+void proust__request_helped(struct proust_session *s, struct proust_request *req);
+/* Clear req's helped flag; whoever clears it uncounts it (a completion,
+ * or a post that found the request done already). */
+void proust__request_unhelp(struct proust_request *req);
 
 #endif

@@ -242,5 +242,5 @@ void proust__unexpected_append(struct proust_session *s, struct proust__inmsg *m
     m->arrival = atomic_fetch_add_explicit(&s->arrival_counter, 1, memory_order_relaxed);
     proust__gate_unexp_add(&s->gates[m->source], m);
     atomic_fetch_add_explicit(&s->unexpected_count, 1, memory_order_relaxed);
-    proust__wake_check(s); /* a thread may sleep in proust_probe */
+    proust__wake_check(&s->prog); /* a thread may sleep in proust_probe */
 }

@@ -398,7 +398,7 @@ void proust__offer_queue_use(struct proust_session *s, int peer, uint64_t sender
         atomic_store_explicit(&s->uses_head, u, memory_order_relaxed);
     s->uses_tail = u;
     proust__unlock(&s->gets_lock);
-    proust__threads_kick(s); /* a progress thread may do it while we compute */
+    proust__threads_kick(&s->prog); /* a progress thread may do it while we compute */
 }
 
 int proust__offer_uses_run(struct proust_session *s)

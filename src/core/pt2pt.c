@@ -33,7 +33,7 @@ static int post_send(struct proust_session *s, const void *buf, size_t len, int 
     req->waited = blocking;
     proust__send_post(s, req, sync, NULL);
     if (!blocking) /* we return to compute: the helper may push the data */
-        proust__helper_engage(s, req);
+        proust__request_helped(s, req);
     *reqp = req;
     proust__run_deferred();
     return PROUST_OK;
@@ -77,7 +77,7 @@ int proust_irecv(proust_session_t *s, void *buf, size_t len, int source, proust_
         return PROUST_ERR_NOMEM;
     proust__recv_fill(req, buf, len, source, tag, mask);
     proust__recv_post(s, req, PROUST__POST_NONBLOCKING | PROUST__POST_MAY_OFFER);
-    proust__helper_engage(s, req);
+    proust__request_helped(s, req);
     *reqp = req;
     proust__run_deferred();
     return PROUST_OK;
@@ -100,7 +100,7 @@ int proust_irecv_inline(proust_session_t *s, void *buf, size_t len, int source, 
     struct proust_request *req =
         proust__recv_post_inline(s, &tmp, PROUST__POST_NONBLOCKING | PROUST__POST_MAY_OFFER);
     if (req)
-        proust__helper_engage(s, req);
+        proust__request_helped(s, req);
     else
         *status = tmp.status;
     *reqp = req;
@@ -122,7 +122,7 @@ int proust_imrecv(proust_session_t *s, proust_message_t *msg, void *buf, size_t 
         return PROUST_ERR_NOMEM;
     proust__recv_fill(req, buf, len, m->source, m->tag, PROUST_TAG_MASK_FULL);
     proust__recv_post_message(s, req, m);
-    proust__helper_engage(s, req);
+    proust__request_helped(s, req);
     *reqp = req;
     proust__run_deferred();
     return PROUST_OK;

@@ -222,7 +222,7 @@ static int inmsg_store(struct proust_session *s, struct proust__gate *g,
         /* an idle wait may pull it in (unexp_pull.c): one asleep must wake
          * to, since the thread that polled it in may not be idle */
         atomic_fetch_add_explicit(&s->unexp_rts, 1, memory_order_relaxed);
-        proust__wake_check(s);
+        proust__wake_check(&s->prog);
     }
     m->nseg_seen++;
     return PROUST_OK;
@@ -672,7 +672,7 @@ int proust__recv_post(struct proust_session *s, struct proust_request *req, unsi
     int rc = recv_post_blocking(s, req, how);
     PROUST__COARSE_LEAVE(&s->prog);
     if (req->total >= PROUST__KICK_BYTES) /* its RTS may come while we compute */
-        proust__threads_kick(s);
+        proust__threads_kick(&s->prog);
     return rc;
 }
 
@@ -684,7 +684,7 @@ struct proust_request *proust__recv_post_inline(struct proust_session *s,
     recv_post(s, tmp, how, &heap);
     PROUST__COARSE_LEAVE(&s->prog);
     if (heap && heap->total >= PROUST__KICK_BYTES)
-        proust__threads_kick(s);
+        proust__threads_kick(&s->prog);
     return heap;
 }
 

@@ -135,9 +135,9 @@ static bool split_get(struct proust_session *s, int peer, struct proust_request 
         sg->pieces[i].whole = sg;
         sg->pieces[i].offset = (uint64_t)i * piece;
     }
-    proust__offload_submit(s, &sg->pieces[1].job, &sg->pieces[n - 1].job, (int)(n - 1));
+    proust__offload_submit(&s->prog, &sg->pieces[1].job, &sg->pieces[n - 1].job, (int)(n - 1));
     /* and copy too: the queue gives us what the helpers have not taken */
-    proust__offload_run(s);
+    proust__offload_run(&s->prog);
     return true;
 }
 

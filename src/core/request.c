@@ -218,12 +218,12 @@ void proust__request_complete(struct proust_request *req)
      * still counted); whoever clears the flag uncounts it */
     if (__builtin_expect(atomic_load_explicit(&req->flags, memory_order_relaxed) &
                              PROUST__RF_HELPED, 0))
-        proust__helper_unhelp(req);
+        proust__request_unhelp(req);
     unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_DONE, memory_order_seq_cst);
     if (prev & PROUST__RF_DONE)
         return; /* completed already (a failure forced it): never twice */
     if (__builtin_expect(prev & PROUST__RF_HELPED, 0)) /* engaged meanwhile */
-        proust__helper_unhelp(req);
+        proust__request_unhelp(req);
     if (__builtin_expect(prev & PROUST__RF_CANCELING, 0)) {
         proust__cancel_completed(req, prev); /* not finished before the answer */
         return;
@@ -232,7 +232,7 @@ void proust__request_complete(struct proust_request *req)
         req->deferred_next = proust__deferred_head;
         proust__deferred_head = req;
     }
-    proust__wake_check(s);
+    proust__wake_check(&s->prog);
 }
 
 void proust__request_fail(struct proust_request *req, int status)
@@ -266,7 +266,7 @@ void proust__run_deferred_slow(void)
             atomic_fetch_sub_explicit(&s->prog.monitored, 1, memory_order_relaxed);
             flags = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB_DONE,
                                              memory_order_seq_cst);
-            proust__wake_check(s); /* finished only now */
+            proust__wake_check(&s->prog); /* finished only now */
         }
         /* whoever sets the last of FREED / finished releases it */
         if (flags & PROUST__RF_FREED)
@@ -285,10 +285,10 @@ int proust_request_monitor(proust_request_t *req, proust_request_cb_t cb, void *
     req->cb_arg = arg;
     /* counted before the flag: a completion right after it runs the
      * callback and uncounts it (proust__run_deferred_slow) */
-    proust__monitored_begins(req->session);
+    proust__monitored_begins(&req->session->prog);
     unsigned prev = atomic_fetch_or_explicit(&req->flags, PROUST__RF_CB, memory_order_acq_rel);
     if ((prev & (PROUST__RF_HELPED | PROUST__RF_DONE)) == PROUST__RF_HELPED)
-        proust__helper_monitored(req->session);
+        proust__helper_monitored(&req->session->prog);
     if ((prev & PROUST__RF_DONE) && !(prev & PROUST__RF_CANCELING)) {
         atomic_fetch_sub_explicit(&req->session->prog.monitored, 1, memory_order_relaxed);
         cb(req, &req->status, arg); /* completed before we got here */

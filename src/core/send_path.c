@@ -255,7 +255,7 @@ int proust__send_post(struct proust_session *s, struct proust_request *req, bool
      * pulls: waking our thread would only take a core from someone.) */
     if (req->total >= PROUST__KICK_BYTES &&
         !(s->gates[req->peer].rail->caps.flags & PROUST__RAIL_CAN_GET))
-        proust__threads_kick(s);
+        proust__threads_kick(&s->prog);
     return rc;
 }
 

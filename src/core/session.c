@@ -147,6 +147,30 @@ static int read_config(struct proust_session *s)
     return PROUST_OK;
 }
 
+/* The rails become the progress engine's first sources; then it starts
+ * with what the job and placement decided. */
+static int start_progress(struct proust_session *s)
+{
+    int rc = PROUST_OK;
+    bool cpu_moved = false;
+    for (int i = 0; i < s->nrails && rc == PROUST_OK; i++)
+        rc = proust__ptask_add_rail(&s->prog, &s->rails[i].task, &s->rails[i].rail,
+                                    s->rails[i].ngates > 0);
+    for (int i = 0; i < s->size && !cpu_moved; i++)
+        cpu_moved = proust__helper_serves_peer(s, i);
+    struct proust__progress_job job = {
+        .rank = s->rank,
+        .local_size = s->boot.local_size,
+        .usable_cores = s->usable_cores,
+        .oversubscribed = s->oversubscribed,
+        .place = s->placed ? &s->place : NULL,
+        .place_threads = s->place_threads,
+        .topo = s->topo.h ? &s->topo : NULL,
+        .cpu_moved_peers = cpu_moved,
+    };
+    return rc == PROUST_OK ? proust__progress_start(&s->prog, &job) : rc;
+}
+
 int proust_init(proust_session_t **out)
 {
     if (!out)
@@ -171,7 +195,8 @@ int proust_init(proust_session_t **out)
     pthread_mutex_init(&s->monitor_lock, NULL);
     if ((rc = read_config(s)) != PROUST_OK)
         goto err_progress;
-    if ((rc = proust__progress_init(s)) != PROUST_OK)
+    if ((rc = proust__progress_init(&s->prog, &proust__core_upcalls, s, s->peer_check_ms)) !=
+        PROUST_OK)
         goto err_free;
     if ((rc = proust__boot_open(&s->boot)) != PROUST_OK) {
         PROUST_ERROR("cannot reach the launcher: %s", proust_strerror(rc));
@@ -206,9 +231,9 @@ int proust_init(proust_session_t **out)
     if ((rc = s->boot.ops->fence(&s->boot)) != PROUST_OK)
         goto err_rails;
     atomic_store(&s->active, 1);
-    if ((rc = proust__progress_start(s)) != PROUST_OK) {
+    if ((rc = start_progress(s)) != PROUST_OK) {
         atomic_store(&s->active, 0);
-        proust__progress_stop(s);
+        proust__progress_stop(&s->prog);
         goto err_rails;
     }
     *out = s;
@@ -224,7 +249,7 @@ err_boot:
      * from the launcher that this process left */
     proust__boot_close(&s->boot);
 err_free:
-    proust__progress_destroy(s);
+    proust__progress_destroy(&s->prog);
     proust__place_destroy(s);
 err_progress:
     pthread_mutex_destroy(&s->monitor_lock);
@@ -246,12 +271,12 @@ static void drain_sends(struct proust_session *s)
     struct proust__waiter w = {0};
     while ((atomic_load(&s->gates_pending) > 0 || atomic_load(&s->sends_waiting) > 0) &&
            proust__now_ns() < deadline) {
-        proust__waiter_enter(s, &w);
+        proust__waiter_enter(&s->prog, &w);
         int ev = proust__progress(s);
         proust__run_deferred();
-        proust__waiter_idle(s, &w, ev);
+        proust__waiter_idle(&s->prog, &w, ev);
     }
-    proust__waiter_end(s, &w);
+    proust__waiter_end(&s->prog, &w);
     if (atomic_load(&s->sends_waiting) > 0)
         PROUST_WARN("finalize: %d send(s) never matched by their receiver",
                     atomic_load(&s->sends_waiting));
@@ -264,7 +289,7 @@ int proust_finalize(proust_session_t *s)
     drain_sends(s);
     /* Peers may still be receiving what we sent: leave together. */
     int rc = s->boot.ops->fence(&s->boot);
-    proust__progress_stop(s); /* nobody polls the rails from here on */
+    proust__progress_stop(&s->prog); /* nobody polls the rails from here on */
     atomic_store(&s->active, 0);
     /* Incoming messages nobody received are dropped; the memory of every
      * request, waited for or not, goes with the session below. Before the
@@ -278,7 +303,7 @@ int proust_finalize(proust_session_t *s)
     proust__gates_destroy(s);
     proust__tokens_destroy(s);
     proust__boot_close(&s->boot);
-    proust__progress_destroy(s);
+    proust__progress_destroy(&s->prog);
     proust__place_destroy(s);
     pthread_mutex_destroy(&s->monitor_lock);
     proust__run_deferred(); /* before the requests' memory goes */

@@ -1,13 +1,12 @@
 /*
- * wait.c — progress, and the wait / test family.
+ * wait.c — progress passes, the progress engine's upcalls, and the wait /
+ * test family.
  *
  * Any thread may make progress: it polls each rail and each registered
  * source whose poll flag it can take (others are being polled already) and
- * schedules gates with work queued. A waiting thread polls for the spin
- * window, then sleeps (progress/block.c) until a completion or an event
- * wakes it; with PROUST_PROGRESS=poll it never sleeps but yields the core
- * (so 8 processes on 2 cores still make progress). Either way it checks
- * that its peers are alive when nothing has moved for PROUST_PEER_CHECK_MS.
+ * schedules gates with work queued. A waiting thread alternates passes
+ * with the progress engine's waiting policy (progress/waiter.c: spin, then
+ * sleep), which calls back here for passes, peer checks and idle work.
  */
 #include <limits.h>
 #include <sched.h>
@@ -17,13 +16,6 @@
 #include <time.h>
 
 #include "core/engine.h"
-
-uint64_t proust__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int proust__progress(struct proust_session *s)
 {
@@ -44,7 +36,7 @@ int proust__progress(struct proust_session *s)
     if (atomic_load_explicit(&s->uses_head, memory_order_relaxed))
         events += proust__offer_uses_run(s); /* writes into offered receives */
     if (atomic_load_explicit(&s->prog.jobs_queued, memory_order_relaxed))
-        events += proust__offload_run(s); /* pieces of someone's copy */
+        events += proust__offload_run(&s->prog); /* pieces of someone's copy */
     if (atomic_load_explicit(&s->gates_pending, memory_order_acquire) > 0) {
         for (int r = 0; r < s->size; r++) {
             struct proust__gate *g = &s->gates[r];
@@ -61,9 +53,45 @@ int proust__progress(struct proust_session *s)
     PROUST__COARSE_LEAVE(&s->prog);
     /* user sources after the coarse section: their callbacks may post */
     if (atomic_load_explicit(&s->prog.ntasks, memory_order_relaxed) > s->nrails)
-        events += proust__ptasks_poll_user(s);
+        events += proust__ptasks_poll_user(&s->prog);
     return events;
 }
+
+/* ---- the progress engine's upcalls ------------------------------------------ */
+static int core_pass(void *core)
+{
+    int ev = proust__progress(core);
+    proust__run_deferred();
+    return ev;
+}
+
+static void core_check_peers(void *core)
+{
+    proust__check_peers(core);
+}
+
+/* an idle process pulls the rendezvous messages waiting unexpected
+ * (unexp_pull.c): their senders may be waiting for us to */
+static int core_idle_work(void *core)
+{
+    struct proust_session *s = core;
+    return proust__idle_pull_wanted(s) ? proust__idle_pull(s) : 0;
+}
+
+/* a peer claimed one of our offered receives and copies into it (offer.c) */
+static bool core_peer_writing(void *core)
+{
+    struct proust_session *s = core;
+    return atomic_load_explicit(&s->offers_writing, memory_order_relaxed) > 0;
+}
+
+const struct proust__progress_upcalls proust__core_upcalls = {
+    .pass = core_pass,
+    .run_deferred = proust__run_deferred,
+    .check_peers = core_check_peers,
+    .idle_work = core_idle_work,
+    .peer_writing = core_peer_writing,
+};
 
 static inline bool is_finished(const struct proust_request *req)
 {
@@ -87,8 +115,7 @@ static _Thread_local unsigned app_empty_polls;
  * testManyISSendAndRecv: 10 Testall calls after the last receive). */
 static int app_poll(struct proust_session *s)
 {
-    if (!proust__in_progress_thread)
-        atomic_fetch_add_explicit(&s->prog.app_entries, 1, memory_order_relaxed);
+    proust__app_entered(&s->prog);
     int ev = proust__progress(s);
     proust__run_deferred();
     if (ev > 0) {
@@ -153,22 +180,8 @@ int proust_progress(proust_session_t *s)
     return PROUST_OK;
 }
 
-#define SPIN_POLLS 64             /* polls before looking at the clock */
-#define YIELD_NS 50000ull         /* poll mode: spin up to 50 us before yielding */
-#define NAP_AFTER_NS 5000000ull   /* poll mode: 5 ms without progress, nap */
-#define SPIN_SCALE_MAX 16u        /* adaptive spin: at most 16x the base window */
-#define OFFER_SPIN_MAX_NS 5000000ull /* spin for a peer writing an offer: 5 ms at most */
 #define RDV_SPIN_NS_PER_KIB 500ull  /* a rendezvous send's wait spins ~2 GB/s worth, */
 #define RDV_SPIN_MAX_NS 5000000ull  /* 5 ms at most */
-
-/* Adaptive spin, per thread: a thread whose event comes soon after it
- * went to sleep spins twice as long next time; one that sleeps long
- * goes back toward the base window. Without it two ranks in a ping-pong
- * can settle into sleeping on every message: the partner's reply takes
- * its own wake-up (about the spin window) plus the send, so each wait
- * just misses the window and sleeps in turn (40-150 us per message
- * instead of 0.3). */
-static _Thread_local unsigned spin_scale = 1;
 
 void proust__check_peers(struct proust_session *s)
 {
@@ -182,152 +195,6 @@ void proust__check_peers(struct proust_session *s)
     for (int i = 0; i < s->nrails; i++)
         if (s->rails[i].rail.ops->check)
             s->rails[i].rail.ops->check(&s->rails[i].rail);
-}
-
-/* The first empty poll of a wait: count the waiter as an application
- * poller (the progress thread stays out of the wait set while there are
- * some, so that peers do not pay doorbells for messages we poll anyway). */
-static void waiter_start_polling(struct proust_session *s, struct proust__waiter *w)
-{
-    struct proust__progress *p = &s->prog;
-    w->polling = true;
-    atomic_fetch_add_explicit(&p->app_polling, 1, memory_order_seq_cst);
-    atomic_fetch_add_explicit(&p->app_entries, 1, memory_order_relaxed);
-}
-
-/* Application threads of ours inside a wait besides the caller: polling
- * ones, and asleep ones (on the futex, or holding the wait set). */
-static int others_in_waits(struct proust__progress *p, const struct proust__waiter *me)
-{
-    unsigned w = atomic_load_explicit(&p->waiting, memory_order_relaxed);
-    int n = atomic_load_explicit(&p->app_polling, memory_order_relaxed) - (me->polling ? 1 : 0);
-    n += atomic_load_explicit(&p->app_sleepers, memory_order_relaxed);
-    if ((w & PROUST__WAIT_BLOCKER) && !atomic_load_explicit(&p->pt_blocking, memory_order_relaxed))
-        n++;
-    return n;
-}
-
-void proust__waiter_idle(struct proust_session *s, struct proust__waiter *w, int events)
-{
-    if (events > 0) {
-        w->idle_polls = 0;
-        w->idle_since_ns = 0;
-        return;
-    }
-    if (!w->polling && !w->slept)
-        waiter_start_polling(s, w);
-    /* More processes than cores, or more threads than cores with others of
-     * ours waiting too: whoever we wait for may need this core (a thread
-     * of ours whose message is in, or a peer rank), so give it up after a
-     * few empty polls rather than a whole spin. Otherwise the scheduler
-     * shares the core between our waiting threads by time slices (8
-     * threads per rank in concurrent ping-pongs on 2 cpus: 133 us a
-     * message, median of 5 paired rounds, against 7.5 with the yields;
-     * benchmark 6 in PERFORMANCE.md). */
-    if (++w->idle_polls, !(w->idle_polls & 7u) &&
-        (s->oversubscribed || (proust__cpus_overcommitted(s) && others_in_waits(&s->prog, w) > 0)))
-        sched_yield();
-    if (w->idle_polls < SPIN_POLLS || (w->idle_polls & 15u))
-        return; /* the clock costs more than a poll: read it every 16 */
-    uint64_t now = proust__now_ns();
-    if (!w->idle_since_ns) {
-        w->idle_since_ns = now;
-        if (!w->last_check_ns)
-            w->last_check_ns = now;
-    }
-    if (now - w->last_check_ns >= (uint64_t)s->peer_check_ms * 1000000ull) {
-        w->last_check_ns = now;
-        proust__check_peers(s);
-    }
-    uint64_t idle = now - w->idle_since_ns;
-    struct proust__progress *p = &s->prog;
-    /* nothing to do for a spin window: take in the rendezvous messages
-     * waiting unexpected, whose senders may be waiting for us to
-     * (unexp_pull.c), and poll again before sleeping */
-    if (idle >= (p->spin_ns < YIELD_NS ? p->spin_ns : YIELD_NS) && /* poll mode: spin_ns is infinite */
-        proust__idle_pull_wanted(s) && proust__idle_pull(s) > 0) {
-        w->idle_since_ns = 0;
-        return;
-    }
-    uint64_t window = p->spin_ns * spin_scale;
-    if (w->spin_floor_ns > window)
-        window = w->spin_floor_ns;
-    int cpu = proust__current_cpu();
-    proust__presence_publish(s, cpu, now);
-    if (p->mode == PROUST__PROGRESS_POLL) {
-        if (idle > NAP_AFTER_NS) {
-            struct timespec nap = {0, 50000};
-            nanosleep(&nap, NULL);
-        } else if (!s->oversubscribed && idle > YIELD_NS) {
-            sched_yield();
-        }
-        return;
-    }
-    /* Loaded as measured, not as counted: more ranks than cores is not
-     * load while the others sleep (4 ranks on 2 cores, 2 of them waiting
-     * in a barrier: a ping-pong 0.3-0.9 us instead of 3-13 us when
-     * oversubscription alone sent every wait to sleep at once) */
-    bool loaded = proust__waiter_loaded(s, now);
-    /* a peer claimed one of our offered receives and is copying into it:
-     * its DONE comes within the copy (~0.1 ms a MiB), sooner than a sleep
-     * and its wake-up; a copy that takes far longer is not running */
-    if (atomic_load_explicit(&s->offers_writing, memory_order_relaxed) > 0 &&
-        idle < OFFER_SPIN_MAX_NS) {
-        if (loaded || s->oversubscribed)
-            sched_yield();
-        return;
-    }
-    bool handoff = false;
-    if (idle < window) {
-        /* Our own threads do not need this cpu; the partner may, when the
-         * kernel queued it behind us (colocate.c): move to another cpu,
-         * or hand this one over by sleeping. (More ranks than cores: the
-         * yields above hand it over; moving only lands on another rank.) */
-        if (!loaded) {
-            if (s->oversubscribed || !proust__cpus_overcommitted(s) ||
-                !proust__partner_behind(s, w->partner - 1, cpu, w->idle_since_ns))
-                return;
-            if (p->handoff_migrate && proust__migrate_away(cpu)) {
-                proust__presence_publish(s, proust__current_cpu(), proust__now_ns());
-                return;
-            }
-            handoff = true;
-        }
-        /* Loaded, and other threads of ours poll too: the core most likely
-         * goes to one of them, which finds its message and answers; a
-         * sleep would cost a ~40 us wake-up for each. Loaded by compute
-         * threads instead: sleep now, the kernel wakes us on the event. */
-        else if (atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 1) {
-            sched_yield();
-            return;
-        }
-    }
-    /* spun as long as sleeping costs: sleep; loaded by our own threads,
-     * with a wake-up that preempts them (boost.c) */
-    if (loaded)
-        proust__boost_begin(s, w);
-    proust__waiter_stop_polling(s, w);
-    w->slept = true;
-    if (w->done) {
-        uint64_t slept_at = proust__now_ns();
-        proust__block(s, w->done, w->ctx, (uint64_t)s->peer_check_ms * 1000000ull);
-        uint64_t woke_at = proust__now_ns(), slept = woke_at - slept_at;
-        proust__presence_publish(s, proust__current_cpu(), woke_at);
-        /* woken within a few wake-up costs (by an event: the timeout is far
-         * longer; the next pass completes the request): a little more spin
-         * would have caught it (unless loaded: the core belongs to others;
-         * or a hand-off: the partner answered because we let it run) */
-        if (!loaded && !handoff && slept < 4 * p->spin_ns) {
-            if (spin_scale < SPIN_SCALE_MAX)
-                spin_scale *= 2;
-        } else if (slept > 16 * p->spin_ns * spin_scale && spin_scale > 1) {
-            spin_scale /= 2;
-        }
-    } else {
-        struct timespec nap = {0, 50000};
-        nanosleep(&nap, NULL);
-    }
-    w->idle_polls = SPIN_POLLS - 1; /* back here after one more poll */
 }
 
 /* Copy out the status, release the request, return its error. */
@@ -379,13 +246,13 @@ void proust__wait_request(struct proust_request *req)
     struct proust__waiter w = {.done = request_done, .ctx = req, .partner = partner_of(req->peer),
                                .spin_floor_ns = spin_floor(req)};
     while (!is_finished(req)) {
-        proust__waiter_enter(s, &w);
+        proust__waiter_enter(&s->prog, &w);
         int ev = proust__progress(s);
         proust__run_deferred();
         if (!is_finished(req))
-            proust__waiter_idle(s, &w, ev);
+            proust__waiter_idle(&s->prog, &w, ev);
     }
-    proust__waiter_end(s, &w);
+    proust__waiter_end(&s->prog, &w);
 }
 
 int proust_wait(proust_request_t **reqp, proust_status_t *status)
@@ -465,14 +332,14 @@ int proust_waitany(size_t count, proust_request_t **reqs, size_t *index, proust_
         for (size_t i = 0; i < count; i++) {
             if (reqs[i] && is_finished(reqs[i])) {
                 *index = i;
-                proust__waiter_end(s, &w);
+                proust__waiter_end(&s->prog, &w);
                 return finish(&reqs[i], status);
             }
         }
-        proust__waiter_enter(s, &w);
+        proust__waiter_enter(&s->prog, &w);
         int ev = proust__progress(s);
         proust__run_deferred();
-        proust__waiter_idle(s, &w, ev);
+        proust__waiter_idle(&s->prog, &w, ev);
     }
 }
 
@@ -508,13 +375,13 @@ int proust_waitall(size_t count, proust_request_t **reqs, proust_status_t *statu
         }
         if (next >= count)
             break;
-        proust__waiter_enter(s, &w);
+        proust__waiter_enter(&s->prog, &w);
         int ev = proust__progress(s);
         proust__run_deferred();
-        proust__waiter_idle(s, &w, ev);
+        proust__waiter_idle(&s->prog, &w, ev);
     }
     if (s)
-        proust__waiter_end(s, &w);
+        proust__waiter_end(&s->prog, &w);
     return first_err;
 }
 
@@ -642,17 +509,17 @@ int proust_probe(proust_session_t *s, int source, proust_tag_t tag, proust_tag_t
         int rc = proust_iprobe(s, source, tag, mask, &flag, status);
         if (rc != PROUST_OK || flag) {
             if (rc == PROUST_OK || w.counted || w.polling) /* (s is valid then) */
-                proust__waiter_end(s, &w);
+                proust__waiter_end(&s->prog, &w);
             return rc;
         }
         if (source != PROUST_ANY_SOURCE) {
             int failed = atomic_load(&s->gates[source].failed);
             if (failed) {
-                proust__waiter_end(s, &w);
+                proust__waiter_end(&s->prog, &w);
                 return failed;
             }
         }
-        proust__waiter_enter(s, &w);
-        proust__waiter_idle(s, &w, 0);
+        proust__waiter_enter(&s->prog, &w);
+        proust__waiter_idle(&s->prog, &w, 0);
     }
 }

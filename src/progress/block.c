@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/engine.h"
+#include "progress/progress.h"
 
 static _Atomic uint64_t thread_ids;
 _Thread_local bool proust__in_progress_thread;
@@ -47,16 +47,15 @@ static void futex_wake_all(_Atomic unsigned *word)
     (void)syscall(SYS_futex, (unsigned *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-void proust__kick(struct proust_session *s)
+void proust__kick(struct proust__progress *p)
 {
     uint64_t one = 1;
-    if (s->prog.kick_fd >= 0)
-        (void)!write(s->prog.kick_fd, &one, sizeof one);
+    if (p->kick_fd >= 0)
+        (void)!write(p->kick_fd, &one, sizeof one);
 }
 
-void proust__wake_slow(struct proust_session *s, unsigned waiting)
+void proust__wake_slow(struct proust__progress *p, unsigned waiting)
 {
-    struct proust__progress *p = &s->prog;
     if (waiting & PROUST__WAIT_SLEEPERS) {
         atomic_fetch_add_explicit(&p->wake_seq, 1, memory_order_seq_cst);
         futex_wake_all(&p->wake_seq);
@@ -70,19 +69,19 @@ void proust__wake_slow(struct proust_session *s, unsigned waiting)
      * blocker bit of an application thread, we see it clear.) */
     if ((waiting & PROUST__WAIT_BLOCKER) &&
         !atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst))
-        proust__kick_blocker(s);
+        proust__kick_blocker(p);
 }
 
-void proust__kick_blocker(struct proust_session *s)
+void proust__kick_blocker(struct proust__progress *p)
 {
-    if (atomic_load_explicit(&s->prog.blocker_id, memory_order_relaxed) != proust__thread_id())
-        proust__kick(s);
+    if (atomic_load_explicit(&p->blocker_id, memory_order_relaxed) != proust__thread_id())
+        proust__kick(p);
 }
 
-static void arm_rails(struct proust_session *s, int level)
+static void arm_rails(struct proust__progress *p, int level)
 {
-    for (int i = 0; i < s->nrails; i++) {
-        proust__rail_t *r = &s->rails[i].rail;
+    for (int i = 0; i < p->nrails; i++) {
+        proust__rail_t *r = atomic_load_explicit(&p->tasks[i], memory_order_relaxed)->rail;
         if (r->ops->arm)
             r->ops->arm(r, level);
     }
@@ -95,10 +94,9 @@ static void drain_kicks(struct proust__progress *p)
 }
 
 /* Hold the wait set: block in epoll until an fd fires or timeout. */
-static void block_in_waitset(struct proust_session *s, proust__done_fn done, void *ctx,
+static void block_in_waitset(struct proust__progress *p, proust__done_fn done, void *ctx,
                              uint64_t timeout_ns)
 {
-    struct proust__progress *p = &s->prog;
     atomic_store_explicit(&p->blocker_id, proust__thread_id(), memory_order_relaxed);
     /* application threads that start polling get a progress thread out of
      * here (they poll themselves; our doorbells would only cost them) */
@@ -110,20 +108,19 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
      * a level afterwards) */
     if (proust__in_progress_thread) {
         atomic_store_explicit(&p->pt_blocking, 1, memory_order_seq_cst);
-        arm_rails(s, PROUST__ARM_URGENT);
+        arm_rails(p, PROUST__ARM_URGENT);
         if (atomic_load_explicit(&p->app_sleepers, memory_order_seq_cst) > 0 ||
             atomic_load_explicit(&p->monitored, memory_order_seq_cst) > 0)
-            arm_rails(s, PROUST__ARM_ALL);
+            arm_rails(p, PROUST__ARM_ALL);
     } else {
-        arm_rails(s, PROUST__ARM_ALL); /* seq_cst inside: doorbells ring from now on */
+        arm_rails(p, PROUST__ARM_ALL); /* seq_cst inside: doorbells ring from now on */
     }
     /* what arrived before the doorbells were armed: the last look */
-    int ev = proust__progress(s);
-    proust__run_deferred();
+    int ev = p->up->pass(p->core);
     bool app_polls = proust__in_progress_thread &&
                      atomic_load_explicit(&p->app_polling, memory_order_seq_cst) > 0;
     if (ev == 0 && !app_polls && !(done && done(ctx))) {
-        uint64_t period = proust__ptasks_period(s);
+        uint64_t period = proust__ptasks_period(p);
         if (period && (!timeout_ns || period < timeout_ns))
             timeout_ns = period;
         /* ppoll on the epoll set: a timeout finer than epoll_wait's ms
@@ -139,37 +136,35 @@ static void block_in_waitset(struct proust_session *s, proust__done_fn done, voi
                     drain_kicks(p);
         }
     }
-    arm_rails(s, 0);
+    arm_rails(p, 0);
     if (proust__in_progress_thread)
         atomic_store_explicit(&p->pt_blocking, 0, memory_order_relaxed);
 }
 
-void proust__monitored_begins(struct proust_session *s)
+void proust__monitored_begins(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     /* (Dekker with a progress thread arming low: count first, then look) */
     int before = atomic_fetch_add_explicit(&p->monitored, 1, memory_order_seq_cst);
     if (before == 0 && atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst)) {
-        arm_rails(s, PROUST__ARM_ALL);
+        arm_rails(p, PROUST__ARM_ALL);
         /* A packet that came while the thread slept armed low rang
          * nobody (the FIN of a send whose receiver pulled the data, say)
          * and rings nobody now: the blocker must look once more. (From
          * one monitored request on, the thread arms for everything.) */
-        proust__kick(s);
+        proust__kick(p);
     }
 }
 
-void proust__block(struct proust_session *s, proust__done_fn done, void *ctx, uint64_t timeout_ns)
+void proust__block(struct proust__progress *p, proust__done_fn done, void *ctx, uint64_t timeout_ns)
 {
-    struct proust__progress *p = &s->prog;
     if (p->epfd >= 0 &&
         !(atomic_fetch_or_explicit(&p->waiting, PROUST__WAIT_BLOCKER, memory_order_seq_cst) &
           PROUST__WAIT_BLOCKER)) {
-        block_in_waitset(s, done, ctx, timeout_ns);
+        block_in_waitset(p, done, ctx, timeout_ns);
         unsigned w = atomic_fetch_and_explicit(&p->waiting, ~PROUST__WAIT_BLOCKER,
                                                memory_order_seq_cst);
         if (w & PROUST__WAIT_SLEEPERS)
-            proust__wake_slow(s, w & PROUST__WAIT_SLEEPERS); /* one of them takes over */
+            proust__wake_slow(p, w & PROUST__WAIT_SLEEPERS); /* one of them takes over */
         return;
     }
     /* Someone else holds the wait set (or there is none): sleep until a
@@ -184,9 +179,8 @@ void proust__block(struct proust_session *s, proust__done_fn done, void *ctx, ui
          * before */
         atomic_fetch_add_explicit(&p->app_sleepers, 1, memory_order_seq_cst);
         if (atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst)) {
-            arm_rails(s, PROUST__ARM_ALL);
-            proust__progress(s);
-            proust__run_deferred();
+            arm_rails(p, PROUST__ARM_ALL);
+            p->up->pass(p->core);
         }
     }
     bool holder = (w & PROUST__WAIT_BLOCKER) || p->epfd < 0;

@@ -30,7 +30,7 @@
 
 #include "common/config.h"
 #include "common/log.h"
-#include "core/engine.h"
+#include "progress/progress.h"
 
 #define BOOST_SLICE_NS 100000ull /* the shortest slice Linux accepts */
 #define BOOST_NICE_STEP 10       /* weight x9.3 */
@@ -91,9 +91,9 @@ int proust__boost_parse(const char *v, int *mode)
     return PROUST_OK;
 }
 
-void proust__boost_begin(struct proust_session *s, struct proust__waiter *w)
+void proust__boost_begin(struct proust__progress *p, struct proust__waiter *w)
 {
-    int mode = s->prog.boost_mode;
+    int mode = p->boost_mode;
     if (mode == PROUST__BOOST_OFF || w->boosted)
         return;
     struct proust_sched_attr cur;

@@ -28,7 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/engine.h"
+#include "progress/progress.h"
 
 #define ROUNDS 8
 #define SLEEP_US 300 /* long enough for the sleeper's core to go idle */
@@ -103,9 +103,9 @@ static bool cpus_overcommitted(struct proust__progress *p, uint64_t now)
     return over;
 }
 
-bool proust__cpus_overcommitted(struct proust_session *s)
+bool proust__cpus_overcommitted(struct proust__progress *p)
 {
-    return atomic_load_explicit(&s->prog.overcommitted, memory_order_relaxed);
+    return atomic_load_explicit(&p->overcommitted, memory_order_relaxed);
 }
 
 static uint64_t cpu_ns(int who)
@@ -137,12 +137,12 @@ static _Thread_local struct thread_load my_load;
  * very cpu its peer runs on (8 B ping-pong against a rank running 16
  * compute threads on 2 cores: half round trips of 4-7 us in about half of
  * the runs, 0.25-0.29 us in all of them with that rank spinning). */
-bool proust__waiter_loaded(struct proust_session *s, uint64_t now)
+bool proust__waiter_loaded(struct proust__progress *p, uint64_t now)
 {
     struct thread_load *l = &my_load;
     if (l->checked_ns && now - l->checked_ns < 10000000ull)
         return l->loaded;
-    bool over = cpus_overcommitted(&s->prog, now);
+    bool over = cpus_overcommitted(p, now);
     uint64_t proc = cpu_ns(RUSAGE_SELF), mine = cpu_ns(RUSAGE_THREAD);
     bool busy = false;
     if (l->checked_ns) {

@@ -19,7 +19,7 @@
  */
 #include <sched.h>
 
-#include "core/engine.h"
+#include "progress/progress.h"
 
 /* Leave `cpu` for another one we may run on, keeping our affinity: set a
  * mask without it, which migrates us at once, then put the mask back. */
@@ -42,23 +42,30 @@ int proust__current_cpu(void)
     return sched_getcpu();
 }
 
-void proust__presence_publish(struct proust_session *s, int cpu, uint64_t now_ns)
+/* The rails, in order (progress's first tasks). */
+static proust__rail_t *rail_at(struct proust__progress *p, int i)
+{
+    return atomic_load_explicit(&p->tasks[i], memory_order_relaxed)->rail;
+}
+
+void proust__presence_publish(struct proust__progress *p, int cpu, uint64_t now_ns)
 {
     if (cpu < 0)
         return;
-    for (int i = 0; i < s->nrails; i++) {
-        proust__rail_t *r = &s->rails[i].rail;
+    for (int i = 0; i < p->nrails; i++) {
+        proust__rail_t *r = rail_at(p, i);
         if (r->ops->presence)
             r->ops->presence(r, (unsigned)cpu, now_ns);
     }
 }
 
-bool proust__partner_behind(struct proust_session *s, int partner, int cpu, uint64_t since_ns)
+bool proust__partner_behind(struct proust__progress *p, int partner, int cpu,
+                            uint64_t since_ns)
 {
-    if (cpu < 0 || partner == s->rank)
+    if (cpu < 0 || partner == p->rank)
         return false;
-    for (int i = 0; i < s->nrails; i++) {
-        proust__rail_t *r = &s->rails[i].rail;
+    for (int i = 0; i < p->nrails; i++) {
+        proust__rail_t *r = rail_at(p, i);
         if (r->ops->behind && r->ops->behind(r, partner, (unsigned)cpu, since_ns) > 0)
             return true;
     }

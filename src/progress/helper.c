@@ -47,7 +47,8 @@
 #include <unistd.h>
 
 #include "common/config.h"
-#include "core/engine.h"
+#include "common/log.h"
+#include "progress/progress.h"
 
 /* How long after a post (or the end of a wait) the helper looks whether
  * the application computes. */
@@ -57,15 +58,6 @@ static void arm(struct proust__progress *p, uint64_t ns)
 {
     struct itimerspec its = {.it_value = {0, (long)ns}};
     (void)timerfd_settime(p->helper_timer, 0, &its, NULL);
-}
-
-/* Does the helper serve transfers to/from this peer? */
-static bool serves_peer(const struct proust_session *s, int peer)
-{
-    if (peer < 0 || peer >= s->size || peer == s->rank)
-        return false;
-    const proust__rail_t *r = s->gates[peer].rail;
-    return r && !(r->caps.flags & PROUST__RAIL_CAN_GET);
 }
 
 /* Its transfers are done, an application thread waits (it advances them
@@ -79,8 +71,7 @@ static bool idle_now(void *ctx)
 
 static void *helper_main(void *arg)
 {
-    struct proust_session *s = arg;
-    struct proust__progress *p = &s->prog;
+    struct proust__progress *p = arg;
     proust__in_progress_thread = true;
     atomic_store(&p->helper_tid, (int)syscall(SYS_gettid));
     struct proust__pt_state st;
@@ -99,21 +90,20 @@ static void *helper_main(void *arg)
              * transfers itself): from now on like a progress thread
              * (out of its way while it polls) until they are done */
             active = atomic_load(&p->helped) > 0 && atomic_load(&p->app_waiting) == 0;
-            proust__pt_state_init(s, &st);
+            proust__pt_state_init(p, &st);
             continue;
         }
         if (atomic_load(&p->app_waiting) > 0) {
             active = false; /* it advances the transfers itself */
             continue;
         }
-        proust__pt_step(s, &st, idle_now, p);
+        proust__pt_step(p, &st, idle_now, p);
     }
     return NULL;
 }
 
-int proust__helper_start(struct proust_session *s)
+int proust__helper_start(struct proust__progress *p, bool needed)
 {
-    struct proust__progress *p = &s->prog;
     p->helper_timer = -1;
     const char *v = proust__config_str(PROUST_CFG_RDV_THREAD);
     if (strcmp(v, "off") == 0) {
@@ -130,9 +120,6 @@ int proust__helper_start(struct proust_session *s)
                                : "off: PROUST_PROGRESS=poll asks for no thread";
         return PROUST_OK;
     }
-    bool needed = false;
-    for (int i = 0; i < s->size && !needed; i++)
-        needed = serves_peer(s, i);
     if (!needed) {
         p->helper_reason = "not started: no peer on a rail where our cpu moves the data (tcp)";
         return PROUST_OK;
@@ -153,7 +140,7 @@ int proust__helper_start(struct proust_session *s)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int e = pthread_create(&p->helper_thread, NULL, helper_main, s);
+    int e = pthread_create(&p->helper_thread, NULL, helper_main, p);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e != 0) {
         PROUST_ERROR("progress: cannot start the rendezvous helper: %s", strerror(e));
@@ -168,15 +155,14 @@ int proust__helper_start(struct proust_session *s)
     return PROUST_OK;
 }
 
-void proust__helper_stop(struct proust_session *s)
+void proust__helper_stop(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     if (p->helper) {
         atomic_store(&p->stop, 1);
         arm(p, 1); /* asleep on the timer */
-        proust__wake_slow(s, PROUST__WAIT_SLEEPERS | PROUST__WAIT_BLOCKER);
-        proust__kick(s); /* in the wait set */
-        proust__threads_kick(s); /* napping */
+        proust__wake_slow(p, PROUST__WAIT_SLEEPERS | PROUST__WAIT_BLOCKER);
+        proust__kick(p); /* in the wait set */
+        proust__threads_kick(p); /* napping */
         pthread_join(p->helper_thread, NULL);
         p->helper = false;
     }
@@ -185,18 +171,8 @@ void proust__helper_stop(struct proust_session *s)
     p->helper_timer = -1;
 }
 
-void proust__helper_engage(struct proust_session *s, struct proust_request *req)
+void proust__helper_posted(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
-    if (!p->helper || req->total < PROUST__KICK_BYTES || !serves_peer(s, req->peer))
-        return;
-    /* count first: a completion that sees the flag must find it counted;
-     * whoever clears the flag (request.c, or we) uncounts it */
-    atomic_fetch_add(&p->helped, 1);
-    if (atomic_fetch_or(&req->flags, PROUST__RF_HELPED) & PROUST__RF_DONE) {
-        proust__helper_unhelp(req); /* completed already: nothing to help */
-        return;
-    }
     /* keep it off our cpu (we compute there), before it wakes: a wake-up
      * there would take the cpu from us */
     int cpu = sched_getcpu();
@@ -219,9 +195,8 @@ void proust__helper_engage(struct proust_session *s, struct proust_request *req)
     }
 }
 
-void proust__helper_monitored(struct proust_session *s)
+void proust__helper_monitored(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     /* A callback says the application will not wait for this one: the
      * post that went unhelped because the last one was waited for at once
      * (or any other) gets the helper now. */
@@ -230,9 +205,8 @@ void proust__helper_monitored(struct proust_session *s)
     arm(p, 1);
 }
 
-void proust__helper_wait_begins(struct proust_session *s)
+void proust__helper_wait_begins(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     /* the first application waiter: the helper stands aside (out of the
      * wait set if it holds it: we take what wakes us ourselves) */
     if (atomic_fetch_add_explicit(&p->app_waiting, 1, memory_order_seq_cst) == 0 &&
@@ -244,13 +218,12 @@ void proust__helper_wait_begins(struct proust_session *s)
         if (atomic_exchange_explicit(&p->helper_armed, 0, memory_order_relaxed))
             arm(p, 0);
         if (atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst))
-            proust__kick(s); /* out of the wait set: we take what wakes us */
+            proust__kick(p); /* out of the wait set: we take what wakes us */
     }
 }
 
-void proust__helper_wait_ends(struct proust_session *s)
+void proust__helper_wait_ends(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     /* back to computing while helped transfers are in flight */
     if (atomic_fetch_sub_explicit(&p->app_waiting, 1, memory_order_seq_cst) == 1 &&
         atomic_load_explicit(&p->helped, memory_order_seq_cst) > 0) {
@@ -259,14 +232,10 @@ void proust__helper_wait_ends(struct proust_session *s)
     }
 }
 
-void proust__helper_unhelp(struct proust_request *req)
+void proust__helped_remove(struct proust__progress *p)
 {
-    if (!(atomic_fetch_and_explicit(&req->flags, ~PROUST__RF_HELPED, memory_order_seq_cst) &
-          PROUST__RF_HELPED))
-        return; /* someone else cleared it, and uncounted it */
-    struct proust__progress *p = &req->session->prog;
     /* the last one: if the helper holds the wait set, let it go to sleep
      * (an application waiter then takes the wait set) */
     if (atomic_fetch_sub(&p->helped, 1) == 1 && atomic_load(&p->pt_blocking))
-        proust__kick(req->session);
+        proust__kick(p);
 }

@@ -15,16 +15,15 @@
 #include <string.h>
 
 #include "common/config.h"
-#include "core/engine.h"
+#include "progress/progress.h"
 
 struct proust__jobq {
     _Alignas(64) proust__lock_t lock;
     struct proust__job *head, *tail;
 };
 
-int proust__offload_init(struct proust_session *s, struct hwloc_topology *topo)
+int proust__offload_init(struct proust__progress *p, hwloc_topology_t topo)
 {
-    struct proust__progress *p = &s->prog;
     size_t piece = 0;
     if (proust__config_size(PROUST_CFG_OFFLOAD_BYTES, &piece) != PROUST_OK)
         return PROUST_ERR_INVALID;
@@ -60,13 +59,13 @@ int proust__offload_init(struct proust_session *s, struct hwloc_topology *topo)
     return PROUST_OK;
 }
 
-void proust__offload_destroy(struct proust_session *s)
+void proust__offload_destroy(struct proust__progress *p)
 {
-    free(s->prog.queues);
-    free(s->prog.cpu_queue);
-    s->prog.queues = NULL;
-    s->prog.cpu_queue = NULL;
-    s->prog.nqueues = 0;
+    free(p->queues);
+    free(p->cpu_queue);
+    p->queues = NULL;
+    p->cpu_queue = NULL;
+    p->nqueues = 0;
 }
 
 static int my_queue(const struct proust__progress *p)
@@ -75,10 +74,9 @@ static int my_queue(const struct proust__progress *p)
     return (p->cpu_queue && cpu >= 0 && cpu < p->ncpus) ? p->cpu_queue[cpu] : 0;
 }
 
-void proust__offload_submit(struct proust_session *s, struct proust__job *first,
+void proust__offload_submit(struct proust__progress *p, struct proust__job *first,
                             struct proust__job *last, int n)
 {
-    struct proust__progress *p = &s->prog;
     struct proust__jobq *q = &p->queues[my_queue(p)];
     last->next = NULL;
     proust__lock(&q->lock);
@@ -90,9 +88,9 @@ void proust__offload_submit(struct proust_session *s, struct proust__job *first,
     proust__unlock(&q->lock);
     atomic_fetch_add_explicit(&p->jobs_queued, n, memory_order_seq_cst);
     /* helpers: napping progress threads, or one blocked in the wait set */
-    proust__threads_kick(s);
+    proust__threads_kick(p);
     if (atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst))
-        proust__kick(s);
+        proust__kick(p);
 }
 
 static struct proust__job *take(struct proust__jobq *q)
@@ -110,9 +108,8 @@ static struct proust__job *take(struct proust__jobq *q)
     return j;
 }
 
-int proust__offload_run(struct proust_session *s)
+int proust__offload_run(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     if (!atomic_load_explicit(&p->jobs_queued, memory_order_relaxed))
         return 0;
     int mine = my_queue(p), ran = 0;

@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "common/config.h"
-#include "core/engine.h"
+#include "common/log.h"
+#include "progress/progress.h"
 
 static int read_mode(struct proust__progress *p)
 {
@@ -84,14 +85,16 @@ static int choose_spin(struct proust__progress *p)
     return PROUST_OK;
 }
 
-int proust__progress_init(struct proust_session *s)
+int proust__progress_init(struct proust__progress *p, const struct proust__progress_upcalls *up,
+                          void *core, long peer_check_ms)
 {
-    struct proust__progress *p = &s->prog;
+    p->up = up;
+    p->core = core;
     p->epfd = p->kick_fd = p->helper_timer = -1;
     p->loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     pthread_mutex_init(&p->reg_lock, NULL);
     proust__lock_init(&p->big_lock);
-    p->peer_check_ns = (uint64_t)s->peer_check_ms * 1000000ull;
+    p->peer_check_ns = (uint64_t)peer_check_ms * 1000000ull;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     p->ncpus = n > 0 ? (int)n : 1;
     p->mode_reason = "set by PROUST_PROGRESS";
@@ -129,13 +132,12 @@ int proust__progress_init(struct proust_session *s)
 /* PROUST_PROGRESS=auto: a progress thread needs a core the application
  * does not keep busy; with as many ranks as cores on this node it would
  * only take turns with them (docs/PERFORMANCE.md). */
-static void choose_auto(struct proust_session *s)
+static void choose_auto(struct proust__progress *p, const struct proust__progress_job *job)
 {
-    struct proust__progress *p = &s->prog;
     /* counted before placement bound the process near the NIC: the
      * cores the job's ranks share on this node */
-    int usable = s->usable_cores > 0 ? s->usable_cores : p->ncpus;
-    int local = s->boot.local_size > 0 ? s->boot.local_size : 1;
+    int usable = job->usable_cores > 0 ? job->usable_cores : p->ncpus;
+    int local = job->local_size > 0 ? job->local_size : 1;
     if (usable > local) {
         p->mode = PROUST__PROGRESS_THREAD;
         p->mode_reason = "auto: this node has more usable cores than ranks of the job";
@@ -146,47 +148,50 @@ static void choose_auto(struct proust_session *s)
     }
 }
 
-int proust__progress_start(struct proust_session *s)
+int proust__progress_start(struct proust__progress *p, const struct proust__progress_job *job)
 {
-    if (s->prog.mode == PROUST__PROGRESS_AUTO)
-        choose_auto(s);
+    p->rank = job->rank;
+    p->oversubscribed = job->oversubscribed;
+    if (p->mode == PROUST__PROGRESS_AUTO)
+        choose_auto(p, job);
     /* this machine's topology (placement may have loaded it already; an
      * XML machine of PROUST_TOPOLOGY is not this one), for the offload
      * queues per NUMA node: only with background threads */
-    bool thread = s->prog.mode == PROUST__PROGRESS_THREAD;
+    bool thread = p->mode == PROUST__PROGRESS_THREAD;
     struct proust__topo local = {0};
     hwloc_topology_t topo = NULL;
     if (thread) {
-        struct proust__topo *t = s->topo.h ? &local : &s->topo; /* where to load */
-        if (s->topo.h && s->topo.this_system)
-            topo = s->topo.h;
-        else if (proust__topo_load(t, NULL, false) == PROUST_OK)
-            topo = t->h;
+        if (job->topo && job->topo->h && job->topo->this_system)
+            topo = job->topo->h;
+        else if (proust__topo_load(&local, NULL, false) == PROUST_OK)
+            topo = local.h;
         else
             PROUST_INFO("progress: no topology; one offload queue");
     }
-    int rc = proust__offload_init(s, topo);
-    for (int i = 0; i < s->nrails && rc == PROUST_OK; i++)
-        rc = proust__ptask_add_rail(s, &s->rails[i].rail);
-    if (rc == PROUST_OK && thread)
-        rc = proust__threads_start(s, topo);
+    int rc = proust__offload_init(p, topo);
+    if (rc == PROUST_OK && thread) {
+        /* bound where placement decided, on this machine only */
+        bool placed = job->place && job->topo && job->topo->this_system;
+        rc = proust__threads_start(p, topo, placed ? job->place : NULL,
+                                   job->place && job->place_threads > 0 ? job->place_threads
+                                                                        : 1);
+    }
     if (rc == PROUST_OK)
-        rc = proust__helper_start(s);
+        rc = proust__helper_start(p, job->cpu_moved_peers);
     proust__topo_unload(&local);
     return rc;
 }
 
-void proust__progress_stop(struct proust_session *s)
+void proust__progress_stop(struct proust__progress *p)
 {
-    proust__threads_stop(s);
-    proust__helper_stop(s);
+    proust__threads_stop(p);
+    proust__helper_stop(p);
 }
 
-void proust__progress_destroy(struct proust_session *s)
+void proust__progress_destroy(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
-    proust__ptasks_destroy(s);
-    proust__offload_destroy(s);
+    proust__ptasks_destroy(p);
+    proust__offload_destroy(p);
     if (p->epfd >= 0)
         close(p->epfd);
     if (p->kick_fd >= 0)
@@ -197,13 +202,8 @@ void proust__progress_destroy(struct proust_session *s)
     pthread_mutex_destroy(&p->reg_lock);
 }
 
-int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info)
+void proust__progress_describe(const struct proust__progress *p, proust_progress_info_t *info)
 {
-    if (!s)
-        return PROUST_ERR_STATE;
-    if (!info)
-        return PROUST_ERR_INVALID;
-    const struct proust__progress *p = &s->prog;
     static const char *const modes[] = {"thread", "block", "poll", "auto"};
     info->mode = modes[p->mode];
     info->mode_reason = p->mode_reason;
@@ -215,5 +215,4 @@ int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info
     info->wait_boost = p->boost_reason;
     info->rdv_thread = p->helper;
     info->rdv_thread_reason = p->helper_reason ? p->helper_reason : "not started";
-    return PROUST_OK;
 }

@@ -15,6 +15,11 @@
  *     the way (a timed nap, no doorbells) while application threads poll,
  *     and otherwise blocks like any waiter, so that nothing spins on a core
  *     the application needs.
+ *
+ * A layer below core: it sees rails as event sources (drivers/driver.h),
+ * the topology and placement, and calls the layer above only through the
+ * upcall table core registers at init (struct proust__progress_upcalls),
+ * as drivers do through theirs. It never sees requests, gates or matching.
  */
 #ifndef PROUST_PROGRESS_H
 #define PROUST_PROGRESS_H
@@ -26,13 +31,11 @@
 #include <stdint.h>
 
 #include "common/lock.h"
+#include "drivers/driver.h"
 #include "proust.h"
+#include "topology/placement.h"
 
-struct proust_session;
-struct proust_request;
-struct proust__rail;
 struct proust__pt_arg;
-struct hwloc_topology; /* hwloc_topology_t, loaded once at start */
 
 #define PROUST__MAX_PTASKS 64
 /* Posting a message at least this large kicks napping progress threads:
@@ -51,13 +54,52 @@ enum proust__progress_mode {
     PROUST__PROGRESS_AUTO,       /* until start: thread or block by free cores */
 };
 
+/* What progress asks of the layer above it (core), set at init. */
+struct proust__progress_upcalls {
+    /* One pass over the rails and the work queued above them, then the
+     * callbacks it queued on this thread; returns the events seen. */
+    int (*pass)(void *core);
+    /* Run the callbacks and frees this thread queued (no lock held). */
+    void (*run_deferred)(void);
+    /* Ask the launcher and the rails whether peers died. */
+    void (*check_peers)(void *core);
+    /* Nothing moved for a while: work an idle process does (pull the
+     * rendezvous messages waiting unexpected); returns what it did. */
+    int (*idle_work)(void *core);
+    /* A peer is writing into our memory now: its end comes sooner than a
+     * sleep's wake-up, so a waiter spins on. */
+    bool (*peer_writing)(void *core);
+};
+
+/* A request pending on a user source. The link lives in the request
+ * (core's); progress keeps the list and hands `req` to the source's poll. */
+struct proust__pending {
+    struct proust__pending *next, *prev;
+    proust_request_t *req;
+};
+
+/* One poller per task at a time: a flag, not a mutex, because pollers never
+ * wait for each other (a thread that finds it taken moves on). */
+static inline bool proust__poll_trylock(_Atomic int *polling)
+{
+    return !atomic_load_explicit(polling, memory_order_relaxed) &&
+           !atomic_exchange_explicit(polling, 1, memory_order_acquire);
+}
+
+static inline void proust__poll_unlock(_Atomic int *polling)
+{
+    atomic_store_explicit(polling, 0, memory_order_release);
+}
+
+struct proust__progress;
+
 /* A polling task: an engine rail or a source registered by the user. */
 struct proust_ptask {
     _Alignas(64) _Atomic int polling; /* one poller at a time (a flag, never waited on) */
     _Atomic int dead;                 /* unregistered: skipped, memory kept until finalize */
     _Atomic int npending;             /* user requests pending on this source */
-    struct proust_session *s;
-    struct proust__rail *rail;        /* an engine rail, or NULL */
+    struct proust__progress *p;
+    proust__rail_t *rail;             /* an engine rail, or NULL */
     char name[32];
     proust_ptask_poll_cb_t poll;
     proust_ptask_group_cb_t group;
@@ -67,8 +109,8 @@ struct proust_ptask {
     void *arg;
     uint64_t period_ns; /* longest sleep while requests are pending and no fd */
     proust__lock_t lock; /* the pending list */
-    struct proust_request *pend_head, *pend_tail;
-    struct proust_request *iter_next; /* per-request polling in progress */
+    struct proust__pending *pend_head, *pend_tail;
+    struct proust__pending *iter_next; /* per-request polling in progress */
     _Atomic int blocker_running;      /* its blocking-call thread runs */
     struct proust_ptask *retired_next; /* unregistered, slot reused */
 };
@@ -85,11 +127,17 @@ struct proust__jobq;
 #define PROUST__WAIT_SLEEPERS 0xffffffu
 
 struct proust__progress {
+    /* the layer above, and what it told us at init */
+    const struct proust__progress_upcalls *up;
+    void *core;
+    int rank;
+    bool oversubscribed; /* more processes on this host than usable cores */
     enum proust__progress_mode mode;
     const char *mode_reason;
     bool coarse;              /* PROUST_LOCKING=coarse */
     proust__lock_t big_lock;  /* coarse mode: around posts and progress passes */
     /* sources: [0, nrails) are the rails, then user tasks; read lock-free */
+    int nrails;
     struct proust_ptask *_Atomic tasks[PROUST__MAX_PTASKS];
     _Atomic int ntasks;
     pthread_mutex_t reg_lock; /* registration */
@@ -154,23 +202,54 @@ struct proust__progress {
 };
 
 /* ---- life cycle (progress.c) ------------------------------------------------ */
-/* Read PROUST_PROGRESS/LOCKING/SPIN_US, register the rails as tasks, build
- * the wait set, measure the wake-up cost. Before threads start. */
-int proust__progress_init(struct proust_session *s);
-/* Start the background threads (PROUST_PROGRESS=thread), after the rails
- * are connected. */
-int proust__progress_start(struct proust_session *s);
+/* Read PROUST_PROGRESS/LOCKING/SPIN_US/HANDOFF/WAIT_BOOST, build the wait
+ * set, measure the wake-up cost. `core` is handed back to every upcall. */
+int proust__progress_init(struct proust__progress *p, const struct proust__progress_upcalls *up,
+                          void *core, long peer_check_ms);
+/* What core knows once the job is up, for progress_start. */
+struct proust__progress_job {
+    int rank;
+    int local_size;   /* ranks of the job on this node */
+    int usable_cores; /* cores the process could use at init, before placement */
+    bool oversubscribed;
+    /* the placement decided at init (NULL: nothing was), the progress
+     * threads it asks for, and its topology (NULL: not loaded) */
+    const struct proust__placement *place;
+    int place_threads;
+    const struct proust__topo *topo;
+    /* some peer is on a rail where our cpu moves the data (the rendezvous
+     * helper has work to do) */
+    bool cpu_moved_peers;
+};
+/* Start the background threads (PROUST_PROGRESS=thread) or the rendezvous
+ * helper, after the rails are registered (proust__ptask_add_rail). */
+int proust__progress_start(struct proust__progress *p, const struct proust__progress_job *job);
 /* Stop the threads and wake every sleeper (finalize). */
-void proust__progress_stop(struct proust_session *s);
-void proust__progress_destroy(struct proust_session *s);
+void proust__progress_stop(struct proust__progress *p);
+void proust__progress_destroy(struct proust__progress *p);
+/* For proust_progress_info. */
+void proust__progress_describe(const struct proust__progress *p, proust_progress_info_t *info);
 
 /* ---- tasks (ptask.c) ---------------------------------------------------------- */
-int proust__ptask_add_rail(struct proust_session *s, struct proust__rail *rail);
+/* A rail as the task `t` (its memory is the caller's); `used`: it carries
+ * peers (one that carries none is never polled). Rails first, in order. */
+int proust__ptask_add_rail(struct proust__progress *p, struct proust_ptask *t,
+                           proust__rail_t *rail, bool used);
+/* proust_ptask_register, for a running session. */
+int proust__ptask_register(struct proust__progress *p, const struct proust_ptask_desc *desc,
+                           proust_ptask_t **out);
+/* May requests of `p` be made on t (a live user source of p)? */
+bool proust__ptask_usable(const struct proust__progress *p, const struct proust_ptask *t);
+/* A request pends on t until proust__ptask_unpend; wakes whoever polls it. */
+void proust__ptask_pend(struct proust_ptask *t, struct proust__pending *l);
+void proust__ptask_unpend(struct proust_ptask *t, struct proust__pending *l);
+/* Is the calling thread inside a source's poll callback? */
+bool proust__ptask_polling(void);
 /* Poll the user sources with pending requests (or ALWAYS); events seen. */
-int proust__ptasks_poll_user(struct proust_session *s);
+int proust__ptasks_poll_user(struct proust__progress *p);
 /* Shortest period among sources without fd that need polling, or 0. */
-uint64_t proust__ptasks_period(struct proust_session *s);
-void proust__ptasks_destroy(struct proust_session *s);
+uint64_t proust__ptasks_period(struct proust__progress *p);
+void proust__ptasks_destroy(struct proust__progress *p);
 
 /* ---- sleeping and waking (block.c) ------------------------------------------- */
 /* A waiter's condition: true when it may stop waiting. */
@@ -179,59 +258,131 @@ typedef bool (*proust__done_fn)(void *ctx);
  * hand-over) or timeout_ns: as the blocker in the wait set, or on the futex
  * if another thread holds it. done() is checked once armed, so a completion
  * racing with falling asleep is never missed. */
-void proust__block(struct proust_session *s, proust__done_fn done, void *ctx,
+void proust__block(struct proust__progress *p, proust__done_fn done, void *ctx,
                    uint64_t timeout_ns);
 /* A request completed or a message arrived while threads may be sleeping:
  * wake the application threads among them (cheap when nobody sleeps;
  * inline in proust__wake_check). */
-void proust__wake_slow(struct proust_session *s, unsigned waiting);
+void proust__wake_slow(struct proust__progress *p, unsigned waiting);
+/* Threads may sleep waiting for what just happened (a completion, an
+ * arrival): wake them. One load when nobody sleeps. */
+static inline void proust__wake_check(struct proust__progress *p)
+{
+    unsigned w = atomic_load_explicit(&p->waiting, memory_order_seq_cst);
+    if (__builtin_expect(w != 0, 0))
+        proust__wake_slow(p, w);
+}
 /* Wake the blocker out of epoll (a new application poller, a kick). */
-void proust__kick(struct proust_session *s);
+void proust__kick(struct proust__progress *p);
 /* The same, unless the blocker is the calling thread. proust__wake_slow
  * kicks only an application thread there (progress threads wait for no
  * request): a reason to wake a progress thread kicks it with this. */
-void proust__kick_blocker(struct proust_session *s);
+void proust__kick_blocker(struct proust__progress *p);
 /* A request got a completion callback before completing (monitored + 1):
  * from now on every packet may matter to a blocked progress thread. */
-void proust__monitored_begins(struct proust_session *s);
+void proust__monitored_begins(struct proust__progress *p);
 uint64_t proust__thread_id(void);
 /* Set in background progress threads. */
 extern _Thread_local bool proust__in_progress_thread;
+uint64_t proust__now_ns(void);
+
+/* ---- waiting (waiter.c) ------------------------------------------------------- */
+/* A thread waiting for something: it makes progress (upcall pass), and
+ * between empty passes calls proust__waiter_idle, which spins for the spin
+ * window, then sleeps (proust__block) if the waiter has a condition
+ * (done), else naps; it checks peers when nothing moves. A waiter counts
+ * as an application poller (the progress thread stays out of its way)
+ * from its first empty poll until proust__waiter_end. */
+struct proust__waiter {
+    unsigned idle_polls;
+    bool polling; /* counted in app_polling */
+    bool slept;   /* has slept once: no longer an application poller */
+    bool counted; /* counted in app_waiting (helper sessions) */
+    uint64_t idle_since_ns;
+    uint64_t last_check_ns;
+    int partner; /* the rank awaited + 1; 0: any (co-location, colocate.c) */
+    uint64_t spin_floor_ns; /* spin at least this long (a transfer under way), 0: none */
+    bool boosted; /* slept with a boosted priority (boost.c), undone at the end */
+    int8_t saved_nice;
+    uint8_t saved_flags;
+    proust__done_fn done;
+    void *ctx;
+};
+void proust__waiter_idle(struct proust__progress *p, struct proust__waiter *w, int events);
+void proust__helper_wait_begins(struct proust__progress *p);
+void proust__helper_wait_ends(struct proust__progress *p);
+void proust__boost_end(struct proust__waiter *w);
+/* Before each pass of a wait: the rendezvous helper stands aside while
+ * application threads wait (they advance its transfers themselves). */
+static inline void proust__waiter_enter(struct proust__progress *p, struct proust__waiter *w)
+{
+    if (__builtin_expect(p->helper && !w->counted, 0)) {
+        w->counted = true;
+        proust__helper_wait_begins(p);
+    }
+}
+static inline void proust__waiter_stop_polling(struct proust__progress *p,
+                                               struct proust__waiter *w)
+{
+    if (w->polling) {
+        atomic_fetch_sub_explicit(&p->app_polling, 1, memory_order_seq_cst);
+        w->polling = false;
+    }
+}
+/* The wait is over: the thread goes back to the application. */
+static inline void proust__waiter_end(struct proust__progress *p, struct proust__waiter *w)
+{
+    proust__waiter_stop_polling(p, w);
+    if (w->boosted)
+        proust__boost_end(w);
+    if (w->counted) {
+        w->counted = false;
+        proust__helper_wait_ends(p);
+    }
+}
+/* Count an application thread's poll outside a wait (a test, a probe):
+ * the progress thread stays out of its way. */
+static inline void proust__app_entered(struct proust__progress *p)
+{
+    if (!proust__in_progress_thread)
+        atomic_fetch_add_explicit(&p->app_entries, 1, memory_order_relaxed);
+}
 
 /* ---- spin window and load (calibrate.c) --------------------------------------- */
 /* Measure the cost of waking a sleeping thread (futex round trip / 2). */
 double proust__measure_wake_us(void);
 /* Is the calling waiter loaded: more runnable threads than cores, and the
  * other threads of its process want the cpu? Sampled every 10 ms. */
-bool proust__waiter_loaded(struct proust_session *s, uint64_t now_ns);
+bool proust__waiter_loaded(struct proust__progress *p, uint64_t now_ns);
 /* More runnable threads than cores at the last sample (/proc/loadavg). */
-bool proust__cpus_overcommitted(struct proust_session *s);
+bool proust__cpus_overcommitted(struct proust__progress *p);
 
 /* ---- co-location with the partner (colocate.c) --------------------------------- */
 /* Move the calling thread off `cpu`, keeping its affinity mask. */
 bool proust__migrate_away(int cpu);
+/* The cpu this thread runs on, or -1. */
+int proust__current_cpu(void);
+/* A waiting thread polls on cpu at now_ns: tell local peers. */
+void proust__presence_publish(struct proust__progress *p, int cpu, uint64_t now_ns);
+/* Is rank `partner` (any local peer when < 0) probably queued behind us on
+ * `cpu`: last seen polling there before since_ns and runnable? */
+bool proust__partner_behind(struct proust__progress *p, int partner, int cpu,
+                            uint64_t since_ns);
 
 /* boost.c: a waiter that sleeps while its process loads every cpu */
 enum { PROUST__BOOST_OFF, PROUST__BOOST_SLICE, PROUST__BOOST_AUTO };
 int proust__boost_parse(const char *v, int *mode);
 const char *proust__boost_probe(int mode);
-struct proust__waiter;
-void proust__boost_begin(struct proust_session *s, struct proust__waiter *w);
-void proust__boost_end(struct proust__waiter *w);
-/* The cpu this thread runs on, or -1. */
-int proust__current_cpu(void);
-/* A waiting thread polls on cpu at now_ns: tell local peers. */
-void proust__presence_publish(struct proust_session *s, int cpu, uint64_t now_ns);
-/* Is rank `partner` (any local peer when < 0) probably queued behind us on
- * `cpu`: last seen polling there before since_ns and runnable? */
-bool proust__partner_behind(struct proust_session *s, int partner, int cpu, uint64_t since_ns);
+void proust__boost_begin(struct proust__progress *p, struct proust__waiter *w);
 
 /* ---- background threads (thread.c) -------------------------------------------- */
-/* topo: this machine's topology, or NULL (threads then float). */
-int proust__threads_start(struct proust_session *s, struct hwloc_topology *topo);
-void proust__threads_stop(struct proust_session *s);
+/* topo: this machine's topology, or NULL (threads then float); place: the
+ * placement's cpusets for them (NULL: float), nthreads of them. */
+int proust__threads_start(struct proust__progress *p, hwloc_topology_t topo,
+                          const struct proust__placement *place, int nthreads);
+void proust__threads_stop(struct proust__progress *p);
 /* Bring napping progress threads back at once (new background work). */
-void proust__threads_kick(struct proust_session *s);
+void proust__threads_kick(struct proust__progress *p);
 /* The loop of a background thread, one step at a time (thread.c): a
  * pass; or a nap while application threads poll; or, after a few empty
  * passes, a sleep in the wait set until something happens or idle(ctx). */
@@ -240,39 +391,42 @@ struct proust__pt_state {
     uint64_t nap_ns;
     unsigned idle_passes;
 };
-void proust__pt_state_init(struct proust_session *s, struct proust__pt_state *st);
-void proust__pt_step(struct proust_session *s, struct proust__pt_state *st, proust__done_fn idle,
-                     void *ctx);
-void proust__helper_stop(struct proust_session *s);
+void proust__pt_state_init(struct proust__progress *p, struct proust__pt_state *st);
+void proust__pt_step(struct proust__progress *p, struct proust__pt_state *st,
+                     proust__done_fn idle, void *ctx);
+
+/* ---- rendezvous helper (helper.c) --------------------------------------------- */
 /* Block mode: start the rendezvous helper if PROUST_RDV_THREAD and the
- * machine allow it (sets prog.helper, helper_reason). */
-int proust__helper_start(struct proust_session *s);
-/* A nonblocking post of req (application thread): if the helper serves it
- * (256 KiB+, with a peer on a rail where our cpu moves the data), count it,
- * keep the helper off this thread's cpu and arm its wake-up (unless the
- * last helped post was waited for at once). */
-void proust__helper_engage(struct proust_session *s, struct proust_request *req);
+ * machine allow it (sets helper, helper_reason); `needed`: some peer is on
+ * a rail where our cpu moves the data. */
+int proust__helper_start(struct proust__progress *p, bool needed);
+void proust__helper_stop(struct proust__progress *p);
+/* A nonblocking transfer the helper serves was just posted by an
+ * application thread (core counted it with proust__helped_add): keep the
+ * helper off this thread's cpu and arm its wake-up (unless the last helped
+ * post was waited for at once). */
+void proust__helper_posted(struct proust__progress *p);
+/* Transfers the helper must advance: one more (counted before it is
+ * flagged), one less (whoever clears the request's flag uncounts it). */
+static inline void proust__helped_add(struct proust__progress *p)
+{
+    atomic_fetch_add(&p->helped, 1);
+}
+void proust__helped_remove(struct proust__progress *p);
 /* A callback was attached to a helped request not complete yet
  * (proust_request_monitor): wake the helper now (nobody will wait for it). */
-void proust__helper_monitored(struct proust_session *s);
-/* An application thread starts / ends a wait (helper sessions only): the
- * helper stands aside while any waits. */
-void proust__helper_wait_begins(struct proust_session *s);
-void proust__helper_wait_ends(struct proust_session *s);
-/* Clear req's helped flag; whoever clears it uncounts it (a completion,
- * or a post that found the request done already). */
-void proust__helper_unhelp(struct proust_request *req);
+void proust__helper_monitored(struct proust__progress *p);
 
 /* ---- offload (offload.c) ----------------------------------------------------------- */
 /* Queues per NUMA node when PROUST_PROGRESS=thread, 2+ cores and
  * PROUST_OFFLOAD_BYTES > 0; otherwise offload is off (nqueues 0). */
-int proust__offload_init(struct proust_session *s, struct hwloc_topology *topo);
-void proust__offload_destroy(struct proust_session *s);
+int proust__offload_init(struct proust__progress *p, hwloc_topology_t topo);
+void proust__offload_destroy(struct proust__progress *p);
 /* Queue jobs first..last (n of them) on the caller's node; wakes helpers. */
-void proust__offload_submit(struct proust_session *s, struct proust__job *first,
+void proust__offload_submit(struct proust__progress *p, struct proust__job *first,
                             struct proust__job *last, int n);
 /* Run queued jobs (own node first, then the others); how many ran. */
-int proust__offload_run(struct proust_session *s);
+int proust__offload_run(struct proust__progress *p);
 
 /* ---- coarse locking ------------------------------------------------------------- */
 #define PROUST__COARSE_ENTER(p)                                                             \

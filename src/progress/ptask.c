@@ -1,6 +1,7 @@
 /*
  * ptask.c — polling tasks: the rails and the sources users register, and
- * the requests those sources complete.
+ * the lists of requests pending on those sources (the requests themselves
+ * are core's: core/user_request.c).
  *
  * The task table is read without a lock by every poller: slots are
  * published with a release store; the slot of an unregistered task may be
@@ -24,7 +25,8 @@
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 
-#include "core/engine.h"
+#include "common/log.h"
+#include "progress/progress.h"
 
 /* The task the calling thread is polling request by request: completing a
  * request of that task from its poll callback needs no lock (held). */
@@ -33,12 +35,11 @@ static _Thread_local struct proust_ptask *polling_task;
  * holds that task's poll flag. */
 static _Thread_local struct proust_ptask *in_callback;
 
-static int add_task(struct proust_session *s, struct proust_ptask *t)
+static int add_task(struct proust__progress *p, struct proust_ptask *t)
 {
-    struct proust__progress *p = &s->prog;
     pthread_mutex_lock(&p->reg_lock);
     int n = atomic_load(&p->ntasks), slot = n;
-    for (int i = s->nrails; i < n && slot == n; i++) {
+    for (int i = p->nrails; i < n && slot == n; i++) {
         struct proust_ptask *old = atomic_load(&p->tasks[i]);
         if (atomic_load(&old->dead)) {
             slot = i; /* reused: the old one is kept until finalize */
@@ -80,7 +81,7 @@ static void futex_wake_all(_Atomic int *word)
 static void *blocking_main(void *arg)
 {
     struct proust_ptask *t = arg;
-    struct proust__progress *p = &t->s->prog;
+    struct proust__progress *p = t->p;
     long period_us = (long)(t->period_ns / 1000u);
     if (period_us < 1)
         period_us = 1;
@@ -99,7 +100,7 @@ static void *blocking_main(void *arg)
             if (!atomic_load(&t->dead))
                 poll_task(t);
             proust__poll_unlock(&t->polling);
-            proust__run_deferred();
+            p->up->run_deferred();
         }
     }
     atomic_store(&t->blocker_running, 0);
@@ -139,26 +140,26 @@ static void join_blocking_thread(struct proust_ptask *t)
     }
 }
 
-int proust__ptask_add_rail(struct proust_session *s, struct proust__rail *rail)
+int proust__ptask_add_rail(struct proust__progress *p, struct proust_ptask *t,
+                           proust__rail_t *rail, bool used)
 {
-    struct proust_ptask *t = &s->rails[rail->index].task;
-    t->s = s;
+    t->p = p;
     t->rail = rail;
     snprintf(t->name, sizeof t->name, "rail %s", rail->ops->name);
     /* a rail that carries no peer is never polled: its fd stays out of the
      * wait set too (an end of stream there would wake us forever) */
-    bool used = s->rails[rail->index].ngates > 0;
     t->fd = used && rail->ops->fd ? rail->ops->fd(rail) : -1;
     t->flags = used ? PROUST_PTASK_ALWAYS : 0;
     t->period_ns = 1000000; /* a rail without fd is polled every ms by a blocker */
-    return add_task(s, t);
+    int rc = add_task(p, t);
+    if (rc == PROUST_OK)
+        p->nrails++;
+    return rc;
 }
 
-int proust_ptask_register(proust_session_t *s, const struct proust_ptask_desc *d,
-                          proust_ptask_t **out)
+int proust__ptask_register(struct proust__progress *p, const struct proust_ptask_desc *d,
+                           proust_ptask_t **out)
 {
-    if (!s || !atomic_load(&s->active))
-        return PROUST_ERR_STATE;
     if (!d || !out || (!d->poll && !d->group) || d->frequency_hz < 0 ||
         (d->flags & ~PROUST_PTASK_ALWAYS))
         return PROUST_ERR_INVALID;
@@ -167,7 +168,7 @@ int proust_ptask_register(proust_session_t *s, const struct proust_ptask_desc *d
     if (!t)
         return PROUST_ERR_NOMEM;
     memset(t, 0, sizeof *t);
-    t->s = s;
+    t->p = p;
     snprintf(t->name, sizeof t->name, "%s", d->name ? d->name : "user source");
     t->poll = d->poll;
     t->group = d->group;
@@ -178,7 +179,7 @@ int proust_ptask_register(proust_session_t *s, const struct proust_ptask_desc *d
     double hz = d->frequency_hz > 0 ? d->frequency_hz : 1000.0;
     t->period_ns = hz >= 1e9 ? 1 : (uint64_t)(1e9 / hz);
     proust__lock_init(&t->lock);
-    int rc = add_task(s, t);
+    int rc = add_task(p, t);
     if (rc != PROUST_OK) {
         free(t);
         return rc;
@@ -196,7 +197,7 @@ int proust_ptask_unregister(proust_ptask_t **tp)
     if (!tp || !*tp || (*tp)->rail)
         return PROUST_ERR_INVALID;
     struct proust_ptask *t = *tp;
-    struct proust__progress *p = &t->s->prog;
+    struct proust__progress *p = t->p;
     if (atomic_load(&t->npending) > 0)
         return PROUST_ERR_BUSY;
     if (atomic_exchange(&t->dead, 1))
@@ -214,77 +215,58 @@ int proust_ptask_unregister(proust_ptask_t **tp)
     return PROUST_OK;
 }
 
-/* ---- requests made by a source ---------------------------------------------- */
-int proust_request_create(proust_session_t *s, proust_ptask_t *t, void *user,
-                          proust_request_t **out)
+/* ---- requests pending on a source --------------------------------------------- */
+bool proust__ptask_usable(const struct proust__progress *p, const struct proust_ptask *t)
 {
-    if (!s || !atomic_load(&s->active))
-        return PROUST_ERR_STATE;
-    if (!out || (t && (t->s != s || t->rail || atomic_load(&t->dead))))
-        return PROUST_ERR_INVALID;
-    struct proust_request *req = proust__request_alloc(s, PROUST__REQ_USER);
-    if (!req)
-        return PROUST_ERR_NOMEM;
-    req->user_data = user;
-    req->ptask = t;
-    req->segs = &req->seg0;
-    req->seg0.iov_base = NULL;
-    req->seg0.iov_len = 0;
-    req->nseg = 0;
-    req->total = 0;
-    req->peer = PROUST_ANY_SOURCE;
-    atomic_store_explicit(&req->pending, 1, memory_order_relaxed);
-    if (t) {
+    return t->p == p && !t->rail && !atomic_load(&t->dead);
+}
+
+void proust__ptask_pend(struct proust_ptask *t, struct proust__pending *l)
+{
+    proust__lock(&t->lock);
+    l->next = NULL;
+    l->prev = t->pend_tail;
+    if (t->pend_tail)
+        t->pend_tail->next = l;
+    else
+        t->pend_head = l;
+    t->pend_tail = l;
+    proust__unlock(&t->lock);
+    atomic_fetch_add(&t->npending, 1);
+    if (t->block && t->fd < 0)
+        futex_wake_all(&t->npending); /* its blocking thread */
+    /* a source to poll now: napping progress threads, and a sleeping
+     * blocker whose timeout was chosen when nothing was pending */
+    proust__threads_kick(t->p);
+    unsigned w = atomic_load_explicit(&t->p->waiting, memory_order_seq_cst);
+    if (w & PROUST__WAIT_BLOCKER) /* whoever it is: a progress thread too */
+        proust__kick_blocker(t->p);
+}
+
+void proust__ptask_unpend(struct proust_ptask *t, struct proust__pending *l)
+{
+    bool mine = polling_task == t; /* from t's poll callback: lock held */
+    if (!mine)
         proust__lock(&t->lock);
-        proust__dlist_append(&t->pend_head, &t->pend_tail, req);
-        req->where = PROUST__IN_POSTED;
+    if (t->iter_next == l)
+        t->iter_next = l->next;
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        t->pend_head = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    else
+        t->pend_tail = l->prev;
+    l->next = l->prev = NULL;
+    if (!mine)
         proust__unlock(&t->lock);
-        atomic_fetch_add(&t->npending, 1);
-        if (t->block && t->fd < 0)
-            futex_wake_all(&t->npending); /* its blocking thread */
-        /* a source to poll now: napping progress threads, and a sleeping
-         * blocker whose timeout was chosen when nothing was pending */
-        proust__threads_kick(s);
-        unsigned w = atomic_load_explicit(&s->prog.waiting, memory_order_seq_cst);
-        if (w & PROUST__WAIT_BLOCKER) /* whoever it is: a progress thread too */
-            proust__kick_blocker(s);
-    }
-    *out = req;
-    return PROUST_OK;
+    atomic_fetch_sub(&t->npending, 1);
 }
 
-void *proust_request_user_data(const proust_request_t *req)
+bool proust__ptask_polling(void)
 {
-    return req && req->kind == PROUST__REQ_USER ? req->user_data : NULL;
-}
-
-int proust_request_complete(proust_request_t *req, int status)
-{
-    if (!req)
-        return PROUST_ERR_INVALID;
-    if (req->kind != PROUST__REQ_USER)
-        return PROUST_ERR_INVALID;
-    if (atomic_exchange(&req->pending, 0) == 0)
-        return PROUST_ERR_STATE; /* completed already */
-    struct proust_ptask *t = req->ptask;
-    if (t) {
-        bool mine = polling_task == t; /* from t's poll callback: lock held */
-        if (!mine)
-            proust__lock(&t->lock);
-        if (t->iter_next == req)
-            t->iter_next = req->next;
-        proust__dlist_remove(&t->pend_head, &t->pend_tail, req);
-        req->where = PROUST__IN_NONE;
-        if (!mine)
-            proust__unlock(&t->lock);
-        atomic_fetch_sub(&t->npending, 1);
-    }
-    req->status.source = req->session->rank;
-    req->status.error = status;
-    proust__request_complete(req);
-    if (!polling_task)
-        proust__run_deferred(); /* not inside a progress pass: callbacks now */
-    return PROUST_OK;
+    return polling_task != NULL;
 }
 
 /* ---- polling ----------------------------------------------------------------- */
@@ -293,9 +275,9 @@ static int poll_one_by_one(struct proust_ptask *t)
     int events = 0;
     proust__lock(&t->lock);
     polling_task = t;
-    for (struct proust_request *r = t->pend_head; r; r = t->iter_next) {
-        t->iter_next = r->next;
-        int n = t->poll(t, r, t->arg);
+    for (struct proust__pending *l = t->pend_head; l; l = t->iter_next) {
+        t->iter_next = l->next;
+        int n = t->poll(t, l->req, t->arg);
         if (n > 0)
             events += n;
     }
@@ -322,12 +304,11 @@ static int poll_task(struct proust_ptask *t)
     return n;
 }
 
-int proust__ptasks_poll_user(struct proust_session *s)
+int proust__ptasks_poll_user(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     int n = atomic_load_explicit(&p->ntasks, memory_order_acquire);
     int events = 0;
-    for (int i = s->nrails; i < n; i++) {
+    for (int i = p->nrails; i < n; i++) {
         struct proust_ptask *t = atomic_load_explicit(&p->tasks[i], memory_order_acquire);
         if (atomic_load_explicit(&t->dead, memory_order_relaxed) ||
             (!(t->flags & PROUST_PTASK_ALWAYS) &&
@@ -342,9 +323,8 @@ int proust__ptasks_poll_user(struct proust_session *s)
     return events;
 }
 
-uint64_t proust__ptasks_period(struct proust_session *s)
+uint64_t proust__ptasks_period(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     int n = atomic_load_explicit(&p->ntasks, memory_order_acquire);
     uint64_t period = 0;
     for (int i = 0; i < n; i++) {
@@ -361,9 +341,8 @@ uint64_t proust__ptasks_period(struct proust_session *s)
     return period;
 }
 
-void proust__ptasks_destroy(struct proust_session *s)
+void proust__ptasks_destroy(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     int n = atomic_load(&p->ntasks);
     for (int i = 0; i < n; i++) {
         struct proust_ptask *t = atomic_load(&p->tasks[i]);
@@ -379,4 +358,5 @@ void proust__ptasks_destroy(struct proust_session *s)
         free(t);
     }
     atomic_store(&p->ntasks, 0);
+    p->nrails = 0;
 }

@@ -28,14 +28,15 @@
 #include <unistd.h>
 
 #include "common/config.h"
-#include "core/engine.h"
+#include "common/log.h"
+#include "progress/progress.h"
 
 #define NAP_MIN_NS 50000ull    /* first nap while the application polls */
 #define NAP_MAX_NS 200000ull   /* naps double up to this */
 #define IDLE_PASSES 64         /* empty passes before sleeping */
 
 struct proust__pt_arg {
-    struct proust_session *s;
+    struct proust__progress *p;
     bool bind;
     cpu_set_t cpus;
 };
@@ -51,9 +52,8 @@ static void nap(struct proust__progress *p, uint64_t ns)
     atomic_fetch_sub(&p->napping, 1);
 }
 
-void proust__threads_kick(struct proust_session *s)
+void proust__threads_kick(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     if (atomic_load_explicit(&p->napping, memory_order_relaxed) > 0) {
         atomic_fetch_add(&p->kick_seq, 1);
         (void)syscall(SYS_futex, (unsigned *)&p->kick_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
@@ -67,19 +67,17 @@ static bool stopping(void *ctx)
     return atomic_load(&p->stop) != 0;
 }
 
-void proust__pt_state_init(struct proust_session *s, struct proust__pt_state *st)
+void proust__pt_state_init(struct proust__progress *p, struct proust__pt_state *st)
 {
-    st->seen_entries = atomic_load(&s->prog.app_entries);
+    st->seen_entries = atomic_load(&p->app_entries);
     st->nap_ns = NAP_MIN_NS;
     st->idle_passes = 0;
 }
 
-void proust__pt_step(struct proust_session *s, struct proust__pt_state *st, proust__done_fn idle,
-                     void *ctx)
+void proust__pt_step(struct proust__progress *p, struct proust__pt_state *st,
+                     proust__done_fn idle, void *ctx)
 {
-    struct proust__progress *p = &s->prog;
-    int ev = proust__progress(s);
-    proust__run_deferred();
+    int ev = p->up->pass(p->core);
     uint64_t entries = atomic_load_explicit(&p->app_entries, memory_order_relaxed);
     bool app_entered = entries != st->seen_entries;
     if (ev > 0 && !app_entered) {
@@ -107,36 +105,32 @@ void proust__pt_step(struct proust_session *s, struct proust__pt_state *st, prou
         return;
     }
     uint64_t t0 = proust__now_ns();
-    proust__block(s, idle, ctx, p->peer_check_ns);
+    proust__block(p, idle, ctx, p->peer_check_ns);
     st->idle_passes = 0;
     st->nap_ns = NAP_MIN_NS;
     if (proust__now_ns() - t0 >= p->peer_check_ns)
-        proust__check_peers(s);
+        p->up->check_peers(p->core);
 }
 
 static void *progress_main(void *argp)
 {
     struct proust__pt_arg *a = argp;
-    struct proust_session *s = a->s;
-    struct proust__progress *p = &s->prog;
+    struct proust__progress *p = a->p;
     if (a->bind)
         (void)sched_setaffinity(0, sizeof a->cpus, &a->cpus);
     proust__in_progress_thread = true;
     struct proust__pt_state st;
-    proust__pt_state_init(s, &st);
+    proust__pt_state_init(p, &st);
     while (!atomic_load_explicit(&p->stop, memory_order_acquire))
-        proust__pt_step(s, &st, stopping, p);
+        proust__pt_step(p, &st, stopping, p);
     return NULL;
 }
 
-/* How many threads, bound where: one per NUMA node of our cpuset. */
-int proust__threads_start(struct proust_session *s, hwloc_topology_t topo)
+/* How many threads, bound where: the placement decided it at init (near
+ * the NIC, fanned out by distance; floating where nothing was decided). */
+int proust__threads_start(struct proust__progress *p, hwloc_topology_t topo,
+                          const struct proust__placement *pl, int n)
 {
-    struct proust__progress *p = &s->prog;
-    /* how many and where: the placement decided it at init (near the NIC,
-     * fanned out by distance; floating where nothing was decided) */
-    const struct proust__placement *pl = &s->place;
-    int n = s->placed && s->place_threads > 0 ? s->place_threads : 1;
     if (n > PROUST__MAX_PROGRESS_THREADS)
         n = PROUST__MAX_PROGRESS_THREADS;
     struct proust__pt_arg *args = calloc((size_t)n, sizeof *args);
@@ -148,9 +142,8 @@ int proust__threads_start(struct proust_session *s, hwloc_topology_t topo)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     for (int i = 0; rc == PROUST_OK && i < n; i++) {
-        args[i].s = s;
-        if (topo && s->placed && i < PROUST__PLACE_MAX_THREADS && pl->thread[i] &&
-            s->topo.this_system)
+        args[i].p = p;
+        if (topo && pl && i < PROUST__PLACE_MAX_THREADS && pl->thread[i])
             args[i].bind = hwloc_cpuset_to_glibc_sched_affinity(topo, pl->thread[i],
                                                                 &args[i].cpus,
                                                                 sizeof args[i].cpus) == 0;
@@ -165,17 +158,16 @@ int proust__threads_start(struct proust_session *s, hwloc_topology_t topo)
     return rc;
 }
 
-void proust__threads_stop(struct proust_session *s)
+void proust__threads_stop(struct proust__progress *p)
 {
-    struct proust__progress *p = &s->prog;
     atomic_store(&p->stop, 1);
     for (int i = 0; i < p->nthreads; i++) {
         /* it may nap, sleep on the futex or hold the wait set */
         atomic_fetch_add(&p->kick_seq, 1);
         (void)syscall(SYS_futex, (unsigned *)&p->kick_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
                       NULL, 0);
-        proust__wake_slow(s, PROUST__WAIT_SLEEPERS | PROUST__WAIT_BLOCKER);
-        proust__kick(s);
+        proust__wake_slow(p, PROUST__WAIT_SLEEPERS | PROUST__WAIT_BLOCKER);
+        proust__kick(p);
     }
     for (int i = 0; i < p->nthreads; i++)
         pthread_join(p->threads[i], NULL);

@@ -18,5 +18,7 @@ check common 'proust.h|common/[a-z_]+\.h'
 check boot 'proust.h|common/[a-z_]+\.h|boot/[a-z_]+\.h'
 check drivers 'proust.h|common/[a-z_]+\.h|boot/boot.h|drivers/[a-z_]+\.h'
 check topology 'proust.h|common/[a-z_]+\.h|topology/[a-z_]+\.h'
+# progress is below core: it reaches core only through its upcall table
+check progress 'proust.h|common/[a-z_]+\.h|drivers/driver.h|topology/[a-z_]+\.h|progress/[a-z_]+\.h'
 check strategy 'strategy/strategy.h|core/wire.h'
 exit $fail

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/engine.h"
+#include "progress/progress.h"
 #include "unit.h"
 
 struct attr {
@@ -42,7 +42,7 @@ static void set_nice(int n)
     EXPECT_EQ(setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), n), 0);
 }
 
-static struct proust_session s;
+static struct proust__progress p;
 
 int main(void)
 {
@@ -70,9 +70,9 @@ int main(void)
     /* (root without CAP_SYS_NICE, e.g. in a container, may not lower nice;
      * a seccomp filter may refuse sched_setattr: then nothing changes) */
     if (strstr(probe, "unavailable")) {
-        s.prog.boost_mode = PROUST__BOOST_AUTO;
+        p.boost_mode = PROUST__BOOST_AUTO;
         struct proust__waiter w = {0};
-        proust__boost_begin(&s, &w);
+        proust__boost_begin(&p, &w);
         EXPECT_TRUE(!w.boosted);
         EXPECT_EQ(my_nice(), 0);
         printf("ok (nothing to boost with here)\n");
@@ -83,14 +83,14 @@ int main(void)
     EXPECT_EQ(now().policy, SCHED_OTHER);
 
     /* auto: nice -10 (where permitted) and the short slice, then back */
-    s.prog.boost_mode = PROUST__BOOST_AUTO;
+    p.boost_mode = PROUST__BOOST_AUTO;
     struct proust__waiter w = {0};
-    proust__boost_begin(&s, &w);
+    proust__boost_begin(&p, &w);
     EXPECT_TRUE(w.boosted);
     EXPECT_EQ(my_nice(), lowers ? -10 : 0);
     if (slice)
         EXPECT_EQ(now().runtime, 100000);
-    proust__boost_begin(&s, &w); /* once per wait: no deeper */
+    proust__boost_begin(&p, &w); /* once per wait: no deeper */
     EXPECT_EQ(my_nice(), lowers ? -10 : 0);
     proust__boost_end(&w);
     EXPECT_TRUE(!w.boosted);
@@ -100,13 +100,13 @@ int main(void)
 
     /* relative to what the thread had, and clamped at -20 */
     set_nice(5);
-    proust__boost_begin(&s, &w);
+    proust__boost_begin(&p, &w);
     EXPECT_EQ(my_nice(), lowers ? -5 : 5);
     proust__boost_end(&w);
     EXPECT_EQ(my_nice(), 5);
     if (lowers) {
         set_nice(-15);
-        proust__boost_begin(&s, &w);
+        proust__boost_begin(&p, &w);
         EXPECT_EQ(my_nice(), -20);
         proust__boost_end(&w);
         EXPECT_EQ(my_nice(), -15);
@@ -115,8 +115,8 @@ int main(void)
 
     /* slice: the slice only */
     if (my_nice() == 0) {
-        s.prog.boost_mode = PROUST__BOOST_SLICE;
-        proust__boost_begin(&s, &w);
+        p.boost_mode = PROUST__BOOST_SLICE;
+        proust__boost_begin(&p, &w);
         EXPECT_TRUE(w.boosted);
         EXPECT_EQ(my_nice(), 0);
         if (slice)
@@ -126,16 +126,16 @@ int main(void)
     }
 
     /* off: nothing */
-    s.prog.boost_mode = PROUST__BOOST_OFF;
-    proust__boost_begin(&s, &w);
+    p.boost_mode = PROUST__BOOST_OFF;
+    proust__boost_begin(&p, &w);
     EXPECT_TRUE(!w.boosted);
     EXPECT_EQ(now().runtime, base_runtime);
 
     /* a policy the user chose is left alone */
-    s.prog.boost_mode = PROUST__BOOST_AUTO;
+    p.boost_mode = PROUST__BOOST_AUTO;
     struct sched_param sp = {0};
     EXPECT_EQ(sched_setscheduler(0, SCHED_BATCH, &sp), 0);
-    proust__boost_begin(&s, &w);
+    proust__boost_begin(&p, &w);
     EXPECT_TRUE(!w.boosted);
     EXPECT_EQ(now().policy, SCHED_BATCH);
     EXPECT_TRUE(strstr(proust__boost_probe(PROUST__BOOST_AUTO), "not SCHED_OTHER") != NULL);

@@ -5,7 +5,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "progress/progress.h"
 #include "unit.h"
 
 static int affinity_equal(const cpu_set_t *a, const cpu_set_t *b)
