@@ -10,7 +10,7 @@
 #include "boot/boot.h"
 #include "common/config.h"
 #include "common/log.h"
-#include "core/engine.h"
+#include "core/gate.h"
 #include "drivers/driver.h"
 #include "proust.h"
 #include "proust_info.h"

@@ -21,7 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "common/log.h"
+#include "core/cancel.h"
+#include "core/chunk.h"
+#include "core/gate.h"
+#include "core/inmsg.h"
+#include "core/match.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
+#include "core/token.h"
 
 /* The token segment that names a cancellation (never a real segment). */
 #define SEG_CANCEL 0xFFFFu

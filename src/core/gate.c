@@ -10,7 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "common/log.h"
+#include "core/cancel.h"
+#include "core/chunk.h"
+#include "core/gate.h"
+#include "core/inmsg.h"
+#include "core/match.h"
+#include "core/offer.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
 
 int proust__gates_init(struct proust_session *s)
 {

@@ -5,7 +5,10 @@
  * counted (progress's `helped`) while its RF_HELPED flag is set; whoever
  * clears the flag uncounts it.
  */
-#include "core/engine.h"
+#include "core/gate.h"
+#include "core/request.h"
+#include "core/session.h"
+#include "core/wait.h"
 
 bool proust__helper_serves_peer(const struct proust_session *s, int peer)
 {

@@ -17,7 +17,11 @@
  */
 #include <stdlib.h>
 
-#include "core/engine.h"
+#include "core/gate.h"
+#include "core/inmsg.h"
+#include "core/match.h"
+#include "core/request.h"
+#include "core/session.h"
 
 int proust__match_init(struct proust_session *s)
 {

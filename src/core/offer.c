@@ -41,7 +41,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "core/gate.h"
+#include "core/match.h"
+#include "core/offer.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
+#include "core/token.h"
 
 #define OFFER_PAUSE_FIRST 4u
 #define OFFER_PAUSE_MAX 64u /* receives; see the comment above */

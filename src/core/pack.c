@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
 
 struct proust_pack {
     struct proust_session *s;

@@ -13,7 +13,9 @@
 #include <time.h>
 
 #include "common/config.h"
-#include "core/engine.h"
+#include "common/log.h"
+#include "core/place.h"
+#include "core/session.h"
 
 /* proust_placement_hint() before init; frozen while a session is being
  * made or runs. A mutex: the check and the store go together. */

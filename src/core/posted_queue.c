@@ -32,7 +32,9 @@
  */
 #include <stdlib.h>
 
-#include "core/engine.h"
+#include "core/gate.h"
+#include "core/match.h"
+#include "core/request.h"
 
 #define PIDX_SCAN 64      /* a scan this long gives the queue an index */
 #define PIDX_BITS_MIN 6   /* 64 buckets at least */

@@ -2,7 +2,16 @@
  * pt2pt.c — the public point-to-point entry points: check the arguments,
  * build the request, hand it to the send or receive path.
  */
-#include "core/engine.h"
+#include "core/cancel.h"
+#include "core/gate.h"
+#include "core/inmsg.h"
+#include "core/match.h"
+#include "core/offer.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
+#include "core/wait.h"
 
 static int check_session(const struct proust_session *s)
 {

@@ -12,7 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "core/cancel.h"
+#include "core/gate.h"
+#include "core/inmsg.h"
+#include "core/match.h"
+#include "core/offer.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
 #include "common/copy.h"
 
 enum { ACT_ACK = 1, ACT_CTS, ACT_GET, ACT_LANDED };

@@ -7,7 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "common/log.h"
+#include "core/gate.h"
+#include "core/match.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
+#include "core/token.h"
 
 /* A rendezvous segment whose data is pulled (or pushed) after the poll. */
 struct proust__pending_get {

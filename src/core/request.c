@@ -10,7 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "common/log.h"
+#include "core/cancel.h"
+#include "core/offer.h"
+#include "core/request.h"
+#include "core/session.h"
+#include "core/wait.h"
 
 /*
  * Request memory belongs to the session: requests are carved from blocks

@@ -15,7 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "common/log.h"
+#include "core/chunk.h"
+#include "core/gate.h"
+#include "core/offer.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
+#include "core/token.h"
 #include "common/copy.h"
 
 static void fill_envelope(struct proust__chunk *c, const struct proust_request *req,

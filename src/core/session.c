@@ -11,7 +11,17 @@
 
 #include "boot/wire.h"
 #include "common/config.h"
-#include "core/engine.h"
+#include "common/log.h"
+#include "core/gate.h"
+#include "core/match.h"
+#include "core/offer.h"
+#include "core/place.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
+#include "core/token.h"
+#include "core/wait.h"
 
 static _Atomic int initialized;
 

@@ -7,7 +7,9 @@
  */
 #include <stdlib.h>
 
-#include "core/engine.h"
+#include "core/request.h"
+#include "core/session.h"
+#include "core/token.h"
 
 #define BLOCK_SLOTS 1024u
 #define MAX_BLOCKS 1024u

@@ -18,7 +18,7 @@
  */
 #include <stdlib.h>
 
-#include "core/engine.h"
+#include "core/match.h"
 
 #define POOL_MIN_SHIFT 10 /* 1 KiB */
 #define POOL_MAX_SHIFT (POOL_MIN_SHIFT + PROUST__UNEXP_CLASSES - 1) /* 128 KiB */

@@ -31,7 +31,13 @@
  * wakes a sleeping waiter of the process: the thread that polled it in
  * may be busy, and the idle one must pull.
  */
-#include "core/engine.h"
+#include "core/gate.h"
+#include "core/inmsg.h"
+#include "core/match.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/send.h"
+#include "core/session.h"
 
 #define ANSWERS_MAX 32 /* answers collected under one stripe, sent after it */
 

@@ -21,7 +21,9 @@
  */
 #include <stdlib.h>
 
-#include "core/engine.h"
+#include "core/gate.h"
+#include "core/inmsg.h"
+#include "core/match.h"
 
 #define IDX_SCAN 64     /* a scan this long gives the queue an index */
 #define IDX_BITS_MIN 6  /* 64 buckets at least */

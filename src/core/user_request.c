@@ -4,7 +4,8 @@
  * The sources themselves, their polling and their pending lists, are the
  * progress engine's (progress/ptask.c); the requests are core's.
  */
-#include "core/engine.h"
+#include "core/request.h"
+#include "core/session.h"
 
 int proust_ptask_register(proust_session_t *s, const struct proust_ptask_desc *desc,
                           proust_ptask_t **out)

@@ -15,7 +15,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/engine.h"
+#include "core/gate.h"
+#include "core/inmsg.h"
+#include "core/match.h"
+#include "core/offer.h"
+#include "core/recv.h"
+#include "core/request.h"
+#include "core/session.h"
+#include "core/wait.h"
 
 int proust__progress(struct proust_session *s)
 {

@@ -5,7 +5,8 @@
  * next packet: the strategy unlinks chunks from that peer's window (the
  * queue of chunks waiting to be sent) and returns them in packet order.
  * A strategy sees only the window and the budget derived from the rail's
- * capabilities; it never calls a driver. One file per strategy, each
+ * capabilities (core/chunk.h: chunks are core's, a strategy reads their
+ * headers and links); it never calls a driver. One file per strategy, each
  * exporting one const struct proust__strategy_ops.
  */
 #ifndef PROUST_STRATEGY_H
@@ -15,27 +16,7 @@
 #include <stddef.h>
 #include <sys/uio.h>
 
-#include "core/wire.h"
-
-struct proust_request;
-
-/* A queued piece of outgoing work: one chunk header plus its body. */
-struct proust__chunk {
-    struct proust__chunk *next;
-    struct proust__chunk_hdr hdr;
-    struct iovec body[2]; /* e.g. RTS body + key, or data tail + data */
-    int nbody;
-    struct proust_request *req; /* send request to credit when sent, or NULL */
-    bool urgent;                /* strategies may send urgent chunks first */
-    bool owned;                 /* allocated for control; freed once sent */
-    uint8_t storage[sizeof(struct proust__rts_body) + PROUST__MAX_KEY];
-};
-
-struct proust__window {
-    struct proust__chunk *head, *tail;
-    unsigned count;
-    unsigned urgent; /* urgent chunks in the window */
-};
+#include "core/chunk.h"
 
 /* Budget for one packet. */
 struct proust__packet_budget {
@@ -63,12 +44,6 @@ struct proust__strategy_ops {
                                          const struct proust__packet_budget *budget,
                                          unsigned *n);
 };
-
-/* Bytes a chunk occupies in a packet. */
-static inline size_t proust__chunk_wire_size(const struct proust__chunk *c)
-{
-    return sizeof(struct proust__chunk_hdr) + c->hdr.len;
-}
 
 /* Window helpers for strategies. */
 void proust__window_unlink(struct proust__window *w, struct proust__chunk *prev,

@@ -20,5 +20,5 @@ check drivers 'proust.h|common/[a-z_]+\.h|boot/boot.h|drivers/[a-z_]+\.h'
 check topology 'proust.h|common/[a-z_]+\.h|topology/[a-z_]+\.h'
 # progress is below core: it reaches core only through its upcall table
 check progress 'proust.h|common/[a-z_]+\.h|drivers/driver.h|topology/[a-z_]+\.h|progress/[a-z_]+\.h'
-check strategy 'strategy/strategy.h|core/wire.h'
+check strategy 'strategy/strategy.h|core/chunk.h|core/wire.h'
 exit $fail

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "core/gate.h"
+#include "core/inmsg.h"
+#include "core/match.h"
 #include "unit.h"
 
 #define BUDGET (PROUST__INMSG_CACHE_BYTES / PROUST__INMSG_BLOCK)

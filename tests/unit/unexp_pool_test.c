@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/engine.h"
+#include "core/match.h"
 #include "unit.h"
 
 /* fill all of buf, as the receive path's copy does */
