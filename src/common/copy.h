@@ -2,9 +2,10 @@
  * copy.h — the engine's memory copy for payloads.
  *
  * glibc copies from 2 KiB up to about the L2 size with `rep movsb`. On AMD
- * Zen processors (this VM's EPYC among them) that instruction runs ~20x
- * slower when the destination sits 1-31 bytes past the source modulo 64:
- * 2 GB/s instead of 45 for a 16 KiB copy. Buffers from malloc are 16-byte
+ * Zen processors (this VM's EPYC among them) that instruction runs an
+ * order of magnitude slower when the destination sits 1-31 bytes past the
+ * source modulo 64 (docs/PERFORMANCE.md, "Figures behind the code"). Buffers
+ * from malloc are 16-byte
  * aligned and ring payloads follow packet headers, so about half of all
  * payload copies met that case, at random: one of the VM's "bimodal"
  * figures. proust__copy takes those copies to a vector loop (stores

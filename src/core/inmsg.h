@@ -61,12 +61,10 @@ struct proust__inmsg {
  * Each stripe keeps its share of PROUST__INMSG_CACHE_BYTES (at least 64
  * blocks), and may keep as much again borrowed from the session, counted
  * with atomics only there: the bursts come from one or a few peers, so one
- * stripe needs the whole budget (8192 unexpected messages from one peer
- * with 2 stripes: half of them went to malloc and back every time, 79 ns a
- * message instead of 55 at 1024, bench/match). A burst of a thousand
- * unexpected messages freed to malloc had glibc trim the heap and fault it
- * in again next time (a fifth of the receiver's time at 1024 messages);
- * 4 MiB hold a burst of 8192. */
+ * stripe needs the whole budget (with a stripe's share alone, half of a
+ * large burst went to malloc and back). A burst of a thousand unexpected
+ * messages freed to malloc had glibc trim the heap and fault it in again
+ * next time (docs/PERFORMANCE.md, "Figures behind the code"); 4 MiB hold a burst of 8192. */
 #define PROUST__INMSG_BLOCK 512
 #define PROUST__INMSG_CACHE_BYTES ((size_t)4 << 20)
 

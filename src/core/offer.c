@@ -30,8 +30,9 @@
  * without offering, 4 of them after the first such answer, twice as many
  * after each next one up to OFFER_PAUSE_MAX, and offers again after the
  * pause: a halo loop costs one offer in that many rounds instead of an
- * OFFER, an OFFER_NO and an exposure every round (128 KiB exchange: 9.3
- * against 11.5 GB/s without offers), and a peer that turns into a one-way
+ * OFFER, an OFFER_NO and an exposure every round (which cost an exchange
+ * a fifth of its bandwidth; docs/PERFORMANCE.md, "Figures behind the code"),
+ * and a peer that turns into a one-way
  * sender gets offers again within that many receives. An offer used
  * (DONE) ends the pauses.
  *
@@ -257,9 +258,8 @@ bool proust__offer_withdraw(struct proust_session *s, struct proust_request *req
  * library, where the receiver pulls at once; and whether an offer arrives
  * before the send or after its RTS is a coin toss there, so the copy into
  * one buffer went sometimes by our write, sometimes by the peer's read,
- * and its cache lines bounced between the two cores (256 KiB exchange: 31-38
- * us a round against 21-26 us with reads alone; reads ~15 us, writes ~17
- * us each when always done the same way, 22-30 us mixed). A one-way sender
+ * and its cache lines bounced between the two cores (an exchange a third
+ * slower than with reads alone; docs/PERFORMANCE.md, "Figures behind the code"). A one-way sender
  * (a blocking send to a rank that computes) still writes. */
 bool proust__offer_worth_using(struct proust_session *s, int peer)
 {

@@ -25,8 +25,8 @@
  *
  * The index grows (doubling its buckets) as the queue does, and goes when
  * the queue empties; the next long scan builds one for what is posted
- * then. Keeping it costs every post and match a hash (multiflow, k = 2,
- * n = 32, whose scans stay short: 3 % slower with an index kept), and a
+ * then. Keeping it costs every post and match a hash (measurable on
+ * traffic whose scans stay short; docs/PERFORMANCE.md, "Figures behind the code"), and a
  * queue that needs one again pays the build with the scan that asked for
  * it. Everything here runs under the gate's match stripe.
  */

@@ -121,8 +121,8 @@ static void deliver_segment(struct proust_session *s, struct proust__gate *g,
     struct action *a = &acts->a[acts->n++];
     /* Both sides wait in blocking calls: the sender streams the data
      * through the ring (two copies, one on each core, pipelined) rather
-     * than we pull it (one copy by the kernel at a third of the speed:
-     * 1 MiB ping-pong 72 us against 138). Otherwise pull: that needs
+     * than we pull it (one copy by the kernel at a third of the speed;
+     * docs/PERFORMANCE.md, "Figures behind the code"). Otherwise pull: that needs
      * nothing from a sender that may be computing. */
     bool stream = (flags & PROUST__CF_WAITS) && req->waited && !s->oversubscribed &&
                   take <= g->rail->caps.stream_max;
@@ -243,7 +243,8 @@ static void inmsg_replay(struct proust_session *s, struct proust__gate *g,
     struct proust__inseg *sg = &m->seg[seg];
     uint8_t flags = seg == 0 ? m->flags : 0; /* only segment 0 asks for the ACK */
     if (sg->state == PROUST__SEG_EAGER) {
-        deliver_segment(s, g, m->req, seg, sg->data, sg->len, flags, m->sync_token, NULL, NULL, acts);
+        deliver_segment(s, g, m->req, seg, sg->data, sg->len, flags, m->sync_token, NULL, NULL,
+                        acts);
         inseg_release(g->ms, m, sg);
     } else {
         struct proust__rts_body rb = {.sender_token = sg->sender_token,

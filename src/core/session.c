@@ -198,19 +198,19 @@ int proust_init(proust_session_t **out)
         memset(s, 0, sizeof *s);
     int rc = PROUST_ERR_NOMEM;
     if (!s)
-        goto err_flag;
+        goto undo_flag;
     proust__lock_init(&s->any_lock);
     proust__requests_init(s);
     proust__lock_init(&s->gets_lock);
     pthread_mutex_init(&s->monitor_lock, NULL);
     if ((rc = read_config(s)) != PROUST_OK)
-        goto err_progress;
+        goto undo_session;
     if ((rc = proust__progress_init(&s->prog, &proust__core_upcalls, s, s->peer_check_ms)) !=
         PROUST_OK)
-        goto err_free;
+        goto undo_progress;
     if ((rc = proust__boot_open(&s->boot)) != PROUST_OK) {
         PROUST_ERROR("cannot reach the launcher: %s", proust_strerror(rc));
-        goto err_free;
+        goto undo_progress;
     }
     s->rank = s->boot.rank;
     s->size = s->boot.size;
@@ -218,54 +218,55 @@ int proust_init(proust_session_t **out)
     s->oversubscribed = s->boot.local_size > node_cpus(s->usable_cores);
     proust__log_rank = s->rank;
     if ((rc = proust__tokens_init(s)) != PROUST_OK)
-        goto err_boot;
+        goto undo_boot;
     if ((rc = proust__gates_init(s)) != PROUST_OK)
-        goto err_tokens;
+        goto undo_tokens;
     if ((rc = open_rails(s)) != PROUST_OK)
-        goto err_rails;
+        goto undo_rails;
     /* before the rails connect: their receive buffers are made there */
     if ((rc = proust__place_init(s)) != PROUST_OK)
-        goto err_rails;
+        goto undo_rails;
     if ((rc = s->boot.ops->fence(&s->boot)) != PROUST_OK)
-        goto err_rails;
+        goto undo_rails;
     for (int i = 0; i < s->nrails; i++) {
         if ((rc = s->rails[i].rail.ops->connect(&s->rails[i].rail)) != PROUST_OK) {
             PROUST_ERROR("rail %s failed to connect: %s", s->rails[i].rail.ops->name,
                          proust_strerror(rc));
-            goto err_rails;
+            goto undo_rails;
         }
     }
     if ((rc = assign_gates(s)) != PROUST_OK)
-        goto err_rails;
+        goto undo_rails;
     /* every peer is connected before the first message flows */
     if ((rc = s->boot.ops->fence(&s->boot)) != PROUST_OK)
-        goto err_rails;
+        goto undo_rails;
     atomic_store(&s->active, 1);
     if ((rc = start_progress(s)) != PROUST_OK) {
         atomic_store(&s->active, 0);
         proust__progress_stop(&s->prog);
-        goto err_rails;
+        goto undo_rails;
     }
     *out = s;
     return PROUST_OK;
 
-err_rails:
+    /* each label undoes its step and everything set up before it */
+undo_rails:
     close_rails(s);
     proust__gates_destroy(s);
-err_tokens:
+undo_tokens:
     proust__tokens_destroy(s);
-err_boot:
+undo_boot:
     /* no abort: the caller gets the error; peers waiting in a fence learn
      * from the launcher that this process left */
     proust__boot_close(&s->boot);
-err_free:
+undo_progress:
     proust__progress_destroy(&s->prog);
     proust__place_destroy(s);
-err_progress:
+undo_session:
     pthread_mutex_destroy(&s->monitor_lock);
     proust__requests_destroy(s);
     free(s);
-err_flag:
+undo_flag:
     atomic_store(&initialized, 0);
     return rc;
 }

@@ -7,9 +7,8 @@
  * From malloc, each 16-64 KiB buffer came from the top of glibc's heap and
  * went back to it, and glibc returned the pages to the kernel whenever the
  * top grew past its trim threshold: every message then paid a page fault
- * per 4 KiB (MPI_Bcast of 32 KiB between 2 ranks, after a first size: 20 us
- * a call and 15 000 faults, against 3 us and 1 800 faults with the buffers
- * kept; docs/PERFORMANCE.md). So the buffers are kept here, per match
+ * per 4 KiB (a broadcast six times slower; docs/PERFORMANCE.md, "Figures behind
+ * the code"). So the buffers are kept here, per match
  * stripe (its lock held), in power-of-two classes from 1 KiB to 128 KiB,
  * reused last-in first-out (the warmest first), up to a byte budget per
  * stripe. Larger segments, and whatever exceeds the budget, go to malloc

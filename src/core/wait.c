@@ -230,10 +230,10 @@ static bool request_done(void *ctx)
 
 /* How long a wait for `req` spins before it sleeps, at least. A
  * rendezvous send completes when the receiver has the data: on shm it
- * pulls it (4 MiB: ~0.8 ms here), longer than the spin window. The
- * sender's cpu is not needed meanwhile, but a sleep then costs a wake-up
- * that a VM sometimes takes milliseconds to deliver (a 4 MiB Isend + Wait,
- * receiver in Recv: 4.6 ms against 0.55 polling). Spin for about the
+ * pulls it, longer than the spin window. The sender's cpu is not needed
+ * meanwhile, but a sleep then costs a wake-up that a VM sometimes takes
+ * milliseconds to deliver (several times the transfer; docs/PERFORMANCE.md,
+ * "Figures behind the code"). Spin for about the
  * transfer instead (a loaded waiter still sleeps at once; with more
  * ranks than cores, the window stays as it is). */
 static uint64_t spin_floor(const struct proust_request *req)

@@ -9,7 +9,8 @@
  *     names for a (token, offset) pair (upcalls->put_target), without an
  *     intermediate copy where the transport allows; and, where the rail can,
  *     gets: the receiver pulls from memory the sender exposed.
- * Each driver is one file exporting one const struct proust__rail_ops.
+ * Each driver exports one const struct proust__rail_ops, from drivers/<name>.c
+ * (a large one spreads its work over drivers/<name>_*.c: shm, tcp).
  *
  * Threading contract (the engine guarantees it, drivers rely on it):
  *   - send / put / flush / busy for one peer are serialised by the engine

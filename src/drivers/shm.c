@@ -63,9 +63,9 @@ static _Atomic uint64_t *claim_words(void *seg, int nrings, size_t ring_size)
 
 /* Rings are given their pages at connect, up to this much of each: a
  * ring page left to the first send that reaches it costs that send a page
- * fault (~5 us on a VM: zeroing, and the host backing the page), 256 of
- * them per 1 MiB ring, spread over the first messages to a peer (an eager
- * 2 KiB Isend took 5 us instead of 0.3 in a third of its first 400 calls).
+ * fault (zeroing, and the host backing the page), 256 of them per 1 MiB
+ * ring, spread over the first messages to a peer, each then an order of
+ * magnitude slower (docs/PERFORMANCE.md, "Figures behind the code").
  * The default rings (1 MiB at most) get all their pages; a larger ring set
  * by PROUST_SHM_RING_SIZE gets the rest as it is used. */
 #define PREFAULT_RING_MAX ((size_t)4 << 20)
@@ -155,8 +155,8 @@ static int shm_open_rail(proust__rail_t *rail)
         .max_packet = max_packet,
         /* eager up to what one packet holds (the gate takes the headers
          * off): measured at 32 KiB, two copies through the ring beat the
-         * rendezvous round trip and its process_vm_readv (latency 5.7 vs
-         * 8.7 us, bandwidth 12 vs 5 GB/s; docs/PERFORMANCE.md) */
+         * rendezvous round trip and its process_vm_readv in latency and
+         * bandwidth (docs/PERFORMANCE.md, "Figures behind the code") */
         .rdv_threshold = max_packet,
         /* measured: a single copy by process_vm_readv beats the ring's two
          * copies for every rendezvous (docs/PERFORMANCE.md) */

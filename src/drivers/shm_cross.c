@@ -3,13 +3,13 @@
  * (process_vm_readv / process_vm_writev), for the shm rail's gets and
  * writes.
  *
- * The kernel copies with `rep movsb`, which on AMD Zen processors runs ~4x
- * slower when the destination sits 1-31 bytes past the source modulo 64
- * (copy.h; here 2.4 GB/s instead of 10 for 1 MiB). Such copies go through
+ * The kernel copies with `rep movsb`, which on AMD Zen processors runs
+ * several times slower when the destination sits 1-31 bytes past the
+ * source modulo 64 (copy.h; docs/PERFORMANCE.md, "Figures behind the code"). Such copies go through
  * a bounce buffer of this thread placed at the remote address's offset
  * modulo 64, a piece at a time so that it stays in cache: the kernel copy
  * then runs at full speed, and proust__copy moves the piece in or out at
- * cache speed (about 7 GB/s for the two, against 2.4).
+ * cache speed: the two together are about three times faster.
  */
 #include <errno.h>
 #include <pthread.h>

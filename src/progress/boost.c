@@ -5,9 +5,9 @@
  * A thread that sleeps in a wait while other threads of its process keep
  * every cpu busy is woken onto a cpu running one of them. Linux's fair
  * scheduler (EEVDF, 6.6+) lets the running thread finish its slice, and
- * the switch then waits for the next tick (4 ms at HZ=250): a closed
- * ping-pong made one round trip per tick, 90 % of the time stalled at 16
- * compute threads on 2 cores (benchmark 4, docs/PERFORMANCE.md). Two knobs
+ * the switch then waits for the next tick: a closed ping-pong against
+ * compute threads made one round trip per tick, stalled most of the time
+ * (docs/PERFORMANCE.md, "Figures behind the code"). Two knobs
  * of sched_setattr fix that for the length of the wait:
  *  - a short slice (sched_runtime, fair tasks, Linux 6.12+; no privilege):
  *    a waking thread whose slice is shorter than the running one's may

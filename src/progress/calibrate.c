@@ -8,10 +8,11 @@
  * waiter meets it: a thread that has slept for a while (its core gone
  * idle) is woken through a futex, and the time from the wake call to the
  * thread running again (upper quartile of 8) is the spin window (bounded
- * to [20, 200] µs). On this class of VM that is typically ~40 µs, with
- * samples from 4 µs (the virtual CPU was still polling) to milliseconds
- * (the hypervisor ran something else); a thread woken right after it fell
- * asleep costs ~3 µs, which would badly underestimate a real sleep.
+ * to [20, 200] µs). A VM's samples spread over three orders of magnitude
+ * (the virtual CPU still polling, the hypervisor running something else),
+ * hence the quartile; a thread woken right after it fell asleep costs a
+ * tenth of a real sleep, hence the wait before the wake
+ * (docs/PERFORMANCE.md, "Figures behind the code").
  * When more threads are runnable than there are cores and the waiter's own
  * process computes on other threads (twice in a row, 10 ms apart: a
  * progress thread running for a moment does not count), spinning only
@@ -134,9 +135,9 @@ static _Thread_local struct thread_load my_load;
  * they would wake us on the event anyway. A rank whose only thread waits
  * spins its window even on a busy machine: sleeping at once there made
  * every message a wake-up, which the kernel then tended to serve on the
- * very cpu its peer runs on (8 B ping-pong against a rank running 16
- * compute threads on 2 cores: half round trips of 4-7 us in about half of
- * the runs, 0.25-0.29 us in all of them with that rank spinning). */
+ * very cpu its peer runs on (a ping-pong against a rank running compute
+ * threads was then 20 times slower in half of the runs; docs/PERFORMANCE.md,
+ * "Figures behind the code"). */
 bool proust__waiter_loaded(struct proust__progress *p, uint64_t now)
 {
     struct thread_load *l = &my_load;

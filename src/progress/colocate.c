@@ -3,18 +3,17 @@
  *
  * When every cpu is busy, the kernel often wakes a thread onto its waker's
  * cpu. Two ranks in a ping-pong can then share one cpu while the other
- * computes: whoever spins there only delays the partner it waits for (a
- * rank with 16 compute threads on 2 cores against one that spins: 170 µs
- * half round trips, the partner runnable behind a whole spin window). So
+ * computes: whoever spins there only delays the partner it waits for (the
+ * partner stays runnable behind a whole spin window). So
  * waiting threads publish the cpu they poll on through the rails that
  * reach local peers (shm: a line of the segment header), and a waiter that
  * would spin first asks whether its partner was last seen on this very
  * cpu and has not polled since: then it moves to another cpu it may run
  * on (PROUST_HANDOFF=migrate, the default), or hands the cpu over by
  * sleeping (=sleep). Sleeping alone keeps the pair on one cpu: each wakes
- * the other onto the cpu it is about to leave, ~5 µs per message for good.
- * Moving costs two sched_setaffinity calls, a few dozen times a second
- * in that benchmark, and the pair then runs apart (0.27 µs).
+ * the other onto the cpu it is about to leave, for good. Moving costs two
+ * sched_setaffinity calls, a few dozen times a second, and the pair then
+ * runs apart, twenty times faster (docs/PERFORMANCE.md, "Figures behind the code").
  * sched_getcpu reads the kernel's rseq area: a few nanoseconds.
  */
 #include <sched.h>

@@ -19,9 +19,9 @@
  * advances the transfers itself, on its own core).
  *
  * Most nonblocking posts are waited for at once (Isend then Wait), and
- * even waking the helper to find that out costs: on the 2-core VM a
- * wake-up on the peer's core slowed a 4 MiB tcp Irecv+Wait by half, and
- * arming a 30 us timer then disarming it as much. So a post arms the timer
+ * even waking the helper to find that out costs: a wake-up on the peer's
+ * core, or arming a timer and disarming it, slowed a large tcp Irecv+Wait
+ * by half (docs/PERFORMANCE.md, "Figures behind the code"). So a post arms the timer
  * (GRACE_NS) only when the previous helped post was not waited for at
  * once; a wait disarms it, and re-arms it when it returns with helped
  * transfers still in flight. A callback attached to a helped request
@@ -185,9 +185,8 @@ void proust__helper_posted(struct proust__progress *p)
         (void)sched_setaffinity(tid, sizeof set, &set);
     }
     /* Arm the timer only if the last helped post was not waited for at
-     * once: Isend-then-Wait loops never pay for it (arming a 30 us timer
-     * and disarming it made a 4 MiB tcp Irecv+Wait 1.5x slower on this
-     * VM); the first post after a change of habit goes unhelped. */
+     * once: Isend-then-Wait loops never pay for it (above); the first
+     * post after a change of habit goes unhelped. */
     atomic_store_explicit(&p->helper_post_ns, proust__now_ns(), memory_order_relaxed);
     if (!atomic_load_explicit(&p->helper_waited_at_once, memory_order_relaxed)) {
         atomic_store_explicit(&p->helper_armed, 1, memory_order_relaxed);

@@ -34,8 +34,8 @@ uint64_t proust__now_ns(void)
  * goes back toward the base window. Without it two ranks in a ping-pong
  * can settle into sleeping on every message: the partner's reply takes
  * its own wake-up (about the spin window) plus the send, so each wait
- * just misses the window and sleeps in turn (40-150 us per message
- * instead of 0.3). */
+ * just misses the window and sleeps in turn, a hundred times slower
+ * (docs/PERFORMANCE.md, "Figures behind the code"). */
 static _Thread_local unsigned spin_scale = 1;
 
 /* The first empty poll of a wait: count the waiter as an application
@@ -73,10 +73,8 @@ void proust__waiter_idle(struct proust__progress *p, struct proust__waiter *w, i
      * ours waiting too: whoever we wait for may need this core (a thread
      * of ours whose message is in, or a peer rank), so give it up after a
      * few empty polls rather than a whole spin. Otherwise the scheduler
-     * shares the core between our waiting threads by time slices (8
-     * threads per rank in concurrent ping-pongs on 2 cpus: 133 us a
-     * message, median of 5 paired rounds, against 7.5 with the yields;
-     * benchmark 6 in PERFORMANCE.md). */
+     * shares the core between our waiting threads by time slices, an
+     * order of magnitude slower (docs/PERFORMANCE.md, "Figures behind the code"). */
     if (++w->idle_polls, !(w->idle_polls & 7u) &&
         (p->oversubscribed || (proust__cpus_overcommitted(p) && others_in_waits(p, w) > 0)))
         sched_yield();
@@ -96,8 +94,8 @@ void proust__waiter_idle(struct proust__progress *p, struct proust__waiter *w, i
     /* nothing to do for a spin window: the layer above does what an idle
      * process does (core takes in the rendezvous messages waiting
      * unexpected, whose senders may be waiting for us to), and we poll
-     * again before sleeping */
-    if (idle >= (p->spin_ns < YIELD_NS ? p->spin_ns : YIELD_NS) && /* poll mode: spin_ns is infinite */
+     * again before sleeping (poll mode: spin_ns is infinite) */
+    if (idle >= (p->spin_ns < YIELD_NS ? p->spin_ns : YIELD_NS) &&
         p->up->idle_work(p->core) > 0) {
         w->idle_since_ns = 0;
         return;
@@ -117,14 +115,13 @@ void proust__waiter_idle(struct proust__progress *p, struct proust__waiter *w, i
         return;
     }
     /* Loaded as measured, not as counted: more ranks than cores is not
-     * load while the others sleep (4 ranks on 2 cores, 2 of them waiting
-     * in a barrier: a ping-pong 0.3-0.9 us instead of 3-13 us when
-     * oversubscription alone sent every wait to sleep at once) */
+     * load while the others sleep (ranks waiting in a barrier while two
+     * others ping-pong: sending every wait to sleep at once made their
+     * ping-pong ten times slower; docs/PERFORMANCE.md, "Figures behind the code") */
     bool loaded = proust__waiter_loaded(p, now);
     /* a peer is copying into our memory (core: it claimed one of our
-     * offered receives): its end comes within the copy (~0.1 ms a MiB),
-     * sooner than a sleep and its wake-up; a copy that takes far longer
-     * is not running */
+     * offered receives): its end comes within the copy, sooner than a
+     * sleep and its wake-up; a copy that takes far longer is not running */
     if (idle < WRITE_SPIN_MAX_NS && p->up->peer_writing(p->core)) {
         if (loaded || p->oversubscribed)
             sched_yield();
@@ -148,7 +145,7 @@ void proust__waiter_idle(struct proust__progress *p, struct proust__waiter *w, i
         }
         /* Loaded, and other threads of ours poll too: the core most likely
          * goes to one of them, which finds its message and answers; a
-         * sleep would cost a ~40 us wake-up for each. Loaded by compute
+         * sleep would cost a wake-up for each. Loaded by compute
          * threads instead: sleep now, the kernel wakes us on the event. */
         else if (atomic_load_explicit(&p->app_polling, memory_order_relaxed) > 1) {
             sched_yield();

@@ -22,7 +22,7 @@ struct proust__topo {
 
 /* Load this machine's topology (xml NULL or "") or an XML file. with_io
  * keeps network and OpenFabrics devices (hwloc 2 drops I/O objects unless
- * told; discovering them costs 15-30 ms, so init loads without them and
+ * told; discovering them costs tens of milliseconds, so init loads without them and
  * reads a device's locality from sysfs). Errors: PROUST_ERR_SYS (hwloc
  * failed; logged), PROUST_ERR_INVALID (unreadable XML). */
 int proust__topo_load(struct proust__topo *t, const char *xml, bool with_io);
