@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "common/list.h"
 #include "core/chunk.h"
 #include "progress/progress.h"
 #include "proust.h"
@@ -105,27 +106,13 @@ struct proust_request {
 static inline void proust__dlist_append(struct proust_request **head, struct proust_request **tail,
                                         struct proust_request *req)
 {
-    req->next = NULL;
-    req->prev = *tail;
-    if (*tail)
-        (*tail)->next = req;
-    else
-        *head = req;
-    *tail = req;
+    PROUST__LIST_APPEND(*head, *tail, req);
 }
 
 static inline void proust__dlist_remove(struct proust_request **head,
                                         struct proust_request **tail, struct proust_request *req)
 {
-    if (req->prev)
-        req->prev->next = req->next;
-    else
-        *head = req->next;
-    if (req->next)
-        req->next->prev = req->prev;
-    else
-        *tail = req->prev;
-    req->next = req->prev = NULL;
+    PROUST__LIST_REMOVE(*head, *tail, req);
 }
 
 /* ---- request life cycle (request.c) --------------------------------------- */

@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 
+#include "common/list.h"
 #include "common/log.h"
 #include "progress/progress.h"
 
@@ -224,13 +225,7 @@ bool proust__ptask_usable(const struct proust__progress *p, const struct proust_
 void proust__ptask_pend(struct proust_ptask *t, struct proust__pending *l)
 {
     proust__lock(&t->lock);
-    l->next = NULL;
-    l->prev = t->pend_tail;
-    if (t->pend_tail)
-        t->pend_tail->next = l;
-    else
-        t->pend_head = l;
-    t->pend_tail = l;
+    PROUST__LIST_APPEND(t->pend_head, t->pend_tail, l);
     proust__unlock(&t->lock);
     atomic_fetch_add(&t->npending, 1);
     if (t->block && t->fd < 0)
@@ -250,15 +245,7 @@ void proust__ptask_unpend(struct proust_ptask *t, struct proust__pending *l)
         proust__lock(&t->lock);
     if (t->iter_next == l)
         t->iter_next = l->next;
-    if (l->prev)
-        l->prev->next = l->next;
-    else
-        t->pend_head = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
-    else
-        t->pend_tail = l->prev;
-    l->next = l->prev = NULL;
+    PROUST__LIST_REMOVE(t->pend_head, t->pend_tail, l);
     if (!mine)
         proust__unlock(&t->lock);
     atomic_fetch_sub(&t->npending, 1);
