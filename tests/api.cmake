@@ -27,6 +27,52 @@ function(api_job)
                       TIMEOUT ${A_TIMEOUT} LAUNCHER_ARGS ${A_LAUNCHER_ARGS})
 endfunction()
 
+# api_cases(PROGRAM p [VARIANT v] NPROCS k RAILS r CASES c... [ARGS ...] [ENV ...]
+#           [TIMEOUT s] [RUN_SERIAL])
+# One test per case of a program with a case table (tests/api/test_cases.h):
+# api_<p>_<case>_<v> (api_<p>_<case> without a variant) runs `p <case> ARGS`.
+# api_cases_check(p) then adds api_<p>_cases: `p --list` and the cases
+# registered here must be the same, so that no case goes unrun.
+function(api_cases)
+  cmake_parse_arguments(A "RUN_SERIAL" "PROGRAM;VARIANT;NPROCS;RAILS;TIMEOUT"
+                        "CASES;ARGS;ENV;LAUNCHER_ARGS" ${ARGN})
+  if(NOT TARGET api_${A_PROGRAM})
+    return()
+  endif()
+  foreach(c ${A_CASES})
+    set(name ${A_PROGRAM}_${c})
+    if(NOT "${A_VARIANT}" STREQUAL "") # (if(A_VARIANT) is false for `off`)
+      string(APPEND name _${A_VARIANT})
+    endif()
+    api_job(NAME ${name} NPROCS ${A_NPROCS} RAILS ${A_RAILS} PROGRAM ${A_PROGRAM}
+            ARGS ${c} ${A_ARGS} ENV ${A_ENV} TIMEOUT ${A_TIMEOUT}
+            LAUNCHER_ARGS ${A_LAUNCHER_ARGS})
+    if(A_RUN_SERIAL)
+      set_tests_properties(api_${name} PROPERTIES RUN_SERIAL TRUE)
+    endif()
+    set_property(GLOBAL APPEND PROPERTY API_CASES_${A_PROGRAM} ${c})
+  endforeach()
+endfunction()
+
+function(api_cases_check prog)
+  if(NOT TARGET api_${prog})
+    return()
+  endif()
+  get_property(registered GLOBAL PROPERTY API_CASES_${prog})
+  list(REMOVE_DUPLICATES registered)
+  add_test(NAME api_${prog}_cases
+           COMMAND sh -c [=[
+listed=$("$0" --list) || exit 1
+for c in "$@"; do
+  printf '%s\n' "$listed" | grep -qx -- "$c" || { echo "registered, not in --list: $c"; exit 1; }
+done
+for c in $listed; do
+  case " $* " in *" $c "*) ;; *) echo "in --list, no CTest runs it: $c"; exit 1 ;; esac
+done
+echo "$# cases, each registered"]=] $<TARGET_FILE:api_${prog}> ${registered})
+  set_tests_properties(api_${prog}_cases PROPERTIES TIMEOUT 30)
+endfunction()
+
 # ---- 1. integrity: every size, unaligned, posted and unexpected -------------
 foreach(strategy default aggreg)
   api_job(NAME integrity_self_${strategy} NPROCS 1 RAILS self PROGRAM integrity
@@ -380,74 +426,78 @@ if(EXISTS ${API_DIR}/progress.c)
 endif()
 
 # ---- polling tasks: user event sources and the uniform wait ---------------------
+# One test per case of api_ptask (`api_ptask --help`): api_ptask_<case>_<variant>.
 # (PROUST_PEER_CHECK_MS is raised: the periodic liveness check wakes every
 # sleeper, which would hide a missed fd or completion wake-up)
 if(EXISTS ${API_DIR}/ptask.c)
-  proust_add_api_program(api_ptask ${API_DIR}/ptask.c)
+  proust_add_api_program(api_ptask ${API_DIR}/ptask.c ${API_DIR}/ptask_callbacks.c
+                         ${API_DIR}/ptask_wakeup.c ${API_DIR}/ptask_requests.c
+                         ${API_DIR}/ptask_register.c ${API_DIR}/ptask_polling.c)
   target_include_directories(api_ptask PRIVATE ${API_DIR})
-  foreach(mode thread block poll)
-    api_job(NAME ptask_self_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-    api_job(NAME ptask_shm_${mode} NPROCS 2 RAILS self,shm PROGRAM ptask
-            ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-    api_job(NAME ptask_tcp_${mode} NPROCS 2 RAILS tcp PROGRAM ptask
-            ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  endforeach()
-  api_job(NAME ptask_shm_coarse NPROCS 2 RAILS self,shm PROGRAM ptask
-          ENV PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  api_job(NAME ptask_tcp_block_coarse NPROCS 2 RAILS tcp PROGRAM ptask
-          ENV PROUST_PROGRESS=block PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  # the source table: full, and used one source at a time
-  api_job(NAME ptask_self_many NPROCS 1 RAILS self PROGRAM ptask ARGS --test=many TIMEOUT 60)
-  api_job(NAME ptask_shm_many NPROCS 2 RAILS self,shm PROGRAM ptask ARGS --test=many TIMEOUT 60)
-  api_job(NAME ptask_self_reregister NPROCS 1 RAILS self PROGRAM ptask ARGS --test=reregister
-          TIMEOUT 60)
-  # sources polled at their frequency while threads sleep (5 kHz: above the
-  # millisecond resolution of the wait set's timeout)
-  foreach(mode thread block poll)
-    api_job(NAME ptask_self_frequency_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=frequency ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-            TIMEOUT 60)
-  endforeach()
-  api_job(NAME ptask_self_frequency_high_block NPROCS 1 RAILS self PROGRAM ptask
-          ARGS --test=frequency-high ENV PROUST_PROGRESS=block PROUST_PEER_CHECK_MS=5000
-          TIMEOUT 60)
-  # rates over a 2-core machine: alone, not beside tests that spin on both cores
-  foreach(t frequency_thread frequency_block frequency_poll frequency_high_block)
-    if(TEST api_ptask_self_${t})
-      set_tests_properties(api_ptask_self_${t} PROPERTIES RUN_SERIAL TRUE)
+  # the cases every progress mode and locking must pass; comm needs 2 processes
+  set(_ptask_cases info poll group always fd user_wake user_monitor user_outside user_freed
+      errors)
+  set(_ptask_variants
+      "self_thread\;1\;self\;PROUST_PROGRESS=thread"
+      "self_block\;1\;self\;PROUST_PROGRESS=block"
+      "self_poll\;1\;self\;PROUST_PROGRESS=poll"
+      "shm_thread\;2\;self,shm\;PROUST_PROGRESS=thread"
+      "shm_block\;2\;self,shm\;PROUST_PROGRESS=block"
+      "shm_poll\;2\;self,shm\;PROUST_PROGRESS=poll"
+      "tcp_thread\;2\;tcp\;PROUST_PROGRESS=thread"
+      "tcp_block\;2\;tcp\;PROUST_PROGRESS=block"
+      "tcp_poll\;2\;tcp\;PROUST_PROGRESS=poll"
+      "shm_coarse\;2\;self,shm\;PROUST_LOCKING=coarse"
+      "tcp_block_coarse\;2\;tcp\;PROUST_PROGRESS=block\;PROUST_LOCKING=coarse"
+      "self_threads2\;1\;self\;PROUST_PROGRESS_THREADS=2"
+      "shm_spin0\;2\;self,shm\;PROUST_SPIN_US=0"
+      "self_block_spin1000\;1\;self\;PROUST_PROGRESS=block\;PROUST_SPIN_US=1000")
+  foreach(entry ${_ptask_variants})
+    list(GET entry 0 vname)
+    list(GET entry 1 np)
+    list(GET entry 2 rails)
+    list(SUBLIST entry 3 -1 venv)
+    set(vcases ${_ptask_cases})
+    if(np EQUAL 2)
+      list(APPEND vcases comm)
     endif()
+    api_cases(PROGRAM ptask VARIANT ${vname} NPROCS ${np} RAILS ${rails} CASES ${vcases}
+              ENV ${venv} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   endforeach()
+  # the source table: full, and used one source at a time
+  api_cases(PROGRAM ptask VARIANT self NPROCS 1 RAILS self CASES many reregister TIMEOUT 60)
+  api_cases(PROGRAM ptask VARIANT shm NPROCS 2 RAILS self,shm CASES many TIMEOUT 60)
+  # sources polled at their frequency while threads sleep (5 kHz: above the
+  # millisecond resolution of the wait set's timeout); rates over a 2-core
+  # machine: alone, not beside tests that spin on both cores
+  foreach(mode thread block poll)
+    api_cases(PROGRAM ptask VARIANT self_${mode} NPROCS 1 RAILS self
+              CASES frequency_50hz frequency_500hz RUN_SERIAL
+              ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  endforeach()
+  api_cases(PROGRAM ptask VARIANT self_block NPROCS 1 RAILS self CASES frequency_5khz RUN_SERIAL
+            ENV PROUST_PROGRESS=block PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   # the progress thread polls a source that became pending while it slept
-  api_job(NAME ptask_self_background_thread NPROCS 1 RAILS self PROGRAM ptask
-          ARGS --test=background ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  api_job(NAME ptask_shm_background_thread NPROCS 2 RAILS self,shm PROGRAM ptask
-          ARGS --test=background ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  api_cases(PROGRAM ptask VARIANT self_thread NPROCS 1 RAILS self CASES background
+            ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  api_cases(PROGRAM ptask VARIANT shm_thread NPROCS 2 RAILS self,shm CASES background
+            ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   # ... and so does a thread holding the wait set for another wait
   foreach(mode thread block poll)
-    api_job(NAME ptask_self_stale_timeout_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=stale-timeout ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-            TIMEOUT 60)
+    api_cases(PROGRAM ptask VARIANT self_${mode} NPROCS 1 RAILS self CASES stale_timeout
+              ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   endforeach()
   # a source with a block callback and no fd wakes its waiter
   foreach(mode thread block)
-    api_job(NAME ptask_self_block_callback_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=block-callback ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-            TIMEOUT 60)
+    api_cases(PROGRAM ptask VARIANT self_${mode} NPROCS 1 RAILS self CASES block_callback
+              ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   endforeach()
   # a callback that completes its source's last request unregisters the source
   foreach(mode thread block)
-    api_job(NAME ptask_self_unregister_in_poll_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=unregister-in-poll ENV PROUST_PROGRESS=${mode} TIMEOUT 60)
-    api_job(NAME ptask_self_unregister_in_group_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=unregister-in-group ENV PROUST_PROGRESS=${mode} TIMEOUT 60)
+    api_cases(PROGRAM ptask VARIANT self_${mode} NPROCS 1 RAILS self
+              CASES unregister_in_poll unregister_in_group ENV PROUST_PROGRESS=${mode}
+              TIMEOUT 60)
   endforeach()
-  api_job(NAME ptask_self_threads2 NPROCS 1 RAILS self PROGRAM ptask
-          ENV PROUST_PROGRESS_THREADS=2 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  api_job(NAME ptask_shm_spin0 NPROCS 2 RAILS self,shm PROGRAM ptask
-          ENV PROUST_SPIN_US=0 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  api_job(NAME ptask_self_block_spin1000 NPROCS 1 RAILS self PROGRAM ptask
-          ENV PROUST_PROGRESS=block PROUST_SPIN_US=1000 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   # bad settings: proust_init returns PROUST_ERR_INVALID (then works without them)
   set(_bad_settings
       "progress_word\;PROUST_PROGRESS=threads"
@@ -460,12 +510,14 @@ if(EXISTS ${API_DIR}/ptask.c)
   foreach(entry ${_bad_settings})
     list(GET entry 0 bname)
     list(GET entry 1 benv)
-    api_job(NAME ptask_init_bad_${bname} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --expect-init-fail ENV ${benv} TIMEOUT 60)
+    api_cases(PROGRAM ptask VARIANT ${bname} NPROCS 1 RAILS self CASES init_refused
+              ENV ${benv} TIMEOUT 60)
   endforeach()
-  add_test(NAME api_ptask_init_bad_progress_singleton COMMAND api_ptask --expect-init-fail)
-  set_tests_properties(api_ptask_init_bad_progress_singleton PROPERTIES TIMEOUT 60
+  # without a launcher (singleton bootstrap)
+  add_test(NAME api_ptask_init_refused_progress_singleton COMMAND api_ptask init_refused)
+  set_tests_properties(api_ptask_init_refused_progress_singleton PROPERTIES TIMEOUT 60
                        ENVIRONMENT "PROUST_PROGRESS=bogus")
+  api_cases_check(ptask)
 endif()
 
 # ---- threads and sync under the other progress modes and coarse locking --------
