@@ -363,66 +363,68 @@ if(EXISTS ${API_DIR}/stash.c)
 endif()
 
 # ---- progress engine: background progress, many waiters, shutdown ------------
+# One test per case of api_progress (`api_progress --help`):
+# api_progress_<case>_<variant>.
 # (PROUST_PEER_CHECK_MS is raised so that the periodic liveness check, which
 # wakes every sleeper, cannot hide a lost wake-up)
 if(EXISTS ${API_DIR}/progress.c)
   proust_add_api_program(api_progress ${API_DIR}/progress.c)
   target_include_directories(api_progress PRIVATE ${API_DIR})
+  # rendezvous and callbacks advance while the application computes (thread);
+  # data only (poll, block)
+  set(_overlap overlap_send overlap_recv overlap_chain overlap_late_monitor)
   foreach(rails self,shm tcp)
     string(REPLACE "self,shm" "shm" rname ${rails})
-    # a rendezvous advances while the application computes (thread); data only (poll, block)
     foreach(mode thread block poll)
-      api_job(NAME progress_overlap_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-              ARGS --test=overlap ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-              TIMEOUT 60)
+      api_cases(PROGRAM progress VARIANT ${rname}_${mode} NPROCS 2 RAILS ${rails}
+                CASES ${_overlap} ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+                TIMEOUT 60)
     endforeach()
     # without offers: the irecv is matched by the progress thread when the
     # blocking sender's RTS (CF_WAITS) comes, and answered with PUSH
     if(rname STREQUAL "shm")
-      api_job(NAME progress_overlap_shm_thread_nooffer NPROCS 2 RAILS ${rails} PROGRAM progress
-              ARGS --test=overlap ENV PROUST_PROGRESS=thread PROUST_OFFER_BYTES=0
-              PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+      api_cases(PROGRAM progress VARIANT shm_thread_nooffer NPROCS 2 RAILS ${rails}
+                CASES ${_overlap} ENV PROUST_PROGRESS=thread PROUST_OFFER_BYTES=0
+                PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
     endif()
     # block mode's rendezvous helper (tcp only; checked where it starts: 2+ cpus)
     if(rname STREQUAL "tcp")
-      api_job(NAME progress_overlap_tcp_block_helper NPROCS 2 RAILS tcp PROGRAM progress
-              ARGS --test=overlap ENV PROUST_PROGRESS=block PROUST_RDV_THREAD=on
-              PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+      api_cases(PROGRAM progress VARIANT tcp_block_helper NPROCS 2 RAILS tcp
+                CASES ${_overlap} ENV PROUST_PROGRESS=block PROUST_RDV_THREAD=on
+                PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
     endif()
     # 8 threads blocked on one source, each gets its own message
     foreach(mode thread block poll)
-      api_job(NAME progress_waiters_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-              ARGS --test=waiters ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-              TIMEOUT 90)
+      api_cases(PROGRAM progress VARIANT ${rname}_${mode} NPROCS 2 RAILS ${rails}
+                CASES waiters ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+                TIMEOUT 90)
     endforeach()
-    api_job(NAME progress_waiters_${rname}_coarse NPROCS 2 RAILS ${rails} PROGRAM progress
-            ARGS --test=waiters ENV PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
-    api_job(NAME progress_waiters_${rname}_block_coarse NPROCS 2 RAILS ${rails} PROGRAM progress
-            ARGS --test=waiters ENV PROUST_PROGRESS=block PROUST_LOCKING=coarse
-            PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
-    # messages to oneself leave the sleeping progress thread asleep
+    api_cases(PROGRAM progress VARIANT ${rname}_coarse NPROCS 2 RAILS ${rails}
+              CASES waiters ENV PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
+    api_cases(PROGRAM progress VARIANT ${rname}_block_coarse NPROCS 2 RAILS ${rails}
+              CASES waiters ENV PROUST_PROGRESS=block PROUST_LOCKING=coarse
+              PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
     if(rname STREQUAL "shm")
+      # messages to oneself leave the sleeping progress thread asleep
       foreach(mode thread block)
-        api_job(NAME progress_quiet_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-                ARGS --test=quiet ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-                TIMEOUT 60)
+        api_cases(PROGRAM progress VARIANT ${mode} NPROCS 2 RAILS ${rails} CASES quiet
+                  ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
       endforeach()
-    endif()
-    # a sender facing a full ring sleeps and is woken when room comes
-    if(rname STREQUAL "shm")
+      # a sender facing a full ring sleeps and is woken when room comes
       foreach(mode thread block poll)
-        api_job(NAME progress_fullring_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-                ARGS --test=fullring ENV PROUST_PROGRESS=${mode} PROUST_SHM_RING_SIZE=64K
-                PROUST_PEER_CHECK_MS=60000 TIMEOUT 60)
+        api_cases(PROGRAM progress VARIANT ${mode} NPROCS 2 RAILS ${rails} CASES fullring
+                  ENV PROUST_PROGRESS=${mode} PROUST_SHM_RING_SIZE=64K
+                  PROUST_PEER_CHECK_MS=60000 TIMEOUT 60)
       endforeach()
     endif()
     # finalize with waiters just woken and freed rendezvous sends in flight
     foreach(mode thread block poll)
-      api_job(NAME progress_shutdown_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-              ARGS --test=shutdown ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-              TIMEOUT 60)
+      api_cases(PROGRAM progress VARIANT ${rname}_${mode} NPROCS 2 RAILS ${rails}
+                CASES shutdown ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+                TIMEOUT 60)
     endforeach()
   endforeach()
+  api_cases_check(progress)
 endif()
 
 # ---- polling tasks: user event sources and the uniform wait ---------------------
