@@ -237,14 +237,17 @@ api_job(NAME match_threads_shm_4_offer NPROCS 4 RAILS self,shm PROGRAM match_thr
 api_job(NAME pack_shm_offer NPROCS 2 RAILS self,shm PROGRAM pack ENV PROUST_OFFER_BYTES=1)
 
 # ---- 8. ssend, probe, cancel, request and session monitors ------------------
+# One test per case of api_sync (`api_sync --help`): api_sync_<case>_<variant>.
+set(_sync_cases ssend issend probe cancel cancel_matched request_monitor_before
+    request_monitor_after request_monitor_posts request_monitor_free session_monitor)
 foreach(strategy default aggreg)
-  api_job(NAME sync_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM sync
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME sync_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM sync
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM sync VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_sync_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM sync VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_sync_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME sync_shm_noget NPROCS 2 RAILS self,shm PROGRAM sync
-        ENV PROUST_SHM_GET_THRESHOLD=1G)
+api_cases(PROGRAM sync VARIANT shm_noget NPROCS 2 RAILS self,shm CASES ${_sync_cases}
+          ENV PROUST_SHM_GET_THRESHOLD=1G)
 
 # ---- 8b. cancelling sends: every rail, both strategies, coarse locking, offers
 api_job(NAME cancel_self NPROCS 1 RAILS self PROGRAM cancel)
@@ -532,9 +535,12 @@ foreach(variant block coarse)
   api_job(NAME threads_shm_${variant} NPROCS 2 RAILS self,shm PROGRAM threads ENV ${venv})
   api_job(NAME threads_tcp_${variant} NPROCS 2 RAILS tcp PROGRAM threads ENV ${venv})
   api_job(NAME threads_self_${variant} NPROCS 1 RAILS self PROGRAM threads ENV ${venv})
-  api_job(NAME sync_shm_${variant} NPROCS 2 RAILS self,shm PROGRAM sync ENV ${venv})
-  api_job(NAME sync_tcp_${variant} NPROCS 2 RAILS tcp PROGRAM sync ENV ${venv})
+  api_cases(PROGRAM sync VARIANT shm_${variant} NPROCS 2 RAILS self,shm CASES ${_sync_cases}
+            ENV ${venv})
+  api_cases(PROGRAM sync VARIANT tcp_${variant} NPROCS 2 RAILS tcp CASES ${_sync_cases}
+            ENV ${venv})
 endforeach()
+api_cases_check(sync)
 
 # ---- placement: the API and the init path, on this machine and on XML ---------
 set(TOPO_XML_DIR ${CMAKE_CURRENT_SOURCE_DIR}/topology/xml)
