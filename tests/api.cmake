@@ -210,22 +210,28 @@ api_job(NAME match_threads_shm_3_block NPROCS 3 RAILS self,shm PROGRAM match_thr
 # ---- 7c. receiver offers: the sender writes into a posted nonblocking receive
 # --pull: the receiver can pull a rendezvous itself (shm get), so it never
 # waits for a computing sender
-api_job(NAME offer_shm NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=128K)
-api_job(NAME offer_shm_all NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=1)
-api_job(NAME offer_shm_thread NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=thread)
-api_job(NAME offer_shm_coarse NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=1 PROUST_LOCKING=coarse)
-api_job(NAME offer_shm_ring NPROCS 2 RAILS self,shm PROGRAM offer
-        ENV PROUST_OFFER_BYTES=1 PROUST_SHM_RING_SIZE=16K PROUST_STRATEGY=aggreg)
-api_job(NAME offer_tcp NPROCS 2 RAILS tcp PROGRAM offer ENV PROUST_OFFER_BYTES=1)
-api_job(NAME offer_off NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=0)
+# One test per case of api_offer (`api_offer --help`): api_offer_<case>_<variant>.
+set(_offer_cases recv_posted_first recv_while_rts_waits eager_first_same_tag truncation
+    other_tags_between cancel_offered cancel_racing_send both_directions computing_sender
+    cancel_no_wait no_copy_in_call offers_come_back)
+api_cases(PROGRAM offer VARIANT shm NPROCS 2 RAILS self,shm CASES ${_offer_cases} ARGS --pull
+          ENV PROUST_OFFER_BYTES=128K)
+api_cases(PROGRAM offer VARIANT shm_all NPROCS 2 RAILS self,shm CASES ${_offer_cases} ARGS --pull
+          ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM offer VARIANT shm_thread NPROCS 2 RAILS self,shm CASES ${_offer_cases}
+          ARGS --pull ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=thread)
+api_cases(PROGRAM offer VARIANT shm_coarse NPROCS 2 RAILS self,shm CASES ${_offer_cases}
+          ARGS --pull ENV PROUST_OFFER_BYTES=1 PROUST_LOCKING=coarse)
+api_cases(PROGRAM offer VARIANT shm_ring NPROCS 2 RAILS self,shm CASES ${_offer_cases}
+          ENV PROUST_OFFER_BYTES=1 PROUST_SHM_RING_SIZE=16K PROUST_STRATEGY=aggreg)
+api_cases(PROGRAM offer VARIANT tcp NPROCS 2 RAILS tcp CASES ${_offer_cases}
+          ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM offer VARIANT off NPROCS 2 RAILS self,shm CASES ${_offer_cases} ARGS --pull
+          ENV PROUST_OFFER_BYTES=0)
 # block mode: nobody polls while the sender sleeps
-api_job(NAME offer_shm_block NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=block)
+api_cases(PROGRAM offer VARIANT shm_block NPROCS 2 RAILS self,shm CASES ${_offer_cases}
+          ARGS --pull ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=block)
+api_cases_check(offer)
 # every nonblocking receive offered, under the programs that check order and data
 api_job(NAME integrity_shm_offer NPROCS 2 RAILS self,shm PROGRAM integrity
         ENV PROUST_OFFER_BYTES=1)
