@@ -171,17 +171,20 @@ api_job(NAME alltoall_shm_8_ring16k NPROCS 8 RAILS self,shm PROGRAM alltoall
         ARGS --sizes=1,3000,20000 --rounds=1 ENV PROUST_SHM_RING_SIZE=16K)
 
 # ---- 6. packs: multi-segment messages, hints, truncation, API errors --------
+# One test per case of api_pack (`api_pack --help`): api_pack_<case>_<variant>.
+set(_pack_cases segments urgent_overtake truncation api_errors)
 foreach(strategy default aggreg)
-  api_job(NAME pack_self_${strategy} NPROCS 1 RAILS self PROGRAM pack
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME pack_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM pack
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME pack_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM pack
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM pack VARIANT self_${strategy} NPROCS 1 RAILS self CASES ${_pack_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM pack VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_pack_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM pack VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_pack_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME pack_shm_ring16k_noget NPROCS 2 RAILS self,shm PROGRAM pack
-        ENV PROUST_SHM_RING_SIZE=16K PROUST_SHM_GET_THRESHOLD=1G PROUST_STRATEGY=aggreg)
-api_job(NAME pack_tcp_rdv1k NPROCS 2 RAILS tcp PROGRAM pack ENV PROUST_RDV_THRESHOLD=1K)
+api_cases(PROGRAM pack VARIANT shm_ring16k_noget NPROCS 2 RAILS self,shm CASES ${_pack_cases}
+          ENV PROUST_SHM_RING_SIZE=16K PROUST_SHM_GET_THRESHOLD=1G PROUST_STRATEGY=aggreg)
+api_cases(PROGRAM pack VARIANT tcp_rdv1k NPROCS 2 RAILS tcp CASES ${_pack_cases}
+          ENV PROUST_RDV_THRESHOLD=1K)
 
 # ---- 7. threads: 4 threads per process, own tags and one shared tag ----------
 foreach(strategy default aggreg)
@@ -240,7 +243,9 @@ api_job(NAME ordering_shm_offer NPROCS 2 RAILS self,shm PROGRAM ordering
 api_job(NAME threads_shm_offer NPROCS 2 RAILS self,shm PROGRAM threads ENV PROUST_OFFER_BYTES=1)
 api_job(NAME match_threads_shm_4_offer NPROCS 4 RAILS self,shm PROGRAM match_threads
         ENV PROUST_OFFER_BYTES=1)
-api_job(NAME pack_shm_offer NPROCS 2 RAILS self,shm PROGRAM pack ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM pack VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_pack_cases}
+          ENV PROUST_OFFER_BYTES=1)
+api_cases_check(pack)
 
 # ---- 8. ssend, probe, cancel, request and session monitors ------------------
 # One test per case of api_sync (`api_sync --help`): api_sync_<case>_<variant>.
