@@ -1,6 +1,8 @@
 # Behaviour tests of the public API (tests/api/*.c), each run under proustrun
 # for the rail combinations, strategies and thresholds that matter. Names:
-# api_<program>_<variant>. `ctest -R api_` runs them all.
+# api_<program>_<variant>, or api_<program>_<case>_<variant> for a program
+# with a table of named cases (tests/api/test_cases.h: ptask, progress, sync,
+# offer, pack; see api_cases below). `ctest -R api_` runs them all.
 
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
