@@ -1,6 +1,8 @@
 # Behaviour tests of the public API (tests/api/*.c), each run under proustrun
 # for the rail combinations, strategies and thresholds that matter. Names:
-# api_<program>_<variant>. `ctest -R api_` runs them all.
+# api_<program>_<variant>, or api_<program>_<case>_<variant> for a program
+# with a table of named cases (tests/api/test_cases.h: ptask, progress, sync,
+# offer, pack; see api_cases below). `ctest -R api_` runs them all.
 
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
@@ -25,6 +27,52 @@ function(api_job)
   proust_add_job_test(NAME api_${A_NAME} NPROCS ${A_NPROCS} RAILS ${A_RAILS}
                       PROGRAM api_${A_PROGRAM} ARGS ${A_ARGS} ENV ${A_ENV}
                       TIMEOUT ${A_TIMEOUT} LAUNCHER_ARGS ${A_LAUNCHER_ARGS})
+endfunction()
+
+# api_cases(PROGRAM p [VARIANT v] NPROCS k RAILS r CASES c... [ARGS ...] [ENV ...]
+#           [TIMEOUT s] [RUN_SERIAL])
+# One test per case of a program with a case table (tests/api/test_cases.h):
+# api_<p>_<case>_<v> (api_<p>_<case> without a variant) runs `p <case> ARGS`.
+# api_cases_check(p) then adds api_<p>_cases: `p --list` and the cases
+# registered here must be the same, so that no case goes unrun.
+function(api_cases)
+  cmake_parse_arguments(A "RUN_SERIAL" "PROGRAM;VARIANT;NPROCS;RAILS;TIMEOUT"
+                        "CASES;ARGS;ENV;LAUNCHER_ARGS" ${ARGN})
+  if(NOT TARGET api_${A_PROGRAM})
+    return()
+  endif()
+  foreach(c ${A_CASES})
+    set(name ${A_PROGRAM}_${c})
+    if(NOT "${A_VARIANT}" STREQUAL "") # (if(A_VARIANT) is false for `off`)
+      string(APPEND name _${A_VARIANT})
+    endif()
+    api_job(NAME ${name} NPROCS ${A_NPROCS} RAILS ${A_RAILS} PROGRAM ${A_PROGRAM}
+            ARGS ${c} ${A_ARGS} ENV ${A_ENV} TIMEOUT ${A_TIMEOUT}
+            LAUNCHER_ARGS ${A_LAUNCHER_ARGS})
+    if(A_RUN_SERIAL)
+      set_tests_properties(api_${name} PROPERTIES RUN_SERIAL TRUE)
+    endif()
+    set_property(GLOBAL APPEND PROPERTY API_CASES_${A_PROGRAM} ${c})
+  endforeach()
+endfunction()
+
+function(api_cases_check prog)
+  if(NOT TARGET api_${prog})
+    return()
+  endif()
+  get_property(registered GLOBAL PROPERTY API_CASES_${prog})
+  list(REMOVE_DUPLICATES registered)
+  add_test(NAME api_${prog}_cases
+           COMMAND sh -c [=[
+listed=$("$0" --list) || exit 1
+for c in "$@"; do
+  printf '%s\n' "$listed" | grep -qx -- "$c" || { echo "registered, not in --list: $c"; exit 1; }
+done
+for c in $listed; do
+  case " $* " in *" $c "*) ;; *) echo "in --list, no CTest runs it: $c"; exit 1 ;; esac
+done
+echo "$# cases, each registered"]=] $<TARGET_FILE:api_${prog}> ${registered})
+  set_tests_properties(api_${prog}_cases PROPERTIES TIMEOUT 30)
 endfunction()
 
 # ---- 1. integrity: every size, unaligned, posted and unexpected -------------
@@ -125,17 +173,20 @@ api_job(NAME alltoall_shm_8_ring16k NPROCS 8 RAILS self,shm PROGRAM alltoall
         ARGS --sizes=1,3000,20000 --rounds=1 ENV PROUST_SHM_RING_SIZE=16K)
 
 # ---- 6. packs: multi-segment messages, hints, truncation, API errors --------
+# One test per case of api_pack (`api_pack --help`): api_pack_<case>_<variant>.
+set(_pack_cases segments urgent_overtake truncation api_errors)
 foreach(strategy default aggreg)
-  api_job(NAME pack_self_${strategy} NPROCS 1 RAILS self PROGRAM pack
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME pack_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM pack
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME pack_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM pack
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM pack VARIANT self_${strategy} NPROCS 1 RAILS self CASES ${_pack_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM pack VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_pack_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM pack VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_pack_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME pack_shm_ring16k_noget NPROCS 2 RAILS self,shm PROGRAM pack
-        ENV PROUST_SHM_RING_SIZE=16K PROUST_SHM_GET_THRESHOLD=1G PROUST_STRATEGY=aggreg)
-api_job(NAME pack_tcp_rdv1k NPROCS 2 RAILS tcp PROGRAM pack ENV PROUST_RDV_THRESHOLD=1K)
+api_cases(PROGRAM pack VARIANT shm_ring16k_noget NPROCS 2 RAILS self,shm CASES ${_pack_cases}
+          ENV PROUST_SHM_RING_SIZE=16K PROUST_SHM_GET_THRESHOLD=1G PROUST_STRATEGY=aggreg)
+api_cases(PROGRAM pack VARIANT tcp_rdv1k NPROCS 2 RAILS tcp CASES ${_pack_cases}
+          ENV PROUST_RDV_THRESHOLD=1K)
 
 # ---- 7. threads: 4 threads per process, own tags and one shared tag ----------
 foreach(strategy default aggreg)
@@ -164,22 +215,28 @@ api_job(NAME match_threads_shm_3_block NPROCS 3 RAILS self,shm PROGRAM match_thr
 # ---- 7c. receiver offers: the sender writes into a posted nonblocking receive
 # --pull: the receiver can pull a rendezvous itself (shm get), so it never
 # waits for a computing sender
-api_job(NAME offer_shm NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=128K)
-api_job(NAME offer_shm_all NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=1)
-api_job(NAME offer_shm_thread NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=thread)
-api_job(NAME offer_shm_coarse NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=1 PROUST_LOCKING=coarse)
-api_job(NAME offer_shm_ring NPROCS 2 RAILS self,shm PROGRAM offer
-        ENV PROUST_OFFER_BYTES=1 PROUST_SHM_RING_SIZE=16K PROUST_STRATEGY=aggreg)
-api_job(NAME offer_tcp NPROCS 2 RAILS tcp PROGRAM offer ENV PROUST_OFFER_BYTES=1)
-api_job(NAME offer_off NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=0)
+# One test per case of api_offer (`api_offer --help`): api_offer_<case>_<variant>.
+set(_offer_cases recv_posted_first recv_while_rts_waits eager_first_same_tag truncation
+    other_tags_between cancel_offered cancel_racing_send both_directions computing_sender
+    cancel_no_wait no_copy_in_call offers_come_back)
+api_cases(PROGRAM offer VARIANT shm NPROCS 2 RAILS self,shm CASES ${_offer_cases} ARGS --pull
+          ENV PROUST_OFFER_BYTES=128K)
+api_cases(PROGRAM offer VARIANT shm_all NPROCS 2 RAILS self,shm CASES ${_offer_cases} ARGS --pull
+          ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM offer VARIANT shm_thread NPROCS 2 RAILS self,shm CASES ${_offer_cases}
+          ARGS --pull ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=thread)
+api_cases(PROGRAM offer VARIANT shm_coarse NPROCS 2 RAILS self,shm CASES ${_offer_cases}
+          ARGS --pull ENV PROUST_OFFER_BYTES=1 PROUST_LOCKING=coarse)
+api_cases(PROGRAM offer VARIANT shm_ring NPROCS 2 RAILS self,shm CASES ${_offer_cases}
+          ENV PROUST_OFFER_BYTES=1 PROUST_SHM_RING_SIZE=16K PROUST_STRATEGY=aggreg)
+api_cases(PROGRAM offer VARIANT tcp NPROCS 2 RAILS tcp CASES ${_offer_cases}
+          ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM offer VARIANT off NPROCS 2 RAILS self,shm CASES ${_offer_cases} ARGS --pull
+          ENV PROUST_OFFER_BYTES=0)
 # block mode: nobody polls while the sender sleeps
-api_job(NAME offer_shm_block NPROCS 2 RAILS self,shm PROGRAM offer ARGS --pull
-        ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=block)
+api_cases(PROGRAM offer VARIANT shm_block NPROCS 2 RAILS self,shm CASES ${_offer_cases}
+          ARGS --pull ENV PROUST_OFFER_BYTES=1 PROUST_PROGRESS=block)
+api_cases_check(offer)
 # every nonblocking receive offered, under the programs that check order and data
 api_job(NAME integrity_shm_offer NPROCS 2 RAILS self,shm PROGRAM integrity
         ENV PROUST_OFFER_BYTES=1)
@@ -188,17 +245,22 @@ api_job(NAME ordering_shm_offer NPROCS 2 RAILS self,shm PROGRAM ordering
 api_job(NAME threads_shm_offer NPROCS 2 RAILS self,shm PROGRAM threads ENV PROUST_OFFER_BYTES=1)
 api_job(NAME match_threads_shm_4_offer NPROCS 4 RAILS self,shm PROGRAM match_threads
         ENV PROUST_OFFER_BYTES=1)
-api_job(NAME pack_shm_offer NPROCS 2 RAILS self,shm PROGRAM pack ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM pack VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_pack_cases}
+          ENV PROUST_OFFER_BYTES=1)
+api_cases_check(pack)
 
 # ---- 8. ssend, probe, cancel, request and session monitors ------------------
+# One test per case of api_sync (`api_sync --help`): api_sync_<case>_<variant>.
+set(_sync_cases ssend issend probe cancel cancel_matched request_monitor_before
+    request_monitor_after request_monitor_posts request_monitor_free session_monitor)
 foreach(strategy default aggreg)
-  api_job(NAME sync_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM sync
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME sync_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM sync
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM sync VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_sync_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM sync VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_sync_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME sync_shm_noget NPROCS 2 RAILS self,shm PROGRAM sync
-        ENV PROUST_SHM_GET_THRESHOLD=1G)
+api_cases(PROGRAM sync VARIANT shm_noget NPROCS 2 RAILS self,shm CASES ${_sync_cases}
+          ENV PROUST_SHM_GET_THRESHOLD=1G)
 
 # ---- 8b. cancelling sends: every rail, both strategies, coarse locking, offers
 api_job(NAME cancel_self NPROCS 1 RAILS self PROGRAM cancel)
@@ -317,137 +379,143 @@ if(EXISTS ${API_DIR}/stash.c)
 endif()
 
 # ---- progress engine: background progress, many waiters, shutdown ------------
+# One test per case of api_progress (`api_progress --help`):
+# api_progress_<case>_<variant>.
 # (PROUST_PEER_CHECK_MS is raised so that the periodic liveness check, which
 # wakes every sleeper, cannot hide a lost wake-up)
 if(EXISTS ${API_DIR}/progress.c)
   proust_add_api_program(api_progress ${API_DIR}/progress.c)
   target_include_directories(api_progress PRIVATE ${API_DIR})
+  # rendezvous and callbacks advance while the application computes (thread);
+  # data only (poll, block)
+  set(_overlap overlap_send overlap_recv overlap_chain overlap_late_monitor)
   foreach(rails self,shm tcp)
     string(REPLACE "self,shm" "shm" rname ${rails})
-    # a rendezvous advances while the application computes (thread); data only (poll, block)
     foreach(mode thread block poll)
-      api_job(NAME progress_overlap_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-              ARGS --test=overlap ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-              TIMEOUT 60)
+      api_cases(PROGRAM progress VARIANT ${rname}_${mode} NPROCS 2 RAILS ${rails}
+                CASES ${_overlap} ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+                TIMEOUT 60)
     endforeach()
     # without offers: the irecv is matched by the progress thread when the
     # blocking sender's RTS (CF_WAITS) comes, and answered with PUSH
     if(rname STREQUAL "shm")
-      api_job(NAME progress_overlap_shm_thread_nooffer NPROCS 2 RAILS ${rails} PROGRAM progress
-              ARGS --test=overlap ENV PROUST_PROGRESS=thread PROUST_OFFER_BYTES=0
-              PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+      api_cases(PROGRAM progress VARIANT shm_thread_nooffer NPROCS 2 RAILS ${rails}
+                CASES ${_overlap} ENV PROUST_PROGRESS=thread PROUST_OFFER_BYTES=0
+                PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
     endif()
     # block mode's rendezvous helper (tcp only; checked where it starts: 2+ cpus)
     if(rname STREQUAL "tcp")
-      api_job(NAME progress_overlap_tcp_block_helper NPROCS 2 RAILS tcp PROGRAM progress
-              ARGS --test=overlap ENV PROUST_PROGRESS=block PROUST_RDV_THREAD=on
-              PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+      api_cases(PROGRAM progress VARIANT tcp_block_helper NPROCS 2 RAILS tcp
+                CASES ${_overlap} ENV PROUST_PROGRESS=block PROUST_RDV_THREAD=on
+                PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
     endif()
     # 8 threads blocked on one source, each gets its own message
     foreach(mode thread block poll)
-      api_job(NAME progress_waiters_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-              ARGS --test=waiters ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-              TIMEOUT 90)
+      api_cases(PROGRAM progress VARIANT ${rname}_${mode} NPROCS 2 RAILS ${rails}
+                CASES waiters ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+                TIMEOUT 90)
     endforeach()
-    api_job(NAME progress_waiters_${rname}_coarse NPROCS 2 RAILS ${rails} PROGRAM progress
-            ARGS --test=waiters ENV PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
-    api_job(NAME progress_waiters_${rname}_block_coarse NPROCS 2 RAILS ${rails} PROGRAM progress
-            ARGS --test=waiters ENV PROUST_PROGRESS=block PROUST_LOCKING=coarse
-            PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
-    # messages to oneself leave the sleeping progress thread asleep
+    api_cases(PROGRAM progress VARIANT ${rname}_coarse NPROCS 2 RAILS ${rails}
+              CASES waiters ENV PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
+    api_cases(PROGRAM progress VARIANT ${rname}_block_coarse NPROCS 2 RAILS ${rails}
+              CASES waiters ENV PROUST_PROGRESS=block PROUST_LOCKING=coarse
+              PROUST_PEER_CHECK_MS=5000 TIMEOUT 90)
     if(rname STREQUAL "shm")
+      # messages to oneself leave the sleeping progress thread asleep
       foreach(mode thread block)
-        api_job(NAME progress_quiet_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-                ARGS --test=quiet ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-                TIMEOUT 60)
+        api_cases(PROGRAM progress VARIANT ${mode} NPROCS 2 RAILS ${rails} CASES quiet
+                  ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
       endforeach()
-    endif()
-    # a sender facing a full ring sleeps and is woken when room comes
-    if(rname STREQUAL "shm")
+      # a sender facing a full ring sleeps and is woken when room comes
       foreach(mode thread block poll)
-        api_job(NAME progress_fullring_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-                ARGS --test=fullring ENV PROUST_PROGRESS=${mode} PROUST_SHM_RING_SIZE=64K
-                PROUST_PEER_CHECK_MS=60000 TIMEOUT 60)
+        api_cases(PROGRAM progress VARIANT ${mode} NPROCS 2 RAILS ${rails} CASES fullring
+                  ENV PROUST_PROGRESS=${mode} PROUST_SHM_RING_SIZE=64K
+                  PROUST_PEER_CHECK_MS=60000 TIMEOUT 60)
       endforeach()
     endif()
     # finalize with waiters just woken and freed rendezvous sends in flight
     foreach(mode thread block poll)
-      api_job(NAME progress_shutdown_${rname}_${mode} NPROCS 2 RAILS ${rails} PROGRAM progress
-              ARGS --test=shutdown ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-              TIMEOUT 60)
+      api_cases(PROGRAM progress VARIANT ${rname}_${mode} NPROCS 2 RAILS ${rails}
+                CASES shutdown ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
+                TIMEOUT 60)
     endforeach()
   endforeach()
+  api_cases_check(progress)
 endif()
 
 # ---- polling tasks: user event sources and the uniform wait ---------------------
+# One test per case of api_ptask (`api_ptask --help`): api_ptask_<case>_<variant>.
 # (PROUST_PEER_CHECK_MS is raised: the periodic liveness check wakes every
 # sleeper, which would hide a missed fd or completion wake-up)
 if(EXISTS ${API_DIR}/ptask.c)
-  proust_add_api_program(api_ptask ${API_DIR}/ptask.c)
+  proust_add_api_program(api_ptask ${API_DIR}/ptask.c ${API_DIR}/ptask_callbacks.c
+                         ${API_DIR}/ptask_wakeup.c ${API_DIR}/ptask_requests.c
+                         ${API_DIR}/ptask_register.c ${API_DIR}/ptask_polling.c)
   target_include_directories(api_ptask PRIVATE ${API_DIR})
-  foreach(mode thread block poll)
-    api_job(NAME ptask_self_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-    api_job(NAME ptask_shm_${mode} NPROCS 2 RAILS self,shm PROGRAM ptask
-            ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-    api_job(NAME ptask_tcp_${mode} NPROCS 2 RAILS tcp PROGRAM ptask
-            ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  endforeach()
-  api_job(NAME ptask_shm_coarse NPROCS 2 RAILS self,shm PROGRAM ptask
-          ENV PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  api_job(NAME ptask_tcp_block_coarse NPROCS 2 RAILS tcp PROGRAM ptask
-          ENV PROUST_PROGRESS=block PROUST_LOCKING=coarse PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  # the source table: full, and used one source at a time
-  api_job(NAME ptask_self_many NPROCS 1 RAILS self PROGRAM ptask ARGS --test=many TIMEOUT 60)
-  api_job(NAME ptask_shm_many NPROCS 2 RAILS self,shm PROGRAM ptask ARGS --test=many TIMEOUT 60)
-  api_job(NAME ptask_self_reregister NPROCS 1 RAILS self PROGRAM ptask ARGS --test=reregister
-          TIMEOUT 60)
-  # sources polled at their frequency while threads sleep (5 kHz: above the
-  # millisecond resolution of the wait set's timeout)
-  foreach(mode thread block poll)
-    api_job(NAME ptask_self_frequency_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=frequency ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-            TIMEOUT 60)
-  endforeach()
-  api_job(NAME ptask_self_frequency_high_block NPROCS 1 RAILS self PROGRAM ptask
-          ARGS --test=frequency-high ENV PROUST_PROGRESS=block PROUST_PEER_CHECK_MS=5000
-          TIMEOUT 60)
-  # rates over a 2-core machine: alone, not beside tests that spin on both cores
-  foreach(t frequency_thread frequency_block frequency_poll frequency_high_block)
-    if(TEST api_ptask_self_${t})
-      set_tests_properties(api_ptask_self_${t} PROPERTIES RUN_SERIAL TRUE)
+  # the cases every progress mode and locking must pass; comm needs 2 processes
+  set(_ptask_cases info poll group always fd user_wake user_monitor user_outside user_freed
+      errors)
+  set(_ptask_variants
+      "self_thread\;1\;self\;PROUST_PROGRESS=thread"
+      "self_block\;1\;self\;PROUST_PROGRESS=block"
+      "self_poll\;1\;self\;PROUST_PROGRESS=poll"
+      "shm_thread\;2\;self,shm\;PROUST_PROGRESS=thread"
+      "shm_block\;2\;self,shm\;PROUST_PROGRESS=block"
+      "shm_poll\;2\;self,shm\;PROUST_PROGRESS=poll"
+      "tcp_thread\;2\;tcp\;PROUST_PROGRESS=thread"
+      "tcp_block\;2\;tcp\;PROUST_PROGRESS=block"
+      "tcp_poll\;2\;tcp\;PROUST_PROGRESS=poll"
+      "shm_coarse\;2\;self,shm\;PROUST_LOCKING=coarse"
+      "tcp_block_coarse\;2\;tcp\;PROUST_PROGRESS=block\;PROUST_LOCKING=coarse"
+      "self_threads2\;1\;self\;PROUST_PROGRESS_THREADS=2"
+      "shm_spin0\;2\;self,shm\;PROUST_SPIN_US=0"
+      "self_block_spin1000\;1\;self\;PROUST_PROGRESS=block\;PROUST_SPIN_US=1000")
+  foreach(entry ${_ptask_variants})
+    list(GET entry 0 vname)
+    list(GET entry 1 np)
+    list(GET entry 2 rails)
+    list(SUBLIST entry 3 -1 venv)
+    set(vcases ${_ptask_cases})
+    if(np EQUAL 2)
+      list(APPEND vcases comm)
     endif()
+    api_cases(PROGRAM ptask VARIANT ${vname} NPROCS ${np} RAILS ${rails} CASES ${vcases}
+              ENV ${venv} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   endforeach()
+  # the source table: full, and used one source at a time
+  api_cases(PROGRAM ptask VARIANT self NPROCS 1 RAILS self CASES many reregister TIMEOUT 60)
+  api_cases(PROGRAM ptask VARIANT shm NPROCS 2 RAILS self,shm CASES many TIMEOUT 60)
+  # sources polled at their frequency while threads sleep (5 kHz: above the
+  # millisecond resolution of the wait set's timeout); rates over a 2-core
+  # machine: alone, not beside tests that spin on both cores
+  foreach(mode thread block poll)
+    api_cases(PROGRAM ptask VARIANT self_${mode} NPROCS 1 RAILS self
+              CASES frequency_50hz frequency_500hz RUN_SERIAL
+              ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  endforeach()
+  api_cases(PROGRAM ptask VARIANT self_block NPROCS 1 RAILS self CASES frequency_5khz RUN_SERIAL
+            ENV PROUST_PROGRESS=block PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   # the progress thread polls a source that became pending while it slept
-  api_job(NAME ptask_self_background_thread NPROCS 1 RAILS self PROGRAM ptask
-          ARGS --test=background ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  api_job(NAME ptask_shm_background_thread NPROCS 2 RAILS self,shm PROGRAM ptask
-          ARGS --test=background ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  api_cases(PROGRAM ptask VARIANT self_thread NPROCS 1 RAILS self CASES background
+            ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
+  api_cases(PROGRAM ptask VARIANT shm_thread NPROCS 2 RAILS self,shm CASES background
+            ENV PROUST_PROGRESS=thread PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   # ... and so does a thread holding the wait set for another wait
   foreach(mode thread block poll)
-    api_job(NAME ptask_self_stale_timeout_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=stale-timeout ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-            TIMEOUT 60)
+    api_cases(PROGRAM ptask VARIANT self_${mode} NPROCS 1 RAILS self CASES stale_timeout
+              ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   endforeach()
   # a source with a block callback and no fd wakes its waiter
   foreach(mode thread block)
-    api_job(NAME ptask_self_block_callback_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=block-callback ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000
-            TIMEOUT 60)
+    api_cases(PROGRAM ptask VARIANT self_${mode} NPROCS 1 RAILS self CASES block_callback
+              ENV PROUST_PROGRESS=${mode} PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   endforeach()
   # a callback that completes its source's last request unregisters the source
   foreach(mode thread block)
-    api_job(NAME ptask_self_unregister_in_poll_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=unregister-in-poll ENV PROUST_PROGRESS=${mode} TIMEOUT 60)
-    api_job(NAME ptask_self_unregister_in_group_${mode} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --test=unregister-in-group ENV PROUST_PROGRESS=${mode} TIMEOUT 60)
+    api_cases(PROGRAM ptask VARIANT self_${mode} NPROCS 1 RAILS self
+              CASES unregister_in_poll unregister_in_group ENV PROUST_PROGRESS=${mode}
+              TIMEOUT 60)
   endforeach()
-  api_job(NAME ptask_self_threads2 NPROCS 1 RAILS self PROGRAM ptask
-          ENV PROUST_PROGRESS_THREADS=2 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  api_job(NAME ptask_shm_spin0 NPROCS 2 RAILS self,shm PROGRAM ptask
-          ENV PROUST_SPIN_US=0 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
-  api_job(NAME ptask_self_block_spin1000 NPROCS 1 RAILS self PROGRAM ptask
-          ENV PROUST_PROGRESS=block PROUST_SPIN_US=1000 PROUST_PEER_CHECK_MS=5000 TIMEOUT 60)
   # bad settings: proust_init returns PROUST_ERR_INVALID (then works without them)
   set(_bad_settings
       "progress_word\;PROUST_PROGRESS=threads"
@@ -460,12 +528,14 @@ if(EXISTS ${API_DIR}/ptask.c)
   foreach(entry ${_bad_settings})
     list(GET entry 0 bname)
     list(GET entry 1 benv)
-    api_job(NAME ptask_init_bad_${bname} NPROCS 1 RAILS self PROGRAM ptask
-            ARGS --expect-init-fail ENV ${benv} TIMEOUT 60)
+    api_cases(PROGRAM ptask VARIANT ${bname} NPROCS 1 RAILS self CASES init_refused
+              ENV ${benv} TIMEOUT 60)
   endforeach()
-  add_test(NAME api_ptask_init_bad_progress_singleton COMMAND api_ptask --expect-init-fail)
-  set_tests_properties(api_ptask_init_bad_progress_singleton PROPERTIES TIMEOUT 60
+  # without a launcher (singleton bootstrap)
+  add_test(NAME api_ptask_init_refused_progress_singleton COMMAND api_ptask init_refused)
+  set_tests_properties(api_ptask_init_refused_progress_singleton PROPERTIES TIMEOUT 60
                        ENVIRONMENT "PROUST_PROGRESS=bogus")
+  api_cases_check(ptask)
 endif()
 
 # ---- threads and sync under the other progress modes and coarse locking --------
@@ -478,9 +548,12 @@ foreach(variant block coarse)
   api_job(NAME threads_shm_${variant} NPROCS 2 RAILS self,shm PROGRAM threads ENV ${venv})
   api_job(NAME threads_tcp_${variant} NPROCS 2 RAILS tcp PROGRAM threads ENV ${venv})
   api_job(NAME threads_self_${variant} NPROCS 1 RAILS self PROGRAM threads ENV ${venv})
-  api_job(NAME sync_shm_${variant} NPROCS 2 RAILS self,shm PROGRAM sync ENV ${venv})
-  api_job(NAME sync_tcp_${variant} NPROCS 2 RAILS tcp PROGRAM sync ENV ${venv})
+  api_cases(PROGRAM sync VARIANT shm_${variant} NPROCS 2 RAILS self,shm CASES ${_sync_cases}
+            ENV ${venv})
+  api_cases(PROGRAM sync VARIANT tcp_${variant} NPROCS 2 RAILS tcp CASES ${_sync_cases}
+            ENV ${venv})
 endforeach()
+api_cases_check(sync)
 
 # ---- placement: the API and the init path, on this machine and on XML ---------
 set(TOPO_XML_DIR ${CMAKE_CURRENT_SOURCE_DIR}/topology/xml)

@@ -1,37 +1,49 @@
 /*
  * offer — receiver offers (a large nonblocking receive tells its sender
  * where the data goes; the sender writes it). Run with 2 processes and
- * PROUST_OFFER_BYTES small enough for the sizes below.
+ * PROUST_OFFER_BYTES small enough for the sizes below. One case a run:
+ * `api_offer [--pull] <case>` (test_cases.h; --list, --help).
  *
- *  A. receive posted long before the send (the send uses the offer):
- *     sizes around the rendezvous threshold, odd sizes and offsets.
- *  B. send posted first, receive posted while its RTS waits unread (the
- *     offer arrives at a sender that waits for its answer).
- *  C. an eager message and then a large one with the same tag: the
- *     offered receive must take the eager one, the next the large one.
+ *  A. recv_posted_first: receive posted long before the send (the send
+ *     uses the offer): sizes around the rendezvous threshold, odd sizes and
+ *     offsets.
+ *  B. recv_while_rts_waits: send posted first, receive posted while its
+ *     RTS waits unread (the offer arrives at a sender that waits for its
+ *     answer).
+ *  C. eager_first_same_tag: an eager message and then a large one with the
+ *     same tag: the offered receive must take the eager one, the next the
+ *     large one.
  *  D. truncation: a message larger than the offered buffer.
- *  E. non-matching tags in between (the offer waits for its message).
- *  F. cancel an offered receive nobody sends to: cancelled; then a message
- *     with that tag goes to the next receive.
- *  G. cancel racing a matching send: either cancelled (the message then
- *     reaches a second receive) or received whole — never both, never lost.
- *  H. both directions at once, many rounds (Isend + Irecv on each side).
- *  I. the receiver never waits for a sender that computes: Isend, then
- *     1.5 s without a library call, against Irecv + Wait; with --pull (a
- *     rail where the receiver can pull a rendezvous: shm get) the Wait
- *     takes the offer back and pulls the data in well under that.
- *  J. cancel never waits for the peer: an offered receive cancelled while
- *     its sender computes 1.5 s (or sits in finalize) returns at once.
- *  K. a nonblocking receive (irecv, imrecv) that finds its rendezvous
- *     already there leaves the copy to the next progress call: the buffer
- *     is untouched when the call returns (without a thread that could run
- *     it meanwhile), and Test loops alone complete it with the data.
- *  L. after an exchange (both sides Irecv + Isend: each declines the
- *     other's offers and the receivers pause them), a one-way sender gets
- *     offers again: its blocking send completes while the receiver sleeps
- *     in the last rounds of 80 (the pause is 64 receives at most).
+ *  E. other_tags_between: non-matching tags in between (the offer waits
+ *     for its message).
+ *  F. cancel_offered: cancel an offered receive nobody sends to:
+ *     cancelled; then a message with that tag goes to the next receive.
+ *  G. cancel_racing_send: cancel racing a matching send: either cancelled
+ *     (the message then reaches a second receive) or received whole —
+ *     never both, never lost.
+ *  H. both_directions: both directions at once, many rounds (Isend + Irecv
+ *     on each side).
+ *  I. computing_sender: the receiver never waits for a sender that
+ *     computes: Isend, then 1.5 s without a library call, against Irecv +
+ *     Wait; with --pull (a rail where the receiver can pull a rendezvous:
+ *     shm get) the Wait takes the offer back and pulls the data in well
+ *     under that.
+ *  J. cancel_no_wait: cancel never waits for the peer: an offered receive
+ *     cancelled while its sender computes 1.5 s (or sits in finalize)
+ *     returns at once.
+ *  K. no_copy_in_call: a nonblocking receive (irecv, imrecv) that finds its
+ *     rendezvous already there leaves the copy to the next progress call:
+ *     the buffer is untouched when the call returns (without a thread that
+ *     could run it meanwhile), and Test loops alone complete it with the
+ *     data.
+ *  L. offers_come_back: after an exchange (both sides Irecv + Isend: each
+ *     declines the other's offers and the receivers pause them), a one-way
+ *     sender gets offers again: its blocking send completes while the
+ *     receiver sleeps in the last rounds of 80 (the pause is 64 receives at
+ *     most).
  */
 #include "test_util.h"
+#include "test_cases.h"
 
 #define TAG 0x0A000000000000ull
 #define MAXN (3u << 20)
@@ -448,27 +460,32 @@ static void phase_j(void)
     free(p);
 }
 
+static const struct tu_case cases[] = {
+    {"recv_posted_first", phase_a, "A: the send writes into a receive posted long before"},
+    {"recv_while_rts_waits", phase_b, "B: an offer reaches a sender waiting for its answer"},
+    {"eager_first_same_tag", phase_c, "C: an eager message first takes the offered receive"},
+    {"truncation", phase_d, "D: a message larger than the offered buffer truncates"},
+    {"other_tags_between", phase_e, "E: messages of other tags leave the offer alone"},
+    {"cancel_offered", phase_f, "F: an offered receive cancels; its tag still matches"},
+    {"cancel_racing_send", phase_g, "G: cancel against a matching send: one or the other"},
+    {"both_directions", phase_h, "H: Isend + Irecv on both sides, 60 rounds"},
+    {"computing_sender", phase_i, "I: a computing sender never delays the receiver"},
+    {"cancel_no_wait", phase_j, "J: cancel does not wait for a computing sender"},
+    {"no_copy_in_call", phase_k, "K: irecv/imrecv of an arrived rendezvous copy later"},
+    {"offers_come_back", phase_l, "L: offers resume for a one-way sender after an exchange"},
+};
+
 int main(int argc, char **argv)
 {
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
     can_pull = tu_has_arg(argc, argv, "--pull");
     S = tu_init(120);
     EXPECT(tu_size == 2, "run with 2 processes");
     peer = 1 - tu_rank;
-    phase_a();
-    phase_b();
-    phase_c();
-    phase_d();
-    phase_e();
-    phase_f();
-    phase_g();
-    phase_h();
-    phase_i();
-    phase_j();
-    phase_k();
-    phase_l();
+    c->run();
     tu_barrier(S);
     if (tu_rank == 0)
-        printf("offer: ok\n");
+        printf("offer %s: ok\n", c->name);
     tu_finalize(S);
     return 0;
 }

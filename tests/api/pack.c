@@ -1,26 +1,32 @@
 /*
- * pack — multi-segment messages.
+ * pack — multi-segment messages (1 or 2 processes). One case a run:
+ * `api_pack <case>` (test_cases.h; --list, --help).
  *
- *  - Packs of 1..5 segments (and 64, the maximum), small and large
- *    segments mixed, some URGENT / REORDER hints, received by an unpack
- *    with the same segments into unaligned guarded buffers; every segment
- *    checked on its own, status.size/count = total; posted first and
- *    unexpected (iprobe sees the whole pack's size first); the direction
- *    alternates between the two ranks.
- *  - A segment-count mismatch (more or fewer unpack segments) and a segment
- *    too small for its data (eager and rendezvous) complete the unpack with
- *    PROUST_ERR_TRUNCATE: status.size = bytes sent, status.count = bytes
- *    placed, the placed bytes correct, nothing written past a buffer, the
- *    sender completes, and traffic afterwards is unaffected.
- *  - An URGENT rendezvous segment of a pack posted right after a plain
- *    message (and after a rendezvous one): with aggreg the urgent chunk
- *    overtakes the earlier message on the wire and waits in the receiver's
- *    stash; both must still arrive intact and in order.
- *  - API errors: pack with zero segments -> PROUST_ERR_INVALID (then
- *    pack_abort), unknown hint bits, a 65th segment, pack_add on an unpack
- *    and the reverse, a bad rank.
+ *  segments         packs of 1..5 segments (and 64, the maximum), small and
+ *                   large segments mixed, some URGENT / REORDER hints,
+ *                   received by an unpack with the same segments into
+ *                   unaligned guarded buffers; every segment checked on its
+ *                   own, status.size/count = total; posted first and
+ *                   unexpected (iprobe sees the whole pack's size first);
+ *                   the direction alternates between the two ranks.
+ *  truncation       a segment-count mismatch (more or fewer unpack
+ *                   segments) and a segment too small for its data (eager
+ *                   and rendezvous) complete the unpack with
+ *                   PROUST_ERR_TRUNCATE: status.size = bytes sent,
+ *                   status.count = bytes placed, the placed bytes correct,
+ *                   nothing written past a buffer, the sender completes,
+ *                   and traffic afterwards is unaffected.
+ *  urgent_overtake  an URGENT rendezvous segment of a pack posted right
+ *                   after a plain message (and after a rendezvous one):
+ *                   with aggreg the urgent chunk overtakes the earlier
+ *                   message on the wire and waits in the receiver's stash;
+ *                   both must still arrive intact and in order.
+ *  api_errors       pack with zero segments -> PROUST_ERR_INVALID (then
+ *                   pack_abort), unknown hint bits, a 65th segment,
+ *                   pack_add on an unpack and the reverse, a bad rank.
  */
 #include "test_util.h"
+#include "test_cases.h"
 
 struct seg {
     size_t len;
@@ -31,6 +37,7 @@ struct seg {
 #define R PROUST_PACK_REORDER
 #define MAXSEG PROUST_PACK_MAX_SEGMENTS
 
+static proust_session_t *S;
 static int case_no;
 
 static uint64_t seed(int c, int seg)
@@ -292,11 +299,8 @@ static void api_errors(proust_session_t *s)
     CHECK_RC(proust_pack_add(NULL, b, 1, 0), PROUST_ERR_INVALID);
 }
 
-int main(void)
+static void test_segments(void)
 {
-    proust_session_t *s = tu_init(60);
-    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
-
     const struct seg c1[] = {{100, 0}};
     const struct seg c2[] = {{200000, 0}};
     const struct seg c3[] = {{16, U}, {100000, 0}};
@@ -305,51 +309,77 @@ int main(void)
     const struct seg c6[] = {{1, R}, {2, R}, {3, R}, {4, R}, {5, R}};
     const struct seg c7[] = {{40000, U}, {40000, 0}, {40000, U}, {7, U}};
     const struct seg c8[] = {{65537, 0}, {1, U}};
-    same(s, "1 small segment", c1, 1);
-    same(s, "1 large segment", c2, 1);
-    same(s, "urgent header + large body", c3, 2);
-    same(s, "small, large reorder, small", c4, 3);
-    same(s, "5 mixed segments with a 0-byte one", c5, 5);
-    same(s, "5 tiny reorder segments", c6, 5);
-    same(s, "3 medium segments, 2 urgent, + urgent tail", c7, 4);
-    same(s, "large then urgent byte", c8, 2);
+    same(S, "1 small segment", c1, 1);
+    same(S, "1 large segment", c2, 1);
+    same(S, "urgent header + large body", c3, 2);
+    same(S, "small, large reorder, small", c4, 3);
+    same(S, "5 mixed segments with a 0-byte one", c5, 5);
+    same(S, "5 tiny reorder segments", c6, 5);
+    same(S, "3 medium segments, 2 urgent, + urgent tail", c7, 4);
+    same(S, "large then urgent byte", c8, 2);
     struct seg c64[MAXSEG];
     for (int i = 0; i < MAXSEG; i++) {
         c64[i].len = i % 16 == 5 ? 50000 + (size_t)i : (size_t)(i * 11) % 97;
         c64[i].hints = i % 3 == 0 ? R : (i % 7 == 0 ? U : 0);
     }
-    same(s, "64 segments", c64, MAXSEG);
-    overtake_case(s, 100);
-    overtake_case(s, 70000);
+    same(S, "64 segments", c64, MAXSEG);
     if (tu_rank == 0)
         printf("pack: matching packs ok (%d cases)\n", case_no);
+}
 
-    /* truncation */
+static void test_urgent_overtake(void)
+{
+    overtake_case(S, 100);
+    overtake_case(S, 70000);
+    if (tu_rank == 0)
+        printf("pack: urgent segments after a message ok (%d cases)\n", case_no);
+}
+
+static void test_truncation(void)
+{
     const struct seg t1[] = {{100, 0}, {50000, 0}};
     const size_t t1r[] = {60000};
-    both(s, "2 segments into 1", t1, 2, t1r, 1, PROUST_ERR_TRUNCATE);
+    both(S, "2 segments into 1", t1, 2, t1r, 1, PROUST_ERR_TRUNCATE);
     const struct seg t2[] = {{100, 0}};
     const size_t t2r[] = {100, 100};
-    both(s, "1 segment into 2", t2, 1, t2r, 2, PROUST_ERR_TRUNCATE);
+    both(S, "1 segment into 2", t2, 1, t2r, 2, PROUST_ERR_TRUNCATE);
     const struct seg t3[] = {{100, 0}, {50000, 0}, {10, 0}};
     const size_t t3r[] = {100, 40000, 10};
-    both(s, "rendezvous segment too small", t3, 3, t3r, 3, PROUST_ERR_TRUNCATE);
+    both(S, "rendezvous segment too small", t3, 3, t3r, 3, PROUST_ERR_TRUNCATE);
     const struct seg t4[] = {{100, U}, {50, 0}};
     const size_t t4r[] = {60, 50};
-    both(s, "eager segment too small", t4, 2, t4r, 2, PROUST_ERR_TRUNCATE);
+    both(S, "eager segment too small", t4, 2, t4r, 2, PROUST_ERR_TRUNCATE);
     const struct seg t5[] = {{300000, 0}, {20, 0}};
     const size_t t5r[] = {300000, 0};
-    both(s, "last segment gets a 0-byte buffer", t5, 2, t5r, 2, PROUST_ERR_TRUNCATE);
+    both(S, "last segment gets a 0-byte buffer", t5, 2, t5r, 2, PROUST_ERR_TRUNCATE);
     const struct seg t6[] = {{10, 0}, {70000, 0}, {10, 0}};
     const size_t t6r[] = {10, 70000};
-    both(s, "3 segments with a large one into 2", t6, 3, t6r, 2, PROUST_ERR_TRUNCATE);
+    both(S, "3 segments with a large one into 2", t6, 3, t6r, 2, PROUST_ERR_TRUNCATE);
     if (tu_rank == 0)
         printf("pack: truncation reported right\n");
+}
 
-    api_errors(s);
+static void test_api_errors(void)
+{
+    api_errors(S);
     if (tu_rank == 0)
         printf("pack: API errors reported right\n");
-    tu_barrier(s);
-    tu_finalize(s);
+}
+
+static const struct tu_case cases[] = {
+    {"segments", test_segments, "packs of 1-5 and 64 segments with hints, posted and unexpected"},
+    {"urgent_overtake", test_urgent_overtake, "an URGENT rendezvous segment after a message"},
+    {"truncation", test_truncation, "segment-count and size mismatches: PROUST_ERR_TRUNCATE"},
+    {"api_errors", test_api_errors, "invalid pack / unpack calls are refused"},
+};
+
+int main(int argc, char **argv)
+{
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
+    S = tu_init(60);
+    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
+    c->run();
+    tu_barrier(S);
+    tu_finalize(S);
     return 0;
 }

@@ -1,45 +1,51 @@
 /*
  * progress — behaviour of the progress engine seen from the public API
- * (2 processes; PROUST_PROGRESS decides what may be claimed).
+ * (2 processes; PROUST_PROGRESS decides what may be claimed). One case a
+ * run: `api_progress <case>` (test_cases.h; --list, --help).
+ * --claim-background makes every case judge as in thread mode (to see the
+ * checks fail).
  *
- *  --test=overlap   rendezvous advancing while the application computes
+ *  overlap_*        rendezvous advancing while the application computes
  *                   without calling the library:
- *                   a. rank 0 isends 4 MiB, then computes 1.5 s with no
- *                      library call; rank 1 receives it (blocking). With
- *                      PROUST_PROGRESS=thread, the send must have completed
- *                      during the computation (a request callback records
- *                      when; one proust_test afterwards finds it complete)
- *                      and rank 1's receive must have completed before rank
- *                      0's computation ended (both ranks are on this host:
- *                      CLOCK_MONOTONIC times compare).
- *                   b. the mirror: rank 1 irecvs 4 MiB then computes 1.5 s;
- *                      rank 0's blocking proust_send must return before that
- *                      computation ends (thread mode).
- *                   c. a chain of eager messages driven by completion
- *                      callbacks, as a nonblocking collective's schedule
- *                      runs: rank 0's callback for a small receive sends
- *                      the reply that rank 1's monitored receive waits for,
- *                      while both ranks compute 1.5 s without calling the
- *                      library. With progress threads, rank 1's callback
- *                      must run during its computation (an eager arrival
- *                      must wake a sleeping progress thread whenever a
- *                      callback waits for it, not only rendezvous control).
- *                   d. a callback attached late: rank 0 isends 4 MiB, sleeps
- *                      0.2 s without calling the library (rank 1 pulls the
- *                      data meanwhile, and its FIN finds rank 0's progress
- *                      thread asleep, armed for handshakes only), then
- *                      monitors the send and computes 1 s. With progress
- *                      threads the callback must have run by the end of
- *                      the computation: attaching it must make the sleeping
- *                      thread look at what came unannounced.
+ *                   a. overlap_send: rank 0 isends 4 MiB, then computes
+ *                      1.5 s with no library call; rank 1 receives it
+ *                      (blocking). With PROUST_PROGRESS=thread, the send
+ *                      must have completed during the computation (a
+ *                      request callback records when; one proust_test
+ *                      afterwards finds it complete) and rank 1's receive
+ *                      must have completed before rank 0's computation
+ *                      ended (both ranks are on this host: CLOCK_MONOTONIC
+ *                      times compare).
+ *                   b. overlap_recv, the mirror: rank 1 irecvs 4 MiB then
+ *                      computes 1.5 s; rank 0's blocking proust_send must
+ *                      return before that computation ends (thread mode).
+ *                   c. overlap_chain: a chain of eager messages driven by
+ *                      completion callbacks, as a nonblocking collective's
+ *                      schedule runs: rank 0's callback for a small receive
+ *                      sends the reply that rank 1's monitored receive
+ *                      waits for, while both ranks compute 1.5 s without
+ *                      calling the library. With progress threads, rank 1's
+ *                      callback must run during its computation (an eager
+ *                      arrival must wake a sleeping progress thread
+ *                      whenever a callback waits for it, not only
+ *                      rendezvous control).
+ *                   d. overlap_late_monitor, a callback attached late: rank
+ *                      0 isends 4 MiB, sleeps 0.2 s without calling the
+ *                      library (rank 1 pulls the data meanwhile, and its
+ *                      FIN finds rank 0's progress thread asleep, armed for
+ *                      handshakes only), then monitors the send and
+ *                      computes 1 s. With progress threads the callback
+ *                      must have run by the end of the computation:
+ *                      attaching it must make the sleeping thread look at
+ *                      what came unannounced.
  *                   Other modes: data integrity only.
- *  --test=waiters   N threads of rank 1 blocked on the same source, each on
+ *  waiters          N threads of rank 1 blocked on the same source, each on
  *                   its own tag; rank 0 sends the tags in a shuffled order
  *                   with distinct payloads (some rendezvous); every thread
  *                   must get its own message. 200 rounds; a round slower than
  *                   1 s means a lost wake-up (run with PROUST_PEER_CHECK_MS
  *                   large so that the periodic liveness check hides none).
- *  --test=quiet     completions leave a sleeping progress thread alone:
+ *  quiet            completions leave a sleeping progress thread alone:
  *                   each rank, its progress thread asleep in the wait set,
  *                   sends 64 messages to itself per round (receives posted,
  *                   then sends, then waits), 2000 rounds. The process's
@@ -48,7 +54,7 @@
  *                   sleeping thread (an eventfd write, and a wake-up when
  *                   it slept) gave 7000 (one every 18 messages). Thread
  *                   mode only; data checked in every mode.
- *  --test=fullring a sender facing a full ring is idle: rank 0 isends 512
+ *  fullring         a sender facing a full ring is idle: rank 0 isends 512
  *                   eager messages, ~100 B and ~24 KiB in turn (6 MiB; run
  *                   with a 64 KiB shm ring: room freed by a small one is
  *                   not enough for the large one that waits) and waits for
@@ -63,7 +69,7 @@
  *                   a sender that counted each failed flush as progress
  *                   spun through it, a whole cpu that the receiver of an
  *                   oversubscribed node needs).
- *  --test=shutdown  threads blocked in proust_wait on user requests that a
+ *  shutdown         threads blocked in proust_wait on user requests that a
  *                   third thread completes just before finalize; rendezvous
  *                   isends freed with proust_request_free, still in flight
  *                   when finalize is called: finalize returns PROUST_OK on
@@ -74,10 +80,12 @@
 #include <sys/resource.h>
 
 #include "test_util.h"
+#include "test_cases.h"
 
 static proust_session_t *S;
 static int thread_mode; /* PROUST_PROGRESS=thread: background claims hold */
 static int pt_mode;     /* progress threads (not block mode's helper) */
+static proust_progress_info_t info;
 
 #define BIG (4u << 20)
 #define COMPUTE_S 1.5
@@ -664,11 +672,28 @@ static void test_shutdown(void)
     printf("shutdown: rank %d finalize ok in %.3f s\n", tu_rank, dt);
 }
 
+static void test_fullring_case(void)
+{
+    test_fullring(strcmp(info.mode, "poll") == 0);
+}
+
+static const struct tu_case cases[] = {
+    {"overlap_send", test_overlap_send, "a 4 MiB isend completes while its sender computes"},
+    {"overlap_recv", test_overlap_recv, "a 4 MiB irecv completes while its receiver computes"},
+    {"overlap_chain", test_overlap_chain, "eager replies posted by callbacks while both compute"},
+    {"overlap_late_monitor", test_overlap_late_monitor,
+     "a callback attached to an answered isend runs while its sender computes"},
+    {"waiters", test_waiters, "8 threads blocked on one source each get their own message"},
+    {"quiet", test_quiet, "completions leave a sleeping progress thread asleep"},
+    {"fullring", test_fullring_case, "a sender facing a full ring sleeps, is woken for room"},
+    {"shutdown", test_shutdown, "finalize with waiters just woken and freed sends in flight"},
+};
+
 int main(int argc, char **argv)
 {
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
     S = tu_init(60);
     EXPECT(tu_size == 2, "run with 2 processes, got %d", tu_size);
-    proust_progress_info_t info;
     CHECK(proust_progress_info(S, &info));
     /* background progress: progress threads, or block mode's rendezvous
      * helper (tcp, PROUST_RDV_THREAD=on, 2+ cpus) */
@@ -676,35 +701,18 @@ int main(int argc, char **argv)
     thread_mode = pt_mode || info.rdv_thread;
     if (tu_has_arg(argc, argv, "--claim-background")) /* to see the checks fail */
         thread_mode = pt_mode = 1;
-    const char *which = tu_arg(argc, argv, "--test", "all");
-    int all = strcmp(which, "all") == 0;
-    EXPECT(all || strcmp(which, "overlap") == 0 || strcmp(which, "waiters") == 0 ||
-               strcmp(which, "quiet") == 0 || strcmp(which, "fullring") == 0 ||
-               strcmp(which, "shutdown") == 0,
-           "unknown --test=%s", which); /* a test that runs nothing must not pass */
     if (tu_rank == 0)
         printf("progress: mode %s, locking %s, %d thread(s), spin %.1f us, helper: %s\n",
                info.mode, info.locking, info.threads, info.spin_us, info.rdv_thread_reason);
-    if (all || strcmp(which, "overlap") == 0) {
-        test_overlap_send();
-        test_overlap_recv();
-        test_overlap_chain();
-        test_overlap_late_monitor();
-        if (tu_rank == 0)
-            printf("overlap: ok (%s)\n", thread_mode ? "background progress checked"
-                                                     : "data only");
+    c->run();
+    if (c->run != test_shutdown) { /* shutdown finalizes */
+        tu_barrier(S);
+        tu_finalize(S);
     }
-    if (all || strcmp(which, "waiters") == 0)
-        test_waiters();
-    if (all || strcmp(which, "quiet") == 0)
-        test_quiet();
-    if (all || strcmp(which, "fullring") == 0)
-        test_fullring(strcmp(info.mode, "poll") == 0);
-    if (all || strcmp(which, "shutdown") == 0) {
-        test_shutdown(); /* finalizes */
-        return 0;
-    }
-    tu_barrier(S);
-    tu_finalize(S);
+    if (tu_rank == 0 && strncmp(c->name, "overlap", 7) == 0)
+        printf("%s: ok (%s)\n", c->name,
+               thread_mode ? "background progress checked" : "data only");
+    else if (tu_rank == 0)
+        printf("%s: ok\n", c->name);
     return 0;
 }

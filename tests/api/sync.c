@@ -1,23 +1,26 @@
 /*
  * sync — synchronous sends, probe, cancel and the event interfaces
- * (2 processes).
+ * (2 processes). One case a run: `api_sync <case>` (test_cases.h; --list,
+ * --help); the cases below name the parts they run.
  *
  *  ssend:   rank 1 posts its receive 200 ms late: proust_ssend (eager and
  *           rendezvous sizes) must take >= 150 ms, a plain send of a small
- *           message must not; proust_test on an issend stays 0 meanwhile.
+ *           message must not; (issend) proust_test on an issend stays 0
+ *           meanwhile.
  *  probe:   probe/iprobe report source, tag and size (eager, rendezvous,
  *           0 bytes) before the receive, do not consume the message, honour
  *           ANY_SOURCE and masks, and see nothing once it is received.
  *  cancel:  a posted unmatched receive (named source and ANY_SOURCE) is
  *           canceled: wait returns PROUST_ERR_CANCELED; a later message with
- *           that tag goes to the next receive; canceling a matched
- *           receive gives PROUST_ERR_BUSY, and a matched send is not
- *           cancelled: both complete normally (cancel.c tests unmatched
- *           sends).
- *  request_monitor: the callback runs exactly once, with the request's
- *           status, installed before completion, after completion (runs at
- *           once in the calling thread), before request_free; a callback
- *           may post new requests; a second callback is refused.
+ *           that tag goes to the next receive; (cancel_matched)
+ *           canceling a matched receive gives PROUST_ERR_BUSY, and a
+ *           matched send is not cancelled: both complete normally (cancel.c
+ *           tests unmatched sends).
+ *  request_monitor_{before,after,posts,free}: the callback runs exactly
+ *           once, with the request's status, installed before completion,
+ *           after completion (runs at once in the calling thread), before
+ *           request_free; a callback may post new requests; a second
+ *           callback is refused.
  *  session_monitor: PROUST_EVENT_UNEXPECTED reports the envelope (source,
  *           tag, size) of unexpected messages only, and nothing once
  *           removed.
@@ -26,6 +29,7 @@
 #include <stdatomic.h>
 
 #include "test_util.h"
+#include "test_cases.h"
 
 static proust_session_t *S;
 
@@ -66,7 +70,10 @@ static void test_ssend(void)
     ssend_case("send 100 B", 100, 0, 0, 0x5502);
     ssend_case("ssend 0 B", 0, 1, 1, 0x5503);
     ssend_case("ssend 300000 B", 300000, 1, 1, 0x5504);
+}
 
+static void test_issend(void)
+{
     TU_PHASE("issend + test");
     /* rank 1 leaves the barrier after rank 0 entered it and posts its
      * receive 0.2 s later: a completion seen before entered + 0.2 s came
@@ -229,8 +236,12 @@ static void test_cancel(void)
         CHECK(proust_recv(S, &v, sizeof v, PROUST_ANY_SOURCE, 998, PROUST_TAG_MASK_FULL, NULL));
         EXPECT(v == 2, "tag 998 after cancel: got %d", v);
     }
+}
 
+static void test_cancel_matched(void)
+{
     TU_PHASE("cancel of matched sends and receives");
+    tu_barrier(S);
     const size_t big = 300000;
     uint8_t *buf = malloc(big);
     int small = 5, got = 0;
@@ -293,9 +304,10 @@ static void post_reply(proust_request_t *req, const proust_status_t *st, void *a
     atomic_store(&reply_rc, proust_isend(S, &reply_val, sizeof reply_val, 0, 505, &reply_req));
 }
 
-static void test_request_monitor(void)
+static void test_request_monitor_before(void)
 {
     TU_PHASE("request_monitor before completion");
+    CHECK_RC(proust_request_monitor(NULL, on_done, NULL), PROUST_ERR_INVALID);
     tu_barrier(S);
     if (tu_rank == 0) {
         int v = 501;
@@ -317,7 +329,10 @@ static void test_request_monitor(void)
         EXPECT_STATUS(c.st, 0, 501, sizeof v, sizeof v, PROUST_OK);
         EXPECT(v == 501, "got %d", v);
     }
+}
 
+static void test_request_monitor_after(void)
+{
     TU_PHASE("request_monitor after completion");
     tu_barrier(S);
     if (tu_rank == 0) {
@@ -344,7 +359,10 @@ static void test_request_monitor(void)
         EXPECT_STATUS(c.st, 0, 502, sizeof v, sizeof v, PROUST_OK);
         EXPECT(v == 502, "got %d", v);
     }
+}
 
+static void test_request_monitor_posts(void)
+{
     TU_PHASE("request_monitor: callback posts a send");
     tu_barrier(S);
     if (tu_rank == 0) {
@@ -361,7 +379,10 @@ static void test_request_monitor(void)
         CHECK_RC(atomic_load(&reply_rc), PROUST_OK);
         CHECK(proust_wait(&reply_req, NULL));
     }
+}
 
+static void test_request_monitor_free(void)
+{
     TU_PHASE("request_monitor then request_free");
     tu_barrier(S);
     if (tu_rank == 0) {
@@ -387,7 +408,6 @@ static void test_request_monitor(void)
         EXPECT_PATTERN(buf, 100000, 506, "freed receive");
         free(buf);
     }
-    CHECK_RC(proust_request_monitor(NULL, on_done, NULL), PROUST_ERR_INVALID);
 }
 
 /* ---------------------------------------------------------------- session monitor */
@@ -485,26 +505,31 @@ static void test_session_monitor(void)
     free(buf);
 }
 
-int main(void)
+static const struct tu_case cases[] = {
+    {"ssend", test_ssend, "ssend waits for the receive (eager, rendezvous, 0 B); send does not"},
+    {"issend", test_issend, "an issend tests incomplete until its receive is posted"},
+    {"probe", test_probe, "probe/iprobe see envelopes without consuming; wildcards, masks"},
+    {"cancel", test_cancel, "unmatched receives cancel; their tags still match afterwards"},
+    {"cancel_matched", test_cancel_matched, "matched sends and receives are not cancelled"},
+    {"request_monitor_before", test_request_monitor_before,
+     "a monitor set before completion runs once with the status; a second is refused"},
+    {"request_monitor_after", test_request_monitor_after,
+     "a monitor set on a complete request runs at once in the calling thread"},
+    {"request_monitor_posts", test_request_monitor_posts, "a monitor callback may post a send"},
+    {"request_monitor_free", test_request_monitor_free,
+     "a monitored request freed before completion still calls back"},
+    {"session_monitor", test_session_monitor, "PROUST_EVENT_UNEXPECTED: unexpected messages only"},
+};
+
+int main(int argc, char **argv)
 {
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
     S = tu_init(60);
     EXPECT(tu_size == 2, "run with 2 processes, got %d", tu_size);
-    test_ssend();
-    if (tu_rank == 0)
-        printf("sync: ssend waits for the receive, send does not\n");
-    test_probe();
-    if (tu_rank == 0)
-        printf("sync: probe/iprobe ok\n");
-    test_cancel();
-    if (tu_rank == 0)
-        printf("sync: cancel ok\n");
-    test_request_monitor();
-    if (tu_rank == 0)
-        printf("sync: request_monitor ok\n");
-    test_session_monitor();
-    if (tu_rank == 0)
-        printf("sync: session_monitor ok\n");
+    c->run();
     tu_barrier(S);
     tu_finalize(S);
+    if (tu_rank == 0)
+        printf("sync %s: ok\n", c->name);
     return 0;
 }

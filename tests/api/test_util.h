@@ -5,7 +5,8 @@
  * buffers, a barrier built on point-to-point messages, a clock, and a
  * watchdog that reports which phase a stuck test was in.
  *
- * Header-only (static functions) so each test is one .c file.
+ * Header-only (static functions): a test is one .c file, or several that
+ * share its state (TU_SHARED_STATE below).
  */
 #ifndef PROUST_TEST_UTIL_H
 #define PROUST_TEST_UTIL_H
@@ -23,8 +24,24 @@
 #include "proust.h"
 
 /* ---- identity and failure reporting ------------------------------------- */
+/* A program of several .c files defines TU_SHARED_STATE before including
+ * this header, in every file, so that they share one rank, size, phase and
+ * barrier count; the file with main() also defines TU_STATE_HERE, which
+ * holds the definitions. */
+#ifdef TU_SHARED_STATE
+extern int tu_rank, tu_size;
+extern const char *volatile tu_phase;
+extern unsigned long tu_barrier_count;
+#ifdef TU_STATE_HERE
+int tu_rank = -1, tu_size = 0;
+const char *volatile tu_phase = "start";
+unsigned long tu_barrier_count;
+#endif
+#else
 static int tu_rank = -1, tu_size = 0;
 static const char *volatile tu_phase = "start";
+static unsigned long tu_barrier_count;
+#endif
 
 #define TU_PHASE(name) (tu_phase = (name))
 
@@ -289,8 +306,6 @@ static inline void tu_buf_free(struct tu_buf *b)
  * that post any-tag receives must not have one pending across a barrier. */
 #define TU_TAG_RESERVED 0xF000000000000000ull
 #define TU_TAG_BARRIER 0xFB00000000000000ull
-
-static unsigned long tu_barrier_count;
 
 static inline void tu_barrier(proust_session_t *s)
 {

@@ -1,5 +1,5 @@
 /*
- * colla_death.c — a process dies (SIGKILL, by itself) while the others are
+ * coll_peer_death.c — a process dies (SIGKILL, by itself) while the others are
  * in collectives with it: every collective that communicates with it must
  * end with an error (PROUST_MPI_ERR_PEER_FAILED or _CONN, class
  * MPI_ERR_OTHER) within seconds, blocking (direct path) or nonblocking
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "colla_util.h"
+#include "coll_reduce_util.h"
 
 #define BIG (1 << 20)
 

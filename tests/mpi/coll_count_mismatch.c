@@ -1,5 +1,5 @@
 /*
- * colla_mismatch.c — collectives whose ranks pass counts that disagree
+ * coll_count_mismatch.c — collectives whose ranks pass counts that disagree
  * (the MPICH suite's errors/coll/ *length tests, as users write them):
  * no rank hangs, every rank that can see the mismatch reports it (those fed
  * by a failed rank through PM_COLL_FAILED_BIT too), a rank that finds its
@@ -8,11 +8,11 @@
  * Also the aliasing a rank can see alone (sendbuf at its own block of
  * recvbuf), refused before any communication.
  *
- * Usage: colla_mismatch   (any number of ranks; the interesting ones 3+)
+ * Usage: coll_count_mismatch   (any number of ranks; the interesting ones 3+)
  */
 #include <string.h>
 
-#include "colla_util.h"
+#include "coll_reduce_util.h"
 
 static int rank, size;
 
@@ -191,7 +191,7 @@ int main(int argc, char **argv)
     free(a);
     free(b);
     if (rank == 0)
-        printf("colla_mismatch: %d ranks OK\n", size);
+        printf("coll_count_mismatch: %d ranks OK\n", size);
     MPI_Finalize();
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * collb_comms.c — the data-movement collectives on communicators other than
+ * coll_move_comms.c — the data-movement collectives on communicators other than
  * MPI_COMM_WORLD: sub-communicators from MPI_Comm_split (ranks reordered by
  * key) and an intercommunicator between the even and the odd world ranks
  * from MPI_Intercomm_create (rooted calls with MPI_ROOT / MPI_PROC_NULL in
@@ -278,7 +278,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_free(&half));
     MPI_CHECK(MPI_Comm_free(&third));
     if (wrank == 0)
-        printf("collb_comms: OK on %d ranks\n", wsize);
+        printf("coll_move_comms: OK on %d ranks\n", wsize);
     MPI_Finalize();
     return 0;
 }

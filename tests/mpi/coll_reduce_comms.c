@@ -1,5 +1,5 @@
 /*
- * colla_comms.c — the reduction-family collectives on communicators other
+ * coll_reduce_comms.c — the reduction-family collectives on communicators other
  * than MPI_COMM_WORLD: MPI_COMM_SELF, sub-communicators from MPI_Comm_split
  * whose ranks are reordered by key (results follow the new ranks, rank
  * order included for a non-commutative operation), and an
@@ -8,7 +8,7 @@
  * Allreduce, Reduce_scatter and Reduce_scatter_block (each group gets the
  * other group's reduction), blocking and nonblocking.
  */
-#include "colla_util.h"
+#include "coll_reduce_util.h"
 
 static int wrank, wsize;
 static MPI_Datatype mat;
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Type_free(&mat));
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (wrank == 0)
-        printf("colla_comms: %d ranks OK\n", wsize);
+        printf("coll_reduce_comms: %d ranks OK\n", wsize);
     MPI_Finalize();
     return 0;
 }

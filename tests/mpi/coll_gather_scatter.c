@@ -1,14 +1,14 @@
 /*
- * collb_rooted.c — MPI_Gather, MPI_Gatherv, MPI_Scatter, MPI_Scatterv and
- * their nonblocking forms on MPI_COMM_WORLD: blocking and nonblocking, every
- * root placement (first, middle, last), block sizes from 0 bytes up to the
- * argument (default 64 KiB; crosses the tree/linear switch), MPI_IN_PLACE at
- * the root, irregular counts with zeros and displacements out of rank order
- * with gaps. Results are checked byte for byte against the pattern each
- * sender wrote (mt_fill, seeded by sender, receiver and call), and bytes the
- * operation must not touch are checked to be unchanged.
+ * coll_gather_scatter.c — MPI_Gather, MPI_Gatherv, MPI_Scatter, MPI_Scatterv
+ * and their nonblocking forms on MPI_COMM_WORLD: blocking and nonblocking,
+ * every root placement (first, middle, last), block sizes from 0 bytes up to
+ * the argument (default 64 KiB; crosses the tree/linear switch), MPI_IN_PLACE
+ * at the root, irregular counts with zeros and displacements out of rank order
+ * with gaps. Results are checked byte for byte against the pattern each sender
+ * wrote (mt_fill, seeded by sender, receiver and call), and bytes the operation
+ * must not touch are checked to be unchanged.
  *
- * Usage: collb_rooted [max block bytes]
+ * Usage: coll_gather_scatter [max block bytes]
  */
 #include "mpitest.h"
 
@@ -260,7 +260,7 @@ int main(int argc, char **argv)
         typed_ints(roots[ri]);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
-        printf("collb_rooted: %d calls on %d ranks OK\n", call_no, size);
+        printf("coll_gather_scatter: %d calls on %d ranks OK\n", call_no, size);
     MPI_Finalize();
     return 0;
 }

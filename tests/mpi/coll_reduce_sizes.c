@@ -1,14 +1,14 @@
 /*
- * colla_sweep.c — every reduction-family collective on MPI_COMM_WORLD over
- * a sweep of sizes (0, 1, odd, 4 KB, 64 KiB, 1 MiB, 4 MiB: those up to the
+ * coll_reduce_sizes.c — every reduction-family collective on MPI_COMM_WORLD
+ * over a sweep of sizes (0, 1, odd, 4 KB, 64 KiB, 1 MiB, 4 MiB: those up to the
  * byte limit given as argument), blocking and nonblocking (completed by
  * MPI_Wait or by polling MPI_Test), roots first, middle and last, with and
- * without MPI_IN_PLACE. Results are checked element by element against
- * sums every rank computes locally from the deterministic inputs; buffers
- * the standard leaves alone (recvbuf off the root, Exscan's on rank 0) are
- * checked untouched.
+ * without MPI_IN_PLACE. Results are checked element by element against sums
+ * every rank computes locally from the deterministic inputs; buffers the
+ * standard leaves alone (recvbuf off the root, Exscan's on rank 0) are checked
+ * untouched.
  */
-#include "colla_util.h"
+#include "coll_reduce_util.h"
 
 static int rank, size;
 #define SENTINEL (-77)
@@ -266,7 +266,7 @@ int main(int argc, char **argv)
     }
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
-        printf("colla_sweep: %d ranks OK\n", size);
+        printf("coll_reduce_sizes: %d ranks OK\n", size);
     MPI_Finalize();
     return 0;
 }

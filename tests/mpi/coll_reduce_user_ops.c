@@ -1,13 +1,13 @@
 /*
- * colla_order.c — reductions with user operations. A non-commutative one
- * (2x2 matrix product modulo a prime, on a contiguous datatype of four ints)
- * must combine in rank order: Reduce (roots first, middle, last; in place
+ * coll_reduce_user_ops.c — reductions with user operations. A non-commutative
+ * one (2x2 matrix product modulo a prime, on a contiguous datatype of four
+ * ints) must combine in rank order: Reduce (roots first, middle, last; in place
  * at the root), Allreduce, Reduce_scatter, Reduce_scatter_block, Scan and
- * Exscan, blocking and nonblocking, on counts from 1 to above the
- * large-message thresholds. A commutative user operation (a sum) is run on
- * large vectors so the segmenting algorithms call user functions too.
+ * Exscan, blocking and nonblocking, on counts from 1 to above the large-message
+ * thresholds. A commutative user operation (a sum) is run on large vectors so
+ * the segmenting algorithms call user functions too.
  */
-#include "colla_util.h"
+#include "coll_reduce_util.h"
 
 static int rank, size;
 static MPI_Datatype mat;
@@ -211,7 +211,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Type_free(&mat));
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
-        printf("colla_order: %d ranks OK\n", size);
+        printf("coll_reduce_user_ops: %d ranks OK\n", size);
     MPI_Finalize();
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * collb_threads.c — data-movement collectives from several threads at once
+ * coll_move_threads.c — data-movement collectives from several threads at once
  * (MPI_THREAD_MULTIPLE): each thread owns a duplicate of MPI_COMM_WORLD and
  * runs blocking and nonblocking gathers, scatters, allgathers and alltoalls
  * on it while the other threads do the same on theirs; every result is
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Comm_free(&comms[t]));
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
-        printf("collb_threads: OK on %d ranks, %d threads\n", size, THREADS);
+        printf("coll_move_threads: OK on %d ranks, %d threads\n", size, THREADS);
     MPI_Finalize();
     return 0;
 }

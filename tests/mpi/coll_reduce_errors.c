@@ -1,12 +1,11 @@
 /*
- * colla_errors.c — argument errors of the reduction-family collectives are
- * raised with the right class through the communicator's error handler
+ * coll_reduce_errors.c — argument errors of the reduction-family collectives
+ * are raised with the right class through the communicator's error handler
  * (MPI_ERRORS_RETURN here, a user handler on a duplicate), before any
- * communication, so that the next valid collective still works; a receive
- * side too small for a broadcast gets MPI_ERR_TRUNCATE, blocking and
- * nonblocking.
+ * communication, so that the next valid collective still works; a receive side
+ * too small for a broadcast gets MPI_ERR_TRUNCATE, blocking and nonblocking.
  */
-#include "colla_util.h"
+#include "coll_reduce_util.h"
 
 static int rank, size;
 
@@ -176,7 +175,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_free(&d));
     still_works(w);
     if (rank == 0)
-        printf("colla_errors: %d ranks OK\n", size);
+        printf("coll_reduce_errors: %d ranks OK\n", size);
     MPI_Finalize();
     return 0;
 }

@@ -1,12 +1,13 @@
 /*
- * colla_util.h — helpers of the reduction-family collective tests
- * (colla_*.c): deterministic inputs, a 2x2 matrix product modulo a prime as
- * a non-commutative operation, and a wait that completes a request with
- * MPI_Test polling (so that nonblocking collectives are progressed by the
- * engine, not by a blocking wait).
+ * coll_reduce_util.h — helpers of the reduction-family collective tests
+ * (coll_reduce_*.c and coll_count_mismatch.c, coll_peer_death.c): deterministic
+ * inputs, a 2x2 matrix product modulo a prime as a non-commutative operation,
+ * and a wait that completes a request with MPI_Test polling (so that
+ * nonblocking collectives are progressed by the engine, not by a blocking
+ * wait).
  */
-#ifndef PROUST_COLLA_UTIL_H
-#define PROUST_COLLA_UTIL_H
+#ifndef PROUST_COLL_REDUCE_UTIL_H
+#define PROUST_COLL_REDUCE_UTIL_H
 
 #include "mpitest.h"
 
@@ -82,4 +83,4 @@ static inline void ca_matop(void *in, void *inout, int *len, MPI_Datatype *dt)
         y[i] = ca_mul(x[i], y[i]);
 }
 
-#endif /* PROUST_COLLA_UTIL_H */
+#endif /* PROUST_COLL_REDUCE_UTIL_H */

@@ -1,12 +1,12 @@
 /*
- * collb_allgather.c — MPI_Allgather, MPI_Allgatherv and their nonblocking
+ * coll_allgather.c — MPI_Allgather, MPI_Allgatherv and their nonblocking
  * forms on MPI_COMM_WORLD: block sizes from 0 bytes up to the argument
  * (default 64 KiB; crosses the recursive-doubling / Bruck / ring switches),
  * MPI_IN_PLACE, irregular counts with zeros and displacements out of rank
  * order with gaps, int data. Results are checked byte for byte against the
  * pattern each rank wrote; gaps must stay untouched.
  *
- * Usage: collb_allgather [max block bytes]
+ * Usage: coll_allgather [max block bytes]
  */
 #include "mpitest.h"
 
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
     typed_pairs(1);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
-        printf("collb_allgather: %d calls on %d ranks OK\n", call_no, size);
+        printf("coll_allgather: %d calls on %d ranks OK\n", call_no, size);
     MPI_Finalize();
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * collb_errors.c — argument errors of the data-movement collectives under
+ * coll_move_errors.c — argument errors of the data-movement collectives under
  * MPI_ERRORS_RETURN: each call must fail with the right error class and
  * leave the communicator usable.
  *
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
     free(all);
     free(back);
     if (rank == 0)
-        printf("collb_errors: OK on %d ranks\n", size);
+        printf("coll_move_errors: OK on %d ranks\n", size);
     MPI_Finalize();
     return 0;
 }

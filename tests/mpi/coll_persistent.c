@@ -1,5 +1,5 @@
 /*
- * collb_persistent.c — persistent collectives (MPI-4.0 §6.13,
+ * coll_persistent.c — persistent collectives (MPI-4.0 §6.13,
  * src/mpi/coll_persistent.c).
  *
  * Every init is started several times, the buffers refilled before each
@@ -258,6 +258,6 @@ int main(int argc, char **argv)
     start_order();
     MPI_CHECK(MPI_Finalize());
     if (rank == 0)
-        printf("collb_persistent: %d ranks: OK\n", size);
+        printf("coll_persistent: %d ranks: OK\n", size);
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * colla_policy — the collective choices every process must make alike
+ * coll_policy_agreed — the collective choices every process must make alike
  * (src/mpi/coll_policy.c) are agreed, not read locally: each rank sets
  * PROUST_COLL_CROWDED before MPI_Init from its own rank (`--mixed`: rank 1
  * asks for on, the others for off; `--all=on|off`: every rank the same),
@@ -23,7 +23,7 @@ int main(int argc, char **argv)
     else if (!strncmp(mode, "--all=", 6))
         setenv("PROUST_COLL_CROWDED", mode + 6, 1);
     else {
-        fprintf(stderr, "usage: colla_policy [--mixed | --all=on|off|auto]\n");
+        fprintf(stderr, "usage: coll_policy_agreed [--mixed | --all=on|off|auto]\n");
         return 2;
     }
     MPI_CHECK(MPI_Init(&argc, &argv));
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
         free(buf);
     }
     if (rank == 0)
-        printf("colla_policy %s: %d ranks, broadcasts intact\n", mode, size);
+        printf("coll_policy_agreed %s: %d ranks, broadcasts intact\n", mode, size);
     MPI_CHECK(MPI_Finalize());
     return 0;
 }

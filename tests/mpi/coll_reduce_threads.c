@@ -1,5 +1,5 @@
 /*
- * colla_threads.c — MPI_THREAD_MULTIPLE: several threads of every process
+ * coll_reduce_threads.c — MPI_THREAD_MULTIPLE: several threads of every process
  * run reduction-family collectives at the same time, each on its own
  * duplicate of MPI_COMM_WORLD (blocking ones on the direct path, nonblocking
  * ones as schedules whose callbacks run on whichever thread drives the
@@ -8,7 +8,7 @@
  */
 #include <pthread.h>
 
-#include "colla_util.h"
+#include "coll_reduce_util.h"
 
 enum { THREADS = 3, ITERS = 20, SMALL = 13, LARGE = 30000 };
 
@@ -113,7 +113,7 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Comm_free(&comms[i]));
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
-        printf("colla_threads: %d ranks x %d threads OK\n", size, THREADS);
+        printf("coll_reduce_threads: %d ranks x %d threads OK\n", size, THREADS);
     MPI_Finalize();
     return 0;
 }

@@ -1,16 +1,16 @@
 /*
- * colla_ops.c — every predefined reduction operation on every predefined
- * datatype it is defined for (MPI-3.1 §5.9.2: C integer, Fortran integer,
- * floating point, logical, complex, byte, and the MINLOC/MAXLOC pairs —
- * some of which have a hole, so they travel packed) through Allreduce,
- * Iallreduce and Reduce on vectors long enough for the segmenting
- * algorithms, Reduce_scatter_block and Iscan. Inputs are small integers, so
- * every result is exact and compared with a reference folded locally.
+ * coll_reduce_builtin_ops.c — every predefined reduction operation on every
+ * predefined datatype it is defined for (MPI-3.1 §5.9.2: C integer, Fortran
+ * integer, floating point, logical, complex, byte, and the MINLOC/MAXLOC pairs
+ * — some of which have a hole, so they travel packed) through Allreduce,
+ * Iallreduce and Reduce on vectors long enough for the segmenting algorithms,
+ * Reduce_scatter_block and Iscan. Inputs are small integers, so every result is
+ * exact and compared with a reference folded locally.
  */
 #include <complex.h>
 #include <stddef.h>
 
-#include "colla_util.h"
+#include "coll_reduce_util.h"
 
 static int rank, size;
 
@@ -327,7 +327,7 @@ int main(int argc, char **argv)
             }
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
-        printf("colla_ops: %d (operation, datatype) pairs on %d ranks OK\n", pairs, size);
+        printf("coll_reduce_builtin_ops: %d (operation, datatype) pairs on %d ranks OK\n", pairs, size);
     MPI_Finalize();
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * collb_alltoall.c — MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw and their
+ * coll_alltoall.c — MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw and their
  * nonblocking forms on MPI_COMM_WORLD: block sizes from 0 bytes up to the
  * argument (default 64 KiB; crosses the Bruck / batched pairwise switches),
  * MPI_IN_PLACE for all three, irregular counts with zeros and displacements
@@ -7,7 +7,7 @@
  * Every block is checked byte for byte against the pattern its sender wrote
  * (seeded by sender, receiver and call); gaps must stay untouched.
  *
- * Usage: collb_alltoall [max block bytes]
+ * Usage: coll_alltoall [max block bytes]
  */
 #include "mpitest.h"
 
@@ -244,7 +244,7 @@ int main(int argc, char **argv)
     typed_pairs(1);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
-        printf("collb_alltoall: %d calls on %d ranks OK\n", call_no, size);
+        printf("coll_alltoall: %d calls on %d ranks OK\n", call_no, size);
     MPI_Finalize();
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * collb_types.c — the data-movement collectives with derived datatypes:
+ * coll_move_datatypes.c — the data-movement collectives with derived datatypes:
  * send and receive types that differ but have the same signature
  * (4k MPI_INT against k contiguous-of-4), noncontiguous types on either side
  * (a column of a matrix as a vector resized to one int, so block i of the
@@ -406,7 +406,7 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
-        printf("collb_types: OK on %d ranks\n", size);
+        printf("coll_move_datatypes: OK on %d ranks\n", size);
     MPI_Finalize();
     return 0;
 }

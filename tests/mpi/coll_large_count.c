@@ -1,5 +1,5 @@
 /*
- * collb_large.c — MPI-4.0 large-count collectives (the _c functions,
+ * coll_large_count.c — MPI-4.0 large-count collectives (the _c functions,
  * src/mpi/coll_*.c, coll_persistent.c, op.c).
  *
  * Every collective's _c form runs blocking, nonblocking and persistent
@@ -448,7 +448,7 @@ static void big_bcast(void)
     MPI_Count n = (MPI_Count)INT_MAX + 4099;
     if (!mt_all_have_memory(3.0 * (double)n * size)) {
         if (rank == 0)
-            printf("collb_large: big broadcast skipped (not enough free memory)\n");
+            printf("coll_large_count: big broadcast skipped (not enough free memory)\n");
         return;
     }
     unsigned char *buf = malloc((size_t)n);
@@ -462,7 +462,7 @@ static void big_bcast(void)
     CHECK(buf[n - 1] == 0x5a, "big bcast_c: the last byte");
     free(buf);
     if (rank == 0)
-        printf("collb_large: one MPI_Bcast_c of %lld bytes\n", n);
+        printf("coll_large_count: one MPI_Bcast_c of %lld bytes\n", n);
 }
 
 int main(int argc, char **argv)
@@ -490,7 +490,7 @@ int main(int argc, char **argv)
     errors();
     MPI_CHECK(MPI_Barrier(W));
     if (rank == 0)
-        printf("collb_large: every _c collective checked on %d ranks\n", size);
+        printf("coll_large_count: every _c collective checked on %d ranks\n", size);
     MPI_Finalize();
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * colla_inflight.c — nonblocking reduction-family collectives in flight
+ * coll_reduce_inflight.c — nonblocking reduction-family collectives in flight
  * together on one communicator (each kind started, completed in reverse
  * order, by Waitall and by Waitany), interleaved with point-to-point
  * traffic on the same communicator; noncontiguous datatypes (vectors, a
@@ -7,7 +7,7 @@
  * datatypes and user operations freed while the collective that uses them
  * is still running.
  */
-#include "colla_util.h"
+#include "coll_reduce_util.h"
 
 static int rank, size;
 
@@ -278,7 +278,7 @@ int main(int argc, char **argv)
     t_freed();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
-        printf("colla_inflight: %d ranks OK\n", size);
+        printf("coll_reduce_inflight: %d ranks OK\n", size);
     MPI_Finalize();
     return 0;
 }

@@ -1,11 +1,10 @@
 /*
- * collb_inflight.c — many nonblocking data-movement collectives in flight at
- * once on one communicator (and on two), completed in an order different
- * from the order they were started, with compute-free polling by MPI_Test
- * in between; every result is checked against the reference values.
- * Then each nonblocking call is shown not to block: rank 0 starts it and only
- * then lets the others start theirs (a blocking call in disguise would
- * deadlock).
+ * coll_move_inflight.c — many nonblocking data-movement collectives in flight
+ * at once on one communicator (and on two), completed in an order different
+ * from the order they were started, with compute-free polling by MPI_Test in
+ * between; every result is checked against the reference values. Then each
+ * nonblocking call is shown not to block: rank 0 starts it and only then lets
+ * the others start theirs (a blocking call in disguise would deadlock).
  */
 #include "mpitest.h"
 
@@ -231,7 +230,7 @@ int main(int argc, char **argv)
     free(ay);
     MPI_CHECK(MPI_Comm_free(&dup));
     if (rank == 0)
-        printf("collb_inflight: OK on %d ranks\n", size);
+        printf("coll_move_inflight: OK on %d ranks\n", size);
     MPI_Finalize();
     return 0;
 }
