@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "comm.h"
-#include "common/copy.h"
 #include "op.h"
 #include "p2p.h"
 #include "win.h"
@@ -240,11 +239,11 @@ static bool layout_bounds(const int64_t *lay, uint64_t n, uint64_t bytes, uint64
 static void scatter(char *t, const int64_t *lay, uint64_t n, const char *in, size_t bytes)
 {
     if (n == 0) {
-        proust__copy(t, in, bytes);
+        proust_copy(t, in, bytes);
         return;
     }
     for (uint64_t i = 0; i < n; i++) {
-        proust__copy(t + lay[2 * i], in, (size_t)lay[2 * i + 1]);
+        proust_copy(t + lay[2 * i], in, (size_t)lay[2 * i + 1]);
         in += lay[2 * i + 1];
     }
 }
@@ -252,11 +251,11 @@ static void scatter(char *t, const int64_t *lay, uint64_t n, const char *in, siz
 static void gather(char *out, const char *t, const int64_t *lay, uint64_t n, size_t bytes)
 {
     if (n == 0) {
-        proust__copy(out, t, bytes);
+        proust_copy(out, t, bytes);
         return;
     }
     for (uint64_t i = 0; i < n; i++) {
-        proust__copy(out, t + lay[2 * i], (size_t)lay[2 * i + 1]);
+        proust_copy(out, t + lay[2 * i], (size_t)lay[2 * i + 1]);
         out += lay[2 * i + 1];
     }
 }
