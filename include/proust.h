@@ -333,12 +333,35 @@ typedef struct {
 int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info);
 
 /* The PROUST_* environment variables (docs/CONFIG.md), entry `index`
- * from 0: its name, the value in force (the environment's, else the
- * default), the default and what it does. Any output may be NULL; the
- * strings stay valid until the environment changes. PROUST_ERR_INVALID
- * past the last entry. Needs no session (MPI_T control variables). */
+ * from 0: the engine's, then those of the tables registered with
+ * proust_config_register, in order: its name, the value in force (the
+ * environment's, else the default), the default and what it does. Any
+ * output may be NULL; the strings stay valid until the environment
+ * changes. PROUST_ERR_INVALID past the last entry. Needs no session (MPI_T
+ * control variables). */
 int proust_config_entry(int index, const char **name, const char **value, const char **def,
                         const char **doc);
+
+/* One PROUST_* variable of a layer above the engine. */
+typedef struct {
+    const char *name; /* "PROUST_..." */
+    const char *def;  /* the default */
+    const char *doc;  /* what it does */
+} proust_config_var_t;
+
+/* A layer above the engine (Proust MPI: src/mpi/mpi_config.h) declares the
+ * variables that only it reads: `count` entries of `vars`, a table that
+ * must stay valid. From then on proust_config_entry lists them after the
+ * engine's, and the warning about unknown PROUST_* variables (proust_init)
+ * knows them; register before proust_init. Registering a table again does
+ * nothing. Needs no session; thread-safe. PROUST_ERR_INVALID for a bad
+ * table, PROUST_ERR_NOMEM past 8 tables. */
+int proust_config_register(const proust_config_var_t *vars, int count);
+
+/* The value of an on/off switch: 1 for on, 1 or yes, 0 for off, 0 or no
+ * (words in any case), -1 for anything else (NULL, auto, not a switch
+ * word). The engine and the layers above read switches alike. */
+int proust_config_switch(const char *value);
 
 /* ---- Placement (NUIOA) ------------------------------------------------------
  * At init Proust binds its progress threads and each rail's receive buffers

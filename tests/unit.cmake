@@ -12,6 +12,7 @@ proust_add_unit_test(unit_copy unit/copy_test.c)
 set_tests_properties(unit_copy PROPERTIES SKIP_RETURN_CODE 77)
 proust_add_unit_test(unit_unexp_pool unit/unexp_pool_test.c)
 proust_add_unit_test(unit_inmsg_cache unit/inmsg_cache_test.c)
+proust_add_unit_test(unit_config unit/config_test.c)
 
 # docs/CONFIG.md names every variable proust-info prints.
 add_test(NAME config_doc

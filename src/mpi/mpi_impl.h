@@ -36,6 +36,8 @@
 #include "proust.h"
 #pragma GCC visibility pop
 
+#include "mpi_config.h"
+
 /* Define MPI_name as a weak alias of PMPI_name (the profiling interface). */
 #define PM_PRAGMA(x) _Pragma(#x)
 #define PM_WEAK(name) PM_PRAGMA(weak MPI_##name = PMPI_##name)
@@ -613,8 +615,5 @@ static inline void pm_unlock(atomic_flag *l)
 }
 /* strncpy that always terminates and returns the length written. */
 int pm_strlcpy(char *dst, const char *src, size_t cap);
-/* The value in force of the engine's variable `name` (PROUST_*), or NULL
- * (mpi_t.c). */
-const char *pm_config_value(const char *name);
 
 #endif /* PROUST_MPI_IMPL_H */
