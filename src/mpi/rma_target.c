@@ -30,7 +30,7 @@
 
 struct pm_rma_waiter {
     struct pm_rma_waiter *next;
-    int origin, type; /* type: 1 exclusive, 2 shared */
+    int origin, type; /* type: enum pm_rma_lock_wire */
     uint32_t id;
 };
 
@@ -106,14 +106,21 @@ static void ack(struct pm_rma_port *p, uint32_t id)
 
 /* ---- Locks ---------------------------------------------------------------- */
 
+/* Lock types: enum pm_rma_lock_wire (exclusive or shared). */
+static bool lock_type_valid(int type)
+{
+    return type == PM_RMA_LOCK_WIRE_EXCLUSIVE || type == PM_RMA_LOCK_WIRE_SHARED;
+}
+
 static bool grantable(const struct pm_win *w, int type)
 {
-    return type == 1 ? !w->lock_excl && !w->lock_shared : !w->lock_excl;
+    return type == PM_RMA_LOCK_WIRE_EXCLUSIVE ? !w->lock_excl && !w->lock_shared
+                                              : !w->lock_excl;
 }
 
 static void take(struct pm_win *w, int type)
 {
-    if (type == 1)
+    if (type == PM_RMA_LOCK_WIRE_EXCLUSIVE)
         w->lock_excl = 1;
     else
         w->lock_shared++;
@@ -149,7 +156,7 @@ static void lock_request(struct pm_rma_port *p, int type, uint32_t id)
 static void lock_release(struct pm_win *w, int type)
 {
     pthread_mutex_lock(&w->lock);
-    if (type == 1)
+    if (type == PM_RMA_LOCK_WIRE_EXCLUSIVE)
         w->lock_excl = 0;
     else if (w->lock_shared > 0)
         w->lock_shared--;
@@ -582,13 +589,13 @@ static void port_on_header(struct pm_rma_port *p)
     }
     switch (h->kind) {
     case PM_RMA_LOCK:
-        if (h->lock_type == 1 || h->lock_type == 2)
+        if (lock_type_valid(h->lock_type))
             lock_request(p, h->lock_type, h->id);
         else
             p->errors++, ack(p, h->id);
         break;
     case PM_RMA_UNLOCK:
-        if (!(h->flags & PM_RMA_F_NOCHECK) && (h->lock_type == 1 || h->lock_type == 2))
+        if (!(h->flags & PM_RMA_F_NOCHECK) && lock_type_valid(h->lock_type))
             lock_release(w, h->lock_type);
         ack(p, h->id);
         break;
@@ -751,11 +758,23 @@ void pm_rma_ports_close(struct pm_win *w)
 
 /* ---- Control messages from the origin side ---------------------------------- */
 
+static uint8_t lock_type_to_wire(int lock_type)
+{
+    switch (lock_type) {
+    case MPI_LOCK_EXCLUSIVE:
+        return PM_RMA_LOCK_WIRE_EXCLUSIVE;
+    case MPI_LOCK_SHARED:
+        return PM_RMA_LOCK_WIRE_SHARED;
+    default:
+        return PM_RMA_LOCK_WIRE_NONE;
+    }
+}
+
 int pm_rma_control(struct pm_win *w, int target, int kind, int flags, int lock_type,
                    bool wait_ack)
 {
     struct pm_rma_hdr h = {.kind = (uint8_t)kind, .flags = (uint8_t)flags,
-                           .lock_type = (uint8_t)lock_type, .epoch = w->epoch};
+                           .lock_type = lock_type_to_wire(lock_type), .epoch = w->epoch};
     h.id = atomic_fetch_add(&w->next_id, 1) & PM_RMA_ID_MASK;
     int world = pm_comm_peer(w->comm, target);
     proust_request_t *rreq = NULL;
