@@ -19,4 +19,8 @@ check boot 'proust.h|common/[a-z_]+\.h|boot/[a-z_]+\.h'
 check drivers 'proust.h|common/[a-z_]+\.h|boot/boot.h|drivers/[a-z_]+\.h'
 check topology 'proust.h|common/[a-z_]+\.h|topology/[a-z_]+\.h'
 check strategy 'strategy/strategy.h|core/wire.h'
+# Proust MPI: the public headers and its own (src/mpi/*.h, by bare name:
+# libmpi's include path holds include/ and src/mpi only)
+mpi_own=$(cd "$src/mpi" && ls -- *.h | sed 's/\./\\./' | paste -sd'|')
+check mpi "proust\.h|mpi\.h|$mpi_own"
 exit $fail
