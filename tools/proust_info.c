@@ -13,19 +13,18 @@
 #include "common/log.h"
 #include "core/engine.h"
 #include "drivers/driver.h"
-#include "mpi/mpi_config.h"
 #include "proust.h"
 #include "proust_info.h"
 #include "strategy/strategy.h"
+#define PM_CONFIG_TABLE
+#include "mpi/mpi_config.h"
 
-/* Proust MPI's own variables (libmpi registers the same table): listed
- * with the engine's, and known to the unknown-variable warning. */
-static const proust_config_var_t mpi_vars[PM_CFG_COUNT] = {PM_CONFIG_LIST(PM_CONFIG_ROW)};
-
+/* Proust MPI's own variables (pm_config_vars, the table libmpi registers):
+ * the value in force. */
 static const char *mpi_var(pm_config_id_t id)
 {
-    const char *v = getenv(mpi_vars[id].name);
-    return v ? v : mpi_vars[id].def;
+    const char *v = getenv(pm_config_vars[id].name);
+    return v ? v : pm_config_vars[id].def;
 }
 
 static void print_rail(const struct proust__rail_ops *ops, int in_use)
@@ -106,7 +105,8 @@ static void print_progress(void)
 
 int main(int argc, char **argv)
 {
-    proust_config_register(mpi_vars, PM_CFG_COUNT);
+    /* listed with the engine's, and known to the unknown-variable warning */
+    proust_config_register(pm_config_vars, PM_CFG_COUNT);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--placement") == 0) {
             proust__log_init();

@@ -4,18 +4,16 @@
 #include <stdlib.h>
 
 #include "mpi_impl.h"
-
-static const proust_config_var_t pm_config_table[PM_CFG_COUNT] = {
-    PM_CONFIG_LIST(PM_CONFIG_ROW)
-};
+#define PM_CONFIG_TABLE
+#include "mpi_config.h"
 
 void pm_config_register(void)
 {
-    proust_config_register(pm_config_table, PM_CFG_COUNT); /* cannot fail: a valid table */
+    proust_config_register(pm_config_vars, PM_CFG_COUNT); /* cannot fail: a valid table */
 }
 
 const char *pm_config_str(pm_config_id_t id)
 {
-    const char *v = getenv(pm_config_table[id].name);
-    return v ? v : pm_config_table[id].def;
+    const char *v = getenv(pm_config_vars[id].name);
+    return v ? v : pm_config_vars[id].def;
 }
