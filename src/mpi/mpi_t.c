@@ -3,11 +3,11 @@
  *
  * Control variables: every PROUST_* environment variable (docs/CONFIG.md,
  * through proust_config_entry: the engine's, then this layer's own,
- * mpi_config.h, registered by MPI_T_init_thread and MPI_Init), as a string
- * (MPI_CHAR) holding the value in force: the environment's or the default. They are read when the library
- * starts, so their scope is MPI_T_SCOPE_READONLY and writing one is
- * MPI_T_ERR_CVAR_SET_NEVER; set them in the environment instead. One
- * category, "proust", holds them all.
+ * mpi_config.h, registered by MPI_T_init_thread and when MPI starts), as a
+ * string (MPI_CHAR) holding the value in force: the environment's or the
+ * default. They are read when the library starts, so their scope is
+ * MPI_T_SCOPE_READONLY and writing one is MPI_T_ERR_CVAR_SET_NEVER; set
+ * them in the environment instead. One category, "proust", holds them all.
  *
  * Performance variables: none are exported (MPI_T_pvar_get_num gives 0);
  * sessions work, and every index or handle is refused as the standard says
