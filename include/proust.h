@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -332,12 +333,35 @@ typedef struct {
 int proust_progress_info(const proust_session_t *s, proust_progress_info_t *info);
 
 /* The PROUST_* environment variables (docs/CONFIG.md), entry `index`
- * from 0: its name, the value in force (the environment's, else the
- * default), the default and what it does. Any output may be NULL; the
- * strings stay valid until the environment changes. PROUST_ERR_INVALID
- * past the last entry. Needs no session (MPI_T control variables). */
+ * from 0: the engine's, then those of the tables registered with
+ * proust_config_register, in order: its name, the value in force (the
+ * environment's, else the default), the default and what it does. Any
+ * output may be NULL; the strings stay valid until the environment
+ * changes. PROUST_ERR_INVALID past the last entry. Needs no session (MPI_T
+ * control variables). */
 int proust_config_entry(int index, const char **name, const char **value, const char **def,
                         const char **doc);
+
+/* One PROUST_* variable of a layer above the engine. */
+typedef struct {
+    const char *name; /* "PROUST_..." */
+    const char *def;  /* the default */
+    const char *doc;  /* what it does */
+} proust_config_var_t;
+
+/* A layer above the engine (Proust MPI: src/mpi/mpi_config.h) declares the
+ * variables that only it reads: `count` entries of `vars`, a table that
+ * must stay valid. From then on proust_config_entry lists them after the
+ * engine's, and the warning about unknown PROUST_* variables (proust_init)
+ * knows them; register before proust_init. Registering a table again does
+ * nothing. Needs no session; thread-safe. PROUST_ERR_INVALID for a bad
+ * table, PROUST_ERR_NOMEM past 8 tables. */
+int proust_config_register(const proust_config_var_t *vars, int count);
+
+/* The value of an on/off switch: 1 for on, 1 or yes, 0 for off, 0 or no
+ * (words in any case), -1 for anything else (NULL, auto, not a switch
+ * word). The engine and the layers above read switches alike. */
+int proust_config_switch(const char *value);
 
 /* ---- Placement (NUIOA) ------------------------------------------------------
  * At init Proust binds its progress threads and each rail's receive buffers
@@ -370,6 +394,75 @@ int proust_locality(const char *kind, unsigned *index);
  * when the machine has none. Returns PROUST_OK, PROUST_ERR_INVALID (an
  * unknown kind: nothing is filled), PROUST_ERR_SYS. */
 int proust_locality_many(const char *const kinds[], int n, int found[], unsigned index[]);
+
+/* ---- Payload copy -----------------------------------------------------------
+ * The engine's memory copy for payloads, public so that layers above it
+ * (Proust MPI: pack, unpack, collective and one-sided copies) copy the same
+ * way. glibc copies from 2 KiB up to about the L2 size with `rep movsb`. On
+ * AMD Zen processors that instruction runs an order of magnitude slower when
+ * the destination sits 1-31 bytes past the source modulo 64
+ * (docs/PERFORMANCE.md, "Figures behind the code"). Buffers from malloc are 16-byte aligned and ring payloads
+ * follow packet headers, so about half of all payload copies met that case,
+ * at random. proust_copy takes those copies to a vector loop (stores
+ * aligned, loads not) that runs at full speed whatever the offset; every
+ * other copy stays with memcpy, and copies of up to 16 bytes are inline
+ * moves (the latency path). */
+
+/* From here memcpy may use `rep movsb` (glibc's x86_rep_movsb_threshold is
+ * 2 KiB or more); up to here the loop replaces it (beyond, glibc's own
+ * vector loop or non-temporal stores take over). */
+#define PROUST_COPY_LOOP_MIN ((size_t)2048)
+#define PROUST_COPY_LOOP_MAX ((size_t)4 << 20)
+
+/* The vector loop (32-byte loads at any alignment, aligned stores; AVX2
+ * where the processor has it, else SSE2): n >= PROUST_COPY_LOOP_MIN, not
+ * overlapping. Call proust_copy, which picks it. */
+void proust_copy_loop(void *dst, const void *src, size_t n);
+
+/* Is dst - src modulo 64 in 1..31 (the slow `rep movsb` case)? */
+static inline int proust_copy_offset_slow(const void *dst, const void *src)
+{
+    return (((uintptr_t)dst - (uintptr_t)src) & 63u) - 1u < 31u;
+}
+
+/* memcpy(dst, src, n), not overlapping. Any time, with or without a
+ * session. */
+static inline void proust_copy(void *dst, const void *src, size_t n)
+{
+    /* two moves (overlapping when n is not a power of two) instead of a
+     * call */
+    if (n <= 16) {
+        unsigned char *d = (unsigned char *)dst;
+        const unsigned char *sr = (const unsigned char *)src;
+        if (n >= 8) {
+            uint64_t a, b;
+            memcpy(&a, sr, 8);
+            memcpy(&b, sr + n - 8, 8);
+            memcpy(d, &a, 8);
+            memcpy(d + n - 8, &b, 8);
+        } else if (n >= 4) {
+            uint32_t a, b;
+            memcpy(&a, sr, 4);
+            memcpy(&b, sr + n - 4, 4);
+            memcpy(d, &a, 4);
+            memcpy(d + n - 4, &b, 4);
+        } else if (n) {
+            unsigned char a = sr[0], m = sr[n / 2], z = sr[n - 1];
+            d[0] = a;
+            d[n / 2] = m;
+            d[n - 1] = z;
+        }
+        return;
+    }
+#if defined(__x86_64__)
+    if (n >= PROUST_COPY_LOOP_MIN && n <= PROUST_COPY_LOOP_MAX &&
+        proust_copy_offset_slow(dst, src)) {
+        proust_copy_loop(dst, src, n);
+        return;
+    }
+#endif
+    memcpy(dst, src, n);
+}
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,7 @@ proust_add_unit_test(unit_copy unit/copy_test.c)
 set_tests_properties(unit_copy PROPERTIES SKIP_RETURN_CODE 77)
 proust_add_unit_test(unit_unexp_pool unit/unexp_pool_test.c)
 proust_add_unit_test(unit_inmsg_cache unit/inmsg_cache_test.c)
+proust_add_unit_test(unit_config unit/config_test.c)
 
 # docs/CONFIG.md names every variable proust-info prints.
 add_test(NAME config_doc
@@ -21,7 +22,8 @@ proust_add_unit_test(unit_tcp_frame unit/tcp_frame_test.c)
 proust_add_unit_test(unit_pmi_wire unit/pmi_wire_test.c)
 proust_add_unit_test(unit_tcp_addr unit/tcp_addr_test.c)
 
-# Layer direction (drivers and strategies never reach into the core).
+# Layer direction (drivers and strategies never reach into the core, the MPI
+# layer includes proust.h and its own headers only).
 add_test(NAME layering COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/check_layers.sh
                                     ${PROJECT_SOURCE_DIR}/src)
 set_tests_properties(layering PROPERTIES TIMEOUT 30)

@@ -5,6 +5,7 @@
  * `--placement` prints the placement decision (proust_info_placement.c).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "boot/boot.h"
@@ -15,6 +16,16 @@
 #include "proust.h"
 #include "proust_info.h"
 #include "strategy/strategy.h"
+#define PM_CONFIG_TABLE
+#include "mpi/mpi_config.h"
+
+/* Proust MPI's own variables (pm_config_vars, the table libmpi registers):
+ * the value in force. */
+static const char *mpi_var(pm_config_id_t id)
+{
+    const char *v = getenv(pm_config_vars[id].name);
+    return v ? v : pm_config_vars[id].def;
+}
 
 static void print_rail(const struct proust__rail_ops *ops, int in_use)
 {
@@ -70,9 +81,9 @@ static void print_progress(void)
         printf("  wait boost (PROUST_WAIT_BOOST): %s\n", pi.wait_boost);
     }
     /* what the MPI layer will agree on (coll_policy.c): any crowded node decides */
-    const char *crowded = proust__config_str(PROUST_CFG_COLL_CROWDED);
+    const char *crowded = mpi_var(PM_CFG_COLL_CROWDED);
     const char *why;
-    int on = proust__config_switch(crowded);
+    int on = proust_config_switch(crowded);
     if (on == 1)
         why = "on: MPI broadcasts of 128 KiB and more by binomial tree";
     else if (on == 0)
@@ -94,6 +105,8 @@ static void print_progress(void)
 
 int main(int argc, char **argv)
 {
+    /* listed with the engine's, and known to the unknown-variable warning */
+    proust_config_register(pm_config_vars, PM_CFG_COUNT);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--placement") == 0) {
             proust__log_init();
@@ -147,10 +160,12 @@ int main(int argc, char **argv)
     print_progress();
 
     printf("\nVariables:\n");
-    for (int i = 0; i < PROUST_CFG_COUNT; i++) {
-        const struct proust__config_entry *e = &proust__config_table[i];
-        printf("  %s=%s%s\n      default: \"%s\". %s\n", e->name, proust__config_str(i),
-               proust__config_is_set(i) ? "  (set)" : "", e->def, e->doc);
+    const char *name, *value, *def, *doc;
+    for (int i = 0; proust_config_entry(i, &name, &value, &def, &doc) == PROUST_OK; i++) {
+        if (i == PROUST_CFG_COUNT)
+            printf("\nVariables of Proust MPI (libmpi):\n");
+        printf("  %s=%s%s\n      default: \"%s\". %s\n", name, value,
+               getenv(name) ? "  (set)" : "", def, doc);
     }
     return 0;
 }

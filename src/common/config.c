@@ -1,41 +1,111 @@
 #include "common/config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/log.h"
 #include "proust.h"
 
 extern char **environ;
 
-const struct proust__config_entry proust__config_table[PROUST_CFG_COUNT] = {
+const proust_config_var_t proust__config_table[PROUST_CFG_COUNT] = {
 #define PROUST_CONFIG_ROW(id, name, def, doc) [PROUST_CFG_##id] = {name, def, doc},
     PROUST_CONFIG_LIST(PROUST_CONFIG_ROW)
 #undef PROUST_CONFIG_ROW
 };
 
+/* The tables of the layers above (proust_config_register): slots filled
+ * under the mutex, published by the count. */
+#define CONFIG_TABLES_MAX 8
+static struct {
+    const proust_config_var_t *vars;
+    int count;
+} config_tables[CONFIG_TABLES_MAX];
+static _Atomic int config_ntables;
+static pthread_mutex_t config_register_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int proust_config_register(const proust_config_var_t *vars, int count)
+{
+    if (!vars || count <= 0)
+        return PROUST_ERR_INVALID;
+    for (int i = 0; i < count; i++)
+        if (!vars[i].name || strncmp(vars[i].name, "PROUST_", 7) != 0 || !vars[i].def ||
+            !vars[i].doc)
+            return PROUST_ERR_INVALID;
+    int rc = PROUST_OK;
+    pthread_mutex_lock(&config_register_lock);
+    int n = atomic_load_explicit(&config_ntables, memory_order_relaxed);
+    for (int t = 0; t < n; t++)
+        if (config_tables[t].vars == vars)
+            goto out; /* registered already */
+    if (n == CONFIG_TABLES_MAX) {
+        rc = PROUST_ERR_NOMEM;
+        goto out;
+    }
+    config_tables[n].vars = vars;
+    config_tables[n].count = count;
+    atomic_store_explicit(&config_ntables, n + 1, memory_order_release);
+out:
+    pthread_mutex_unlock(&config_register_lock);
+    return rc;
+}
+
+/* Variable `index` of proust_config_entry's list, or NULL past its end. */
+static const proust_config_var_t *config_var(int index)
+{
+    if (index < 0)
+        return NULL;
+    if (index < PROUST_CFG_COUNT)
+        return &proust__config_table[index];
+    index -= PROUST_CFG_COUNT;
+    int n = atomic_load_explicit(&config_ntables, memory_order_acquire);
+    for (int t = 0; t < n; index -= config_tables[t].count, t++)
+        if (index < config_tables[t].count)
+            return &config_tables[t].vars[index];
+    return NULL;
+}
+
+static const char *config_value(const proust_config_var_t *v)
+{
+    const char *e = getenv(v->name);
+    return e ? e : v->def;
+}
+
 const char *proust__config_str(proust__config_id_t id)
 {
-    const char *v = getenv(proust__config_table[id].name);
-    return v ? v : proust__config_table[id].def;
+    return config_value(&proust__config_table[id]);
 }
 
 int proust_config_entry(int index, const char **name, const char **value, const char **def,
                         const char **doc)
 {
-    if (index < 0 || index >= PROUST_CFG_COUNT)
+    const proust_config_var_t *e = config_var(index);
+    if (!e)
         return PROUST_ERR_INVALID;
-    const struct proust__config_entry *e = &proust__config_table[index];
     if (name)
         *name = e->name;
     if (value)
-        *value = proust__config_str((proust__config_id_t)index);
+        *value = config_value(e);
     if (def)
         *def = e->def;
     if (doc)
         *doc = e->doc;
     return PROUST_OK;
+}
+
+int proust_config_switch(const char *value)
+{
+    if (!value)
+        return -1;
+    if (!strcasecmp(value, "on") || !strcmp(value, "1") || !strcasecmp(value, "yes"))
+        return 1;
+    if (!strcasecmp(value, "off") || !strcmp(value, "0") || !strcasecmp(value, "no"))
+        return 0;
+    return -1;
 }
 
 int proust__config_is_set(proust__config_id_t id)
@@ -124,17 +194,17 @@ void proust__config_check_unknown(void)
             continue;
         size_t len = strcspn(*env, "=");
         int known = 0;
-        for (int i = 0; i < PROUST_CFG_COUNT && !known; i++)
-            known = strlen(proust__config_table[i].name) == len &&
-                    strncmp(proust__config_table[i].name, *env, len) == 0;
+        const proust_config_var_t *v;
+        for (int i = 0; (v = config_var(i)) && !known; i++)
+            known = strlen(v->name) == len && strncmp(v->name, *env, len) == 0;
         for (int i = 0; internal[i] && !known; i++)
             known = strlen(internal[i]) == len && strncmp(internal[i], *env, len) == 0;
         if (known)
             continue;
         const char *best = NULL;
         size_t best_d = (size_t)-1;
-        for (int i = 0; i < PROUST_CFG_COUNT; i++) {
-            const char *n = proust__config_table[i].name;
+        for (int i = 0; (v = config_var(i)); i++) {
+            const char *n = v->name;
             size_t d = edit_distance(*env, len, n, strlen(n));
             if (d < best_d) {
                 best_d = d;

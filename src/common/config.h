@@ -1,14 +1,16 @@
 /*
- * config.h — every PROUST_* environment variable, declared once.
- * proust-info prints this table; an unknown PROUST_* variable in the
- * environment draws a warning with the closest known name.
+ * config.h — every PROUST_* environment variable of the engine, declared
+ * once. The layers above declare theirs in tables of their own and
+ * register them (proust_config_register: Proust MPI's are in
+ * src/mpi/mpi_config.h). proust-info prints them all; an unknown PROUST_*
+ * variable in the environment draws a warning with the closest known name.
  */
 #ifndef PROUST_CONFIG_H
 #define PROUST_CONFIG_H
 
 #include <stddef.h>
-#include <string.h>
-#include <strings.h>
+
+#include "proust.h"
 
 /* X(id, environment name, default, documentation) */
 #define PROUST_CONFIG_LIST(X)                                                                   \
@@ -104,34 +106,9 @@
       "what placement follows where rails disagree: latency (the fastest rail's NIC), "         \
       "bandwidth (the NICs of the widest rails) or cores (one progress thread, the process "    \
       "stays where it is); overrides proust_placement_hint()")                                  \
-    X(RMA_SHM, "PROUST_RMA_SHM", "on",                                                          \
-      "on: the memory of an MPI window made by MPI_Win_allocate or MPI_Win_allocate_shared "   \
-      "whose processes all run on this host is shared, and puts, gets and accumulates are "    \
-      "loads and stores by the origin; a window of MPI_Win_create there takes its locks in "  \
-      "shared memory; off: messages that the target applies")                                \
-    X(COLL_CROWDED, "PROUST_COLL_CROWDED", "auto",                                              \
-      "MPI collectives of large messages for nodes with more ranks than cores, where every "    \
-      "step waits for partners the others deschedule: on = fewer, larger steps (MPI_Bcast of "  \
-      "128 KiB and more by binomial tree rather than scatter + ring allgather); auto = on when "\
-      "a node of the job has more ranks than cores; off. Agreed by all processes at init "      \
-      "(on if any asks for it)")                                                                \
     X(TOPOLOGY, "PROUST_TOPOLOGY", "",                                                          \
       "an hwloc XML file to decide placement on instead of this machine (nothing is then "      \
       "bound: for proust-info and experiments)")
-
-/* The value of an on/off switch: 1 for on, 1 or yes, 0 for off, 0 or no
- * (words in any case), -1 for anything else (auto, or not a switch word).
- * Inline: the MPI layer and proust-info read switches the same way. */
-static inline int proust__config_switch(const char *v)
-{
-    if (!v)
-        return -1;
-    if (!strcasecmp(v, "on") || !strcmp(v, "1") || !strcasecmp(v, "yes"))
-        return 1;
-    if (!strcasecmp(v, "off") || !strcmp(v, "0") || !strcasecmp(v, "no"))
-        return 0;
-    return -1;
-}
 
 typedef enum {
 #define PROUST_CONFIG_ENUM(id, name, def, doc) PROUST_CFG_##id,
@@ -140,14 +117,8 @@ typedef enum {
     PROUST_CFG_COUNT
 } proust__config_id_t;
 
-struct proust__config_entry {
-    const char *name;
-    const char *def;
-    const char *doc;
-};
-
 /* The table, indexed by proust__config_id_t. */
-extern const struct proust__config_entry proust__config_table[PROUST_CFG_COUNT];
+extern const proust_config_var_t proust__config_table[PROUST_CFG_COUNT];
 
 /* The value in force: the environment's, else the default. */
 const char *proust__config_str(proust__config_id_t id);
@@ -158,7 +129,8 @@ int proust__config_size(proust__config_id_t id, size_t *out);
 int proust__config_long(proust__config_id_t id, long *out);
 /* Parse "123", "64K", "16M", "1G". */
 int proust__parse_size(const char *text, size_t *out);
-/* Warn about PROUST_* variables that are not in the table. */
+/* Warn about PROUST_* variables that are in no table: the engine's, or
+ * one registered by a layer above (proust_config_register). */
 void proust__config_check_unknown(void);
 
 #endif

@@ -1,9 +1,9 @@
 /*
- * copy.c — the vector loop of proust__copy (copy.h): 32-byte loads at any
- * alignment, aligned 32-byte stores, four per iteration; AVX2 where the
- * processor has it, SSE2 (every x86-64) otherwise.
+ * copy.c — the vector loop of proust_copy (proust.h, "Payload copy": why it
+ * exists): 32-byte loads at any alignment, aligned 32-byte stores, four per
+ * iteration; AVX2 where the processor has it, SSE2 (every x86-64) otherwise.
  */
-#include "common/copy.h"
+#include "proust.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -53,9 +53,9 @@ static void copy_sse2(unsigned char *d, const unsigned char *s, size_t n)
         _mm_storeu_si128((__m128i *)(d + n - 16), _mm_loadu_si128((const __m128i *)(s + n - 16)));
 }
 
-void proust__copy_loop(void *dst, const void *src, size_t n)
+void proust_copy_loop(void *dst, const void *src, size_t n)
 {
-    /* n >= PROUST__COPY_LOOP_MIN: the head and tail stores fit */
+    /* n >= PROUST_COPY_LOOP_MIN: the head and tail stores fit */
     static int avx2 = -1;
     int have = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
     if (have < 0) {
@@ -69,7 +69,7 @@ void proust__copy_loop(void *dst, const void *src, size_t n)
         copy_sse2(dst, src, n);
 }
 #else
-void proust__copy_loop(void *dst, const void *src, size_t n)
+void proust_copy_loop(void *dst, const void *src, size_t n)
 {
     memcpy(dst, src, n);
 }

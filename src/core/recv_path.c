@@ -21,7 +21,7 @@
 #include "core/request.h"
 #include "core/send.h"
 #include "core/session.h"
-#include "common/copy.h"
+#include "proust.h"
 
 enum { ACT_ACK = 1, ACT_CTS, ACT_GET, ACT_LANDED };
 
@@ -90,7 +90,7 @@ static void deliver_segment(struct proust_session *s, struct proust__gate *g,
         if (__builtin_expect(req->offer != NULL, 0))
             proust__offer_drop(s, req);
         if (take)
-            proust__copy(req->segs[seg].iov_base, data, take);
+            proust_copy(req->segs[seg].iov_base, data, take);
         req->status.count += take;
         if (atomic_load_explicit(&req->pending, memory_order_acquire) == 1)
             /* its last event and no other thread can add one: no need to count */
@@ -212,7 +212,7 @@ static int inmsg_store(struct proust_session *s, struct proust__gate *g,
             sg->data = proust__unexp_buf_get(g->ms, sg->len);
         if (!sg->data)
             return PROUST_ERR_NOMEM;
-        proust__copy(sg->data, body + skip, sg->len);
+        proust_copy(sg->data, body + skip, sg->len);
         sg->state = PROUST__SEG_EAGER;
     } else {
         struct proust__rts_body rb;
@@ -357,7 +357,7 @@ static int stash_chunk(struct proust__gate *g, const struct proust__chunk_hdr *h
     if (!st)
         return PROUST_ERR_NOMEM;
     st->hdr = *h;
-    proust__copy(st->body, body, h->len);
+    proust_copy(st->body, body, h->len);
     st->next = g->stash;
     g->stash = st;
     return PROUST_OK;
@@ -421,7 +421,7 @@ static int on_message_chunk(struct proust_session *s, struct proust__gate *g,
                 n = cap;
             }
             if (n)
-                proust__copy(req->seg0.iov_base, body, n);
+                proust_copy(req->seg0.iov_base, body, n);
             req->status.count = n;
             proust__request_complete(req);
             return PROUST_OK;
@@ -597,7 +597,7 @@ static void take_small_inline(struct proust_session *s, struct proust_request *r
     size_t cap = req->seg0.iov_len;
     size_t take = sg->len < cap ? sg->len : cap;
     if (take)
-        proust__copy(req->seg0.iov_base, sg->data, take);
+        proust_copy(req->seg0.iov_base, sg->data, take);
     req->status.source = m->source;
     req->status.tag = m->tag;
     req->status.size = m->size;

@@ -23,7 +23,7 @@
 #include "core/send.h"
 #include "core/session.h"
 #include "core/token.h"
-#include "common/copy.h"
+#include "proust.h"
 
 static void fill_envelope(struct proust__chunk *c, const struct proust_request *req,
                           uint16_t seg, uint32_t seq)
@@ -327,7 +327,7 @@ struct proust__chunk *proust__control_chunk_new(uint8_t type, uint8_t flags, uin
     c->hdr.tag = tag;
     c->hdr.len = (uint32_t)body_len;
     if (body_len) {
-        proust__copy(c->storage, body, body_len);
+        proust_copy(c->storage, body, body_len);
         c->body[0].iov_base = c->storage;
         c->body[0].iov_len = body_len;
         c->nbody = 1;

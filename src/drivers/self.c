@@ -15,7 +15,6 @@
 
 #include "drivers/driver.h"
 #include "proust.h"
-#include "common/copy.h"
 
 /* Packets up to this many bytes (headers included) go in recycled blocks
  * of this size; a few of them are kept. */
@@ -77,7 +76,7 @@ static void fill(struct self_packet *p, const struct iovec *iov, int iovcnt, siz
     p->len = len;
     uint8_t *dst = p->data;
     for (int i = 0; i < iovcnt; i++) {
-        proust__copy(dst, iov[i].iov_base, iov[i].iov_len);
+        proust_copy(dst, iov[i].iov_base, iov[i].iov_len);
         dst += iov[i].iov_len;
     }
 }
@@ -143,7 +142,7 @@ static int self_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t off
     (void)ctx;
     void *dst = rail->up.put_target(rail->up.engine, peer, token, offset, len);
     if (dst) {
-        proust__copy(dst, buf, len);
+        proust_copy(dst, buf, len);
         rail->up.put_done(rail->up.engine, peer, token, offset, len);
     }
     return PROUST_OK;
@@ -174,7 +173,7 @@ static int self_get(proust__rail_t *rail, int peer, const void *key, size_t key_
     memcpy(&k, key, sizeof k);
     if (offset > k.len || len > k.len - offset)
         return PROUST_ERR_INVALID;
-    proust__copy(dst, (const uint8_t *)(uintptr_t)k.addr + offset, len);
+    proust_copy(dst, (const uint8_t *)(uintptr_t)k.addr + offset, len);
     return PROUST_OK;
 }
 

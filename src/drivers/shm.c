@@ -38,7 +38,6 @@
 #include "drivers/shm_ring.h"
 #include "drivers/shm_state.h"
 #include "proust.h"
-#include "common/copy.h"
 
 #define SHM_MAX_PACKET ((size_t)(64u << 10) + 256u)
 
@@ -634,7 +633,7 @@ static int shm_poll(proust__rail_t *rail)
                 uint64_t token = rec->token, offset = rec->offset;
                 void *dst = rail->up.put_target(rail->up.engine, r, token, offset, len);
                 if (dst) {
-                    proust__copy(dst, payload, len);
+                    proust_copy(dst, payload, len);
                     rail->up.put_done(rail->up.engine, r, token, offset, len);
                 }
             }

@@ -8,7 +8,7 @@
  * source modulo 64 (copy.h; docs/PERFORMANCE.md, "Figures behind the code"). Such copies go through
  * a bounce buffer of this thread placed at the remote address's offset
  * modulo 64, a piece at a time so that it stays in cache: the kernel copy
- * then runs at full speed, and proust__copy moves the piece in or out at
+ * then runs at full speed, and proust_copy moves the piece in or out at
  * cache speed: the two together are about three times faster.
  */
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <sys/uio.h>
 
-#include "common/copy.h"
+#include "proust.h"
 #include "drivers/shm_state.h"
 
 #define BOUNCE_PIECE ((size_t)128 << 10) /* fits the L2 with room to spare */
@@ -75,8 +75,8 @@ int proust__shm_cross_copy(pid_t pid, void *local, uint64_t remote, size_t len, 
 {
     unsigned char *l = local;
     /* the kernel's destination and source: the slow offset? */
-    bool slow = to_peer ? proust__copy_offset_slow((void *)(uintptr_t)remote, l)
-                        : proust__copy_offset_slow(l, (void *)(uintptr_t)remote);
+    bool slow = to_peer ? proust_copy_offset_slow((void *)(uintptr_t)remote, l)
+                        : proust_copy_offset_slow(l, (void *)(uintptr_t)remote);
     unsigned char *b = slow && len >= BOUNCE_MIN ? bounce_buffer() : NULL;
     *copied = 0;
     if (!b) {
@@ -91,10 +91,10 @@ int proust__shm_cross_copy(pid_t pid, void *local, uint64_t remote, size_t len, 
         uintptr_t r = (uintptr_t)remote + *copied;
         int err;
         if (to_peer) {
-            proust__copy(at, l + *copied, n);
+            proust_copy(at, l + *copied, n);
             err = vm_copy(pid, at, r, n, true);
         } else if (!(err = vm_copy(pid, at, r, n, false))) {
-            proust__copy(l + *copied, at, n);
+            proust_copy(l + *copied, at, n);
         }
         if (err)
             return err;

@@ -22,7 +22,6 @@
 #include <sys/uio.h>
 
 #include "proust.h"
-#include "common/copy.h"
 
 #define PROUST__SHM_LINE 64u
 
@@ -117,7 +116,7 @@ proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind, uint64_t t
         case 8: memcpy(dst, iov[i].iov_base, 8); break;
         case 32: memcpy(dst, iov[i].iov_base, 32); break;
         case 40: memcpy(dst, iov[i].iov_base, 40); break;
-        default: proust__copy(dst, iov[i].iov_base, iov[i].iov_len); break;
+        default: proust_copy(dst, iov[i].iov_base, iov[i].iov_len); break;
         }
         dst += iov[i].iov_len;
     }

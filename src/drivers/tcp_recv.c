@@ -19,7 +19,6 @@
 #include "common/log.h"
 #include "drivers/tcp.h"
 #include "proust.h"
-#include "common/copy.h"
 
 /* Drop the connection for a bad frame. */
 static void proto_fail(proust__rail_t *rail, struct tcp_conn *c, const char *what)
@@ -46,7 +45,7 @@ static int rx_parse(proust__rail_t *rail, struct tcp_conn *c, int *events)
             size_t k = avail < rx->body_left ? avail : rx->body_left;
             if (k) {
                 if (rx->dst) {
-                    proust__copy(rx->dst, rx->buf + rx->start, k);
+                    proust_copy(rx->dst, rx->buf + rx->start, k);
                     rx->dst += k;
                 }
                 rx->start += k;
@@ -169,7 +168,7 @@ static int rx_room(proust__rail_t *rail, struct tcp_rx *rx)
         if (!nb)
             return -1;
         /* the buffered bytes only, at the same offset modulo TCP_ALIGN */
-        proust__copy(nb + o, rx->buf + rx->start, avail);
+        proust_copy(nb + o, rx->buf + rx->start, avail);
         proust__tcp_rx_free(rx->buf, rx->cap);
         rx->buf = nb;
         rx->cap = ncap;

@@ -24,7 +24,6 @@
 #include <time.h>
 
 #include "p2p.h"
-#include "common/copy.h"
 
 /* One message in a buffer: [off, off + span) of a user buffer, or its own
  * allocation (automatic: the data follows this header). */
@@ -302,7 +301,7 @@ int pm_bsend_start(const char *fname, MPI_Comm comm, struct pm_comm *c, const vo
         return rc;
     if (bytes) {
         if (t->contiguous)
-            proust__copy(data, (const char *)buf + t->true_lb, bytes);
+            proust_copy(data, (const char *)buf + t->true_lb, bytes);
         else
             pm_type_pack(buf, count, t, 0, data, bytes);
     }

@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "coll.h"
-#include "common/copy.h"
 
 #define A2A_BRUCK_MAX_BLOCK 256
 #define A2A_BRUCK_MIN_RANKS 16 /* below, all pairs at once beat log(n) rounds (8 ranks on 2 cores: 70 vs 11-15 us) */
@@ -402,7 +401,7 @@ static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
         rc = proust_irecv(pm_session, out + (size_t)p * bs, bs, pm_comm_peer(c, p),
                           c->tag_coll | seq, PM_COLL_RECV_MASK, &reqs[k]);
     }
-    proust__copy(out + (size_t)me * bs, in + (size_t)me * bs, bs);
+    proust_copy(out + (size_t)me * bs, in + (size_t)me * bs, bs);
     for (int k = 1; k < n && rc == PROUST_OK; k++) {
         int p = (me + k) % n;
         rc = proust_send(pm_session, in + (size_t)p * bs, bs, pm_comm_peer(c, p),

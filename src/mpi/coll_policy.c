@@ -18,18 +18,17 @@
 
 #include "coll_algo.h"
 #include "comm.h"
-#include "common/config.h"
 
 bool pm_coll_crowded;
 
 /* This process's wish: PROUST_COLL_CROWDED, and for auto its node. */
 static bool crowded_here(void)
 {
-    const char *value = pm_config_value("PROUST_COLL_CROWDED");
-    int on = proust__config_switch(value);
+    const char *value = pm_config_str(PM_CFG_COLL_CROWDED);
+    int on = proust_config_switch(value);
     if (on >= 0)
         return on;
-    if (value && *value && strcasecmp(value, "auto") && pm_world_rank == 0)
+    if (*value && strcasecmp(value, "auto") && pm_world_rank == 0)
         fprintf(stderr, "[proust mpi] PROUST_COLL_CROWDED=%s is not auto, on or off: auto\n",
                 value);
     return proust_node_oversubscribed(pm_session) == 1;

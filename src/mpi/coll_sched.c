@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "coll_algo.h"
-#include "common/copy.h"
 
 enum { ST_SEND, ST_RECV, ST_REDUCE, ST_COPY, ST_FENCE };
 
@@ -301,7 +300,7 @@ int pm_coll_copy(const void *src, MPI_Count scount, const struct pm_datatype *st
         void *d = pm_at(dst, rt->true_lb);
         const void *sp = pm_at(src, st->true_lb);
         if ((const char *)d + bytes <= (const char *)sp || (const char *)sp + bytes <= (const char *)d)
-            proust__copy(d, sp, bytes);
+            proust_copy(d, sp, bytes);
         else if (d != sp)
             memmove(d, sp, bytes);
     } else if (rt->contiguous) {

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "datatype.h"
-#include "common/copy.h"
 
 #define ERR(comm, code, ...) pm_error(comm, code, __VA_ARGS__)
 
@@ -39,7 +38,7 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
         memcpy(dst, src, 8);
         break;
     default:
-        proust__copy(dst, src, n);
+        proust_copy(dst, src, n);
     }
 }
 
@@ -145,7 +144,7 @@ size_t pm_type_pack(const void *inbuf, MPI_Count count, const struct pm_datatype
         return 0;
     uintptr_t base = (uintptr_t)inbuf;
     if (t->contiguous)
-        proust__copy(out, (const void *)(base + (uintptr_t)t->true_lb + skip), n);
+        proust_copy(out, (const void *)(base + (uintptr_t)t->true_lb + skip), n);
     else
         walk(t, base, skip, out, n, true);
     return n;
@@ -159,7 +158,7 @@ size_t pm_type_unpack(const void *in, size_t bytes, void *outbuf, MPI_Count coun
         return 0;
     uintptr_t base = (uintptr_t)outbuf;
     if (t->contiguous)
-        proust__copy((void *)(base + (uintptr_t)t->true_lb + skip), in, n);
+        proust_copy((void *)(base + (uintptr_t)t->true_lb + skip), in, n);
     else
         walk(t, base, skip, (unsigned char *)(uintptr_t)in, n, false);
     return n;

@@ -39,6 +39,7 @@ static int instance_start(const char *fname)
         return MPI_SUCCESS;
     if (st == PM_STATE_FINALIZED)
         return MPI_ERR_OTHER;
+    pm_config_register(); /* before proust_init warns about unknown variables */
     int rc = proust_init(&pm_session);
     if (rc != PROUST_OK) {
         pthread_mutex_unlock(&init_mutex);

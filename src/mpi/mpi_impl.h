@@ -7,16 +7,22 @@
  * internal and hidden by src/mpi/mpi.map. Inside the library, call PMPI_ or
  * pm_ functions, never MPI_ ones (a profiling tool may have replaced them).
  *
- * Tags on the wire. A 64-bit proust tag carries
- *   bits 48-63  context field: communicator context id << 1, | 1 for the
+ * Tags on the wire. A 64-bit proust tag carries (PM_TAG_BITS, PM_SRC_BITS,
+ * PM_CTX_SHIFT below)
+ *   bits 48-63  context field: the communicator's context id << 1 (ids
+ *               0..32767, context.c: bits 49-63), | 1 (bit 48) for the
  *               collective traffic of that communicator
- *   bits 28-47  the sender's rank in its local group (status.MPI_SOURCE
- *               needs no translation, intercommunicators included)
+ *   bit  47     the side bit (PM_SIDE_BIT): a second space in each context
+ *               that no MPI receive matches (partitioned communication)
+ *   bits 28-46  the sender's rank in its local group, 19 bits (so at most
+ *               2^19 processes, PM_MAX_COMM_SIZE; status.MPI_SOURCE needs
+ *               no translation, intercommunicators included)
  *   bits  0-27  the MPI tag (MPI_TAG_UB = 2^28 - 1), or for collectives the
  *               communicator's collective sequence number (bits 0-26) and
  *               the failed bit (27, PM_COLL_FAILED_BIT)
- * so a receive masks the source field out and the engine's per-peer
- * ordering gives MPI's non-overtaking rule.
+ * so a receive masks the source field out (PM_CTX_MASK covers the context
+ * field and the side bit) and the engine's per-peer ordering gives MPI's
+ * non-overtaking rule.
  */
 #ifndef PROUST_MPI_IMPL_H
 #define PROUST_MPI_IMPL_H
@@ -35,6 +41,8 @@
 #include "mpi.h"
 #include "proust.h"
 #pragma GCC visibility pop
+
+#include "mpi_config.h"
 
 /* Define MPI_name as a weak alias of PMPI_name (the profiling interface). */
 #define PM_PRAGMA(x) _Pragma(#x)
@@ -613,8 +621,5 @@ static inline void pm_unlock(atomic_flag *l)
 }
 /* strncpy that always terminates and returns the length written. */
 int pm_strlcpy(char *dst, const char *src, size_t cap);
-/* The value in force of the engine's variable `name` (PROUST_*), or NULL
- * (mpi_t.c). */
-const char *pm_config_value(const char *name);
 
 #endif /* PROUST_MPI_IMPL_H */

@@ -2,11 +2,12 @@
  * mpi_t.c — the tool information interface (MPI_T, MPI-3.1 chapter 14).
  *
  * Control variables: every PROUST_* environment variable (docs/CONFIG.md,
- * through proust_config_entry), as a string (MPI_CHAR) holding the value in
- * force: the environment's or the default. They are read when the library
- * starts, so their scope is MPI_T_SCOPE_READONLY and writing one is
- * MPI_T_ERR_CVAR_SET_NEVER; set them in the environment instead. One
- * category, "proust", holds them all.
+ * through proust_config_entry: the engine's, then this layer's own,
+ * mpi_config.h, registered by MPI_T_init_thread and when MPI starts), as a
+ * string (MPI_CHAR) holding the value in force: the environment's or the
+ * default. They are read when the library starts, so their scope is
+ * MPI_T_SCOPE_READONLY and writing one is MPI_T_ERR_CVAR_SET_NEVER; set
+ * them in the environment instead. One category, "proust", holds them all.
  *
  * Performance variables: none are exported (MPI_T_pvar_get_num gives 0);
  * sessions work, and every index or handle is refused as the standard says
@@ -30,6 +31,7 @@ int PMPI_T_init_thread(int required, int *provided)
     (void)required; /* every call here is thread-safe */
     if (!provided)
         return MPI_T_ERR_INVALID;
+    pm_config_register(); /* the control variables include ours */
     atomic_fetch_add_explicit(&t_inits, 1, memory_order_acq_rel);
     *provided = MPI_THREAD_MULTIPLE;
     return MPI_SUCCESS;
@@ -147,11 +149,11 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
 }
 PM_WEAK(T_cvar_get_info)
 
-/* Index of the engine's variable `name` and its value, or -1. */
-static int config_find(const char *name, const char **value)
+/* Index of the variable `name`, or -1. */
+static int config_find(const char *name)
 {
     const char *n;
-    for (int i = 0; proust_config_entry(i, &n, value, NULL, NULL) == PROUST_OK; i++)
+    for (int i = 0; proust_config_entry(i, &n, NULL, NULL, NULL) == PROUST_OK; i++)
         if (strcmp(n, name) == 0)
             return i;
     return -1;
@@ -162,7 +164,7 @@ int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
     PM_T_CHECK_INIT();
     if (!name || !cvar_index)
         return MPI_T_ERR_INVALID;
-    int i = config_find(name, NULL);
+    int i = config_find(name);
     if (i < 0)
         return MPI_T_ERR_INVALID_NAME;
     *cvar_index = i;
@@ -478,11 +480,3 @@ int PMPI_T_category_changed(int *stamp)
     return MPI_SUCCESS;
 }
 PM_WEAK(T_category_changed)
-
-/* The engine's variables are the control variables above; the MPI layer
- * reads them by name too (win.c, coll_policy.c). */
-const char *pm_config_value(const char *name)
-{
-    const char *value;
-    return config_find(name, &value) >= 0 ? value : NULL;
-}

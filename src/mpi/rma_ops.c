@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "comm.h"
-#include "common/copy.h"
 #include "op.h"
 #include "p2p.h"
 #include "request.h"
@@ -499,9 +498,9 @@ static bool direct_copy(struct pm_win *w, const struct rma_args *a, MPI_Datatype
         __builtin_mul_overflow((uint64_t)lcount, (uint64_t)lsz, &lbytes) || lbytes != bytes)
         return false;
     if (a->kind == PM_RMA_PUT)
-        proust__copy(t, a->obuf, (size_t)bytes);
+        proust_copy(t, a->obuf, (size_t)bytes);
     else
-        proust__copy(a->rbuf, t, (size_t)bytes);
+        proust_copy(a->rbuf, t, (size_t)bytes);
     return true;
 }
 

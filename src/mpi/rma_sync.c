@@ -122,7 +122,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
             return pm_win_error(win, rc, "%s: rank %d's lock cannot be had: a process of "
                                 "the window failed", fn, rank);
     } else if (!nocheck) {
-        rc = pm_rma_control(w, rank, PM_RMA_LOCK, 0, lock_type - 233, true);
+        rc = pm_rma_control(w, rank, PM_RMA_LOCK, 0, lock_type, true);
         if (rc != MPI_SUCCESS)
             return pm_win_error(win, rc, "%s: rank %d did not grant the lock", fn, rank);
     }
@@ -151,8 +151,7 @@ static int release(struct pm_win *w, int rank, int type, bool nocheck)
             pm_rma_direct_unlock(w, rank, type);
         return rc;
     }
-    return pm_rma_control(w, rank, PM_RMA_UNLOCK, nocheck ? PM_RMA_F_NOCHECK : 0, type - 233,
-                          true);
+    return pm_rma_control(w, rank, PM_RMA_UNLOCK, nocheck ? PM_RMA_F_NOCHECK : 0, type, true);
 }
 
 int PMPI_Win_unlock(int rank, MPI_Win win)
@@ -202,7 +201,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
         }
     }
     for (int r = 0; r < w->size && !nocheck && !w->shm_locks; r++) {
-        int rc = pm_rma_control(w, r, PM_RMA_LOCK, 0, MPI_LOCK_SHARED - 233, true);
+        int rc = pm_rma_control(w, r, PM_RMA_LOCK, 0, MPI_LOCK_SHARED, true);
         if (rc != MPI_SUCCESS) {
             for (int i = 0; i < r; i++)
                 release(w, i, MPI_LOCK_SHARED, false);

@@ -24,14 +24,13 @@
 #include <string.h>
 
 #include "comm.h"
-#include "common/copy.h"
 #include "op.h"
 #include "p2p.h"
 #include "win.h"
 
 struct pm_rma_waiter {
     struct pm_rma_waiter *next;
-    int origin, type; /* type: 1 exclusive, 2 shared */
+    int origin, type; /* type: enum pm_rma_lock_wire */
     uint32_t id;
 };
 
@@ -107,14 +106,21 @@ static void ack(struct pm_rma_port *p, uint32_t id)
 
 /* ---- Locks ---------------------------------------------------------------- */
 
+/* Lock types: enum pm_rma_lock_wire (exclusive or shared). */
+static bool lock_type_valid(int type)
+{
+    return type == PM_RMA_LOCK_WIRE_EXCLUSIVE || type == PM_RMA_LOCK_WIRE_SHARED;
+}
+
 static bool grantable(const struct pm_win *w, int type)
 {
-    return type == 1 ? !w->lock_excl && !w->lock_shared : !w->lock_excl;
+    return type == PM_RMA_LOCK_WIRE_EXCLUSIVE ? !w->lock_excl && !w->lock_shared
+                                              : !w->lock_excl;
 }
 
 static void take(struct pm_win *w, int type)
 {
-    if (type == 1)
+    if (type == PM_RMA_LOCK_WIRE_EXCLUSIVE)
         w->lock_excl = 1;
     else
         w->lock_shared++;
@@ -150,7 +156,7 @@ static void lock_request(struct pm_rma_port *p, int type, uint32_t id)
 static void lock_release(struct pm_win *w, int type)
 {
     pthread_mutex_lock(&w->lock);
-    if (type == 1)
+    if (type == PM_RMA_LOCK_WIRE_EXCLUSIVE)
         w->lock_excl = 0;
     else if (w->lock_shared > 0)
         w->lock_shared--;
@@ -240,11 +246,11 @@ static bool layout_bounds(const int64_t *lay, uint64_t n, uint64_t bytes, uint64
 static void scatter(char *t, const int64_t *lay, uint64_t n, const char *in, size_t bytes)
 {
     if (n == 0) {
-        proust__copy(t, in, bytes);
+        proust_copy(t, in, bytes);
         return;
     }
     for (uint64_t i = 0; i < n; i++) {
-        proust__copy(t + lay[2 * i], in, (size_t)lay[2 * i + 1]);
+        proust_copy(t + lay[2 * i], in, (size_t)lay[2 * i + 1]);
         in += lay[2 * i + 1];
     }
 }
@@ -252,11 +258,11 @@ static void scatter(char *t, const int64_t *lay, uint64_t n, const char *in, siz
 static void gather(char *out, const char *t, const int64_t *lay, uint64_t n, size_t bytes)
 {
     if (n == 0) {
-        proust__copy(out, t, bytes);
+        proust_copy(out, t, bytes);
         return;
     }
     for (uint64_t i = 0; i < n; i++) {
-        proust__copy(out, t + lay[2 * i], (size_t)lay[2 * i + 1]);
+        proust_copy(out, t + lay[2 * i], (size_t)lay[2 * i + 1]);
         out += lay[2 * i + 1];
     }
 }
@@ -583,13 +589,13 @@ static void port_on_header(struct pm_rma_port *p)
     }
     switch (h->kind) {
     case PM_RMA_LOCK:
-        if (h->lock_type == 1 || h->lock_type == 2)
+        if (lock_type_valid(h->lock_type))
             lock_request(p, h->lock_type, h->id);
         else
             p->errors++, ack(p, h->id);
         break;
     case PM_RMA_UNLOCK:
-        if (!(h->flags & PM_RMA_F_NOCHECK) && (h->lock_type == 1 || h->lock_type == 2))
+        if (!(h->flags & PM_RMA_F_NOCHECK) && lock_type_valid(h->lock_type))
             lock_release(w, h->lock_type);
         ack(p, h->id);
         break;
@@ -752,11 +758,23 @@ void pm_rma_ports_close(struct pm_win *w)
 
 /* ---- Control messages from the origin side ---------------------------------- */
 
+static uint8_t lock_type_to_wire(int lock_type)
+{
+    switch (lock_type) {
+    case MPI_LOCK_EXCLUSIVE:
+        return PM_RMA_LOCK_WIRE_EXCLUSIVE;
+    case MPI_LOCK_SHARED:
+        return PM_RMA_LOCK_WIRE_SHARED;
+    default:
+        return PM_RMA_LOCK_WIRE_NONE;
+    }
+}
+
 int pm_rma_control(struct pm_win *w, int target, int kind, int flags, int lock_type,
                    bool wait_ack)
 {
     struct pm_rma_hdr h = {.kind = (uint8_t)kind, .flags = (uint8_t)flags,
-                           .lock_type = (uint8_t)lock_type, .epoch = w->epoch};
+                           .lock_type = lock_type_to_wire(lock_type), .epoch = w->epoch};
     h.id = atomic_fetch_add(&w->next_id, 1) & PM_RMA_ID_MASK;
     int world = pm_comm_peer(w->comm, target);
     proust_request_t *rreq = NULL;

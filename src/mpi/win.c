@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "comm.h"
-#include "common/config.h"
 #include "win.h"
 
 /* Memory of MPI_Win_allocate(_shared): aligned like MPI_Alloc_mem. */
@@ -159,8 +158,7 @@ static int map_shared(struct pm_win *w, MPI_Aint size);
 /* PROUST_RMA_SHM: windows within a host in shared memory (not "off"). */
 static bool rma_shm_local(void)
 {
-    const char *value = pm_config_value("PROUST_RMA_SHM");
-    return !value || proust__config_switch(value) != 0;
+    return proust_config_switch(pm_config_str(PM_CFG_RMA_SHM)) != 0;
 }
 
 /* Every process of the window wants it (collective: a window whose ranks

@@ -48,6 +48,15 @@ enum pm_rma_kind {
     PM_RMA_KIND_MAX
 };
 
+/* Lock types on the wire (pm_rma_hdr.lock_type): values of the protocol's
+ * own, so that it does not depend on mpi.h's MPI_LOCK_* constants;
+ * pm_rma_control encodes them. */
+enum pm_rma_lock_wire {
+    PM_RMA_LOCK_WIRE_NONE = 0, /* a control message that is no lock or unlock */
+    PM_RMA_LOCK_WIRE_EXCLUSIVE = 1,
+    PM_RMA_LOCK_WIRE_SHARED = 2,
+};
+
 /* Header flags. */
 #define PM_RMA_F_FOLLOW 0x1u  /* layout and data come in a PM_RMA_TAG_DATA message */
 #define PM_RMA_F_NOCHECK 0x2u /* unlock of a lock taken with MPI_MODE_NOCHECK */
@@ -55,7 +64,7 @@ enum pm_rma_kind {
 struct pm_rma_hdr {
     uint8_t kind;      /* enum pm_rma_kind */
     uint8_t flags;     /* PM_RMA_F_* */
-    uint8_t lock_type; /* LOCK/UNLOCK: MPI_LOCK_* - 233 (1 exclusive, 2 shared) */
+    uint8_t lock_type; /* LOCK/UNLOCK: enum pm_rma_lock_wire */
     uint8_t op;        /* ACC/GACC: index of the predefined operation */
     uint16_t basic;    /* ACC/GACC/CAS: index of the predefined element type */
     uint16_t reserved;
@@ -204,8 +213,9 @@ int pm_rma_ports_open(struct pm_win *w);
 /* Close every port (collective: each waits for every origin's CLOSE). */
 void pm_rma_ports_close(struct pm_win *w);
 /* Send a header-only control message to `target` (LOCK, UNLOCK, FLUSH,
- * POST, COMPLETE); with `wait_ack`, wait for the reply. Returns an MPI
- * error class (the target's reply may carry one). */
+ * POST, COMPLETE); with `wait_ack`, wait for the reply. `lock_type`:
+ * MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED for LOCK and UNLOCK, else 0.
+ * Returns an MPI error class (the target's reply may carry one). */
 int pm_rma_control(struct pm_win *w, int target, int kind, int flags, int lock_type,
                    bool wait_ack);
 /* Accumulates to `target`'s memory are atomic with each other: its lock

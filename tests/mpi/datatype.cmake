@@ -2,13 +2,13 @@
 # Jobs are named mpi_datatype_<program>[_<ranks>_<rail>].
 
 # The internals on their own (no job): the datatype sources and the handle
-# tables, with stand-ins for errors and attributes.
+# tables, with stand-ins for errors and attributes; libproust for proust_copy.
 file(GLOB DATATYPE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/mpi/datatype_*.c)
 add_executable(datatype_unit ${MPI_TEST_DIR}/datatype_unit.c ${DATATYPE_SOURCES}
-               ${PROJECT_SOURCE_DIR}/src/mpi/handle.c ${PROJECT_SOURCE_DIR}/src/mpi/util.c
-               ${PROJECT_SOURCE_DIR}/src/common/copy.c)
+               ${PROJECT_SOURCE_DIR}/src/mpi/handle.c ${PROJECT_SOURCE_DIR}/src/mpi/util.c)
 target_include_directories(datatype_unit PRIVATE ${PROJECT_SOURCE_DIR}/include
-                           ${PROJECT_SOURCE_DIR}/src/mpi ${PROJECT_SOURCE_DIR}/src)
+                           ${PROJECT_SOURCE_DIR}/src/mpi)
+target_link_libraries(datatype_unit PRIVATE proust)
 add_test(NAME mpi_datatype_unit COMMAND datatype_unit)
 set_tests_properties(mpi_datatype_unit PROPERTIES TIMEOUT 120)
 

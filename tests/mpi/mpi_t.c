@@ -2,7 +2,8 @@
  * mpi_t.c — the tool information interface (src/mpi/mpi_t.c).
  *
  * Before MPI_Init, between and after MPI_Finalize: nested init/finalize;
- * every PROUST_* variable is a read-only string control variable whose
+ * every PROUST_* variable (the engine's, then the MPI layer's own, such as
+ * PROUST_RMA_SHM) is a read-only string control variable whose
  * value is the environment's (PROUST_RAILS, set by the launcher job);
  * the string conventions of MPI-3.1 §14.3.3 (NULL buffer or zero length
  * give the full length, truncation keeps the NUL, a NULL length leaves the
@@ -57,6 +58,10 @@ static void control_variables(void)
              MPI_T_ERR_INVALID_INDEX);
     int idx;
     T_EXPECT(MPI_T_cvar_get_index("PROUST_NO_SUCH_THING", &idx), MPI_T_ERR_INVALID_NAME);
+    /* the MPI layer's own variables (src/mpi/mpi_config.h) follow the engine's */
+    CHECK(find_cvar("PROUST_RMA_SHM") > find_cvar("PROUST_RAILS") &&
+              find_cvar("PROUST_COLL_CROWDED") > find_cvar("PROUST_RAILS"),
+          "the MPI layer's variables are not listed after the engine's");
 
     /* strings: full length, truncated, left alone */
     int rails = find_cvar("PROUST_RAILS");

@@ -21,4 +21,8 @@ check topology 'proust.h|common/[a-z_]+\.h|topology/[a-z_]+\.h'
 # progress is below core: it reaches core only through its upcall table
 check progress 'proust.h|common/[a-z_]+\.h|drivers/driver.h|topology/[a-z_]+\.h|progress/[a-z_]+\.h'
 check strategy 'strategy/strategy.h|core/chunk.h|core/wire.h'
+# Proust MPI: the public headers and its own (src/mpi/*.h, by bare name:
+# libmpi's include path holds include/ and src/mpi only)
+mpi_own=$(cd "$src/mpi" && ls -- *.h | sed 's/\./\\./' | paste -sd'|')
+check mpi "proust\.h|mpi\.h|$mpi_own"
 exit $fail

@@ -1,4 +1,4 @@
-/* proust__copy (common/copy.h) and the shm rail's cross-process copy
+/* proust_copy (proust.h) and the shm rail's cross-process copy
  * (drivers/shm_cross.c): every byte lands, nothing outside the destination
  * changes, for sizes around the vector loop's limits and every offset of
  * destination and source within a cache line (the loop and the bounce
@@ -11,7 +11,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "common/copy.h"
+#include "proust.h"
 #include "drivers/shm_state.h"
 #include "unit.h"
 
@@ -62,8 +62,8 @@ static const size_t sizes[] = {0,      1,      2,      3,      4,     5,     7, 
 static void copy_case(size_t n, size_t soff, size_t doff, int round)
 {
     memset(dst_area, 0xA5, doff + n + GUARD);
-    proust__copy(dst_area + doff, src_area + soff, n);
-    check(src_area, soff, doff, n, round ? "proust__copy (again)" : "proust__copy");
+    proust_copy(dst_area + doff, src_area + soff, n);
+    check(src_area, soff, doff, n, round ? "proust_copy (again)" : "proust_copy");
 }
 
 static void test_copy(void)
@@ -76,12 +76,12 @@ static void test_copy(void)
     }
     /* the classification itself: 1..31 bytes past the source modulo 64 */
     unsigned char *a = src_area;
-    EXPECT_TRUE(!proust__copy_offset_slow(a + 64, a));
-    EXPECT_TRUE(proust__copy_offset_slow(a + 1, a));
-    EXPECT_TRUE(proust__copy_offset_slow(a + 16, a));
-    EXPECT_TRUE(proust__copy_offset_slow(a + 95, a));
-    EXPECT_TRUE(!proust__copy_offset_slow(a + 32, a));
-    EXPECT_TRUE(!proust__copy_offset_slow(a, a + 16));
+    EXPECT_TRUE(!proust_copy_offset_slow(a + 64, a));
+    EXPECT_TRUE(proust_copy_offset_slow(a + 1, a));
+    EXPECT_TRUE(proust_copy_offset_slow(a + 16, a));
+    EXPECT_TRUE(proust_copy_offset_slow(a + 95, a));
+    EXPECT_TRUE(!proust_copy_offset_slow(a + 32, a));
+    EXPECT_TRUE(!proust_copy_offset_slow(a, a + 16));
 }
 
 static int test_cross(void)
