@@ -21,8 +21,8 @@
  * all, so that a nonblocking call costs no malloc and no table update
  * (MPI_Isend/MPI_Wait windows of osu_bw-like loops). Up to 1024 a thread:
  * with 128, a program that keeps 1024 receives posted paid a malloc, a
- * free and two table updates for most of them (bench/match: 90 ns a
- * message instead of 68). */
+ * free and two table updates for most of them (docs/PERFORMANCE.md,
+ * "Figures behind the code"). */
 #define PM_REQ_CACHE_MAX 1024
 static _Thread_local struct pm_request *req_cache;
 static _Thread_local int req_cached;
@@ -123,8 +123,9 @@ struct pm_request *pm_request_new(enum pm_req_kind kind, struct pm_comm *c)
         return NULL;
     }
     /* Every field, one store each: a whole-object clear compiles to `rep
-     * stos`, whose start-up cost was ~10 ns of the ~130 of an MPI_Isend on
-     * this VM's cpu. The kind last (release), as a lookup of a recycled
+     * stos`, whose start-up cost was a tenth of an MPI_Isend's time on
+     * this VM's cpu (docs/PERFORMANCE.md, "Figures behind the code").
+     * The kind last (release), as a lookup of a recycled
      * handle reads it. A field added to struct pm_request is reset here. */
     r->kind = PM_REQ_FREE;
     r->comm = c;
