@@ -23,6 +23,10 @@
       "--mpi=pmix; else PMI-1 where PMI_FD or PMI_PORT is: MPICH's Hydra, srun --mpi=pmi2; "   \
       "else a one-process job), or one of embedded, pmix, pmi1, pmi2 (PMI-2's own messages, " \
       "over PMI_FD: srun --mpi=pmi2, Hydra), singleton")                                      \
+    X(LAUNCH_AGENT, "PROUST_LAUNCH_AGENT", "ssh",                                               \
+      "how proustrun runs its agent on another host: CMD HOST COMMAND (words split on "        \
+      "spaces), as Hydra's -launcher-exec and Open MPI's plm_rsh_agent; --launch-agent wins; " \
+      "proustrun must be at the same path on every host (read by proustrun only)")             \
     X(RAILS, "PROUST_RAILS", "self,shm,tcp",                                                    \
       "rails to use, in order of preference; each peer gets the first one that reaches it")     \
     X(RDV_THRESHOLD, "PROUST_RDV_THRESHOLD", "0",                                               \
