@@ -28,7 +28,14 @@
       "spaces), as Hydra's -launcher-exec and Open MPI's plm_rsh_agent; --launch-agent wins; " \
       "proustrun must be at the same path on every host (read by proustrun only)")             \
     X(RAILS, "PROUST_RAILS", "self,shm,tcp",                                                    \
-      "rails to use, in order of preference; each peer gets the first one that reaches it")     \
+      "rails to use, in order of preference (self, shm, tcp, ofi); each peer gets the first "  \
+      "one that reaches it; a rail that cannot open here (ofi without a usable provider) is "  \
+      "left out with a warning")                                                                \
+    X(OFI_PROVIDER, "PROUST_OFI_PROVIDER", "auto",                                              \
+      "the libfabric provider of the ofi rail: its full name (tcp;ofi_rxm, verbs;ofi_rxm) or "  \
+      "first part (verbs, efa, tcp); auto = the best one present with reliable datagrams, "     \
+      "messages and RMA (cxi, efa, opx, psm3, psm2, verbs, tcp, net, ucx, udp;ofi_rxd in that "\
+      "order); sockets, bare udp and shm only when named")                                      \
     X(RDV_THRESHOLD, "PROUST_RDV_THRESHOLD", "0",                                               \
       "message size (bytes, K/M suffixes) from which rendezvous is used; 0 = each rail's own")  \
     X(LOG_LEVEL, "PROUST_LOG_LEVEL", "warn", "error, warn, info, debug or trace")               \

@@ -29,6 +29,7 @@ static const struct proust__rail_ops *const known_rails[] = {
     &proust__rail_self,
     &proust__rail_shm,
     &proust__rail_tcp,
+    &proust__rail_ofi,
     NULL,
 };
 
@@ -48,7 +49,7 @@ static int open_rails(struct proust_session *s)
     for (char *name = strtok_r(list, ", ", &save); name; name = strtok_r(NULL, ", ", &save)) {
         const struct proust__rail_ops *ops = proust__rail_find(name);
         if (!ops) {
-            PROUST_ERROR("PROUST_RAILS: unknown rail '%s' (known: self, shm, tcp)", name);
+            PROUST_ERROR("PROUST_RAILS: unknown rail '%s' (known: self, shm, tcp, ofi)", name);
             return PROUST_ERR_INVALID;
         }
         if (s->nrails == PROUST__MAX_RAILS) {
@@ -71,6 +72,10 @@ static int open_rails(struct proust_session *s)
             .place_memory = proust__place_memory,
         };
         int rc = ops->open(rail);
+        if (rc == PROUST_ERR_NOT_SUPPORTED) { /* it said why: the next rail */
+            ops->close(rail);
+            continue;
+        }
         if (rc != PROUST_OK) {
             PROUST_ERROR("rail %s failed to open: %s", name, proust_strerror(rc));
             ops->close(rail); /* drivers release what a partial open made */

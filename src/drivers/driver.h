@@ -95,7 +95,9 @@ struct proust__rail_ops {
     const char *name;
     const char *description;
     /* Create local resources and publish this process's address with
-     * boot->ops->put (the engine fences afterwards). Fill rail->caps. */
+     * boot->ops->put (the engine fences afterwards). Fill rail->caps.
+     * PROUST_ERR_NOT_SUPPORTED (after a warning that says why): the rail
+     * cannot work here, and the engine goes on without it. */
     int (*open)(proust__rail_t *rail);
     /* Optional: the device this rail sends through, known after open: an
      * OS device name ("eth0", "mlx5_0") or a PCI address
@@ -195,5 +197,6 @@ extern _Thread_local int proust__packet_urgent;
 extern const struct proust__rail_ops proust__rail_self;
 extern const struct proust__rail_ops proust__rail_shm;
 extern const struct proust__rail_ops proust__rail_tcp;
+extern const struct proust__rail_ops proust__rail_ofi;
 
 #endif

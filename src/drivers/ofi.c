@@ -1,0 +1,358 @@
+/*
+ * ofi.c — the ofi rail: libfabric, the portable interface to InfiniBand,
+ * RoCE, EFA, Slingshot, Omni-Path and (here) tcp. This file picks the
+ * provider, opens the endpoint, publishes its address and reads the
+ * peers'; ofi_io.c moves the data.
+ *
+ * The provider: PROUST_OFI_PROVIDER names one (its full name,
+ * "tcp;ofi_rxm", or its first part, "tcp"), else the best one present that
+ * offers reliable datagrams with messages and RMA, in the order of
+ * `preferred` below. sockets and bare udp (slow, for testing) and shm
+ * (one host; Proust's own shm rail is faster) are taken only when named.
+ * Among its domains, a loopback one only if nothing else is there.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "drivers/ofi.h"
+#include "proust.h"
+
+#define OFI_VERSION FI_VERSION(1, 10)
+#define OFI_CARD_MAX 256 /* an endpoint address, as published */
+
+/* auto: the best first; a provider not listed comes after these */
+static const char *const preferred[] = {"cxi",           "efa",          "opx",
+                                        "psm3",          "psm2",         "verbs;ofi_rxm",
+                                        "tcp;ofi_rxm",   "net;ofi_rxm",  "ucx",
+                                        "udp;ofi_rxd",   NULL};
+static const char *const named_only[] = {"sockets", "udp", "shm", NULL};
+
+static struct fi_info *make_hints(void)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (!h)
+        return NULL;
+    h->ep_attr->type = FI_EP_RDM;
+    h->caps = FI_MSG | FI_RMA;
+    h->mode = FI_CONTEXT;
+    /* everything verbs and efa may ask for, which we honour (ofi_io.c) */
+    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+                              FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    h->domain_attr->threading = FI_THREAD_SAFE;
+    h->tx_attr->msg_order = FI_ORDER_SAS;
+    h->rx_attr->msg_order = FI_ORDER_SAS;
+    return h;
+}
+
+static bool in_list(const char *const *list, const char *name)
+{
+    for (int i = 0; list[i]; i++)
+        if (strcmp(list[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Does the user's name (full, or the first part) name this provider? */
+static bool names(const char *want, const char *prov)
+{
+    size_t n = strcspn(prov, ";");
+    return strcmp(want, prov) == 0 || (strlen(want) == n && strncmp(want, prov, n) == 0);
+}
+
+static int rank_of(const char *prov)
+{
+    int i = 0;
+    for (; preferred[i]; i++)
+        if (strcmp(preferred[i], prov) == 0)
+            return i;
+    return i; /* unknown providers after the known ones */
+}
+
+static bool loopback(const struct fi_info *fi)
+{
+    return fi->domain_attr->name && strcmp(fi->domain_attr->name, "lo") == 0;
+}
+
+/* Is a better than b (same provider rank)? A real interface before
+ * loopback, IPv4 before the rest, then the provider's own order. */
+static bool better_domain(const struct fi_info *a, const struct fi_info *b)
+{
+    if (loopback(a) != loopback(b))
+        return !loopback(a);
+    bool a4 = a->addr_format == FI_SOCKADDR_IN, b4 = b->addr_format == FI_SOCKADDR_IN;
+    return a4 && !b4;
+}
+
+/* Pick from the providers present; the chosen one is duplicated. */
+static struct fi_info *choose(struct fi_info *list, const char *want, char *why, size_t cap)
+{
+    bool any = strcmp(want, "auto") == 0 || want[0] == '\0';
+    struct fi_info *best = NULL;
+    int best_rank = 0;
+    for (struct fi_info *fi = list; fi; fi = fi->next) {
+        const char *prov = fi->fabric_attr->prov_name;
+        if (!prov)
+            continue;
+        int r;
+        if (any) {
+            if (in_list(named_only, prov))
+                continue;
+            r = rank_of(prov);
+        } else {
+            if (!names(want, prov))
+                continue;
+            r = strcmp(want, prov) == 0 ? 0 : 1;
+        }
+        if (!best || r < best_rank || (r == best_rank && better_domain(fi, best))) {
+            best = fi;
+            best_rank = r;
+        }
+    }
+    if (!best)
+        return NULL;
+    snprintf(why, cap, "%s, domain %s (%s)", best->fabric_attr->prov_name,
+             best->domain_attr->name ? best->domain_attr->name : "?",
+             any ? "the best provider present with reliable datagrams, messages and RMA"
+                 : "named by PROUST_OFI_PROVIDER");
+    return fi_dupinfo(best);
+}
+
+static struct fi_info *list_providers(void)
+{
+    struct fi_info *hints = make_hints(), *list = NULL;
+    if (!hints)
+        return NULL;
+    int rc = fi_getinfo(OFI_VERSION, NULL, NULL, 0, hints, &list);
+    fi_freeinfo(hints);
+    return rc == 0 ? list : NULL;
+}
+
+size_t proust__ofi_describe(char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    struct fi_info *list = list_providers();
+    if (!list)
+        return (size_t)snprintf(out, cap, "no libfabric provider with reliable datagrams, "
+                                          "messages and RMA\n");
+    char why[160];
+    struct fi_info *pick = choose(list, proust__config_str(PROUST_CFG_OFI_PROVIDER), why,
+                                  sizeof why);
+    char seen[1024] = "";
+    for (struct fi_info *fi = list; fi && n < cap; fi = fi->next) {
+        const char *prov = fi->fabric_attr->prov_name;
+        if (!prov || strstr(seen, prov)) /* one line per provider */
+            continue;
+        snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s|", prov);
+        n += (size_t)snprintf(out + n, cap - n, "  %-14s%s\n", prov,
+                              in_list(named_only, prov) ? " (only when named)" : "");
+    }
+    if (n < cap)
+        n += (size_t)snprintf(out + n, cap - n, "  chosen: %s\n", pick ? why : "none");
+    fi_freeinfo(pick);
+    fi_freeinfo(list);
+    return n < cap ? n : cap - 1;
+}
+
+/* The NIC as placement wants it: its PCI address, else the OS name of
+ * the domain (an interface: tcp). */
+static void note_device(struct ofi_rail *o)
+{
+    const struct fid_nic *nic = o->info->nic;
+    if (nic && nic->bus_attr && nic->bus_attr->bus_type == FI_BUS_PCI) {
+        const struct fi_pci_attr *p = &nic->bus_attr->attr.pci;
+        snprintf(o->device, sizeof o->device, "pci=%04x:%02x:%02x.%x", p->domain_id, p->bus_id,
+                 p->device_id, p->function_id);
+    } else if (o->info->domain_attr->name) {
+        snprintf(o->device, sizeof o->device, "%s", o->info->domain_attr->name);
+    }
+}
+
+static int fail(const char *what, int rc)
+{
+    PROUST_WARN("ofi: %s: %s", what, fi_strerror(-rc));
+    return PROUST_ERR_SYS;
+}
+
+static int open_endpoint(struct ofi_rail *o)
+{
+    int rc;
+    if ((rc = fi_fabric(o->info->fabric_attr, &o->fabric, NULL)))
+        return fail("fi_fabric", rc);
+    if ((rc = fi_domain(o->fabric, o->info, &o->domain, NULL)))
+        return fail("fi_domain", rc);
+    struct fi_av_attr av = {.type = FI_AV_UNSPEC};
+    if ((rc = fi_av_open(o->domain, &av, &o->av, NULL)))
+        return fail("fi_av_open", rc);
+    struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE, .size = 1024};
+    if ((rc = fi_cq_open(o->domain, &cq, &o->cq, NULL)))
+        return fail("fi_cq_open", rc);
+    if ((rc = fi_endpoint(o->domain, o->info, &o->ep, NULL)))
+        return fail("fi_endpoint", rc);
+    if ((rc = fi_ep_bind(o->ep, &o->av->fid, 0)))
+        return fail("fi_ep_bind(av)", rc);
+    if ((rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV)))
+        return fail("fi_ep_bind(cq)", rc);
+    if ((rc = fi_enable(o->ep)))
+        return fail("fi_enable", rc);
+    return PROUST_OK;
+}
+
+/* What a peer must have chosen too: provider and fabric. */
+static void fabric_id(const struct ofi_rail *o, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s|%s", o->info->fabric_attr->prov_name,
+             o->info->fabric_attr->name ? o->info->fabric_attr->name : "");
+}
+
+static void ofi_close(proust__rail_t *rail);
+
+static int ofi_open(proust__rail_t *rail)
+{
+    struct ofi_rail *o = calloc(1, sizeof *o);
+    if (!o)
+        return PROUST_ERR_NOMEM;
+    rail->priv = o;
+    o->rank = rail->boot->rank;
+    o->size = rail->boot->size;
+    proust__lock_init(&o->send_lock);
+    proust__lock_init(&o->av_lock);
+    struct fi_info *list = list_providers();
+    bool any = list != NULL;
+    const char *want = proust__config_str(PROUST_CFG_OFI_PROVIDER);
+    o->info = list ? choose(list, want, o->why, sizeof o->why) : NULL;
+    fi_freeinfo(list);
+    if (!o->info) {
+        PROUST_WARN("ofi: no usable libfabric provider%s (PROUST_OFI_PROVIDER=%s): the next "
+                    "rail of PROUST_RAILS carries the traffic",
+                    any ? " of that name" : " at all", want);
+        ofi_close(rail);
+        return PROUST_ERR_NOT_SUPPORTED;
+    }
+    if (open_endpoint(o) != PROUST_OK) {
+        PROUST_WARN("ofi: provider %s is not usable here: the next rail of PROUST_RAILS "
+                    "carries the traffic", o->info->fabric_attr->prov_name);
+        ofi_close(rail);
+        return PROUST_ERR_NOT_SUPPORTED;
+    }
+    int rc;
+    note_device(o);
+    o->mr_local = (o->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+    o->inject_max = o->info->tx_attr->inject_size;
+    o->zc_puts = !o->mr_local && o->info->tx_attr->iov_limit >= 2;
+    char card[OFI_CARD_MAX], fid[256];
+    o->addrlen = sizeof card;
+    if ((rc = fi_getname(&o->ep->fid, card, &o->addrlen))) {
+        ofi_close(rail);
+        return fail("fi_getname", rc);
+    }
+    fabric_id(o, fid, sizeof fid);
+    if ((rc = rail->boot->ops->put(rail->boot, "ofi.addr", card, o->addrlen)) != PROUST_OK ||
+        (rc = rail->boot->ops->put(rail->boot, "ofi.fabric", fid, strlen(fid) + 1)) !=
+            PROUST_OK) {
+        ofi_close(rail);
+        return rc;
+    }
+    size_t room = OFI_BUF_SIZE - sizeof(struct ofi_hdr);
+    rail->caps = (struct proust__rail_caps){
+        .max_iov = OFI_MAX_IOV,
+        .max_packet = room,
+        .rdv_threshold = OFI_RDV_THRESHOLD,
+        .put_fragment = room,
+        .latency_us = OFI_LATENCY_US,
+        .bandwidth_gbs = OFI_BANDWIDTH_GBS,
+        .flags = 0,
+    };
+    PROUST_INFO("ofi: %s", o->why);
+    return PROUST_OK;
+}
+
+static int ofi_connect(proust__rail_t *rail)
+{
+    struct ofi_rail *o = rail->priv;
+    o->peers = calloc((size_t)o->size, sizeof *o->peers);
+    o->cards = calloc((size_t)o->size, o->addrlen);
+    if (!o->peers || !o->cards)
+        return PROUST_ERR_NOMEM;
+    char mine[256], theirs[256];
+    fabric_id(o, mine, sizeof mine);
+    for (int r = 0; r < o->size; r++) {
+        struct ofi_peer *p = &o->peers[r];
+        p->addr = FI_ADDR_NOTAVAIL;
+        size_t flen = sizeof theirs, alen = o->addrlen;
+        if (rail->boot->ops->get(rail->boot, r, "ofi.fabric", theirs, &flen) != PROUST_OK ||
+            flen == 0 || theirs[flen - 1] != '\0' || strcmp(theirs, mine) != 0)
+            continue; /* another provider or fabric (or none): another rail */
+        if (rail->boot->ops->get(rail->boot, r, "ofi.addr", o->cards + (size_t)r * o->addrlen,
+                                 &alen) != PROUST_OK ||
+            alen != o->addrlen)
+            continue;
+        p->reachable = true;
+    }
+    return proust__ofi_post_receives(rail);
+}
+
+static int ofi_reaches(proust__rail_t *rail, int peer)
+{
+    struct ofi_rail *o = rail->priv;
+    return o && o->peers && peer >= 0 && peer < o->size && o->peers[peer].reachable;
+}
+
+static const char *ofi_device(proust__rail_t *rail)
+{
+    struct ofi_rail *o = rail->priv;
+    return o && o->device[0] ? o->device : NULL;
+}
+
+static void close_fid(struct fid *f)
+{
+    if (f)
+        (void)fi_close(f);
+}
+
+static void ofi_close(proust__rail_t *rail)
+{
+    struct ofi_rail *o = rail->priv;
+    if (!o)
+        return;
+    /* the endpoint first: nothing completes into our buffers after it */
+    close_fid(o->ep ? &o->ep->fid : NULL);
+    close_fid(o->recv_mr ? &o->recv_mr->fid : NULL);
+    proust__ofi_free_sends(o);
+    close_fid(o->cq ? &o->cq->fid : NULL);
+    close_fid(o->av ? &o->av->fid : NULL);
+    close_fid(o->domain ? &o->domain->fid : NULL);
+    close_fid(o->fabric ? &o->fabric->fid : NULL);
+    fi_freeinfo(o->info);
+    free(o->recv_mem);
+    for (int r = 0; o->peers && r < o->size; r++)
+        while (o->peers[r].early) {
+            struct ofi_early *e = o->peers[r].early;
+            o->peers[r].early = e->next;
+            free(e);
+        }
+    free(o->peers);
+    free(o->cards);
+    free(o);
+    rail->priv = NULL;
+}
+
+const struct proust__rail_ops proust__rail_ofi = {
+    .name = "ofi",
+    .description = "libfabric reliable datagrams on the provider PROUST_OFI_PROVIDER picks "
+                   "(InfiniBand, RoCE, EFA, Slingshot, Omni-Path, tcp); puts as messages",
+    .open = ofi_open,
+    .connect = ofi_connect,
+    .device = ofi_device,
+    .reaches = ofi_reaches,
+    .send = proust__ofi_send,
+    .put = proust__ofi_put,
+    .busy = proust__ofi_busy,
+    .flush = proust__ofi_flush,
+    .poll = proust__ofi_poll,
+    .disconnect = proust__ofi_disconnect,
+    .close = ofi_close,
+};

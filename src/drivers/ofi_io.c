@@ -1,0 +1,490 @@
+/*
+ * ofi_io.c — the ofi rail's data path: packets and puts out, messages in.
+ *
+ * Out: a packet is gathered into a send buffer of ours and posted (one
+ * up to the provider's inject size with FI_INJECT); a put, where the
+ * provider takes two pieces and needs no local registration, goes straight
+ * from the caller's memory. Every one is done for the engine (send_done)
+ * with its completion: with manual progress (tcp) a posted message has
+ * not left before, and a process that stopped polling (a finalize fence)
+ * would keep it. A message the
+ * provider has no room for (-FI_EAGAIN) waits in the peer's queue, in
+ * order; the engine sees the peer busy and sends nothing more until flush
+ * has posted it.
+ *
+ * In: buffers posted ahead take the messages; poll checks each
+ * (ofi_wire.c), hands a packet to the engine or copies a put where the
+ * engine says, and posts the buffer again.
+ *
+ * Threads: send, put, flush and disconnect for one peer hold its gate
+ * lock; the send buffers' free list has a lock of its own; poll runs on
+ * one thread at a time; the domain is FI_THREAD_SAFE.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "drivers/ofi.h"
+#include "proust.h"
+
+#define CQ_BATCH 16
+
+/* ---- registration (FI_MR_LOCAL providers: verbs, efa) ----------------------- */
+static int register_buf(struct ofi_rail *o, void *buf, size_t len, struct fid_mr **mr)
+{
+    static _Atomic uint64_t next_key = 1; /* keys must differ unless the provider picks */
+    *mr = NULL;
+    if (!o->mr_local)
+        return PROUST_OK;
+    int rc = fi_mr_reg(o->domain, buf, len, FI_SEND | FI_RECV, 0, atomic_fetch_add(&next_key, 1),
+                       0, mr, NULL);
+    if (rc == 0 && (o->info->domain_attr->mr_mode & FI_MR_ENDPOINT)) {
+        rc = fi_mr_bind(*mr, &o->ep->fid, 0);
+        if (rc == 0)
+            rc = fi_mr_enable(*mr);
+    }
+    if (rc) {
+        PROUST_WARN("ofi: cannot register %zu bytes: %s", len, fi_strerror(-rc));
+        if (*mr)
+            (void)fi_close(&(*mr)->fid);
+        *mr = NULL;
+        return PROUST_ERR_SYS;
+    }
+    return PROUST_OK;
+}
+
+/* ---- receives ---------------------------------------------------------------- */
+static int post_receive(struct ofi_rail *o, struct ofi_op *op)
+{
+    return (int)fi_recv(o->ep, op->buf, OFI_BUF_SIZE, op->desc, FI_ADDR_UNSPEC, &op->fctx);
+}
+
+int proust__ofi_post_receives(proust__rail_t *rail)
+{
+    struct ofi_rail *o = rail->priv;
+    size_t bytes = (size_t)OFI_RECV_BUFS * OFI_BUF_SIZE;
+    if (posix_memalign((void **)&o->recv_mem, 4096, bytes) != 0)
+        return PROUST_ERR_NOMEM;
+    rail->up.place_memory(rail->up.engine, rail->index, o->recv_mem, bytes);
+    int rc = register_buf(o, o->recv_mem, bytes, &o->recv_mr);
+    if (rc != PROUST_OK)
+        return rc;
+    for (int i = 0; i < OFI_RECV_BUFS; i++) {
+        struct ofi_op *op = &o->recv_ops[i];
+        op->kind = OFI_OP_RECV;
+        op->buf = o->recv_mem + (size_t)i * OFI_BUF_SIZE;
+        op->desc = o->recv_mr ? fi_mr_desc(o->recv_mr) : NULL;
+        int prc = post_receive(o, op);
+        if (prc) {
+            PROUST_WARN("ofi: cannot post a receive: %s", fi_strerror(-prc));
+            return PROUST_ERR_SYS;
+        }
+    }
+    return PROUST_OK;
+}
+
+/* ---- send buffers -------------------------------------------------------------- */
+static struct ofi_op *take_send_buffer(struct ofi_rail *o)
+{
+    proust__lock(&o->send_lock);
+    struct ofi_op *op = o->send_free;
+    if (!op) {
+        struct ofi_slab *s = calloc(1, sizeof *s);
+        if (s && posix_memalign((void **)&s->mem, 4096, (size_t)OFI_SEND_SLAB * OFI_BUF_SIZE)) {
+            free(s);
+            s = NULL;
+        }
+        if (s && register_buf(o, s->mem, (size_t)OFI_SEND_SLAB * OFI_BUF_SIZE, &s->mr) !=
+                     PROUST_OK) {
+            free(s->mem);
+            free(s);
+            s = NULL;
+        }
+        if (s) {
+            for (int i = 0; i < OFI_SEND_SLAB; i++) {
+                struct ofi_op *b = &s->ops[i];
+                b->kind = OFI_OP_SEND;
+                b->buf = s->mem + (size_t)i * OFI_BUF_SIZE;
+                b->desc = s->mr ? fi_mr_desc(s->mr) : NULL;
+                b->next = o->send_free;
+                o->send_free = b;
+            }
+            s->next = o->slabs;
+            o->slabs = s;
+            op = o->send_free;
+        }
+    }
+    if (op)
+        o->send_free = op->next;
+    proust__unlock(&o->send_lock);
+    if (op) {
+        op->next = NULL;
+        op->engine_ctx = NULL;
+    }
+    return op;
+}
+
+static void give_back(struct ofi_rail *o, struct ofi_op *op)
+{
+    if (op->kind == OFI_OP_SEND_ZC) {
+        free(op);
+        return;
+    }
+    proust__lock(&o->send_lock);
+    op->next = o->send_free;
+    o->send_free = op;
+    proust__unlock(&o->send_lock);
+}
+
+void proust__ofi_free_sends(struct ofi_rail *o)
+{
+    while (o->slabs) {
+        struct ofi_slab *s = o->slabs;
+        o->slabs = s->next;
+        if (s->mr)
+            (void)fi_close(&s->mr->fid);
+        free(s->mem);
+        free(s);
+    }
+    o->send_free = NULL;
+}
+
+/* ---- sending ------------------------------------------------------------------- */
+/* The peer's address, inserted into the address vector on first use. */
+static int peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out)
+{
+    struct ofi_peer *p = &o->peers[peer];
+    if (p->addr == FI_ADDR_NOTAVAIL) {
+        proust__lock(&o->av_lock);
+        fi_addr_t a = FI_ADDR_NOTAVAIL;
+        int n = fi_av_insert(o->av, o->cards + (size_t)peer * o->addrlen, 1, &a, 0, NULL);
+        proust__unlock(&o->av_lock);
+        if (n != 1) {
+            PROUST_WARN("ofi: rank %d's address is not usable here", peer);
+            return PROUST_ERR_CONN;
+        }
+        p->addr = a;
+    }
+    *out = p->addr;
+    return PROUST_OK;
+}
+
+/* Post one queued or new message: 0 posted, -FI_EAGAIN no room, else an
+ * error (a negative fi code). A small one the provider copies at once
+ * (FI_INJECT) but still reports, like every other: with manual progress
+ * (tcp) a message has left only when its completion says so. */
+static int post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
+{
+    if (op->kind == OFI_OP_SEND_ZC) {
+        struct iovec iov[2] = {{&op->hdr, sizeof op->hdr}, {(void *)op->zc_buf, op->len}};
+        return (int)fi_sendv(o->ep, iov, NULL, 2, to, &op->fctx);
+    }
+    if (op->len <= o->inject_max) {
+        struct iovec iov = {op->buf, op->len};
+        struct fi_msg msg = {.msg_iov = &iov, .desc = &op->desc, .iov_count = 1,
+                             .addr = to, .context = &op->fctx};
+        return (int)fi_sendmsg(o->ep, &msg, FI_INJECT | FI_COMPLETION);
+    }
+    return (int)fi_send(o->ep, op->buf, op->len, op->desc, to, &op->fctx);
+}
+
+static void enqueue(struct ofi_peer *p, struct ofi_op *op)
+{
+    op->next = NULL;
+    if (p->q_tail)
+        p->q_tail->next = op;
+    else
+        p->q_head = op;
+    p->q_tail = op;
+}
+
+/* Post op now, or queue it behind what waits: PROUST__INPROGRESS (its
+ * completion, or the failure of the peer, calls send_done with
+ * op->engine_ctx), or an error (op given back). */
+static int submit(struct ofi_rail *o, int peer, struct ofi_op *op)
+{
+    struct ofi_peer *p = &o->peers[peer];
+    fi_addr_t to;
+    int rc = peer_addr(o, peer, &to);
+    if (rc != PROUST_OK) {
+        give_back(o, op);
+        return rc;
+    }
+    op->peer = peer;
+    if (!p->q_head) {
+        int prc = post(o, op, to);
+        if (prc == 0)
+            return PROUST__INPROGRESS;
+        if (prc != -FI_EAGAIN) {
+            PROUST_WARN("ofi: send to rank %d: %s", peer, fi_strerror(-prc));
+            give_back(o, op);
+            return PROUST_ERR_CONN;
+        }
+    }
+    enqueue(p, op);
+    return PROUST__INPROGRESS;
+}
+
+/* The next message to `peer` (gate lock held: numbered in sending order). */
+static void fill_hdr(struct ofi_hdr *h, struct ofi_rail *o, int peer, int kind, uint64_t token,
+                     uint64_t offset)
+{
+    *h = (struct ofi_hdr){.src = (uint32_t)o->rank, .kind = (uint16_t)kind, .magic = OFI_MAGIC,
+                          .seq = o->peers[peer].send_seq++, .token = token, .offset = offset};
+}
+
+int proust__ofi_send(proust__rail_t *rail, int peer, const struct iovec *iov, int iovcnt,
+                     void *ctx)
+{
+    struct ofi_rail *o = rail->priv;
+    struct ofi_peer *p = &o->peers[peer];
+    int failed = atomic_load_explicit(&p->failed, memory_order_acquire);
+    if (failed)
+        return failed;
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; i++)
+        total += iov[i].iov_len;
+    if (total > rail->caps.max_packet)
+        return PROUST_ERR_INVALID;
+    struct ofi_op *op = take_send_buffer(o);
+    if (!op)
+        return PROUST_ERR_NOMEM;
+    struct ofi_hdr h;
+    fill_hdr(&h, o, peer, OFI_MSG_PACKET, 0, 0);
+    memcpy(op->buf, &h, sizeof h);
+    size_t at = sizeof h;
+    for (int i = 0; i < iovcnt; i++) {
+        proust_copy(op->buf + at, iov[i].iov_base, iov[i].iov_len);
+        at += iov[i].iov_len;
+    }
+    op->len = at;
+    op->engine_ctx = ctx;
+    return submit(o, peer, op);
+}
+
+int proust__ofi_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset,
+                    const void *buf, size_t len, void *ctx)
+{
+    struct ofi_rail *o = rail->priv;
+    int failed = atomic_load_explicit(&o->peers[peer].failed, memory_order_acquire);
+    if (failed)
+        return failed;
+    if (len > rail->caps.put_fragment)
+        return PROUST_ERR_INVALID;
+    struct ofi_op *op;
+    if (o->zc_puts) {
+        if (!(op = calloc(1, sizeof *op)))
+            return PROUST_ERR_NOMEM;
+        op->kind = OFI_OP_SEND_ZC;
+        fill_hdr(&op->hdr, o, peer, OFI_MSG_PUT, token, offset);
+        op->zc_buf = buf;
+        op->len = len;
+        op->engine_ctx = ctx; /* the caller's bytes: in use until the completion */
+        return submit(o, peer, op);
+    }
+    if (!(op = take_send_buffer(o)))
+        return PROUST_ERR_NOMEM;
+    struct ofi_hdr h;
+    fill_hdr(&h, o, peer, OFI_MSG_PUT, token, offset);
+    memcpy(op->buf, &h, sizeof h);
+    proust_copy(op->buf + sizeof h, buf, len);
+    op->len = sizeof h + len;
+    op->engine_ctx = ctx;
+    return submit(o, peer, op);
+}
+
+int proust__ofi_busy(proust__rail_t *rail, int peer)
+{
+    struct ofi_rail *o = rail->priv;
+    return o->peers[peer].q_head != NULL;
+}
+
+/* An operation is over: the buffer back, the engine told if it waits. */
+static void finish_send(proust__rail_t *rail, struct ofi_op *op, int status)
+{
+    void *ctx = op->engine_ctx;
+    give_back(rail->priv, op);
+    if (ctx)
+        rail->up.send_done(rail->up.engine, ctx, status);
+}
+
+int proust__ofi_flush(proust__rail_t *rail, int peer)
+{
+    struct ofi_rail *o = rail->priv;
+    struct ofi_peer *p = &o->peers[peer];
+    int moved = 0;
+    while (p->q_head) {
+        struct ofi_op *op = p->q_head;
+        int prc = post(o, op, p->addr);
+        if (prc == -FI_EAGAIN)
+            break;
+        p->q_head = op->next;
+        if (!p->q_head)
+            p->q_tail = NULL;
+        moved++;
+        if (prc != 0) {
+            PROUST_WARN("ofi: send to rank %d: %s", peer, fi_strerror(-prc));
+            finish_send(rail, op, PROUST_ERR_CONN);
+        }
+        /* posted: its completion gives the buffer back (and tells the
+         * engine, which waits for it since it was queued) */
+    }
+    if (p->q_head && !moved)
+        (void)fi_cq_read(o->cq, NULL, 0); /* drive the provider's progress */
+    return moved;
+}
+
+/* Queued messages to a peer that is gone: each fails (gate lock held). */
+void proust__ofi_disconnect(proust__rail_t *rail, int peer, int status)
+{
+    struct ofi_rail *o = rail->priv;
+    if (!o || !o->peers || peer < 0 || peer >= o->size)
+        return;
+    struct ofi_peer *p = &o->peers[peer];
+    int expected = 0;
+    atomic_compare_exchange_strong(&p->failed, &expected, status);
+    struct ofi_op *q = p->q_head;
+    p->q_head = p->q_tail = NULL;
+    while (q) {
+        struct ofi_op *next = q->next;
+        finish_send(rail, q, status);
+        q = next;
+    }
+}
+
+/* ---- receiving ------------------------------------------------------------------- */
+static void hand_over(proust__rail_t *rail, const struct ofi_msg *m)
+{
+    if (m->kind == OFI_MSG_PACKET) {
+        rail->up.packet(rail->up.engine, m->src, m->payload, m->len);
+        return;
+    }
+    void *dst = rail->up.put_target(rail->up.engine, m->src, m->token, m->offset, m->len);
+    if (!dst)
+        return; /* a token the engine does not know: dropped */
+    proust_copy(dst, m->payload, m->len);
+    rail->up.put_done(rail->up.engine, m->src, m->token, m->offset, m->len);
+}
+
+/* Keep a message that came before its turn (in seq order). */
+static void keep_early(struct ofi_peer *p, const struct ofi_msg *m, const uint8_t *buf,
+                       size_t len)
+{
+    struct ofi_early *e = malloc(sizeof *e + len);
+    if (!e) {
+        PROUST_ERROR("ofi: no memory to hold a message from rank %d that came early", m->src);
+        return;
+    }
+    e->seq = m->seq;
+    e->len = len;
+    memcpy(e->bytes, buf, len);
+    struct ofi_early **at = &p->early;
+    while (*at && (int32_t)((*at)->seq - e->seq) < 0)
+        at = &(*at)->next;
+    e->next = *at;
+    *at = e;
+}
+
+static void deliver(proust__rail_t *rail, const uint8_t *buf, size_t len)
+{
+    struct ofi_rail *o = rail->priv;
+    struct ofi_msg m;
+    const char *why;
+    if (proust__ofi_parse(buf, len, o->size, &m, &why) != PROUST_OK) {
+        PROUST_WARN("ofi: dropped %zu bytes: %s", len, why);
+        return;
+    }
+    struct ofi_peer *p = &o->peers[m.src];
+    if (m.seq != p->recv_seq) {
+        if ((int32_t)(m.seq - p->recv_seq) > 0)
+            keep_early(p, &m, buf, len);
+        else
+            PROUST_WARN("ofi: dropped a message from rank %d delivered already", m.src);
+        return;
+    }
+    p->recv_seq++;
+    hand_over(rail, &m);
+    /* what waited for it */
+    while (p->early && p->early->seq == p->recv_seq) {
+        struct ofi_early *e = p->early;
+        p->early = e->next;
+        p->recv_seq++;
+        if (proust__ofi_parse(e->bytes, e->len, o->size, &m, &why) == PROUST_OK)
+            hand_over(rail, &m);
+        free(e);
+    }
+}
+
+static void repost(struct ofi_rail *o, struct ofi_op *op)
+{
+    if (post_receive(o, op) == 0)
+        return;
+    op->next = o->repost; /* no room now: at the next poll */
+    o->repost = op;
+}
+
+/* A failed operation: a send's peer is gone (or unreachable). */
+static void on_error(proust__rail_t *rail)
+{
+    struct ofi_rail *o = rail->priv;
+    struct fi_cq_err_entry err = {0};
+    if (fi_cq_readerr(o->cq, &err, 0) != 1)
+        return;
+    struct ofi_op *op = err.op_context;
+    if (!op)
+        return;
+    if (op->kind == OFI_OP_RECV) {
+        if (err.err != FI_ECANCELED) {
+            PROUST_WARN("ofi: a receive failed: %s", fi_strerror(err.err));
+            repost(o, op);
+        }
+        return;
+    }
+    int peer = op->peer;
+    finish_send(rail, op, PROUST_ERR_PEER_FAILED);
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&o->peers[peer].failed, &expected,
+                                       PROUST_ERR_PEER_FAILED)) {
+        char why[160];
+        snprintf(why, sizeof why, "ofi: rank %d cannot be reached: %s", peer,
+                 fi_strerror(err.err));
+        rail->up.peer_failed(rail->up.engine, peer, PROUST_ERR_PEER_FAILED, why);
+    }
+}
+
+int proust__ofi_poll(proust__rail_t *rail)
+{
+    struct ofi_rail *o = rail->priv;
+    int events = 0;
+    while (o->repost) {
+        struct ofi_op *op = o->repost;
+        if (post_receive(o, op) != 0)
+            break;
+        o->repost = op->next;
+    }
+    for (;;) {
+        struct fi_cq_msg_entry c[CQ_BATCH];
+        ssize_t n = fi_cq_read(o->cq, c, CQ_BATCH);
+        if (n == -FI_EAVAIL) {
+            on_error(rail);
+            events++;
+            continue;
+        }
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++) {
+            struct ofi_op *op = c[i].op_context;
+            if (op->kind == OFI_OP_RECV) {
+                deliver(rail, op->buf, c[i].len);
+                repost(o, op);
+            } else {
+                finish_send(rail, op, PROUST_OK);
+            }
+        }
+        events += (int)n;
+        if (n < CQ_BATCH)
+            break;
+    }
+    return events;
+}

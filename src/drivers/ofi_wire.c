@@ -1,0 +1,44 @@
+/*
+ * ofi_wire.c — the header of the ofi rail's messages, checked before any
+ * of it is used: a provider hands over whatever bytes a peer (or a
+ * stranger reaching the endpoint) sent.
+ */
+#include <string.h>
+
+#include "drivers/ofi.h"
+#include "proust.h"
+
+int proust__ofi_parse(const void *buf, size_t len, int nranks, struct ofi_msg *out,
+                      const char **why)
+{
+    struct ofi_hdr h;
+    if (len < sizeof h) {
+        *why = "a message shorter than its header";
+        return PROUST_ERR_PROTO;
+    }
+    memcpy(&h, buf, sizeof h);
+    if (h.magic != OFI_MAGIC) {
+        *why = "a message without the rail's mark";
+        return PROUST_ERR_PROTO;
+    }
+    if (h.src >= (uint32_t)nranks) {
+        *why = "a message from a rank the job does not have";
+        return PROUST_ERR_PROTO;
+    }
+    if (h.kind != OFI_MSG_PACKET && h.kind != OFI_MSG_PUT) {
+        *why = "a message of an unknown kind";
+        return PROUST_ERR_PROTO;
+    }
+    if (h.kind == OFI_MSG_PUT && h.offset > UINT64_MAX - (len - sizeof h)) {
+        *why = "a put past the end of the address space";
+        return PROUST_ERR_PROTO;
+    }
+    out->kind = h.kind;
+    out->src = (int)h.src;
+    out->seq = h.seq;
+    out->token = h.token;
+    out->offset = h.offset;
+    out->payload = (const uint8_t *)buf + sizeof h;
+    out->len = len - sizeof h;
+    return PROUST_OK;
+}
