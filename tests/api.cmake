@@ -112,18 +112,21 @@ api_job(NAME integrity_shm_ring16k_rdv1k NPROCS 2 RAILS self,shm PROGRAM integri
         ENV PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
 
 # ---- 2. ordering: non-overtaking, match by tag, any-tag in send order --------
+# One test per case of api_ordering (`api_ordering --help`):
+# api_ordering_<case>_<variant>.
+set(_ordering_cases same_tag tags_reversed any_tag)
 foreach(strategy default aggreg)
-  api_job(NAME ordering_self_${strategy} NPROCS 1 RAILS self PROGRAM ordering
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME ordering_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM ordering
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME ordering_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM ordering
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM ordering VARIANT self_${strategy} NPROCS 1 RAILS self
+            CASES ${_ordering_cases} ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM ordering VARIANT shm_${strategy} NPROCS 2 RAILS self,shm
+            CASES ${_ordering_cases} ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM ordering VARIANT tcp_${strategy} NPROCS 2 RAILS tcp
+            CASES ${_ordering_cases} ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME ordering_shm_ring16k_rdv1k NPROCS 2 RAILS self,shm PROGRAM ordering
-        ENV PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
-api_job(NAME ordering_tcp_rdv1k_aggreg NPROCS 2 RAILS tcp PROGRAM ordering
-        ENV PROUST_RDV_THRESHOLD=1K PROUST_STRATEGY=aggreg)
+api_cases(PROGRAM ordering VARIANT shm_ring16k_rdv1k NPROCS 2 RAILS self,shm
+          CASES ${_ordering_cases} ENV PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
+api_cases(PROGRAM ordering VARIANT tcp_rdv1k_aggreg NPROCS 2 RAILS tcp
+          CASES ${_ordering_cases} ENV PROUST_RDV_THRESHOLD=1K PROUST_STRATEGY=aggreg)
 
 # many posted receives and unexpected messages of one peer, mixed masks
 # (the gate's indexes: core/posted_queue.c, core/unexp_queue.c)
@@ -240,8 +243,9 @@ api_cases_check(offer)
 # every nonblocking receive offered, under the programs that check order and data
 api_job(NAME integrity_shm_offer NPROCS 2 RAILS self,shm PROGRAM integrity
         ENV PROUST_OFFER_BYTES=1)
-api_job(NAME ordering_shm_offer NPROCS 2 RAILS self,shm PROGRAM ordering
-        ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM ordering VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_ordering_cases}
+          ENV PROUST_OFFER_BYTES=1)
+api_cases_check(ordering)
 api_job(NAME threads_shm_offer NPROCS 2 RAILS self,shm PROGRAM threads ENV PROUST_OFFER_BYTES=1)
 api_job(NAME match_threads_shm_4_offer NPROCS 4 RAILS self,shm PROGRAM match_threads
         ENV PROUST_OFFER_BYTES=1)
