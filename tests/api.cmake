@@ -136,14 +136,18 @@ api_job(NAME match_many_tcp_aggreg NPROCS 2 RAILS tcp PROGRAM match_many
         ENV PROUST_STRATEGY=aggreg)
 
 # ---- 3. wildcards: ANY_SOURCE, tag masks, posting order ----------------------
+# One test per case of api_wildcard (`api_wildcard --help`):
+# api_wildcard_<case>_<variant>.
+set(_wildcard_cases any_source tag_masks_unexpected tag_masks_posted posting_order)
 foreach(strategy default aggreg)
-  api_job(NAME wildcard_shm_4_${strategy} NPROCS 4 RAILS self,shm PROGRAM wildcard
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME wildcard_tcp_4_${strategy} NPROCS 4 RAILS tcp PROGRAM wildcard
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM wildcard VARIANT shm_4_${strategy} NPROCS 4 RAILS self,shm
+            CASES ${_wildcard_cases} ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM wildcard VARIANT tcp_4_${strategy} NPROCS 4 RAILS tcp
+            CASES ${_wildcard_cases} ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME wildcard_all_3 NPROCS 3 RAILS self,shm,tcp PROGRAM wildcard)
-api_job(NAME wildcard_shm_8 NPROCS 8 RAILS self,shm PROGRAM wildcard)
+api_cases(PROGRAM wildcard VARIANT all_3 NPROCS 3 RAILS self,shm,tcp CASES ${_wildcard_cases})
+api_cases(PROGRAM wildcard VARIANT shm_8 NPROCS 8 RAILS self,shm CASES ${_wildcard_cases})
+api_cases_check(wildcard)
 
 # ---- 4. many outstanding requests; testsome / waitany loops ------------------
 foreach(strategy default aggreg)
