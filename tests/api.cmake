@@ -130,10 +130,14 @@ api_cases(PROGRAM ordering VARIANT tcp_rdv1k_aggreg NPROCS 2 RAILS tcp
 
 # many posted receives and unexpected messages of one peer, mixed masks
 # (the gate's indexes: core/posted_queue.c, core/unexp_queue.c)
-api_job(NAME match_many_self NPROCS 1 RAILS self PROGRAM match_many)
-api_job(NAME match_many_shm NPROCS 2 RAILS self,shm PROGRAM match_many)
-api_job(NAME match_many_tcp_aggreg NPROCS 2 RAILS tcp PROGRAM match_many
-        ENV PROUST_STRATEGY=aggreg)
+# One test per case of api_match_many (`api_match_many --help`):
+# api_match_many_<case>_<variant>.
+set(_match_many_cases posted unexpected)
+api_cases(PROGRAM match_many VARIANT self NPROCS 1 RAILS self CASES ${_match_many_cases})
+api_cases(PROGRAM match_many VARIANT shm NPROCS 2 RAILS self,shm CASES ${_match_many_cases})
+api_cases(PROGRAM match_many VARIANT tcp_aggreg NPROCS 2 RAILS tcp CASES ${_match_many_cases}
+          ENV PROUST_STRATEGY=aggreg)
+api_cases_check(match_many)
 
 # ---- 3. wildcards: ANY_SOURCE, tag masks, posting order ----------------------
 # One test per case of api_wildcard (`api_wildcard --help`):
