@@ -154,14 +154,17 @@ api_cases(PROGRAM wildcard VARIANT shm_8 NPROCS 8 RAILS self,shm CASES ${_wildca
 api_cases_check(wildcard)
 
 # ---- 4. many outstanding requests; testsome / waitany loops ------------------
+# One test per case of api_many (`api_many --help`): api_many_<case>_<variant>.
+set(_many_cases outstanding testsome waitany test_and_null)
 foreach(strategy default aggreg)
-  api_job(NAME many_self_${strategy} NPROCS 1 RAILS self PROGRAM many
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME many_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM many
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME many_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM many
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM many VARIANT self_${strategy} NPROCS 1 RAILS self CASES ${_many_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM many VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_many_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM many VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_many_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
+api_cases_check(many)
 
 # ---- 5. scale: all-to-all with 2, 3, 4 and 8 processes ----------------------
 foreach(strategy default aggreg)
