@@ -203,15 +203,17 @@ api_cases(PROGRAM pack VARIANT tcp_rdv1k NPROCS 2 RAILS tcp CASES ${_pack_cases}
           ENV PROUST_RDV_THRESHOLD=1K)
 
 # ---- 7. threads: 4 threads per process, own tags and one shared tag ----------
+# One test per case of api_threads (`api_threads --help`): api_threads_<case>_<variant>.
+set(_threads_cases own_tags shared_tag)
 foreach(strategy default aggreg)
-  api_job(NAME threads_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM threads
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME threads_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM threads
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM threads VARIANT shm_${strategy} NPROCS 2 RAILS self,shm
+            CASES ${_threads_cases} ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM threads VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_threads_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME threads_self NPROCS 1 RAILS self PROGRAM threads)
-api_job(NAME threads_shm_ring16k_noget NPROCS 2 RAILS self,shm PROGRAM threads
-        ENV PROUST_SHM_RING_SIZE=16K PROUST_SHM_GET_THRESHOLD=1G)
+api_cases(PROGRAM threads VARIANT self NPROCS 1 RAILS self CASES ${_threads_cases})
+api_cases(PROGRAM threads VARIANT shm_ring16k_noget NPROCS 2 RAILS self,shm
+          CASES ${_threads_cases} ENV PROUST_SHM_RING_SIZE=16K PROUST_SHM_GET_THRESHOLD=1G)
 
 # ---- 7b. matching under concurrency: every rank to every rank, 4 threads each,
 #      specific, ANY_SOURCE, masked and improbe channels; shared match stripes
@@ -257,7 +259,8 @@ api_job(NAME integrity_shm_offer NPROCS 2 RAILS self,shm PROGRAM integrity
 api_cases(PROGRAM ordering VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_ordering_cases}
           ENV PROUST_OFFER_BYTES=1)
 api_cases_check(ordering)
-api_job(NAME threads_shm_offer NPROCS 2 RAILS self,shm PROGRAM threads ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM threads VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_threads_cases}
+          ENV PROUST_OFFER_BYTES=1)
 api_job(NAME match_threads_shm_4_offer NPROCS 4 RAILS self,shm PROGRAM match_threads
         ENV PROUST_OFFER_BYTES=1)
 api_cases(PROGRAM pack VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_pack_cases}
@@ -560,15 +563,19 @@ foreach(variant block coarse)
   else()
     set(venv PROUST_LOCKING=coarse)
   endif()
-  api_job(NAME threads_shm_${variant} NPROCS 2 RAILS self,shm PROGRAM threads ENV ${venv})
-  api_job(NAME threads_tcp_${variant} NPROCS 2 RAILS tcp PROGRAM threads ENV ${venv})
-  api_job(NAME threads_self_${variant} NPROCS 1 RAILS self PROGRAM threads ENV ${venv})
+  api_cases(PROGRAM threads VARIANT shm_${variant} NPROCS 2 RAILS self,shm
+            CASES ${_threads_cases} ENV ${venv})
+  api_cases(PROGRAM threads VARIANT tcp_${variant} NPROCS 2 RAILS tcp CASES ${_threads_cases}
+            ENV ${venv})
+  api_cases(PROGRAM threads VARIANT self_${variant} NPROCS 1 RAILS self CASES ${_threads_cases}
+            ENV ${venv})
   api_cases(PROGRAM sync VARIANT shm_${variant} NPROCS 2 RAILS self,shm CASES ${_sync_cases}
             ENV ${venv})
   api_cases(PROGRAM sync VARIANT tcp_${variant} NPROCS 2 RAILS tcp CASES ${_sync_cases}
             ENV ${venv})
 endforeach()
 api_cases_check(sync)
+api_cases_check(threads)
 
 # ---- placement: the API and the init path, on this machine and on XML ---------
 set(TOPO_XML_DIR ${CMAKE_CURRENT_SOURCE_DIR}/topology/xml)
