@@ -281,18 +281,23 @@ api_cases(PROGRAM sync VARIANT shm_noget NPROCS 2 RAILS self,shm CASES ${_sync_c
           ENV PROUST_SHM_GET_THRESHOLD=1G)
 
 # ---- 8b. cancelling sends: every rail, both strategies, coarse locking, offers
-api_job(NAME cancel_self NPROCS 1 RAILS self PROGRAM cancel)
-api_job(NAME cancel_shm_loopback NPROCS 1 RAILS shm PROGRAM cancel)
+# One test per case of api_cancel (`api_cancel --help`): api_cancel_<case>_<variant>.
+set(_cancel_cases unmatched middle matched pack monitor freed)
+api_cases(PROGRAM cancel VARIANT self NPROCS 1 RAILS self CASES ${_cancel_cases})
+api_cases(PROGRAM cancel VARIANT shm_loopback NPROCS 1 RAILS shm CASES ${_cancel_cases})
 foreach(strategy default aggreg)
-  api_job(NAME cancel_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM cancel
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME cancel_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM cancel
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM cancel VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_cancel_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM cancel VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_cancel_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME cancel_shm_noget NPROCS 2 RAILS self,shm PROGRAM cancel
-        ENV PROUST_SHM_GET_THRESHOLD=1G)
-api_job(NAME cancel_shm_coarse NPROCS 2 RAILS self,shm PROGRAM cancel ENV PROUST_LOCKING=coarse)
-api_job(NAME cancel_shm_offer NPROCS 2 RAILS self,shm PROGRAM cancel ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM cancel VARIANT shm_noget NPROCS 2 RAILS self,shm CASES ${_cancel_cases}
+          ENV PROUST_SHM_GET_THRESHOLD=1G)
+api_cases(PROGRAM cancel VARIANT shm_coarse NPROCS 2 RAILS self,shm CASES ${_cancel_cases}
+          ENV PROUST_LOCKING=coarse)
+api_cases(PROGRAM cancel VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_cancel_cases}
+          ENV PROUST_OFFER_BYTES=1)
+api_cases_check(cancel)
 
 # ---- 9. errors --------------------------------------------------------------
 api_job(NAME errors_self NPROCS 1 RAILS self PROGRAM errors)
