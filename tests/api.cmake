@@ -300,31 +300,36 @@ api_cases(PROGRAM cancel VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_canc
 api_cases_check(cancel)
 
 # ---- 9. errors --------------------------------------------------------------
-api_job(NAME errors_self NPROCS 1 RAILS self PROGRAM errors)
-api_job(NAME errors_shm NPROCS 2 RAILS self,shm PROGRAM errors)
-api_job(NAME errors_tcp NPROCS 2 RAILS tcp PROGRAM errors ENV PROUST_STRATEGY=aggreg)
-api_job(NAME errors_shm_noget NPROCS 2 RAILS self,shm PROGRAM errors
-        ENV PROUST_SHM_GET_THRESHOLD=1G PROUST_SHM_RING_SIZE=16K)
+# One test per case of api_errors (`api_errors --help`): api_errors_<case>_<variant>.
+set(_errors_cases before_init status_texts init_bad_setting double_init bad_arguments
+    truncation)
+api_cases(PROGRAM errors VARIANT self NPROCS 1 RAILS self CASES ${_errors_cases})
+api_cases(PROGRAM errors VARIANT shm NPROCS 2 RAILS self,shm CASES ${_errors_cases})
+api_cases(PROGRAM errors VARIANT tcp NPROCS 2 RAILS tcp CASES ${_errors_cases}
+          ENV PROUST_STRATEGY=aggreg)
+api_cases(PROGRAM errors VARIANT shm_noget NPROCS 2 RAILS self,shm CASES ${_errors_cases}
+          ENV PROUST_SHM_GET_THRESHOLD=1G PROUST_SHM_RING_SIZE=16K)
 # without a launcher: a one-process job (singleton bootstrap)
 if(TARGET api_errors)
-  add_test(NAME api_errors_singleton COMMAND api_errors)
-  set_tests_properties(api_errors_singleton PROPERTIES TIMEOUT 60)
+  foreach(c ${_errors_cases})
+    add_test(NAME api_errors_${c}_singleton COMMAND api_errors ${c})
+    set_tests_properties(api_errors_${c}_singleton PROPERTIES TIMEOUT 60)
+  endforeach()
 endif()
 # proust_init must return an error, not exit, when the configuration cannot work
-api_job(NAME errors_init_bogus_rails NPROCS 1 RAILS bogus PROGRAM errors
-        ARGS --expect-init-fail TIMEOUT 60)
-api_job(NAME errors_init_no_rail_names NPROCS 1 RAILS "," PROGRAM errors
-        ARGS --expect-init-fail TIMEOUT 60)
-api_job(NAME errors_init_small_ring NPROCS 2 RAILS self,shm PROGRAM errors
-        ARGS --expect-init-fail ENV PROUST_SHM_RING_SIZE=1000 TIMEOUT 60)
+api_cases(PROGRAM errors VARIANT bogus_rails NPROCS 1 RAILS bogus CASES init_fails TIMEOUT 60)
+api_cases(PROGRAM errors VARIANT no_rail_names NPROCS 1 RAILS "," CASES init_fails TIMEOUT 60)
+api_cases(PROGRAM errors VARIANT small_ring NPROCS 2 RAILS self,shm CASES init_fails
+          ENV PROUST_SHM_RING_SIZE=1000 TIMEOUT 60)
 # documented: PROUST_ERR_NO_RAIL if a peer cannot be reached
-api_job(NAME errors_init_no_rail_to_peer NPROCS 2 RAILS self PROGRAM errors
-        ARGS --expect-init-fail TIMEOUT 60)
+api_cases(PROGRAM errors VARIANT no_rail_to_peer NPROCS 2 RAILS self CASES init_fails
+          TIMEOUT 60)
 if(TARGET api_errors)
-  add_test(NAME api_errors_init_bogus_rails_singleton COMMAND api_errors --expect-init-fail)
-  set_tests_properties(api_errors_init_bogus_rails_singleton PROPERTIES TIMEOUT 60
+  add_test(NAME api_errors_init_fails_bogus_rails_singleton COMMAND api_errors init_fails)
+  set_tests_properties(api_errors_init_fails_bogus_rails_singleton PROPERTIES TIMEOUT 60
                        ENVIRONMENT "PROUST_RAILS=bogus")
 endif()
+api_cases_check(errors)
 
 # ---- 10. peer death: a rank SIGKILLs itself mid-transfer ----------------------
 # proustrun exits non-zero (a rank died): the survivors' lines are the verdict.
