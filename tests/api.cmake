@@ -1,8 +1,12 @@
 # Behaviour tests of the public API (tests/api/*.c), each run under proustrun
 # for the rail combinations, strategies and thresholds that matter. Names:
-# api_<program>_<variant>, or api_<program>_<case>_<variant> for a program
-# with a table of named cases (tests/api/test_cases.h: ptask, progress, sync,
-# offer, pack; see api_cases below). `ctest -R api_` runs them all.
+# api_<program>_<case>_<variant> for a program that checks several behaviours
+# (a table of named cases, tests/api/test_cases.h: ordering, wildcard,
+# match_many, many, pack, threads, offer, sync, cancel, errors, progress,
+# ptask; see api_cases below); api_<program>_<variant> for one that checks one
+# behaviour, over a sweep of sizes or rounds (integrity, alltoall,
+# match_threads, rdv_window, stash, shm_resident, finalize, placement) or one
+# per process already (peer_death's --mode). `ctest -R api_` runs them all.
 
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
