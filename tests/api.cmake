@@ -1,8 +1,12 @@
 # Behaviour tests of the public API (tests/api/*.c), each run under proustrun
 # for the rail combinations, strategies and thresholds that matter. Names:
-# api_<program>_<variant>, or api_<program>_<case>_<variant> for a program
-# with a table of named cases (tests/api/test_cases.h: ptask, progress, sync,
-# offer, pack; see api_cases below). `ctest -R api_` runs them all.
+# api_<program>_<case>_<variant> for a program that checks several behaviours
+# (a table of named cases, tests/api/test_cases.h: ordering, wildcard,
+# match_many, many, pack, threads, offer, sync, cancel, errors, progress,
+# ptask; see api_cases below); api_<program>_<variant> for one that checks one
+# behaviour, over a sweep of sizes or rounds (integrity, alltoall,
+# match_threads, rdv_window, stash, shm_resident, finalize, placement) or one
+# per process already (peer_death's --mode). `ctest -R api_` runs them all.
 
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
@@ -112,45 +116,59 @@ api_job(NAME integrity_shm_ring16k_rdv1k NPROCS 2 RAILS self,shm PROGRAM integri
         ENV PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
 
 # ---- 2. ordering: non-overtaking, match by tag, any-tag in send order --------
+# One test per case of api_ordering (`api_ordering --help`):
+# api_ordering_<case>_<variant>.
+set(_ordering_cases same_tag tags_reversed any_tag)
 foreach(strategy default aggreg)
-  api_job(NAME ordering_self_${strategy} NPROCS 1 RAILS self PROGRAM ordering
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME ordering_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM ordering
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME ordering_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM ordering
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM ordering VARIANT self_${strategy} NPROCS 1 RAILS self
+            CASES ${_ordering_cases} ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM ordering VARIANT shm_${strategy} NPROCS 2 RAILS self,shm
+            CASES ${_ordering_cases} ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM ordering VARIANT tcp_${strategy} NPROCS 2 RAILS tcp
+            CASES ${_ordering_cases} ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME ordering_shm_ring16k_rdv1k NPROCS 2 RAILS self,shm PROGRAM ordering
-        ENV PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
-api_job(NAME ordering_tcp_rdv1k_aggreg NPROCS 2 RAILS tcp PROGRAM ordering
-        ENV PROUST_RDV_THRESHOLD=1K PROUST_STRATEGY=aggreg)
+api_cases(PROGRAM ordering VARIANT shm_ring16k_rdv1k NPROCS 2 RAILS self,shm
+          CASES ${_ordering_cases} ENV PROUST_SHM_RING_SIZE=16K PROUST_RDV_THRESHOLD=1K)
+api_cases(PROGRAM ordering VARIANT tcp_rdv1k_aggreg NPROCS 2 RAILS tcp
+          CASES ${_ordering_cases} ENV PROUST_RDV_THRESHOLD=1K PROUST_STRATEGY=aggreg)
 
 # many posted receives and unexpected messages of one peer, mixed masks
 # (the gate's indexes: core/posted_queue.c, core/unexp_queue.c)
-api_job(NAME match_many_self NPROCS 1 RAILS self PROGRAM match_many)
-api_job(NAME match_many_shm NPROCS 2 RAILS self,shm PROGRAM match_many)
-api_job(NAME match_many_tcp_aggreg NPROCS 2 RAILS tcp PROGRAM match_many
-        ENV PROUST_STRATEGY=aggreg)
+# One test per case of api_match_many (`api_match_many --help`):
+# api_match_many_<case>_<variant>.
+set(_match_many_cases posted unexpected)
+api_cases(PROGRAM match_many VARIANT self NPROCS 1 RAILS self CASES ${_match_many_cases})
+api_cases(PROGRAM match_many VARIANT shm NPROCS 2 RAILS self,shm CASES ${_match_many_cases})
+api_cases(PROGRAM match_many VARIANT tcp_aggreg NPROCS 2 RAILS tcp CASES ${_match_many_cases}
+          ENV PROUST_STRATEGY=aggreg)
+api_cases_check(match_many)
 
 # ---- 3. wildcards: ANY_SOURCE, tag masks, posting order ----------------------
+# One test per case of api_wildcard (`api_wildcard --help`):
+# api_wildcard_<case>_<variant>.
+set(_wildcard_cases any_source tag_masks_unexpected tag_masks_posted posting_order)
 foreach(strategy default aggreg)
-  api_job(NAME wildcard_shm_4_${strategy} NPROCS 4 RAILS self,shm PROGRAM wildcard
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME wildcard_tcp_4_${strategy} NPROCS 4 RAILS tcp PROGRAM wildcard
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM wildcard VARIANT shm_4_${strategy} NPROCS 4 RAILS self,shm
+            CASES ${_wildcard_cases} ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM wildcard VARIANT tcp_4_${strategy} NPROCS 4 RAILS tcp
+            CASES ${_wildcard_cases} ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME wildcard_all_3 NPROCS 3 RAILS self,shm,tcp PROGRAM wildcard)
-api_job(NAME wildcard_shm_8 NPROCS 8 RAILS self,shm PROGRAM wildcard)
+api_cases(PROGRAM wildcard VARIANT all_3 NPROCS 3 RAILS self,shm,tcp CASES ${_wildcard_cases})
+api_cases(PROGRAM wildcard VARIANT shm_8 NPROCS 8 RAILS self,shm CASES ${_wildcard_cases})
+api_cases_check(wildcard)
 
 # ---- 4. many outstanding requests; testsome / waitany loops ------------------
+# One test per case of api_many (`api_many --help`): api_many_<case>_<variant>.
+set(_many_cases outstanding testsome waitany test_and_null)
 foreach(strategy default aggreg)
-  api_job(NAME many_self_${strategy} NPROCS 1 RAILS self PROGRAM many
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME many_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM many
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME many_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM many
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM many VARIANT self_${strategy} NPROCS 1 RAILS self CASES ${_many_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM many VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_many_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM many VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_many_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
+api_cases_check(many)
 
 # ---- 5. scale: all-to-all with 2, 3, 4 and 8 processes ----------------------
 foreach(strategy default aggreg)
@@ -189,15 +207,17 @@ api_cases(PROGRAM pack VARIANT tcp_rdv1k NPROCS 2 RAILS tcp CASES ${_pack_cases}
           ENV PROUST_RDV_THRESHOLD=1K)
 
 # ---- 7. threads: 4 threads per process, own tags and one shared tag ----------
+# One test per case of api_threads (`api_threads --help`): api_threads_<case>_<variant>.
+set(_threads_cases own_tags shared_tag)
 foreach(strategy default aggreg)
-  api_job(NAME threads_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM threads
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME threads_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM threads
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM threads VARIANT shm_${strategy} NPROCS 2 RAILS self,shm
+            CASES ${_threads_cases} ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM threads VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_threads_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME threads_self NPROCS 1 RAILS self PROGRAM threads)
-api_job(NAME threads_shm_ring16k_noget NPROCS 2 RAILS self,shm PROGRAM threads
-        ENV PROUST_SHM_RING_SIZE=16K PROUST_SHM_GET_THRESHOLD=1G)
+api_cases(PROGRAM threads VARIANT self NPROCS 1 RAILS self CASES ${_threads_cases})
+api_cases(PROGRAM threads VARIANT shm_ring16k_noget NPROCS 2 RAILS self,shm
+          CASES ${_threads_cases} ENV PROUST_SHM_RING_SIZE=16K PROUST_SHM_GET_THRESHOLD=1G)
 
 # ---- 7b. matching under concurrency: every rank to every rank, 4 threads each,
 #      specific, ANY_SOURCE, masked and improbe channels; shared match stripes
@@ -240,9 +260,11 @@ api_cases_check(offer)
 # every nonblocking receive offered, under the programs that check order and data
 api_job(NAME integrity_shm_offer NPROCS 2 RAILS self,shm PROGRAM integrity
         ENV PROUST_OFFER_BYTES=1)
-api_job(NAME ordering_shm_offer NPROCS 2 RAILS self,shm PROGRAM ordering
-        ENV PROUST_OFFER_BYTES=1)
-api_job(NAME threads_shm_offer NPROCS 2 RAILS self,shm PROGRAM threads ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM ordering VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_ordering_cases}
+          ENV PROUST_OFFER_BYTES=1)
+api_cases_check(ordering)
+api_cases(PROGRAM threads VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_threads_cases}
+          ENV PROUST_OFFER_BYTES=1)
 api_job(NAME match_threads_shm_4_offer NPROCS 4 RAILS self,shm PROGRAM match_threads
         ENV PROUST_OFFER_BYTES=1)
 api_cases(PROGRAM pack VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_pack_cases}
@@ -263,45 +285,55 @@ api_cases(PROGRAM sync VARIANT shm_noget NPROCS 2 RAILS self,shm CASES ${_sync_c
           ENV PROUST_SHM_GET_THRESHOLD=1G)
 
 # ---- 8b. cancelling sends: every rail, both strategies, coarse locking, offers
-api_job(NAME cancel_self NPROCS 1 RAILS self PROGRAM cancel)
-api_job(NAME cancel_shm_loopback NPROCS 1 RAILS shm PROGRAM cancel)
+# One test per case of api_cancel (`api_cancel --help`): api_cancel_<case>_<variant>.
+set(_cancel_cases unmatched middle matched pack monitor freed)
+api_cases(PROGRAM cancel VARIANT self NPROCS 1 RAILS self CASES ${_cancel_cases})
+api_cases(PROGRAM cancel VARIANT shm_loopback NPROCS 1 RAILS shm CASES ${_cancel_cases})
 foreach(strategy default aggreg)
-  api_job(NAME cancel_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM cancel
-          ENV PROUST_STRATEGY=${strategy})
-  api_job(NAME cancel_tcp_${strategy} NPROCS 2 RAILS tcp PROGRAM cancel
-          ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM cancel VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_cancel_cases}
+            ENV PROUST_STRATEGY=${strategy})
+  api_cases(PROGRAM cancel VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_cancel_cases}
+            ENV PROUST_STRATEGY=${strategy})
 endforeach()
-api_job(NAME cancel_shm_noget NPROCS 2 RAILS self,shm PROGRAM cancel
-        ENV PROUST_SHM_GET_THRESHOLD=1G)
-api_job(NAME cancel_shm_coarse NPROCS 2 RAILS self,shm PROGRAM cancel ENV PROUST_LOCKING=coarse)
-api_job(NAME cancel_shm_offer NPROCS 2 RAILS self,shm PROGRAM cancel ENV PROUST_OFFER_BYTES=1)
+api_cases(PROGRAM cancel VARIANT shm_noget NPROCS 2 RAILS self,shm CASES ${_cancel_cases}
+          ENV PROUST_SHM_GET_THRESHOLD=1G)
+api_cases(PROGRAM cancel VARIANT shm_coarse NPROCS 2 RAILS self,shm CASES ${_cancel_cases}
+          ENV PROUST_LOCKING=coarse)
+api_cases(PROGRAM cancel VARIANT shm_offer NPROCS 2 RAILS self,shm CASES ${_cancel_cases}
+          ENV PROUST_OFFER_BYTES=1)
+api_cases_check(cancel)
 
 # ---- 9. errors --------------------------------------------------------------
-api_job(NAME errors_self NPROCS 1 RAILS self PROGRAM errors)
-api_job(NAME errors_shm NPROCS 2 RAILS self,shm PROGRAM errors)
-api_job(NAME errors_tcp NPROCS 2 RAILS tcp PROGRAM errors ENV PROUST_STRATEGY=aggreg)
-api_job(NAME errors_shm_noget NPROCS 2 RAILS self,shm PROGRAM errors
-        ENV PROUST_SHM_GET_THRESHOLD=1G PROUST_SHM_RING_SIZE=16K)
+# One test per case of api_errors (`api_errors --help`): api_errors_<case>_<variant>.
+set(_errors_cases before_init status_texts init_bad_setting double_init bad_arguments
+    truncation)
+api_cases(PROGRAM errors VARIANT self NPROCS 1 RAILS self CASES ${_errors_cases})
+api_cases(PROGRAM errors VARIANT shm NPROCS 2 RAILS self,shm CASES ${_errors_cases})
+api_cases(PROGRAM errors VARIANT tcp NPROCS 2 RAILS tcp CASES ${_errors_cases}
+          ENV PROUST_STRATEGY=aggreg)
+api_cases(PROGRAM errors VARIANT shm_noget NPROCS 2 RAILS self,shm CASES ${_errors_cases}
+          ENV PROUST_SHM_GET_THRESHOLD=1G PROUST_SHM_RING_SIZE=16K)
 # without a launcher: a one-process job (singleton bootstrap)
 if(TARGET api_errors)
-  add_test(NAME api_errors_singleton COMMAND api_errors)
-  set_tests_properties(api_errors_singleton PROPERTIES TIMEOUT 60)
+  foreach(c ${_errors_cases})
+    add_test(NAME api_errors_${c}_singleton COMMAND api_errors ${c})
+    set_tests_properties(api_errors_${c}_singleton PROPERTIES TIMEOUT 60)
+  endforeach()
 endif()
 # proust_init must return an error, not exit, when the configuration cannot work
-api_job(NAME errors_init_bogus_rails NPROCS 1 RAILS bogus PROGRAM errors
-        ARGS --expect-init-fail TIMEOUT 60)
-api_job(NAME errors_init_no_rail_names NPROCS 1 RAILS "," PROGRAM errors
-        ARGS --expect-init-fail TIMEOUT 60)
-api_job(NAME errors_init_small_ring NPROCS 2 RAILS self,shm PROGRAM errors
-        ARGS --expect-init-fail ENV PROUST_SHM_RING_SIZE=1000 TIMEOUT 60)
+api_cases(PROGRAM errors VARIANT bogus_rails NPROCS 1 RAILS bogus CASES init_fails TIMEOUT 60)
+api_cases(PROGRAM errors VARIANT no_rail_names NPROCS 1 RAILS "," CASES init_fails TIMEOUT 60)
+api_cases(PROGRAM errors VARIANT small_ring NPROCS 2 RAILS self,shm CASES init_fails
+          ENV PROUST_SHM_RING_SIZE=1000 TIMEOUT 60)
 # documented: PROUST_ERR_NO_RAIL if a peer cannot be reached
-api_job(NAME errors_init_no_rail_to_peer NPROCS 2 RAILS self PROGRAM errors
-        ARGS --expect-init-fail TIMEOUT 60)
+api_cases(PROGRAM errors VARIANT no_rail_to_peer NPROCS 2 RAILS self CASES init_fails
+          TIMEOUT 60)
 if(TARGET api_errors)
-  add_test(NAME api_errors_init_bogus_rails_singleton COMMAND api_errors --expect-init-fail)
-  set_tests_properties(api_errors_init_bogus_rails_singleton PROPERTIES TIMEOUT 60
+  add_test(NAME api_errors_init_fails_bogus_rails_singleton COMMAND api_errors init_fails)
+  set_tests_properties(api_errors_init_fails_bogus_rails_singleton PROPERTIES TIMEOUT 60
                        ENVIRONMENT "PROUST_RAILS=bogus")
 endif()
+api_cases_check(errors)
 
 # ---- 10. peer death: a rank SIGKILLs itself mid-transfer ----------------------
 # proustrun exits non-zero (a rank died): the survivors' lines are the verdict.
@@ -545,15 +577,19 @@ foreach(variant block coarse)
   else()
     set(venv PROUST_LOCKING=coarse)
   endif()
-  api_job(NAME threads_shm_${variant} NPROCS 2 RAILS self,shm PROGRAM threads ENV ${venv})
-  api_job(NAME threads_tcp_${variant} NPROCS 2 RAILS tcp PROGRAM threads ENV ${venv})
-  api_job(NAME threads_self_${variant} NPROCS 1 RAILS self PROGRAM threads ENV ${venv})
+  api_cases(PROGRAM threads VARIANT shm_${variant} NPROCS 2 RAILS self,shm
+            CASES ${_threads_cases} ENV ${venv})
+  api_cases(PROGRAM threads VARIANT tcp_${variant} NPROCS 2 RAILS tcp CASES ${_threads_cases}
+            ENV ${venv})
+  api_cases(PROGRAM threads VARIANT self_${variant} NPROCS 1 RAILS self CASES ${_threads_cases}
+            ENV ${venv})
   api_cases(PROGRAM sync VARIANT shm_${variant} NPROCS 2 RAILS self,shm CASES ${_sync_cases}
             ENV ${venv})
   api_cases(PROGRAM sync VARIANT tcp_${variant} NPROCS 2 RAILS tcp CASES ${_sync_cases}
             ENV ${venv})
 endforeach()
 api_cases_check(sync)
+api_cases_check(threads)
 
 # ---- placement: the API and the init path, on this machine and on XML ---------
 set(TOPO_XML_DIR ${CMAKE_CURRENT_SOURCE_DIR}/topology/xml)

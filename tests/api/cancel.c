@@ -1,6 +1,7 @@
 /*
  * cancel — cancelling sends (1 or 2 processes: rank 0 sends to the last
- * rank, itself when alone).
+ * rank, itself when alone). One case a run: `api_cancel <case>`
+ * (test_cases.h; --list, --help).
  *
  *  unmatched: an isend or issend of 0 B .. 4 MiB that nobody received is
  *           cancelled: its wait returns PROUST_ERR_CANCELED with count 0,
@@ -22,6 +23,7 @@
 #include <stdbool.h>
 
 #include "test_util.h"
+#include "test_cases.h"
 
 static proust_session_t *S;
 static int sender, receiver;
@@ -58,7 +60,7 @@ static void expect_cancelled(proust_request_t **r, const char *what)
 /* ---------------------------------------------------------------- unmatched */
 static void unmatched_case(size_t len, int sync, proust_tag_t tag)
 {
-    char what[64];
+    static char what[64]; /* static: tu_phase still points to it after the return */
     snprintf(what, sizeof what, "unmatched %s of %zu B", sync ? "issend" : "isend", len);
     TU_PHASE(what);
     uint8_t *cancelled = malloc(len ? len : 1), *kept = malloc(len ? len : 1);
@@ -96,7 +98,7 @@ static void unmatched_case(size_t len, int sync, proust_tag_t tag)
 /* ---------------------------------------------------------------- middle */
 static void middle_case(size_t len, proust_tag_t tag)
 {
-    char what[64];
+    static char what[64];
     snprintf(what, sizeof what, "middle of three, %zu B", len);
     TU_PHASE(what);
     uint8_t *buf[3];
@@ -136,7 +138,7 @@ static void middle_case(size_t len, proust_tag_t tag)
 /* ---------------------------------------------------------------- matched */
 static void matched_case(size_t len, proust_tag_t tag)
 {
-    char what[64];
+    static char what[64];
     snprintf(what, sizeof what, "matched send of %zu B", len);
     TU_PHASE(what);
     uint8_t *out = malloc(len), *in = malloc(len);
@@ -276,12 +278,9 @@ static void freed_case(size_t len, proust_tag_t tag)
     free(buf);
 }
 
-int main(void)
+/* ---------------------------------------------------------------- cases */
+static void test_unmatched(void)
 {
-    S = tu_init(120);
-    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
-    sender = 0;
-    receiver = tu_size - 1;
     static const size_t sizes[] = {0, 1, 100, 10000, 70001, 300000, 4u << 20};
     proust_tag_t tag = 1000;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
@@ -289,17 +288,56 @@ int main(void)
             unmatched_case(sizes[i], sync, tag);
     if (tu_rank == 0)
         printf("cancel: unmatched sends of 0 B - 4 MiB cancelled\n");
+}
+
+static void test_middle(void)
+{
     middle_case(8, 2000);
     middle_case(300000, 2010);
+}
+
+static void test_matched(void)
+{
     matched_case(16, 3000);
     matched_case(300000, 3001);
+}
+
+static void test_pack(void)
+{
     pack_case(4000);
+}
+
+static void test_monitor(void)
+{
     monitor_case(300000, 5000);
+}
+
+static void test_freed(void)
+{
     freed_case(300000, 6000);
     freed_case(64, 6001);
-    if (tu_rank == 0)
-        printf("cancel: middle, matched, pack, monitor, freed ok\n");
+}
+
+static const struct tu_case cases[] = {
+    {"unmatched", test_unmatched, "unmatched isend/issend of 0 B - 4 MiB cancel; nothing arrives"},
+    {"middle", test_middle, "the middle one of three sends cancelled: 1st and 3rd in order"},
+    {"matched", test_matched, "a send whose receive was posted is not cancelled"},
+    {"pack", test_pack, "a three-segment pack is cancelled whole"},
+    {"monitor", test_monitor, "a monitor runs once, after the answer, with the cancelled status"},
+    {"freed", test_freed, "a cancelled send freed without a wait leaves nothing behind"},
+};
+
+int main(int argc, char **argv)
+{
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
+    S = tu_init(120);
+    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
+    sender = 0;
+    receiver = tu_size - 1;
+    c->run();
     tu_barrier(S);
     tu_finalize(S);
+    if (tu_rank == 0)
+        printf("cancel %s: ok\n", c->name);
     return 0;
 }

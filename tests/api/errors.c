@@ -1,32 +1,42 @@
 /*
- * errors — error reporting of the API.
+ * errors — error reporting of the API (1 or 2 processes). One case a run:
+ * `api_errors <case>` (test_cases.h; --list, --help).
  *
- * Default mode (1 or 2 processes):
- *  - before proust_init every call returns PROUST_ERR_STATE;
- *  - proust_init with a bad PROUST_STRATEGY / PROUST_RDV_THRESHOLD /
- *    PROUST_PEER_CHECK_MS returns an error (no crash, no exit), leaves the
- *    session pointer alone, and a later proust_init with a good
- *    environment works;
- *  - a second proust_init returns PROUST_ERR_STATE, the first session
- *    still works;
- *  - bad ranks give PROUST_ERR_RANK, NULL handles PROUST_ERR_INVALID, and
- *    failed calls leave their output parameters untouched;
- *  - a receive buffer too small (eager and rendezvous sizes, posted and
- *    unexpected, and a 0-byte buffer) completes with PROUST_ERR_TRUNCATE,
- *    status.size = size sent, status.count = buffer size, the bytes that
- *    fit are right, nothing is written past the buffer, the sender
- *    completes normally and traffic goes on;
- *  - proust_strerror / proust_error_name give distinct non-empty texts for
- *    every code, and something printable for unknown codes.
- *
- * --expect-init-fail: proust_init must return an error (the test's
- * environment makes it impossible, e.g. PROUST_RAILS=bogus); exit 0 if it
- * does, 1 if it succeeds. The library exiting the process instead is a
- * failure too (its exit status is not 0).
+ *  before_init      before proust_init every call returns PROUST_ERR_STATE
+ *                   and leaves its output parameters alone (then the
+ *                   program initialises as usual).
+ *  status_texts     proust_strerror / proust_error_name give distinct
+ *                   non-empty texts for every code, and something
+ *                   printable for unknown codes (before init).
+ *  init_bad_setting proust_init with a bad PROUST_STRATEGY /
+ *                   PROUST_RDV_THRESHOLD / PROUST_PEER_CHECK_MS returns
+ *                   PROUST_ERR_INVALID (no crash, no exit) and leaves the
+ *                   session pointer alone; a later proust_init with a good
+ *                   environment works.
+ *  double_init      a second proust_init returns PROUST_ERR_STATE, the
+ *                   first session still works.
+ *  bad_arguments    bad ranks give PROUST_ERR_RANK, NULL handles
+ *                   PROUST_ERR_INVALID, and failed calls leave their output
+ *                   parameters untouched.
+ *  truncation       a receive buffer too small (eager and rendezvous sizes,
+ *                   posted and unexpected, and a 0-byte buffer) completes
+ *                   with PROUST_ERR_TRUNCATE, status.size = size sent,
+ *                   status.count = buffer size, the bytes that fit are
+ *                   right, nothing is written past the buffer, the sender
+ *                   completes normally and traffic goes on.
+ *  init_fails       proust_init must return an error (the test's
+ *                   environment makes it impossible, e.g.
+ *                   PROUST_RAILS=bogus); exit 0 if it does, 1 if it
+ *                   succeeds. The library exiting the process instead is a
+ *                   failure too (its exit status is not 0).
  */
 #include <limits.h>
 
 #include "test_util.h"
+#include "test_cases.h"
+
+static proust_session_t *S;
+static int peer_rank;
 
 static void before_init(void)
 {
@@ -222,35 +232,29 @@ static void truncation(proust_session_t *s, int peer)
     }
 }
 
-int main(int argc, char **argv)
+/* ---------------------------------------------------------------- cases */
+/* These three run before proust_init (main initialises afterwards). */
+static void test_before_init(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    tu_watchdog(60);
-    if (tu_has_arg(argc, argv, "--expect-init-fail")) {
-        TU_PHASE("proust_init expected to fail");
-        proust_session_t *s = (proust_session_t *)0x1;
-        int rc = proust_init(&s);
-        if (rc == PROUST_OK) {
-            fprintf(stderr, "FAIL: proust_init succeeded (PROUST_RAILS=%s)\n",
-                    getenv("PROUST_RAILS") ? getenv("PROUST_RAILS") : "(unset)");
-            proust_finalize(s);
-            return 1;
-        }
-        EXPECT(s == (proust_session_t *)0x1, "failed proust_init wrote the session pointer");
-        printf("init failed as expected: %s (%s)\n", proust_error_name(rc), proust_strerror(rc));
-        return 0;
-    }
-
     before_init();
+}
+
+static void test_status_texts(void)
+{
     status_texts();
+}
+
+static void test_init_bad_setting(void)
+{
     bad_config("PROUST_STRATEGY", "bogus");
     bad_config("PROUST_STRATEGY", "");
     bad_config("PROUST_RDV_THRESHOLD", "12Q");
     bad_config("PROUST_PEER_CHECK_MS", "0");
+    /* main's proust_init, with the environment restored, must work */
+}
 
-    proust_session_t *s = tu_init(60);
-    int peer = tu_size == 1 ? 0 : 1 - tu_rank;
-    EXPECT(tu_size <= 2, "run with 1 or 2 processes");
+static void test_double_init(void)
+{
     TU_PHASE("double init");
     proust_session_t *s2 = (proust_session_t *)0x1;
     CHECK_RC(proust_init(&s2), PROUST_ERR_STATE);
@@ -259,18 +263,71 @@ int main(int argc, char **argv)
         /* the first session still works */
         int a = 7, b = 0;
         proust_request_t *r[2];
-        CHECK(proust_irecv(s, &b, sizeof b, peer, 3, PROUST_TAG_MASK_FULL, &r[0]));
-        CHECK(proust_isend(s, &a, sizeof a, peer, 3, &r[1]));
+        CHECK(proust_irecv(S, &b, sizeof b, peer_rank, 3, PROUST_TAG_MASK_FULL, &r[0]));
+        CHECK(proust_isend(S, &a, sizeof a, peer_rank, 3, &r[1]));
         CHECK(proust_waitall(2, r, NULL));
         EXPECT(b == 7, "got %d", b);
     }
-    bad_arguments(s);
+}
+
+static void test_bad_arguments(void)
+{
+    bad_arguments(S);
+}
+
+static void test_truncation(void)
+{
+    truncation(S, peer_rank);
+}
+
+/* No session: proust_init is expected to fail in this environment. */
+static void test_init_fails(void)
+{
+    TU_PHASE("proust_init expected to fail");
+    proust_session_t *s = (proust_session_t *)0x1;
+    int rc = proust_init(&s);
+    if (rc == PROUST_OK) {
+        fprintf(stderr, "FAIL: proust_init succeeded (PROUST_RAILS=%s)\n",
+                getenv("PROUST_RAILS") ? getenv("PROUST_RAILS") : "(unset)");
+        proust_finalize(s);
+        exit(1);
+    }
+    EXPECT(s == (proust_session_t *)0x1, "failed proust_init wrote the session pointer");
+    printf("init failed as expected: %s (%s)\n", proust_error_name(rc), proust_strerror(rc));
+}
+
+static const struct tu_case cases[] = {
+    {"before_init", test_before_init, "every call before proust_init returns PROUST_ERR_STATE"},
+    {"status_texts", test_status_texts, "every status code has its own name and text"},
+    {"init_bad_setting", test_init_bad_setting,
+     "a bad PROUST_STRATEGY/RDV_THRESHOLD/PEER_CHECK_MS fails init; then init works"},
+    {"double_init", test_double_init, "a second proust_init is refused; the first session works"},
+    {"bad_arguments", test_bad_arguments, "bad ranks and NULL arguments are refused, outputs kept"},
+    {"truncation", test_truncation, "a receive buffer too small: PROUST_ERR_TRUNCATE, exact status"},
+    {"init_fails", test_init_fails, "proust_init returns an error where it cannot work"},
+};
+
+int main(int argc, char **argv)
+{
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    tu_watchdog(60);
+    if (c->run == test_init_fails) {
+        test_init_fails();
+        return 0;
+    }
+    int before = c->run == test_before_init || c->run == test_status_texts ||
+                 c->run == test_init_bad_setting;
+    if (before)
+        c->run();
+    S = tu_init(60);
+    peer_rank = tu_size == 1 ? 0 : 1 - tu_rank;
+    EXPECT(tu_size <= 2, "run with 1 or 2 processes");
+    if (!before)
+        c->run();
+    tu_barrier(S);
+    tu_finalize(S);
     if (tu_rank == 0)
-        printf("errors: state, ranks, NULL arguments, status texts ok\n");
-    truncation(s, peer);
-    if (tu_rank == 0)
-        printf("errors: truncation ok\n");
-    tu_barrier(s);
-    tu_finalize(s);
+        printf("errors %s: ok\n", c->name);
     return 0;
 }

@@ -11,8 +11,12 @@
  *     all-NULL gives PROUST_ERR_INVALID).
  *  D. proust_test on a request that cannot be complete gives flag 0 and
  *     keeps the handle; waitall with NULL entries.
+ *
+ * One case a run: `api_many <case>` (test_cases.h; --list, --help):
+ * outstanding (A), testsome (B), waitany (C), test_and_null (D).
  */
 #include "test_util.h"
+#include "test_cases.h"
 
 #define NA 10000
 #define NB 1000
@@ -223,26 +227,59 @@ static void phase_d(proust_session_t *s, int peer)
     CHECK(proust_wait(&none, NULL));
 }
 
-int main(void)
+/* ---------------------------------------------------------------- cases */
+static proust_session_t *S;
+static int peer_rank;
+
+static void test_outstanding(void)
 {
-    proust_session_t *s = tu_init(60);
-    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
-    int peer = tu_size == 1 ? 0 : 1 - tu_rank;
     double t0 = tu_now();
-    phase_a(s, peer);
+    phase_a(S, peer_rank);
     if (tu_rank == 0)
         printf("many A: %d outstanding receives and sends each way (%.2f s)\n", NA,
                tu_now() - t0);
-    phase_b(s, peer);
+}
+
+static void test_testsome(void)
+{
+    phase_b(S, peer_rank);
     if (tu_rank == 0)
         printf("many B: testsome loop over %d requests\n", 2 * NB);
-    phase_c(s, peer);
+}
+
+static void test_waitany(void)
+{
+    phase_c(S, peer_rank);
     if (tu_rank == 0)
         printf("many C: waitany loop over %d requests\n", 2 * NC);
-    phase_d(s, peer);
+}
+
+static void test_test_and_null(void)
+{
+    phase_d(S, peer_rank);
     if (tu_rank == 0)
-        printf("many D: test and waitall with NULL entries (%.2f s total)\n", tu_now() - t0);
-    tu_barrier(s);
-    tu_finalize(s);
+        printf("many D: test and waitall with NULL entries\n");
+}
+
+static const struct tu_case cases[] = {
+    {"outstanding", test_outstanding,
+     "10 000 receives and sends outstanding each way, one waitall: all exact"},
+    {"testsome", test_testsome, "a testsome loop reports each of 2000 requests once, in its slot"},
+    {"waitany", test_waitany, "a waitany loop returns each of 1000 requests once; all-NULL refused"},
+    {"test_and_null", test_test_and_null,
+     "test of an incomplete request keeps it; NULL entries in test and waitall"},
+};
+
+int main(int argc, char **argv)
+{
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
+    S = tu_init(60);
+    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
+    peer_rank = tu_size == 1 ? 0 : 1 - tu_rank;
+    c->run();
+    tu_barrier(S);
+    tu_finalize(S);
+    if (tu_rank == 0)
+        printf("many %s: ok\n", c->name);
     return 0;
 }

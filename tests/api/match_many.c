@@ -29,10 +29,14 @@
  *
  * One process: rank 0 plays both sides. Two: rank 0 sends, rank 1 receives
  * (B runs again the other way, so statuses name a source other than 0).
+ *
+ * One case a run: `api_match_many <case>` (test_cases.h; --list, --help):
+ * posted (A), unexpected (B).
  */
 #include <stdbool.h>
 
 #include "test_util.h"
+#include "test_cases.h"
 
 #define N 3000
 #define TAG_GO 0x0C0000000000600Dull
@@ -290,26 +294,50 @@ static void phase_unexpected(proust_session_t *s, int sender, int receiver)
         sends_done(sbuf, sreq);
 }
 
-int main(void)
+/* ---------------------------------------------------------------- cases */
+static proust_session_t *S;
+static int snd_rank, rcv_rank;
+
+static void test_posted(void)
 {
-    proust_session_t *s = tu_init(120);
-    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
-    int sender = 0, receiver = tu_size == 1 ? 0 : 1;
     double t0 = tu_now();
-    phase_posted(s, sender, receiver);
-    tu_barrier(s);
+    phase_posted(S, snd_rank, rcv_rank);
+    tu_barrier(S);
     if (tu_rank == 0)
         printf("match_many A: %d posted receives, each took the right message (%.2f s)\n", N,
                tu_now() - t0);
-    t0 = tu_now();
-    phase_unexpected(s, sender, receiver);
-    tu_barrier(s);
+}
+
+static void test_unexpected(void)
+{
+    double t0 = tu_now();
+    phase_unexpected(S, snd_rank, rcv_rank);
+    tu_barrier(S);
     if (tu_size == 2) { /* the other way: a source that is not 0 in every status */
-        phase_unexpected(s, receiver, sender);
-        tu_barrier(s);
+        phase_unexpected(S, rcv_rank, snd_rank);
+        tu_barrier(S);
     }
     if (tu_rank == 0)
         printf("match_many B: done (%.2f s)\n", tu_now() - t0);
-    tu_finalize(s);
+}
+
+static const struct tu_case cases[] = {
+    {"posted", test_posted, "3000 posted receives, mixed masks: each gets the earliest match"},
+    {"unexpected", test_unexpected,
+     "3000 unexpected messages: each receive takes the earliest it accepts"},
+};
+
+int main(int argc, char **argv)
+{
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
+    S = tu_init(120);
+    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
+    snd_rank = 0;
+    rcv_rank = tu_size == 1 ? 0 : 1;
+    c->run();
+    tu_barrier(S);
+    tu_finalize(S);
+    if (tu_rank == 0)
+        printf("match_many %s: ok\n", c->name);
     return 0;
 }

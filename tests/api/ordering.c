@@ -15,9 +15,12 @@
  *     must come in send order with the right status.tag.
  *
  * One process: rank 0 plays both sides. Two processes: A and B go both
- * ways, C goes from rank 0 to rank 1.
+ * ways, C goes from rank 0 to rank 1. One case a run: `api_ordering <case>`
+ * (test_cases.h; --list, --help): same_tag (A), tags_reversed (B),
+ * any_tag (C).
  */
 #include "test_util.h"
+#include "test_cases.h"
 
 #define NA 1000
 #define NB 64
@@ -216,22 +219,49 @@ static void phase_c(proust_session_t *s)
     }
 }
 
-int main(void)
+/* ---------------------------------------------------------------- cases */
+static proust_session_t *S;
+static int peer_rank;
+
+static void test_same_tag(void)
 {
-    proust_session_t *s = tu_init(60);
-    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
-    int peer = tu_size == 1 ? 0 : 1 - tu_rank;
     double t0 = tu_now();
-    phase_a(s, peer);
+    phase_a(S, peer_rank);
     if (tu_rank == 0)
         printf("ordering A: %d same-tag messages in order (%.2f s)\n", NA, tu_now() - t0);
-    phase_b(s, peer);
+}
+
+static void test_tags_reversed(void)
+{
+    phase_b(S, peer_rank);
     if (tu_rank == 0)
         printf("ordering B: %d tags matched in reverse order\n", NB);
-    phase_c(s);
+}
+
+static void test_any_tag(void)
+{
+    phase_c(S);
     if (tu_rank == 0)
         printf("ordering C: %d any-tag receives in send order\n", NC);
-    tu_barrier(s);
-    tu_finalize(s);
+}
+
+static const struct tu_case cases[] = {
+    {"same_tag", test_same_tag,
+     "1000 same-tag messages (eager, rendezvous, ssend, try_send) are not overtaken"},
+    {"tags_reversed", test_tags_reversed, "64 distinct tags received in reverse order match"},
+    {"any_tag", test_any_tag, "300 scattered tags through any-tag receives come in send order"},
+};
+
+int main(int argc, char **argv)
+{
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
+    S = tu_init(60);
+    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
+    peer_rank = tu_size == 1 ? 0 : 1 - tu_rank;
+    c->run();
+    tu_barrier(S);
+    tu_finalize(S);
+    if (tu_rank == 0)
+        printf("ordering %s: ok\n", c->name);
     return 0;
 }

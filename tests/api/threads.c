@@ -11,12 +11,14 @@
  *             message must arrive exactly once, intact, and the messages a
  *             thread gets from one sending thread come in send order.
  *
- * One process: the threads talk to their own rank.
+ * One process: the threads talk to their own rank. One case a run:
+ * `api_threads <case>` (test_cases.h; --list, --help): own_tags, shared_tag.
  */
 #include <pthread.h>
 #include <stdatomic.h>
 
 #include "test_util.h"
+#include "test_cases.h"
 
 #define NT 4
 #define K 300
@@ -183,17 +185,37 @@ static void run(void *(*fn)(void *), const char *name)
                tu_now() - t0);
 }
 
-int main(void)
+/* ---------------------------------------------------------------- cases */
+static void test_own_tags(void)
 {
-    S = tu_init(60);
-    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
-    peer = tu_size == 1 ? 0 : 1 - tu_rank;
     run(own_tags, "own tags");
+}
+
+static void test_shared_tag(void)
+{
     run(shared_tag, "shared tag, ANY_SOURCE");
     for (int t = 0; t < NT; t++)
         for (int i = 0; i < K; i++)
             EXPECT(atomic_load(&seen[t][i]) == 1, "message %d of thread %d received %d times", i,
                    t, atomic_load(&seen[t][i]));
+}
+
+static const struct tu_case cases[] = {
+    {"own_tags", test_own_tags,
+     "4 threads, a tag each: order and data; waitall, test, waitany, callback"},
+    {"shared_tag", test_shared_tag,
+     "4 threads, one tag, ANY_SOURCE: each message once, in order per sending thread"},
+};
+
+int main(int argc, char **argv)
+{
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
+    S = tu_init(60);
+    EXPECT(tu_size <= 2, "run with 1 or 2 processes, got %d", tu_size);
+    peer = tu_size == 1 ? 0 : 1 - tu_rank;
+    c->run();
     tu_finalize(S);
+    if (tu_rank == 0)
+        printf("threads %s: ok\n", c->name);
     return 0;
 }

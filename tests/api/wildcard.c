@@ -1,5 +1,8 @@
 /*
  * wildcard — PROUST_ANY_SOURCE and tag masks (run with 3 or more processes).
+ * One case a run: `api_wildcard <case>` (test_cases.h; --list, --help):
+ * any_source (A), tag_masks_unexpected and tag_masks_posted (B),
+ * posting_order (C).
  *
  *  A. Ranks 1..N-1 each send M messages to rank 0 (sizes mixing eager and
  *     rendezvous); rank 0 receives them all with ANY_SOURCE / any-tag
@@ -17,6 +20,7 @@
  *     naming the source: the earliest posted matching receive wins.
  */
 #include "test_util.h"
+#include "test_cases.h"
 
 #define M 40
 #define TAG_A 0x100
@@ -264,22 +268,59 @@ static void phase_c(proust_session_t *s)
     tu_barrier(s);
 }
 
-int main(void)
+/* ---------------------------------------------------------------- cases */
+static proust_session_t *S;
+
+static void test_any_source(void)
 {
-    proust_session_t *s = tu_init(60);
-    EXPECT(tu_size >= 2, "run with 2 or more processes, got %d", tu_size);
-    phase_a(s);
-    tu_barrier(s);
+    phase_a(S);
+    tu_barrier(S);
     if (tu_rank == 0)
         printf("wildcard A: %d x %d any-source messages, sources, tags and order right\n",
                tu_size - 1, M);
-    phase_b(s, 0);
-    phase_b(s, 1);
+}
+
+static void test_tag_masks_unexpected(void)
+{
+    phase_b(S, 0);
     if (tu_rank == 0)
-        printf("wildcard B: tag masks match on the masked bits only\n");
-    phase_c(s);
+        printf("wildcard B: tag masks match on the masked bits only (unexpected)\n");
+}
+
+static void test_tag_masks_posted(void)
+{
+    phase_b(S, 1);
+    if (tu_rank == 0)
+        printf("wildcard B: tag masks match on the masked bits only (posted first)\n");
+}
+
+static void test_posting_order(void)
+{
+    phase_c(S);
     if (tu_rank == 0)
         printf("wildcard C: the earliest posted receive wins\n");
-    tu_finalize(s);
+}
+
+static const struct tu_case cases[] = {
+    {"any_source", test_any_source,
+     "ANY_SOURCE/any-tag receives: true source and tag, per-sender order, once each"},
+    {"tag_masks_unexpected", test_tag_masks_unexpected,
+     "masked receives of messages already there match on the masked bits only"},
+    {"tag_masks_posted", test_tag_masks_posted,
+     "masked receives posted first match on the masked bits only"},
+    {"posting_order", test_posting_order,
+     "ANY_SOURCE or a named source: the earliest posted matching receive wins"},
+};
+
+int main(int argc, char **argv)
+{
+    const struct tu_case *c = tu_case_select(argc, argv, cases, TU_NCASES(cases));
+    S = tu_init(60);
+    EXPECT(tu_size >= 2, "run with 2 or more processes, got %d", tu_size);
+    c->run();
+    tu_barrier(S);
+    tu_finalize(S);
+    if (tu_rank == 0)
+        printf("wildcard %s: ok\n", c->name);
     return 0;
 }
