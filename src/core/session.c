@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "boot/wire.h"
 #include "common/config.h"
@@ -298,13 +299,53 @@ static void drain_sends(struct proust_session *s)
                     atomic_load(&s->sends_waiting));
 }
 
+/* The final fence, with a thread that keeps polling the rails meanwhile
+ * when one needs it (PROUST__RAIL_POLL_TO_MOVE: ofi over tcp moves what
+ * it accepted only while polled, and a peer may still be receiving it)
+ * and no progress thread does. */
+struct fence_poller {
+    struct proust_session *s;
+    _Atomic int stop;
+};
+
+static void *fence_poll_main(void *arg)
+{
+    struct fence_poller *fp = arg;
+    while (!atomic_load_explicit(&fp->stop, memory_order_acquire)) {
+        if (proust__progress(fp->s) == 0) {
+            struct timespec nap = {0, 50000};
+            nanosleep(&nap, NULL);
+        }
+        proust__run_deferred();
+    }
+    return NULL;
+}
+
+static int final_fence(struct proust_session *s)
+{
+    bool needed = false;
+    for (int i = 0; i < s->nrails; i++)
+        needed |= (s->rails[i].rail.caps.flags & PROUST__RAIL_POLL_TO_MOVE) &&
+                  s->rails[i].ngates > 0;
+    struct fence_poller fp = {.s = s};
+    pthread_t th;
+    bool started = needed && s->prog.nthreads == 0 &&
+                   pthread_create(&th, NULL, fence_poll_main, &fp) == 0;
+    int rc = s->boot.ops->fence(&s->boot);
+    if (started) {
+        atomic_store_explicit(&fp.stop, 1, memory_order_release);
+        pthread_join(th, NULL);
+    }
+    return rc;
+}
+
 int proust_finalize(proust_session_t *s)
 {
     if (!s || !atomic_load(&s->active))
         return PROUST_ERR_STATE;
     drain_sends(s);
     /* Peers may still be receiving what we sent: leave together. */
-    int rc = s->boot.ops->fence(&s->boot);
+    int rc = final_fence(s);
     proust__progress_stop(&s->prog); /* nobody polls the rails from here on */
     atomic_store(&s->active, 0);
     /* Incoming messages nobody received are dropped; the memory of every

@@ -40,6 +40,10 @@
 #define PROUST__RAIL_CAN_GET 0x1u   /* get(): receiver pulls exposed memory */
 #define PROUST__RAIL_HAS_FD 0x2u    /* fd(): readable when poll has work */
 #define PROUST__RAIL_ZCOPY_PUT 0x4u /* put() lands in place without a bounce copy */
+/* What the rail accepted (its send_done said so) still moves only while
+ * someone polls it (libfabric providers with manual progress: tcp): a
+ * process must keep polling until its peers have it (finalize's fence). */
+#define PROUST__RAIL_POLL_TO_MOVE 0x8u
 
 struct proust__rail_caps {
     size_t max_iov;         /* iovec entries send() accepts */

@@ -220,6 +220,7 @@ static int ofi_open(proust__rail_t *rail)
     o->size = rail->boot->size;
     proust__lock_init(&o->send_lock);
     proust__lock_init(&o->av_lock);
+    proust__lock_init(&o->flight_lock);
     struct fi_info *list = list_providers();
     bool any = list != NULL;
     const char *want = proust__config_str(PROUST_CFG_OFI_PROVIDER);
@@ -264,7 +265,9 @@ static int ofi_open(proust__rail_t *rail)
         .put_fragment = room,
         .latency_us = OFI_LATENCY_US,
         .bandwidth_gbs = OFI_BANDWIDTH_GBS,
-        .flags = 0,
+        .flags = o->info->domain_attr->data_progress == FI_PROGRESS_AUTO
+                     ? 0u
+                     : PROUST__RAIL_POLL_TO_MOVE,
     };
     PROUST_INFO("ofi: %s", o->why);
     return PROUST_OK;

@@ -75,6 +75,10 @@ struct ofi_op {
     int peer;
     void *engine_ctx; /* a send the engine waits for (send_done), or NULL */
     struct ofi_op *next;
+    /* posted and not completed: in its peer's flight list (flight_lock) */
+    struct ofi_op *fl_next, *fl_prev;
+    bool posted;    /* handed to the provider (its completion will come) */
+    bool in_flight; /* posted, and the engine not yet told (flight_lock) */
     size_t len;
     uint8_t *buf; /* RECV, SEND: OFI_BUF_SIZE bytes; SEND_ZC: NULL */
     void *desc;   /* its registration (FI_MR_LOCAL) */
@@ -99,6 +103,7 @@ struct ofi_peer {
     _Atomic int failed;     /* 0 or the PROUST_ERR_* it failed with */
     bool reachable;         /* same provider and fabric as ours */
     struct ofi_op *q_head, *q_tail; /* posted when the provider had room (gate lock) */
+    struct ofi_op *flight;          /* posted, not completed (flight_lock) */
 };
 
 /* A slab of send buffers and its registration. */
@@ -130,6 +135,7 @@ struct ofi_rail {
     struct ofi_op *send_free;
     struct ofi_slab *slabs;
     proust__lock_t av_lock; /* address vector inserts */
+    proust__lock_t flight_lock; /* the peers' flight lists */
     struct ofi_peer *peers;
     uint8_t *cards; /* peers' addresses, addrlen bytes each */
     size_t addrlen;

@@ -121,6 +121,7 @@ static struct ofi_op *take_send_buffer(struct ofi_rail *o)
     if (op) {
         op->next = NULL;
         op->engine_ctx = NULL;
+        op->posted = op->in_flight = false;
     }
     return op;
 }
@@ -189,6 +190,45 @@ static int post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
     return (int)fi_send(o->ep, op->buf, op->len, op->desc, to, &op->fctx);
 }
 
+/* Take op out of its peer's flight list (flight_lock held). */
+static void unlink_flight(struct ofi_rail *o, struct ofi_op *op)
+{
+    struct ofi_peer *p = &o->peers[op->peer];
+    if (op->fl_prev)
+        op->fl_prev->fl_next = op->fl_next;
+    else
+        p->flight = op->fl_next;
+    if (op->fl_next)
+        op->fl_next->fl_prev = op->fl_prev;
+    op->fl_next = op->fl_prev = NULL;
+    op->in_flight = false;
+}
+
+/* post(), with op in its peer's flight list while the provider holds it:
+ * a peer that fails has its sends completed at once (disconnect), their
+ * completions, if they ever come, then only give the buffers back. */
+static int post_tracked(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
+{
+    struct ofi_peer *p = &o->peers[op->peer];
+    proust__lock(&o->flight_lock);
+    op->fl_prev = NULL;
+    op->fl_next = p->flight;
+    if (p->flight)
+        p->flight->fl_prev = op;
+    p->flight = op;
+    op->in_flight = op->posted = true;
+    proust__unlock(&o->flight_lock);
+    int prc = post(o, op, to);
+    if (prc != 0) { /* not the provider's: back to how it was */
+        proust__lock(&o->flight_lock);
+        if (op->in_flight)
+            unlink_flight(o, op);
+        op->posted = false;
+        proust__unlock(&o->flight_lock);
+    }
+    return prc;
+}
+
 static void enqueue(struct ofi_peer *p, struct ofi_op *op)
 {
     op->next = NULL;
@@ -213,7 +253,7 @@ static int submit(struct ofi_rail *o, int peer, struct ofi_op *op)
     }
     op->peer = peer;
     if (!p->q_head) {
-        int prc = post(o, op, to);
+        int prc = post_tracked(o, op, to);
         if (prc == 0)
             return PROUST__INPROGRESS;
         if (prc != -FI_EAGAIN) {
@@ -300,11 +340,21 @@ int proust__ofi_busy(proust__rail_t *rail, int peer)
     return o->peers[peer].q_head != NULL;
 }
 
-/* An operation is over: the buffer back, the engine told if it waits. */
+/* An operation is over: the buffer back, the engine told if it waits
+ * (unless a disconnect told it already). */
 static void finish_send(proust__rail_t *rail, struct ofi_op *op, int status)
 {
+    struct ofi_rail *o = rail->priv;
     void *ctx = op->engine_ctx;
-    give_back(rail->priv, op);
+    if (op->posted) {
+        proust__lock(&o->flight_lock);
+        if (op->in_flight)
+            unlink_flight(o, op);
+        else
+            ctx = NULL; /* orphaned by a disconnect, which answered for it */
+        proust__unlock(&o->flight_lock);
+    }
+    give_back(o, op);
     if (ctx)
         rail->up.send_done(rail->up.engine, ctx, status);
 }
@@ -316,7 +366,7 @@ int proust__ofi_flush(proust__rail_t *rail, int peer)
     int moved = 0;
     while (p->q_head) {
         struct ofi_op *op = p->q_head;
-        int prc = post(o, op, p->addr);
+        int prc = post_tracked(o, op, p->addr);
         if (prc == -FI_EAGAIN)
             break;
         p->q_head = op->next;
@@ -350,6 +400,24 @@ void proust__ofi_disconnect(proust__rail_t *rail, int peer, int status)
         struct ofi_op *next = q->next;
         finish_send(rail, q, status);
         q = next;
+    }
+    /* what the provider holds may never complete (a dead peer's connection
+     * can take minutes to fail): the engine hears now; the completions
+     * that come later only give the buffers back. (A put from the
+     * caller's memory may then still be read by the provider.) */
+    for (;;) {
+        void *ctx = NULL;
+        proust__lock(&o->flight_lock);
+        struct ofi_op *op = p->flight;
+        if (op) {
+            unlink_flight(o, op);
+            ctx = op->engine_ctx;
+        }
+        proust__unlock(&o->flight_lock);
+        if (!op)
+            break;
+        if (ctx)
+            rail->up.send_done(rail->up.engine, ctx, status);
     }
 }
 

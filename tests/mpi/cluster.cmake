@@ -75,6 +75,13 @@ cluster_job(NAME proustrun_exit_code HOSTS 2
   COMMAND "${PROUSTRUN_ON_CLUSTER} -H h1,h2 sh -c 'sleep $((PROUST_RANK * 1)); exit $((3 + PROUST_RANK))'; [ $? -eq 3 ]")
 cluster_job(NAME proustrun_fail_kill HOSTS 2
   COMMAND "out=$(${PROUSTRUN_ON_CLUSTER} --grace 5 -H h1,h2 $<TARGET_FILE:mpi_cluster_fail> kill 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 137 ] && echo \"$out\" | grep -q 'survivor: error class' && echo \"$out\" | grep -q 'rank 1 (pid [0-9]* on h2) killed by signal 9'")
+# the ofi rail (libfabric, tcp;ofi_rxm here) between the hosts, shm inside
+cluster_job(NAME proustrun_ofi_where HOSTS 2
+  COMMAND "PROUST_RAILS=self,shm,ofi ${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2 $<TARGET_FILE:mpi_cluster_where> 2")
+cluster_job(NAME proustrun_ofi_stress HOSTS 2
+  COMMAND "PROUST_RAILS=self,shm,ofi exec bash ${MPI_TEST_DIR}/stress_run.sh \"${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
+cluster_job(NAME proustrun_ofi_fail_kill HOSTS 2
+  COMMAND "out=$(PROUST_RAILS=self,shm,ofi ${PROUSTRUN_ON_CLUSTER} --grace 5 -H h1,h2 $<TARGET_FILE:mpi_cluster_fail> kill 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 137 ] && echo \"$out\" | grep -q 'survivor: error class'")
 foreach(case stranger link orphans missing)
   set(prog mpi_cluster_where)
   if(case STREQUAL "link" OR case STREQUAL "orphans")

@@ -1,0 +1,71 @@
+# The ofi rail (libfabric), label `ofi`: the api and mpi suites' programs
+# over PROUST_RAILS=self,ofi on this host (the provider auto picks: here
+# tcp;ofi_rxm), a rail that cannot open giving way to the next, and the
+# message header's parser under random bytes (unit_ofi_wire).
+
+# ofi_api(NAME n NPROCS k PROGRAM p [ARGS ...] [ENV ...]): api_<n>_ofi
+function(ofi_api)
+  cmake_parse_arguments(O "" "NAME;NPROCS;PROGRAM" "ARGS;ENV" ${ARGN})
+  api_job(NAME ${O_NAME}_ofi NPROCS ${O_NPROCS} RAILS self,ofi PROGRAM ${O_PROGRAM}
+          ARGS ${O_ARGS} ENV ${O_ENV})
+  if(TEST api_${O_NAME}_ofi)
+    set_tests_properties(api_${O_NAME}_ofi PROPERTIES LABELS ofi)
+  endif()
+endfunction()
+
+ofi_api(NAME integrity_2 NPROCS 2 PROGRAM integrity)
+ofi_api(NAME integrity_rdv1k_2 NPROCS 2 PROGRAM integrity ENV PROUST_RDV_THRESHOLD=1K)
+ofi_api(NAME integrity_aggreg_2 NPROCS 2 PROGRAM integrity ENV PROUST_STRATEGY=aggreg)
+# one process through its own endpoint (no self rail)
+api_job(NAME integrity_loopback_ofi NPROCS 1 RAILS ofi PROGRAM integrity)
+foreach(c ${_ordering_cases})
+  ofi_api(NAME ordering_${c}_2 NPROCS 2 PROGRAM ordering ARGS ${c})
+endforeach()
+foreach(c ${_wildcard_cases})
+  ofi_api(NAME wildcard_${c}_4 NPROCS 4 PROGRAM wildcard ARGS ${c})
+endforeach()
+foreach(c ${_many_cases})
+  ofi_api(NAME many_${c}_2 NPROCS 2 PROGRAM many ARGS ${c})
+endforeach()
+foreach(c ${_threads_cases})
+  ofi_api(NAME threads_${c}_2 NPROCS 2 PROGRAM threads ARGS ${c})
+endforeach()
+foreach(c ${_cancel_cases})
+  ofi_api(NAME cancel_${c}_2 NPROCS 2 PROGRAM cancel ARGS ${c})
+endforeach()
+foreach(c ${_pack_cases})
+  ofi_api(NAME pack_${c}_2 NPROCS 2 PROGRAM pack ARGS ${c})
+endforeach()
+ofi_api(NAME alltoall_4 NPROCS 4 PROGRAM alltoall)
+ofi_api(NAME alltoall_8 NPROCS 8 PROGRAM alltoall)
+ofi_api(NAME match_threads_3 NPROCS 3 PROGRAM match_threads)
+ofi_api(NAME rdv_window_2 NPROCS 2 PROGRAM rdv_window)
+# what a peer still receives after the sender entered finalize: the rail
+# moves it only while polled (the final fence polls)
+foreach(mode poll block thread)
+  ofi_api(NAME finalize_${mode}_2 NPROCS 2 PROGRAM finalize ENV PROUST_PROGRESS=${mode})
+endforeach()
+
+# no such provider: a warning, and the next rail carries everything
+api_job(NAME integrity_ofi_missing_provider NPROCS 2 RAILS self,ofi,tcp PROGRAM integrity
+        ENV PROUST_OFI_PROVIDER=no_such_provider)
+if(TEST api_integrity_ofi_missing_provider)
+  set_tests_properties(api_integrity_ofi_missing_provider PROPERTIES LABELS ofi
+    PASS_REGULAR_EXPRESSION "rail to peer 1: tcp.*all sizes ok"
+    FAIL_REGULAR_EXPRESSION "FAIL")
+endif()
+
+# Proust MPI over ofi
+foreach(job p2p_data:2 p2p_data:3 p2p_order:2 p2p_wild:2 p2p_ring:3 p2p_persist:2
+            p2p_mprobe:2 p2p_threads:2 p2p_idle_pull:2)
+  string(REPLACE ":" ";" parts ${job})
+  list(GET parts 0 prog)
+  list(GET parts 1 n)
+  if(TARGET mpi_${prog})
+    mpi_job(NAME ${prog}_${n}_ofi NPROCS ${n} RAILS self,ofi PROGRAM mpi_${prog})
+    set_tests_properties(mpi_${prog}_${n}_ofi PROPERTIES LABELS ofi)
+  endif()
+endforeach()
+
+proust_add_unit_test(unit_ofi_wire unit/ofi_wire_test.c)
+set_tests_properties(unit_ofi_wire PROPERTIES LABELS ofi)
