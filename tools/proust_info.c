@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "core/gate.h"
 #include "drivers/driver.h"
+#include "drivers/ofi.h"
 #include "proust.h"
 #include "proust_info.h"
 #include "strategy/strategy.h"
@@ -134,14 +135,18 @@ int main(int argc, char **argv)
     const char *rails = proust__config_str(PROUST_CFG_RAILS);
     printf("Rails (PROUST_RAILS=%s; each peer takes the first listed rail that reaches it):\n",
            rails);
-    const char *names[] = {"self", "shm", "tcp"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"self", "shm", "tcp", "ofi"};
+    for (int i = 0; i < 4; i++) {
         char list[256];
         snprintf(list, sizeof list, ",%s,", rails);
         char want[16];
         snprintf(want, sizeof want, ",%s,", names[i]);
         print_rail(proust__rail_find(names[i]), strstr(list, want) != NULL);
     }
+    char prov[4096];
+    proust__ofi_describe(prov, sizeof prov);
+    printf("\nlibfabric providers for the ofi rail (PROUST_OFI_PROVIDER=%s):\n%s",
+           proust__config_str(PROUST_CFG_OFI_PROVIDER), prov);
 
     const char *sname = proust__config_str(PROUST_CFG_STRATEGY);
     const struct proust__strategy_ops *strat = proust__strategy_find(sname);

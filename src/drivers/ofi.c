@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "common/config.h"
 #include "common/log.h"
@@ -177,6 +180,26 @@ static int fail(const char *what, int rc)
     return PROUST_ERR_SYS;
 }
 
+/* The fd blocking waits sleep on (ofi_arm): the completion queue's wait
+ * fd and our eventfd in one epoll set; none if the provider has no fd. */
+static void open_wait_set(struct ofi_rail *o)
+{
+    int cqfd = -1;
+    if (fi_control(&o->cq->fid, FI_GETWAIT, &cqfd) != 0 || cqfd < 0)
+        return;
+    o->epfd = epoll_create1(EPOLL_CLOEXEC);
+    o->kickfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    struct epoll_event a = {.events = EPOLLIN}, b = {.events = EPOLLIN};
+    if (o->epfd < 0 || o->kickfd < 0 || epoll_ctl(o->epfd, EPOLL_CTL_ADD, cqfd, &a) != 0 ||
+        epoll_ctl(o->epfd, EPOLL_CTL_ADD, o->kickfd, &b) != 0) {
+        if (o->epfd >= 0)
+            close(o->epfd);
+        if (o->kickfd >= 0)
+            close(o->kickfd);
+        o->epfd = o->kickfd = -1;
+    }
+}
+
 static int open_endpoint(struct ofi_rail *o)
 {
     int rc;
@@ -187,9 +210,13 @@ static int open_endpoint(struct ofi_rail *o)
     struct fi_av_attr av = {.type = FI_AV_UNSPEC};
     if ((rc = fi_av_open(o->domain, &av, &o->av, NULL)))
         return fail("fi_av_open", rc);
-    struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE, .size = 1024};
-    if ((rc = fi_cq_open(o->domain, &cq, &o->cq, NULL)))
-        return fail("fi_cq_open", rc);
+    /* with a wait fd for blocking waits if the provider has one */
+    struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD, .size = 1024};
+    if (fi_cq_open(o->domain, &cq, &o->cq, NULL) != 0) {
+        cq.wait_obj = FI_WAIT_NONE;
+        if ((rc = fi_cq_open(o->domain, &cq, &o->cq, NULL)))
+            return fail("fi_cq_open", rc);
+    }
     if ((rc = fi_endpoint(o->domain, o->info, &o->ep, NULL)))
         return fail("fi_endpoint", rc);
     if ((rc = fi_ep_bind(o->ep, &o->av->fid, 0)))
@@ -198,6 +225,7 @@ static int open_endpoint(struct ofi_rail *o)
         return fail("fi_ep_bind(cq)", rc);
     if ((rc = fi_enable(o->ep)))
         return fail("fi_enable", rc);
+    open_wait_set(o);
     return PROUST_OK;
 }
 
@@ -221,6 +249,7 @@ static int ofi_open(proust__rail_t *rail)
     proust__lock_init(&o->send_lock);
     proust__lock_init(&o->av_lock);
     proust__lock_init(&o->flight_lock);
+    o->epfd = o->kickfd = -1;
     struct fi_info *list = list_providers();
     bool any = list != NULL;
     const char *want = proust__config_str(PROUST_CFG_OFI_PROVIDER);
@@ -265,9 +294,10 @@ static int ofi_open(proust__rail_t *rail)
         .put_fragment = room,
         .latency_us = OFI_LATENCY_US,
         .bandwidth_gbs = OFI_BANDWIDTH_GBS,
-        .flags = o->info->domain_attr->data_progress == FI_PROGRESS_AUTO
-                     ? 0u
-                     : PROUST__RAIL_POLL_TO_MOVE,
+        .flags = (o->info->domain_attr->data_progress == FI_PROGRESS_AUTO
+                      ? 0u
+                      : PROUST__RAIL_POLL_TO_MOVE) |
+                 (o->epfd >= 0 ? PROUST__RAIL_HAS_FD : 0u),
     };
     PROUST_INFO("ofi: %s", o->why);
     return PROUST_OK;
@@ -310,6 +340,33 @@ static const char *ofi_device(proust__rail_t *rail)
     return o && o->device[0] ? o->device : NULL;
 }
 
+static int ofi_fd(proust__rail_t *rail)
+{
+    struct ofi_rail *o = rail->priv;
+    return o ? o->epfd : -1;
+}
+
+/* A thread is about to sleep on the fd (level > 0), or is back (0).
+ * Sleeping is safe only once fi_trywait says so (it also resets the wait
+ * fd); when it says no, our eventfd wakes the sleeper at once and its
+ * next pass reads what is there. */
+static void ofi_arm(proust__rail_t *rail, int level)
+{
+    struct ofi_rail *o = rail->priv;
+    if (!o || o->epfd < 0)
+        return;
+    if (level == 0) {
+        uint64_t v;
+        (void)!read(o->kickfd, &v, sizeof v);
+        return;
+    }
+    struct fid *f = &o->cq->fid;
+    if (fi_trywait(o->fabric, &f, 1) != FI_SUCCESS) {
+        uint64_t one = 1;
+        (void)!write(o->kickfd, &one, sizeof one);
+    }
+}
+
 static void close_fid(struct fid *f)
 {
     if (f)
@@ -329,6 +386,10 @@ static void ofi_close(proust__rail_t *rail)
     close_fid(o->av ? &o->av->fid : NULL);
     close_fid(o->domain ? &o->domain->fid : NULL);
     close_fid(o->fabric ? &o->fabric->fid : NULL);
+    if (o->epfd >= 0)
+        close(o->epfd);
+    if (o->kickfd >= 0)
+        close(o->kickfd);
     fi_freeinfo(o->info);
     free(o->recv_mem);
     for (int r = 0; o->peers && r < o->size; r++)
@@ -356,6 +417,8 @@ const struct proust__rail_ops proust__rail_ofi = {
     .busy = proust__ofi_busy,
     .flush = proust__ofi_flush,
     .poll = proust__ofi_poll,
+    .fd = ofi_fd,
+    .arm = ofi_arm,
     .disconnect = proust__ofi_disconnect,
     .close = ofi_close,
 };

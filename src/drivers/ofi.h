@@ -122,6 +122,10 @@ struct ofi_rail {
     struct fid_av *av;
     struct fid_cq *cq;
     struct fid_ep *ep;
+    /* blocking waits: an epoll set of the completion queue's wait fd and
+     * an eventfd of ours (arm rings it when the provider says it is not
+     * safe to sleep); -1 where the provider has no wait fd */
+    int epfd, kickfd;
     bool mr_local;     /* FI_MR_LOCAL: our buffers are registered */
     size_t inject_max; /* messages up to this go by fi_inject */
     bool zc_puts;      /* puts go straight from the caller's memory */
