@@ -143,6 +143,7 @@ struct ofi_rail {
     struct ofi_peer *peers;
     uint8_t *cards; /* peers' addresses, addrlen bytes each */
     size_t addrlen;
+    _Atomic int warned; /* a malformed or stale message was reported once */
     char device[64];
     char why[160]; /* why this provider */
 };

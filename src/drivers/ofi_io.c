@@ -454,22 +454,40 @@ static void keep_early(struct ofi_peer *p, const struct ofi_msg *m, const uint8_
     *at = e;
 }
 
-static void deliver(proust__rail_t *rail, const uint8_t *buf, size_t len)
+/* A message that cannot be delivered: said once a rail (a peer whose
+ * connection breaks can leave the provider completing receives with
+ * nothing, or with what a buffer held before), then only in debug logs. */
+static void drop(struct ofi_rail *o, size_t len, const char *why)
+{
+    if (!atomic_exchange(&o->warned, 1))
+        PROUST_WARN("ofi: dropped a message of %zu bytes: %s (further ones in debug logs)",
+                    len, why);
+    else
+        PROUST_DEBUG("ofi: dropped a message of %zu bytes: %s", len, why);
+}
+
+/* Returns 1 when the message went to the engine (now or from the early
+ * list), 0 when it was dropped or kept for later: only the first counts
+ * as an event, so that a stream of bad completions leaves a waiter idle
+ * (it then checks its peers). */
+static int deliver(proust__rail_t *rail, const uint8_t *buf, size_t len)
 {
     struct ofi_rail *o = rail->priv;
     struct ofi_msg m;
     const char *why;
     if (proust__ofi_parse(buf, len, o->size, &m, &why) != PROUST_OK) {
-        PROUST_WARN("ofi: dropped %zu bytes: %s", len, why);
-        return;
+        drop(o, len, why);
+        return 0;
     }
     struct ofi_peer *p = &o->peers[m.src];
+    if (atomic_load_explicit(&p->failed, memory_order_relaxed))
+        return 0; /* the engine has given up on that peer */
     if (m.seq != p->recv_seq) {
         if ((int32_t)(m.seq - p->recv_seq) > 0)
             keep_early(p, &m, buf, len);
         else
-            PROUST_WARN("ofi: dropped a message from rank %d delivered already", m.src);
-        return;
+            drop(o, len, "a message delivered already");
+        return 0;
     }
     p->recv_seq++;
     hand_over(rail, &m);
@@ -482,6 +500,7 @@ static void deliver(proust__rail_t *rail, const uint8_t *buf, size_t len)
             hand_over(rail, &m);
         free(e);
     }
+    return 1;
 }
 
 static void repost(struct ofi_rail *o, struct ofi_op *op)
@@ -544,13 +563,13 @@ int proust__ofi_poll(proust__rail_t *rail)
         for (ssize_t i = 0; i < n; i++) {
             struct ofi_op *op = c[i].op_context;
             if (op->kind == OFI_OP_RECV) {
-                deliver(rail, op->buf, c[i].len);
+                events += deliver(rail, op->buf, c[i].len);
                 repost(o, op);
             } else {
                 finish_send(rail, op, PROUST_OK);
+                events++;
             }
         }
-        events += (int)n;
         if (n < CQ_BATCH)
             break;
     }

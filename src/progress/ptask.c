@@ -316,7 +316,12 @@ uint64_t proust__ptasks_period(struct proust__progress *p)
     uint64_t period = 0;
     for (int i = 0; i < n; i++) {
         struct proust_ptask *t = atomic_load_explicit(&p->tasks[i], memory_order_acquire);
-        if (t->fd >= 0 || (t->block && !t->rail) ||
+        /* a rail whose data moves only while polled (ofi over tcp: a
+         * connection being set up wakes no fd) is polled at its period
+         * even with an fd */
+        bool fd_enough = t->fd >= 0 &&
+                         !(t->rail && (t->rail->caps.flags & PROUST__RAIL_POLL_TO_MOVE));
+        if (fd_enough || (t->block && !t->rail) ||
             atomic_load_explicit(&t->dead, memory_order_relaxed) ||
             (!(t->flags & PROUST_PTASK_ALWAYS) && !atomic_load(&t->npending)))
             continue;
