@@ -15,7 +15,7 @@ set -euo pipefail
 need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev libpmix-dev gdb mpich openmpi-bin
       iproute2 slurm-wlm procps)
 if [ "${1:-}" = "--bench" ]; then
-  need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib)
+  need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib libfabric-bin)
 fi
 missing=()
 for p in "${need[@]}"; do

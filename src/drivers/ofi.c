@@ -35,7 +35,7 @@ static const char *const named_only[] = {"sockets", "udp", "shm", NULL};
 
 static struct fi_info *make_hints(void)
 {
-    struct fi_info *h = fi_allocinfo();
+    struct fi_info *h = proust__ofi.dupinfo(NULL);
     if (!h)
         return NULL;
     h->ep_attr->type = FI_EP_RDM;
@@ -120,16 +120,18 @@ static struct fi_info *choose(struct fi_info *list, const char *want, char *why,
              best->domain_attr->name ? best->domain_attr->name : "?",
              any ? "the best provider present with reliable datagrams, messages and RMA"
                  : "named by PROUST_OFI_PROVIDER");
-    return fi_dupinfo(best);
+    return proust__ofi.dupinfo(best);
 }
 
 static struct fi_info *list_providers(void)
 {
+    if (proust__ofi_load() != PROUST_OK)
+        return NULL;
     struct fi_info *hints = make_hints(), *list = NULL;
     if (!hints)
         return NULL;
-    int rc = fi_getinfo(OFI_VERSION, NULL, NULL, 0, hints, &list);
-    fi_freeinfo(hints);
+    int rc = proust__ofi.getinfo(OFI_VERSION, NULL, NULL, 0, hints, &list);
+    proust__ofi.freeinfo(hints);
     return rc == 0 ? list : NULL;
 }
 
@@ -155,8 +157,8 @@ size_t proust__ofi_describe(char *out, size_t cap)
     }
     if (n < cap)
         n += (size_t)snprintf(out + n, cap - n, "  chosen: %s\n", pick ? why : "none");
-    fi_freeinfo(pick);
-    fi_freeinfo(list);
+    proust__ofi.freeinfo(pick);
+    proust__ofi.freeinfo(list);
     return n < cap ? n : cap - 1;
 }
 
@@ -176,7 +178,7 @@ static void note_device(struct ofi_rail *o)
 
 static int fail(const char *what, int rc)
 {
-    PROUST_WARN("ofi: %s: %s", what, fi_strerror(-rc));
+    PROUST_WARN("ofi: %s: %s", what, proust__ofi.strerror(-rc));
     return PROUST_ERR_SYS;
 }
 
@@ -203,7 +205,7 @@ static void open_wait_set(struct ofi_rail *o)
 static int open_endpoint(struct ofi_rail *o)
 {
     int rc;
-    if ((rc = fi_fabric(o->info->fabric_attr, &o->fabric, NULL)))
+    if ((rc = proust__ofi.fabric(o->info->fabric_attr, &o->fabric, NULL)))
         return fail("fi_fabric", rc);
     if ((rc = fi_domain(o->fabric, o->info, &o->domain, NULL)))
         return fail("fi_domain", rc);
@@ -254,7 +256,7 @@ static int ofi_open(proust__rail_t *rail)
     bool any = list != NULL;
     const char *want = proust__config_str(PROUST_CFG_OFI_PROVIDER);
     o->info = list ? choose(list, want, o->why, sizeof o->why) : NULL;
-    fi_freeinfo(list);
+    proust__ofi.freeinfo(list);
     if (!o->info) {
         PROUST_WARN("ofi: no usable libfabric provider%s (PROUST_OFI_PROVIDER=%s): the next "
                     "rail of PROUST_RAILS carries the traffic",
@@ -390,7 +392,8 @@ static void ofi_close(proust__rail_t *rail)
         close(o->epfd);
     if (o->kickfd >= 0)
         close(o->kickfd);
-    fi_freeinfo(o->info);
+    if (o->info)
+        proust__ofi.freeinfo(o->info);
     free(o->recv_mem);
     for (int r = 0; o->peers && r < o->size; r++)
         while (o->peers[r].early) {

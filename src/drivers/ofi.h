@@ -38,6 +38,22 @@
 #define OFI_LATENCY_US 15.0 /* profile until calibration measures it */
 #define OFI_BANDWIDTH_GBS 1.0
 
+/* ---- libfabric (ofi_lib.c) ------------------------------------------------------ */
+/* Its exported functions, loaded when the rail first opens: linking it
+ * would cost every process ~0.2 s at start (its providers' libraries),
+ * whether it uses the rail or not. The rest of its API is inline. */
+struct ofi_lib {
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info);
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+};
+extern struct ofi_lib proust__ofi;
+/* PROUST_OK, or PROUST_ERR_NOT_SUPPORTED (said why, once). */
+int proust__ofi_load(void);
+
 /* ---- the header (ofi_wire.c) ------------------------------------------------ */
 enum { OFI_MSG_PACKET = 1, OFI_MSG_PUT = 2 };
 struct ofi_hdr {

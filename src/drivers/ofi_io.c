@@ -45,7 +45,7 @@ static int register_buf(struct ofi_rail *o, void *buf, size_t len, struct fid_mr
             rc = fi_mr_enable(*mr);
     }
     if (rc) {
-        PROUST_WARN("ofi: cannot register %zu bytes: %s", len, fi_strerror(-rc));
+        PROUST_WARN("ofi: cannot register %zu bytes: %s", len, proust__ofi.strerror(-rc));
         if (*mr)
             (void)fi_close(&(*mr)->fid);
         *mr = NULL;
@@ -77,7 +77,7 @@ int proust__ofi_post_receives(proust__rail_t *rail)
         op->desc = o->recv_mr ? fi_mr_desc(o->recv_mr) : NULL;
         int prc = post_receive(o, op);
         if (prc) {
-            PROUST_WARN("ofi: cannot post a receive: %s", fi_strerror(-prc));
+            PROUST_WARN("ofi: cannot post a receive: %s", proust__ofi.strerror(-prc));
             return PROUST_ERR_SYS;
         }
     }
@@ -257,7 +257,7 @@ static int submit(struct ofi_rail *o, int peer, struct ofi_op *op)
         if (prc == 0)
             return PROUST__INPROGRESS;
         if (prc != -FI_EAGAIN) {
-            PROUST_WARN("ofi: send to rank %d: %s", peer, fi_strerror(-prc));
+            PROUST_WARN("ofi: send to rank %d: %s", peer, proust__ofi.strerror(-prc));
             give_back(o, op);
             return PROUST_ERR_CONN;
         }
@@ -374,7 +374,7 @@ int proust__ofi_flush(proust__rail_t *rail, int peer)
             p->q_tail = NULL;
         moved++;
         if (prc != 0) {
-            PROUST_WARN("ofi: send to rank %d: %s", peer, fi_strerror(-prc));
+            PROUST_WARN("ofi: send to rank %d: %s", peer, proust__ofi.strerror(-prc));
             finish_send(rail, op, PROUST_ERR_CONN);
         }
         /* posted: its completion gives the buffer back (and tells the
@@ -523,7 +523,7 @@ static void on_error(proust__rail_t *rail)
         return;
     if (op->kind == OFI_OP_RECV) {
         if (err.err != FI_ECANCELED) {
-            PROUST_WARN("ofi: a receive failed: %s", fi_strerror(err.err));
+            PROUST_WARN("ofi: a receive failed: %s", proust__ofi.strerror(err.err));
             repost(o, op);
         }
         return;
@@ -535,7 +535,7 @@ static void on_error(proust__rail_t *rail)
                                        PROUST_ERR_PEER_FAILED)) {
         char why[160];
         snprintf(why, sizeof why, "ofi: rank %d cannot be reached: %s", peer,
-                 fi_strerror(err.err));
+                 proust__ofi.strerror(err.err));
         rail->up.peer_failed(rail->up.engine, peer, PROUST_ERR_PEER_FAILED, why);
     }
 }
