@@ -79,12 +79,29 @@ static bool loopback(const struct fi_info *fi)
     return fi->domain_attr->name && strcmp(fi->domain_attr->name, "lo") == 0;
 }
 
-/* Is a better than b (same provider rank)? A real interface before
- * loopback, IPv4 before the rest, then the provider's own order. */
+/* A virtual bridge is no NIC (a Linux bridge, docker*, virbr*: as the tcp
+ * rail's rule); one that comes and goes while a job starts would also
+ * give its ranks different domains. */
+static bool bridge(const struct fi_info *fi)
+{
+    const char *n = fi->domain_attr->name;
+    if (!n || strchr(n, '/'))
+        return false;
+    char path[128];
+    snprintf(path, sizeof path, "/sys/class/net/%s/bridge", n);
+    return strncmp(n, "docker", 6) == 0 || strncmp(n, "virbr", 5) == 0 ||
+           access(path, F_OK) == 0;
+}
+
+/* Is a better than b (same provider rank)? A real interface before a
+ * bridge before loopback, IPv4 before the rest, then the provider's own
+ * order. */
 static bool better_domain(const struct fi_info *a, const struct fi_info *b)
 {
     if (loopback(a) != loopback(b))
         return !loopback(a);
+    if (bridge(a) != bridge(b))
+        return !bridge(a);
     bool a4 = a->addr_format == FI_SOCKADDR_IN, b4 = b->addr_format == FI_SOCKADDR_IN;
     return a4 && !b4;
 }
