@@ -6,7 +6,7 @@ PREFIX     := $(CURDIR)/$(BUILD)/install
 CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps configure build build-release run test test-sanitize test-tsan test-tsan-stress test-mpi4py soak bench clean
+.PHONY: all deps configure build build-release run test test-ofi test-sanitize test-tsan test-tsan-stress test-mpi4py soak bench clean
 
 all: build
 
@@ -25,7 +25,13 @@ run: build
 	@bash scripts/demo.sh $(PREFIX)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300 -LE soak $(CTEST_ARGS)
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300 -LE "soak|ofi" $(CTEST_ARGS)
+
+# The ofi rail (libfabric, issue 41, in progress): its tests, kept out of
+# `make test` until tcp;ofi_rxm stops losing messages under load (a storm
+# of empty receive completions: docs/ARCHITECTURE.md, "The ofi rail").
+test-ofi: build
+	cd $(BUILD) && ctest --output-on-failure -j1 --timeout 300 -L ofi $(CTEST_ARGS)
 
 # The long stress run: 8 ranks x 4 threads, 102 400 checked messages on
 # each of shm and tcp (tests/mpi/stress.cmake); PROUST_STRESS_SEED replays.

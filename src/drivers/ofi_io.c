@@ -563,6 +563,9 @@ int proust__ofi_poll(proust__rail_t *rail)
         for (ssize_t i = 0; i < n; i++) {
             struct ofi_op *op = c[i].op_context;
             if (op->kind == OFI_OP_RECV) {
+                if (c[i].len < sizeof(struct ofi_hdr))
+                    PROUST_DEBUG("ofi: receive completion of %zu bytes, flags 0x%llx",
+                                 c[i].len, (unsigned long long)c[i].flags);
                 events += deliver(rail, op->buf, c[i].len);
                 repost(o, op);
             } else {

@@ -80,6 +80,8 @@ cluster_job(NAME proustrun_ofi_where HOSTS 2
   COMMAND "PROUST_RAILS=self,shm,ofi ${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2 $<TARGET_FILE:mpi_cluster_where> 2")
 cluster_job(NAME proustrun_ofi_stress HOSTS 2
   COMMAND "PROUST_RAILS=self,shm,ofi exec bash ${MPI_TEST_DIR}/stress_run.sh \"${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
+set_tests_properties(mpi_cluster_proustrun_ofi_where mpi_cluster_proustrun_ofi_stress
+                     PROPERTIES LABELS "cluster;ofi")
 # (a rank killed on one host: not yet here -- under load the survivor's
 # tcp;ofi_rxm reported "Operation canceled" for sends to a live peer, and a
 # survivor outlived the launcher's grace: issue 41's notes)
