@@ -266,7 +266,7 @@ static int ofi_open(proust__rail_t *rail)
     o->rank = rail->boot->rank;
     o->size = rail->boot->size;
     proust__lock_init(&o->send_lock);
-    proust__lock_init(&o->av_lock);
+    proust__lock_init(&o->fi_lock);
     proust__lock_init(&o->flight_lock);
     o->epfd = o->kickfd = -1;
     struct fi_info *list = list_providers();
@@ -380,7 +380,10 @@ static void ofi_arm(proust__rail_t *rail, int level)
         return;
     }
     struct fid *f = &o->cq->fid;
-    if (fi_trywait(o->fabric, &f, 1) != FI_SUCCESS) {
+    proust__lock(&o->fi_lock);
+    int rc = fi_trywait(o->fabric, &f, 1);
+    proust__unlock(&o->fi_lock);
+    if (rc != FI_SUCCESS) {
         uint64_t one = 1;
         (void)!write(o->kickfd, &one, sizeof one);
     }

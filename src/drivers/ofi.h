@@ -154,7 +154,11 @@ struct ofi_rail {
     proust__lock_t send_lock;
     struct ofi_op *send_free;
     struct ofi_slab *slabs;
-    proust__lock_t av_lock; /* address vector inserts */
+    /* every libfabric call of the data path (posts, completion reads,
+     * address inserts, trywait): tcp;ofi_rxm lost messages, completing
+     * receives with nothing, when a sender and the poller called in at
+     * once, its FI_THREAD_SAFE domain notwithstanding */
+    proust__lock_t fi_lock;
     proust__lock_t flight_lock; /* the peers' flight lists */
     struct ofi_peer *peers;
     uint8_t *cards; /* peers' addresses, addrlen bytes each */

@@ -18,7 +18,8 @@
  *
  * Threads: send, put, flush and disconnect for one peer hold its gate
  * lock; the send buffers' free list has a lock of its own; poll runs on
- * one thread at a time; the domain is FI_THREAD_SAFE.
+ * one thread at a time; every libfabric call of the data path holds
+ * fi_lock (ofi.h says why).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,10 @@ static int register_buf(struct ofi_rail *o, void *buf, size_t len, struct fid_mr
 /* ---- receives ---------------------------------------------------------------- */
 static int post_receive(struct ofi_rail *o, struct ofi_op *op)
 {
-    return (int)fi_recv(o->ep, op->buf, OFI_BUF_SIZE, op->desc, FI_ADDR_UNSPEC, &op->fctx);
+    proust__lock(&o->fi_lock);
+    int rc = (int)fi_recv(o->ep, op->buf, OFI_BUF_SIZE, op->desc, FI_ADDR_UNSPEC, &op->fctx);
+    proust__unlock(&o->fi_lock);
+    return rc;
 }
 
 int proust__ofi_post_receives(proust__rail_t *rail)
@@ -157,10 +161,10 @@ static int peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out)
 {
     struct ofi_peer *p = &o->peers[peer];
     if (p->addr == FI_ADDR_NOTAVAIL) {
-        proust__lock(&o->av_lock);
+        proust__lock(&o->fi_lock);
         fi_addr_t a = FI_ADDR_NOTAVAIL;
         int n = fi_av_insert(o->av, o->cards + (size_t)peer * o->addrlen, 1, &a, 0, NULL);
-        proust__unlock(&o->av_lock);
+        proust__unlock(&o->fi_lock);
         if (n != 1) {
             PROUST_WARN("ofi: rank %d's address is not usable here", peer);
             return PROUST_ERR_CONN;
@@ -177,17 +181,21 @@ static int peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out)
  * (tcp) a message has left only when its completion says so. */
 static int post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
 {
+    int rc;
+    proust__lock(&o->fi_lock);
     if (op->kind == OFI_OP_SEND_ZC) {
         struct iovec iov[2] = {{&op->hdr, sizeof op->hdr}, {(void *)op->zc_buf, op->len}};
-        return (int)fi_sendv(o->ep, iov, NULL, 2, to, &op->fctx);
-    }
-    if (op->len <= o->inject_max) {
+        rc = (int)fi_sendv(o->ep, iov, NULL, 2, to, &op->fctx);
+    } else if (op->len <= o->inject_max) {
         struct iovec iov = {op->buf, op->len};
         struct fi_msg msg = {.msg_iov = &iov, .desc = &op->desc, .iov_count = 1,
                              .addr = to, .context = &op->fctx};
-        return (int)fi_sendmsg(o->ep, &msg, FI_INJECT | FI_COMPLETION);
+        rc = (int)fi_sendmsg(o->ep, &msg, FI_INJECT | FI_COMPLETION);
+    } else {
+        rc = (int)fi_send(o->ep, op->buf, op->len, op->desc, to, &op->fctx);
     }
-    return (int)fi_send(o->ep, op->buf, op->len, op->desc, to, &op->fctx);
+    proust__unlock(&o->fi_lock);
+    return rc;
 }
 
 /* Take op out of its peer's flight list (flight_lock held). */
@@ -380,8 +388,6 @@ int proust__ofi_flush(proust__rail_t *rail, int peer)
         /* posted: its completion gives the buffer back (and tells the
          * engine, which waits for it since it was queued) */
     }
-    if (p->q_head && !moved)
-        (void)fi_cq_read(o->cq, NULL, 0); /* drive the provider's progress */
     return moved;
 }
 
@@ -516,7 +522,10 @@ static void on_error(proust__rail_t *rail)
 {
     struct ofi_rail *o = rail->priv;
     struct fi_cq_err_entry err = {0};
-    if (fi_cq_readerr(o->cq, &err, 0) != 1)
+    proust__lock(&o->fi_lock);
+    ssize_t got = fi_cq_readerr(o->cq, &err, 0);
+    proust__unlock(&o->fi_lock);
+    if (got != 1)
         return;
     struct ofi_op *op = err.op_context;
     if (!op)
@@ -552,7 +561,9 @@ int proust__ofi_poll(proust__rail_t *rail)
     }
     for (;;) {
         struct fi_cq_msg_entry c[CQ_BATCH];
+        proust__lock(&o->fi_lock);
         ssize_t n = fi_cq_read(o->cq, c, CQ_BATCH);
+        proust__unlock(&o->fi_lock);
         if (n == -FI_EAVAIL) {
             on_error(rail);
             events++;

@@ -82,9 +82,10 @@ cluster_job(NAME proustrun_ofi_stress HOSTS 2
   COMMAND "PROUST_RAILS=self,shm,ofi exec bash ${MPI_TEST_DIR}/stress_run.sh \"${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
 set_tests_properties(mpi_cluster_proustrun_ofi_where mpi_cluster_proustrun_ofi_stress
                      PROPERTIES LABELS "cluster;ofi")
-# (a rank killed on one host: not yet here -- under load the survivor's
-# tcp;ofi_rxm reported "Operation canceled" for sends to a live peer, and a
-# survivor outlived the launcher's grace: issue 41's notes)
+# a rank killed on one host: the survivor gets an error, the job ends with 137
+cluster_job(NAME proustrun_ofi_fail_kill HOSTS 2
+  COMMAND "out=$(PROUST_RAILS=self,shm,ofi ${PROUSTRUN_ON_CLUSTER} --grace 5 -H h1,h2 $<TARGET_FILE:mpi_cluster_fail> kill 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 137 ] && echo \"$out\" | grep -q 'survivor: error class'")
+set_tests_properties(mpi_cluster_proustrun_ofi_fail_kill PROPERTIES LABELS "cluster;ofi")
 foreach(case stranger link orphans missing)
   set(prog mpi_cluster_where)
   if(case STREQUAL "link" OR case STREQUAL "orphans")
