@@ -255,10 +255,8 @@ static int submit(struct ofi_rail *o, int peer, struct ofi_op *op)
     struct ofi_peer *p = &o->peers[peer];
     fi_addr_t to;
     int rc = peer_addr(o, peer, &to);
-    if (rc != PROUST_OK) {
-        give_back(o, op);
-        return rc;
-    }
+    if (rc != PROUST_OK)
+        goto refused;
     op->peer = peer;
     if (!p->q_head) {
         int prc = post_tracked(o, op, to);
@@ -266,12 +264,20 @@ static int submit(struct ofi_rail *o, int peer, struct ofi_op *op)
             return PROUST__INPROGRESS;
         if (prc != -FI_EAGAIN) {
             PROUST_WARN("ofi: send to rank %d: %s", peer, proust__ofi.strerror(-prc));
-            give_back(o, op);
-            return PROUST_ERR_CONN;
+            rc = PROUST_ERR_CONN;
+            goto refused;
         }
     }
     enqueue(p, op);
     return PROUST__INPROGRESS;
+
+refused:
+    /* its sequence number is spent: the peer would wait for it forever, so
+     * every later send to it fails at once instead */
+    give_back(o, op);
+    int expected = 0;
+    atomic_compare_exchange_strong(&p->failed, &expected, rc);
+    return rc;
 }
 
 /* The next message to `peer` (gate lock held: numbered in sending order). */
@@ -574,9 +580,6 @@ int proust__ofi_poll(proust__rail_t *rail)
         for (ssize_t i = 0; i < n; i++) {
             struct ofi_op *op = c[i].op_context;
             if (op->kind == OFI_OP_RECV) {
-                if (c[i].len < sizeof(struct ofi_hdr))
-                    PROUST_DEBUG("ofi: receive completion of %zu bytes, flags 0x%llx",
-                                 c[i].len, (unsigned long long)c[i].flags);
                 events += deliver(rail, op->buf, c[i].len);
                 repost(o, op);
             } else {
