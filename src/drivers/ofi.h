@@ -164,6 +164,7 @@ struct ofi_rail {
     uint8_t *cards; /* peers' addresses, addrlen bytes each */
     size_t addrlen;
     _Atomic int warned; /* a malformed or stale message was reported once */
+    _Atomic int recv_failed_warned; /* a failed receive was reported once */
     char device[64];
     char why[160]; /* why this provider */
 };

@@ -537,8 +537,14 @@ static void on_error(proust__rail_t *rail)
     if (!op)
         return;
     if (op->kind == OFI_OP_RECV) {
+        /* a peer's connection broke under a message to us: one warning
+         * (a dead peer can fail every receive it had filled); which peer
+         * is not said, its sequence numbers keep later messages in order */
         if (err.err != FI_ECANCELED) {
-            PROUST_WARN("ofi: a receive failed: %s", proust__ofi.strerror(err.err));
+            if (!atomic_exchange(&o->recv_failed_warned, 1))
+                PROUST_WARN("ofi: a receive failed: %s (a peer's connection broke; further "
+                            "failures are not reported)",
+                            proust__ofi.strerror(err.err));
             repost(o, op);
         }
         return;

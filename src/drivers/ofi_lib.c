@@ -6,6 +6,8 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "common/log.h"
 #include "drivers/ofi.h"
@@ -15,8 +17,23 @@ struct ofi_lib proust__ofi;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int loaded = PROUST_ERR_NOT_SUPPORTED;
 
+/* Settings of libfabric's providers that Proust needs, unless the user set
+ * them: libfabric reads them when its first call loads the providers.
+ * FI_OFI_RXM_EAGER_LIMIT: ofi_rxm (over tcp, whose receive buffers are
+ * dynamic) sends each of our messages (OFI_BUF_SIZE at most) eagerly
+ * rather than by rendezvous. A rendezvous that a dead peer left in rxm's
+ * unexpected queue (libfabric 1.17) crashed the survivor's next fi_recv
+ * on the closed connection; eagerly sent messages are whole when queued. */
+static void set_provider_defaults(void)
+{
+    char value[32];
+    snprintf(value, sizeof value, "%u", (unsigned)OFI_BUF_SIZE);
+    (void)setenv("FI_OFI_RXM_EAGER_LIMIT", value, 0);
+}
+
 static void load(void)
 {
+    set_provider_defaults();
     void *h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         PROUST_WARN("ofi: libfabric is not installed here (%s)", dlerror());
