@@ -16,6 +16,11 @@ endfunction()
 ofi_api(NAME integrity_2 NPROCS 2 PROGRAM integrity)
 ofi_api(NAME integrity_rdv1k_2 NPROCS 2 PROGRAM integrity ENV PROUST_RDV_THRESHOLD=1K)
 ofi_api(NAME integrity_aggreg_2 NPROCS 2 PROGRAM integrity ENV PROUST_STRATEGY=aggreg)
+# every rendezvous piece read by the receiver (odd sizes, odd offsets), or none
+ofi_api(NAME integrity_read_all_2 NPROCS 2 PROGRAM integrity
+        ENV PROUST_RDV_THRESHOLD=1K PROUST_OFI_READ_MIN=1)
+ofi_api(NAME integrity_read_off_2 NPROCS 2 PROGRAM integrity ENV PROUST_OFI_READ_MIN=off)
+ofi_api(NAME rdv_window_read_all_2 NPROCS 2 PROGRAM rdv_window ENV PROUST_OFI_READ_MIN=1)
 # one process through its own endpoint (no self rail)
 api_job(NAME integrity_loopback_ofi NPROCS 1 RAILS ofi PROGRAM integrity)
 # every case of a program with a case table: api_<p>_<case>_<n>_ofi

@@ -36,6 +36,10 @@
       "first part (verbs, efa, tcp); auto = the best one present with reliable datagrams, "     \
       "messages and RMA (cxi, efa, opx, psm3, psm2, verbs, tcp, net, ucx, udp;ofi_rxd in that "\
       "order); sockets, bare udp and shm only when named")                                      \
+    X(OFI_READ_MIN, "PROUST_OFI_READ_MIN", "0",                                                 \
+      "rendezvous data on the ofi rail from this size (bytes, K/M suffixes) is read by the "    \
+      "receiver straight from the sender's registered memory (fi_read), smaller pieces go as "  \
+      "messages; 0 = the rail's own (256K), off = never (messages only)")                        \
     X(RDV_THRESHOLD, "PROUST_RDV_THRESHOLD", "0",                                               \
       "message size (bytes, K/M suffixes) from which rendezvous is used; 0 = each rail's own")  \
     X(LOG_LEVEL, "PROUST_LOG_LEVEL", "warn", "error, warn, info, debug or trace")               \

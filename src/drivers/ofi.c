@@ -257,6 +257,28 @@ static void fabric_id(const struct ofi_rail *o, char *out, size_t cap)
 
 static void ofi_close(proust__rail_t *rail);
 
+/* Which puts the receiver reads (ofi_pull.c): those of PROUST_OFI_READ_MIN
+ * bytes and more, where the provider reads remote memory with keys that
+ * fit the 8 bytes a pull carries; the smaller ones are messages. */
+static int choose_pull(struct ofi_rail *o, size_t room)
+{
+    o->pull_min = 0;
+    size_t min = 0;
+    if (strcmp(proust__config_str(PROUST_CFG_OFI_READ_MIN), "off") == 0)
+        min = SIZE_MAX;
+    else if (proust__config_size(PROUST_CFG_OFI_READ_MIN, &min) != PROUST_OK)
+        return PROUST_ERR_INVALID;
+    const struct fi_domain_attr *d = o->info->domain_attr;
+    bool can = (o->info->caps & FI_RMA) && d->mr_key_size <= sizeof(uint64_t) &&
+               !(d->mr_mode & FI_MR_RAW);
+    if (!can || min == SIZE_MAX)
+        return PROUST_OK;
+    if (min == 0)
+        min = OFI_READ_MIN;
+    o->pull_min = min < room ? min : room; /* a put larger than a message is read */
+    return PROUST_OK;
+}
+
 static int ofi_open(proust__rail_t *rail)
 {
     struct ofi_rail *o = calloc(1, sizeof *o);
@@ -306,11 +328,20 @@ static int ofi_open(proust__rail_t *rail)
         return rc;
     }
     size_t room = OFI_BUF_SIZE - sizeof(struct ofi_hdr);
+    if ((rc = choose_pull(o, room)) != PROUST_OK) {
+        ofi_close(rail);
+        return rc;
+    }
+    size_t fragment = room;
+    if (o->pull_min) {
+        size_t max_msg = o->info->ep_attr->max_msg_size;
+        fragment = max_msg < OFI_PULL_FRAGMENT ? max_msg : OFI_PULL_FRAGMENT;
+    }
     rail->caps = (struct proust__rail_caps){
         .max_iov = OFI_MAX_IOV,
         .max_packet = room,
         .rdv_threshold = OFI_RDV_THRESHOLD,
-        .put_fragment = room,
+        .put_fragment = fragment,
         .latency_us = OFI_LATENCY_US,
         .bandwidth_gbs = OFI_BANDWIDTH_GBS,
         .flags = (o->info->domain_attr->data_progress == FI_PROGRESS_AUTO
@@ -402,6 +433,10 @@ static void ofi_close(proust__rail_t *rail)
         return;
     /* the endpoint first: nothing completes into our buffers after it */
     close_fid(o->ep ? &o->ep->fid : NULL);
+    PROUST_DEBUG("ofi: %llu puts read by peers, %llu read from peers",
+                 (unsigned long long)atomic_load(&o->pulls_sent),
+                 (unsigned long long)atomic_load(&o->pulls_read));
+    proust__ofi_pull_close(o);
     close_fid(o->recv_mr ? &o->recv_mr->fid : NULL);
     proust__ofi_free_sends(o);
     close_fid(o->cq ? &o->cq->fid : NULL);

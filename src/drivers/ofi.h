@@ -1,6 +1,7 @@
 /*
  * ofi.h — the ofi rail's private state, shared by its files: ofi.c (the
- * provider, the endpoint, addresses), ofi_io.c (packets, puts, polling) and
+ * provider, the endpoint, addresses), ofi_io.c (packets, puts, polling),
+ * ofi_pull.c (large puts the receiver reads from the sender's memory) and
  * ofi_wire.c (the header every message carries, checked on arrival).
  *
  * One reliable-datagram (FI_EP_RDM) endpoint per process on the provider
@@ -35,6 +36,8 @@
 #define OFI_SEND_SLAB 64           /* send buffers are added this many at a time */
 #define OFI_MAX_IOV 128            /* the engine's packets: gathered into one buffer */
 #define OFI_RDV_THRESHOLD (32u * 1024u)
+#define OFI_READ_MIN (256u * 1024u)       /* puts the receiver reads (measured: PERFORMANCE) */
+#define OFI_PULL_FRAGMENT (512u * 1024u) /* the engine's puts, when read */
 #define OFI_LATENCY_US 15.0 /* profile until calibration measures it */
 #define OFI_BANDWIDTH_GBS 1.0
 
@@ -55,7 +58,11 @@ extern struct ofi_lib proust__ofi;
 int proust__ofi_load(void);
 
 /* ---- the header (ofi_wire.c) ------------------------------------------------ */
-enum { OFI_MSG_PACKET = 1, OFI_MSG_PUT = 2 };
+/* PACKET: an engine packet. PUT: put bytes inline. PULL: a put the
+ * receiver reads (fi_read) from the sender's registered memory, described
+ * by a struct ofi_pull_desc. PULL_ACK: the read is over (struct
+ * ofi_pull_ack), outside the sequence: nothing waits behind it. */
+enum { OFI_MSG_PACKET = 1, OFI_MSG_PUT = 2, OFI_MSG_PULL = 3, OFI_MSG_PULL_ACK = 4 };
 struct ofi_hdr {
     uint32_t src;  /* sender's rank */
     uint16_t kind; /* OFI_MSG_* */
@@ -66,6 +73,17 @@ struct ofi_hdr {
     uint64_t offset; /* put: where in the destination */
 };
 #define OFI_MAGIC 0x0f1au
+struct ofi_pull_desc {
+    uint64_t raddr;  /* where the bytes are, as the sender's key names them */
+    uint64_t rkey;   /* the sender's registration key */
+    uint64_t len;    /* bytes to read */
+    uint64_t cookie; /* the sender's name for this put, sent back */
+};
+struct ofi_pull_ack {
+    uint64_t cookie;
+    int32_t status; /* 0: read (or dropped: a token the engine did not know) */
+    uint32_t pad;
+};
 /* A message as it arrived, checked: kind, sender, payload. */
 struct ofi_msg {
     int kind;
@@ -74,6 +92,8 @@ struct ofi_msg {
     uint64_t token, offset;
     const uint8_t *payload;
     size_t len;
+    struct ofi_pull_desc pull; /* PULL */
+    struct ofi_pull_ack ack;   /* PULL_ACK */
 };
 /* Check a message of `len` bytes from the wire (any bytes: a provider
  * delivers whatever a peer sent); PROUST_OK and *out, or PROUST_ERR_PROTO
@@ -82,7 +102,7 @@ int proust__ofi_parse(const void *buf, size_t len, int nranks, struct ofi_msg *o
                       const char **why);
 
 /* ---- state ------------------------------------------------------------------- */
-enum { OFI_OP_RECV = 1, OFI_OP_SEND = 2, OFI_OP_SEND_ZC = 3 };
+enum { OFI_OP_RECV = 1, OFI_OP_SEND = 2, OFI_OP_SEND_ZC = 3, OFI_OP_READ = 4 };
 
 /* One operation the provider holds: its context comes first (FI_CONTEXT). */
 struct ofi_op {
@@ -101,6 +121,19 @@ struct ofi_op {
     /* SEND_ZC: the header and the caller's bytes, sent as two pieces */
     struct ofi_hdr hdr;
     const void *zc_buf;
+    /* READ: the put being read (hdr.token, hdr.offset, len into buf) from
+     * the sender's pull, and the local registration of buf (FI_MR_LOCAL) */
+    struct ofi_pull_desc pull;
+    struct fid_mr *mr;
+};
+
+/* A put the receiver reads from our memory (ofi_pull.c): registered until
+ * its PULL_ACK comes back; then the engine hears (send_done). */
+struct ofi_pull {
+    struct ofi_pull *next, *prev; /* its peer's list (flight_lock) */
+    uint64_t cookie;
+    void *engine_ctx;
+    struct fid_mr *mr;
 };
 
 /* A message that came ahead of its turn, kept until it comes. */
@@ -120,6 +153,7 @@ struct ofi_peer {
     bool reachable;         /* same provider and fabric as ours */
     struct ofi_op *q_head, *q_tail; /* posted when the provider had room (gate lock) */
     struct ofi_op *flight;          /* posted, not completed (flight_lock) */
+    struct ofi_pull *pulls;         /* our puts it reads, unacknowledged (flight_lock) */
 };
 
 /* A slab of send buffers and its registration. */
@@ -145,6 +179,13 @@ struct ofi_rail {
     bool mr_local;     /* FI_MR_LOCAL: our buffers are registered */
     size_t inject_max; /* messages up to this go by fi_inject */
     bool zc_puts;      /* puts go straight from the caller's memory */
+    /* puts of pull_min bytes and more are read by the receiver (the
+     * provider has RMA and keys of 8 bytes at most); 0: never */
+    size_t pull_min;
+    _Atomic uint64_t next_cookie;
+    /* poll's own: reads and acknowledgements the provider had no room for */
+    struct ofi_op *reads_waiting, *acks_waiting;
+    _Atomic uint64_t pulls_sent, pulls_read;
     /* receives posted ahead, and their registration */
     struct ofi_op recv_ops[OFI_RECV_BUFS];
     uint8_t *recv_mem;
@@ -180,6 +221,27 @@ int proust__ofi_busy(proust__rail_t *rail, int peer);
 int proust__ofi_flush(proust__rail_t *rail, int peer);
 int proust__ofi_poll(proust__rail_t *rail);
 void proust__ofi_disconnect(proust__rail_t *rail, int peer, int status);
+
+/* ofi_io.c, for ofi_pull.c: send buffers, message headers, posting */
+struct ofi_op *proust__ofi_take_buffer(struct ofi_rail *o);
+void proust__ofi_give_back(struct ofi_rail *o, struct ofi_op *op);
+void proust__ofi_fill_hdr(struct ofi_hdr *h, struct ofi_rail *o, int peer, int kind,
+                          uint64_t token, uint64_t offset);
+int proust__ofi_submit(struct ofi_rail *o, int peer, struct ofi_op *op);
+int proust__ofi_post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to);
+int proust__ofi_peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out);
+int proust__ofi_register(struct ofi_rail *o, void *buf, size_t len, uint64_t access,
+                         struct fid_mr **mr);
+
+/* ofi_pull.c: puts the receiver reads */
+int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset,
+                         const void *buf, size_t len, void *ctx);
+void proust__ofi_on_pull(proust__rail_t *rail, const struct ofi_msg *m);
+void proust__ofi_on_pull_ack(proust__rail_t *rail, const struct ofi_msg *m);
+void proust__ofi_read_done(proust__rail_t *rail, struct ofi_op *op, int status, int err);
+int proust__ofi_pull_retry(proust__rail_t *rail);
+void proust__ofi_pull_disconnect(proust__rail_t *rail, int peer, int status);
+void proust__ofi_pull_close(struct ofi_rail *o);
 
 /* ofi.c: the providers present (for proust-info): one line each, the one
  * PROUST_OFI_PROVIDER picks marked; returns the bytes written. */

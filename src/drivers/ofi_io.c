@@ -32,14 +32,15 @@
 #define CQ_BATCH 16
 
 /* ---- registration (FI_MR_LOCAL providers: verbs, efa) ----------------------- */
-static int register_buf(struct ofi_rail *o, void *buf, size_t len, struct fid_mr **mr)
+/* Register buf for `access` (a peer reads it: FI_REMOTE_READ; or our own
+ * sends and receives where FI_MR_LOCAL wants them registered). */
+int proust__ofi_register(struct ofi_rail *o, void *buf, size_t len, uint64_t access,
+                         struct fid_mr **mr)
 {
     static _Atomic uint64_t next_key = 1; /* keys must differ unless the provider picks */
     *mr = NULL;
-    if (!o->mr_local)
-        return PROUST_OK;
-    int rc = fi_mr_reg(o->domain, buf, len, FI_SEND | FI_RECV, 0, atomic_fetch_add(&next_key, 1),
-                       0, mr, NULL);
+    int rc = fi_mr_reg(o->domain, buf, len, access, 0, atomic_fetch_add(&next_key, 1), 0, mr,
+                       NULL);
     if (rc == 0 && (o->info->domain_attr->mr_mode & FI_MR_ENDPOINT)) {
         rc = fi_mr_bind(*mr, &o->ep->fid, 0);
         if (rc == 0)
@@ -53,6 +54,12 @@ static int register_buf(struct ofi_rail *o, void *buf, size_t len, struct fid_mr
         return PROUST_ERR_SYS;
     }
     return PROUST_OK;
+}
+
+static int register_buf(struct ofi_rail *o, void *buf, size_t len, struct fid_mr **mr)
+{
+    *mr = NULL;
+    return o->mr_local ? proust__ofi_register(o, buf, len, FI_SEND | FI_RECV, mr) : PROUST_OK;
 }
 
 /* ---- receives ---------------------------------------------------------------- */
@@ -89,7 +96,7 @@ int proust__ofi_post_receives(proust__rail_t *rail)
 }
 
 /* ---- send buffers -------------------------------------------------------------- */
-static struct ofi_op *take_send_buffer(struct ofi_rail *o)
+struct ofi_op *proust__ofi_take_buffer(struct ofi_rail *o)
 {
     proust__lock(&o->send_lock);
     struct ofi_op *op = o->send_free;
@@ -130,7 +137,7 @@ static struct ofi_op *take_send_buffer(struct ofi_rail *o)
     return op;
 }
 
-static void give_back(struct ofi_rail *o, struct ofi_op *op)
+void proust__ofi_give_back(struct ofi_rail *o, struct ofi_op *op)
 {
     if (op->kind == OFI_OP_SEND_ZC) {
         free(op);
@@ -157,7 +164,7 @@ void proust__ofi_free_sends(struct ofi_rail *o)
 
 /* ---- sending ------------------------------------------------------------------- */
 /* The peer's address, inserted into the address vector on first use. */
-static int peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out)
+int proust__ofi_peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out)
 {
     struct ofi_peer *p = &o->peers[peer];
     if (p->addr == FI_ADDR_NOTAVAIL) {
@@ -179,7 +186,7 @@ static int peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out)
  * error (a negative fi code). A small one the provider copies at once
  * (FI_INJECT) but still reports, like every other: with manual progress
  * (tcp) a message has left only when its completion says so. */
-static int post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
+int proust__ofi_post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
 {
     int rc;
     proust__lock(&o->fi_lock);
@@ -226,7 +233,7 @@ static int post_tracked(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
     p->flight = op;
     op->in_flight = op->posted = true;
     proust__unlock(&o->flight_lock);
-    int prc = post(o, op, to);
+    int prc = proust__ofi_post(o, op, to);
     if (prc != 0) { /* not the provider's: back to how it was */
         proust__lock(&o->flight_lock);
         if (op->in_flight)
@@ -250,11 +257,11 @@ static void enqueue(struct ofi_peer *p, struct ofi_op *op)
 /* Post op now, or queue it behind what waits: PROUST__INPROGRESS (its
  * completion, or the failure of the peer, calls send_done with
  * op->engine_ctx), or an error (op given back). */
-static int submit(struct ofi_rail *o, int peer, struct ofi_op *op)
+int proust__ofi_submit(struct ofi_rail *o, int peer, struct ofi_op *op)
 {
     struct ofi_peer *p = &o->peers[peer];
     fi_addr_t to;
-    int rc = peer_addr(o, peer, &to);
+    int rc = proust__ofi_peer_addr(o, peer, &to);
     if (rc != PROUST_OK)
         goto refused;
     op->peer = peer;
@@ -274,15 +281,15 @@ static int submit(struct ofi_rail *o, int peer, struct ofi_op *op)
 refused:
     /* its sequence number is spent: the peer would wait for it forever, so
      * every later send to it fails at once instead */
-    give_back(o, op);
+    proust__ofi_give_back(o, op);
     int expected = 0;
     atomic_compare_exchange_strong(&p->failed, &expected, rc);
     return rc;
 }
 
 /* The next message to `peer` (gate lock held: numbered in sending order). */
-static void fill_hdr(struct ofi_hdr *h, struct ofi_rail *o, int peer, int kind, uint64_t token,
-                     uint64_t offset)
+void proust__ofi_fill_hdr(struct ofi_hdr *h, struct ofi_rail *o, int peer, int kind,
+                          uint64_t token, uint64_t offset)
 {
     *h = (struct ofi_hdr){.src = (uint32_t)o->rank, .kind = (uint16_t)kind, .magic = OFI_MAGIC,
                           .seq = o->peers[peer].send_seq++, .token = token, .offset = offset};
@@ -301,11 +308,11 @@ int proust__ofi_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
         total += iov[i].iov_len;
     if (total > rail->caps.max_packet)
         return PROUST_ERR_INVALID;
-    struct ofi_op *op = take_send_buffer(o);
+    struct ofi_op *op = proust__ofi_take_buffer(o);
     if (!op)
         return PROUST_ERR_NOMEM;
     struct ofi_hdr h;
-    fill_hdr(&h, o, peer, OFI_MSG_PACKET, 0, 0);
+    proust__ofi_fill_hdr(&h, o, peer, OFI_MSG_PACKET, 0, 0);
     memcpy(op->buf, &h, sizeof h);
     size_t at = sizeof h;
     for (int i = 0; i < iovcnt; i++) {
@@ -314,7 +321,7 @@ int proust__ofi_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
     }
     op->len = at;
     op->engine_ctx = ctx;
-    return submit(o, peer, op);
+    return proust__ofi_submit(o, peer, op);
 }
 
 int proust__ofi_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset,
@@ -326,26 +333,28 @@ int proust__ofi_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t off
         return failed;
     if (len > rail->caps.put_fragment)
         return PROUST_ERR_INVALID;
+    if (o->pull_min && len >= o->pull_min)
+        return proust__ofi_pull_put(rail, peer, token, offset, buf, len, ctx);
     struct ofi_op *op;
     if (o->zc_puts) {
         if (!(op = calloc(1, sizeof *op)))
             return PROUST_ERR_NOMEM;
         op->kind = OFI_OP_SEND_ZC;
-        fill_hdr(&op->hdr, o, peer, OFI_MSG_PUT, token, offset);
+        proust__ofi_fill_hdr(&op->hdr, o, peer, OFI_MSG_PUT, token, offset);
         op->zc_buf = buf;
         op->len = len;
         op->engine_ctx = ctx; /* the caller's bytes: in use until the completion */
-        return submit(o, peer, op);
+        return proust__ofi_submit(o, peer, op);
     }
-    if (!(op = take_send_buffer(o)))
+    if (!(op = proust__ofi_take_buffer(o)))
         return PROUST_ERR_NOMEM;
     struct ofi_hdr h;
-    fill_hdr(&h, o, peer, OFI_MSG_PUT, token, offset);
+    proust__ofi_fill_hdr(&h, o, peer, OFI_MSG_PUT, token, offset);
     memcpy(op->buf, &h, sizeof h);
     proust_copy(op->buf + sizeof h, buf, len);
     op->len = sizeof h + len;
     op->engine_ctx = ctx;
-    return submit(o, peer, op);
+    return proust__ofi_submit(o, peer, op);
 }
 
 int proust__ofi_busy(proust__rail_t *rail, int peer)
@@ -368,7 +377,7 @@ static void finish_send(proust__rail_t *rail, struct ofi_op *op, int status)
             ctx = NULL; /* orphaned by a disconnect, which answered for it */
         proust__unlock(&o->flight_lock);
     }
-    give_back(o, op);
+    proust__ofi_give_back(o, op);
     if (ctx)
         rail->up.send_done(rail->up.engine, ctx, status);
 }
@@ -431,6 +440,7 @@ void proust__ofi_disconnect(proust__rail_t *rail, int peer, int status)
         if (ctx)
             rail->up.send_done(rail->up.engine, ctx, status);
     }
+    proust__ofi_pull_disconnect(rail, peer, status);
 }
 
 /* ---- receiving ------------------------------------------------------------------- */
@@ -438,6 +448,10 @@ static void hand_over(proust__rail_t *rail, const struct ofi_msg *m)
 {
     if (m->kind == OFI_MSG_PACKET) {
         rail->up.packet(rail->up.engine, m->src, m->payload, m->len);
+        return;
+    }
+    if (m->kind == OFI_MSG_PULL) {
+        proust__ofi_on_pull(rail, m);
         return;
     }
     void *dst = rail->up.put_target(rail->up.engine, m->src, m->token, m->offset, m->len);
@@ -494,6 +508,10 @@ static int deliver(proust__rail_t *rail, const uint8_t *buf, size_t len)
     struct ofi_peer *p = &o->peers[m.src];
     if (atomic_load_explicit(&p->failed, memory_order_relaxed))
         return 0; /* the engine has given up on that peer */
+    if (m.kind == OFI_MSG_PULL_ACK) { /* outside the sequence */
+        proust__ofi_on_pull_ack(rail, &m);
+        return 1;
+    }
     if (m.seq != p->recv_seq) {
         if ((int32_t)(m.seq - p->recv_seq) > 0)
             keep_early(p, &m, buf, len);
@@ -536,6 +554,10 @@ static void on_error(proust__rail_t *rail)
     struct ofi_op *op = err.op_context;
     if (!op)
         return;
+    if (op->kind == OFI_OP_READ) {
+        proust__ofi_read_done(rail, op, PROUST_ERR_PEER_FAILED, err.err);
+        return;
+    }
     if (op->kind == OFI_OP_RECV) {
         /* a peer's connection broke under a message to us: one warning
          * (a dead peer can fail every receive it had filled); which peer
@@ -564,7 +586,7 @@ static void on_error(proust__rail_t *rail)
 int proust__ofi_poll(proust__rail_t *rail)
 {
     struct ofi_rail *o = rail->priv;
-    int events = 0;
+    int events = proust__ofi_pull_retry(rail);
     while (o->repost) {
         struct ofi_op *op = o->repost;
         if (post_receive(o, op) != 0)
@@ -588,6 +610,9 @@ int proust__ofi_poll(proust__rail_t *rail)
             if (op->kind == OFI_OP_RECV) {
                 events += deliver(rail, op->buf, c[i].len);
                 repost(o, op);
+            } else if (op->kind == OFI_OP_READ) {
+                proust__ofi_read_done(rail, op, PROUST_OK, 0);
+                events++;
             } else {
                 finish_send(rail, op, PROUST_OK);
                 events++;

@@ -25,20 +25,42 @@ int proust__ofi_parse(const void *buf, size_t len, int nranks, struct ofi_msg *o
         *why = "a message from a rank the job does not have";
         return PROUST_ERR_PROTO;
     }
-    if (h.kind != OFI_MSG_PACKET && h.kind != OFI_MSG_PUT) {
+    if (h.kind < OFI_MSG_PACKET || h.kind > OFI_MSG_PULL_ACK) {
         *why = "a message of an unknown kind";
         return PROUST_ERR_PROTO;
     }
-    if (h.kind == OFI_MSG_PUT && h.offset > UINT64_MAX - (len - sizeof h)) {
+    size_t body = len - sizeof h;
+    const uint8_t *payload = (const uint8_t *)buf + sizeof h;
+    if (h.kind == OFI_MSG_PUT && h.offset > UINT64_MAX - body) {
         *why = "a put past the end of the address space";
         return PROUST_ERR_PROTO;
+    }
+    if (h.kind == OFI_MSG_PULL) {
+        if (body != sizeof out->pull) {
+            *why = "a pull of the wrong size";
+            return PROUST_ERR_PROTO;
+        }
+        memcpy(&out->pull, payload, sizeof out->pull);
+        if (out->pull.len == 0 ||
+            h.offset > UINT64_MAX - out->pull.len ||
+            out->pull.raddr > UINT64_MAX - out->pull.len) {
+            *why = "a pull of no bytes, or past the end of the address space";
+            return PROUST_ERR_PROTO;
+        }
+    }
+    if (h.kind == OFI_MSG_PULL_ACK) {
+        if (body != sizeof out->ack) {
+            *why = "a pull acknowledgement of the wrong size";
+            return PROUST_ERR_PROTO;
+        }
+        memcpy(&out->ack, payload, sizeof out->ack);
     }
     out->kind = h.kind;
     out->src = (int)h.src;
     out->seq = h.seq;
     out->token = h.token;
     out->offset = h.offset;
-    out->payload = (const uint8_t *)buf + sizeof h;
-    out->len = len - sizeof h;
+    out->payload = payload;
+    out->len = body;
     return PROUST_OK;
 }

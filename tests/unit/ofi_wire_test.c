@@ -1,7 +1,8 @@
 /* The ofi rail's message header (drivers/ofi_wire.c): what the rail builds
  * is accepted with its fields; truncations, a wrong mark, a rank the job
- * does not have, an unknown kind, a put offset that wraps, and random
- * bytes are refused with a reason, never read past the message (ASan in
+ * does not have, an unknown kind, a put offset that wraps, a pull or its
+ * acknowledgement of the wrong size, a pull of nothing or that wraps, and
+ * random bytes are refused with a reason, never read past the message (ASan in
  * CI). */
 #include <string.h>
 
@@ -61,6 +62,39 @@ int main(void)
     n = build(buf, OFI_MSG_PUT, 1, 0, 5, UINT64_MAX - 3, 8);
     EXPECT_EQ(proust__ofi_parse(buf, n, 4, &m, &why), PROUST_ERR_PROTO);
 
+    /* a pull and its acknowledgement, as the rail builds them */
+    struct ofi_pull_desc d = {.raddr = 0x7f0000001000u, .rkey = 99, .len = 300000, .cookie = 5};
+    n = build(buf, OFI_MSG_PULL, 2, 8, 0x55, 4096, 0);
+    memcpy(buf + n, &d, sizeof d);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof d, 4, &m, &why), PROUST_OK);
+    EXPECT_EQ(m.kind, OFI_MSG_PULL);
+    EXPECT_EQ(m.pull.raddr, 0x7f0000001000u);
+    EXPECT_EQ(m.pull.rkey, 99);
+    EXPECT_EQ(m.pull.len, 300000);
+    EXPECT_EQ(m.pull.cookie, 5);
+    EXPECT_EQ(m.token, 0x55);
+    /* one byte short or long; no bytes; an offset or an address that wraps */
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof d - 1, 4, &m, &why), PROUST_ERR_PROTO);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof d + 1, 4, &m, &why), PROUST_ERR_PROTO);
+    struct ofi_pull_desc bad = d;
+    bad.len = 0;
+    memcpy(buf + n, &bad, sizeof bad);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof bad, 4, &m, &why), PROUST_ERR_PROTO);
+    bad = d;
+    bad.raddr = UINT64_MAX - 10;
+    memcpy(buf + n, &bad, sizeof bad);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof bad, 4, &m, &why), PROUST_ERR_PROTO);
+    n = build(buf, OFI_MSG_PULL, 2, 8, 0x55, UINT64_MAX - 100, 0);
+    memcpy(buf + n, &d, sizeof d);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof d, 4, &m, &why), PROUST_ERR_PROTO);
+    struct ofi_pull_ack a = {.cookie = 77, .status = 0};
+    n = build(buf, OFI_MSG_PULL_ACK, 1, 0, 0, 0, 0);
+    memcpy(buf + n, &a, sizeof a);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof a, 4, &m, &why), PROUST_OK);
+    EXPECT_EQ(m.kind, OFI_MSG_PULL_ACK);
+    EXPECT_EQ(m.ack.cookie, 77);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof a - 1, 4, &m, &why), PROUST_ERR_PROTO);
+
     /* random bytes: any answer, never a read past the message (each one
      * copied into a block of exactly its size, so ASan sees an overrun) */
     unsigned seed = 12345;
@@ -68,6 +102,8 @@ int main(void)
     for (int i = 0; i < 200000; i++) {
         seed = seed * 1103515245u + 12345u;
         size_t len = (seed >> 8) % 96;
+        if (i % 4 == 1) /* the pull's exact size, so some pass */
+            len = sizeof(struct ofi_hdr) + sizeof(struct ofi_pull_desc);
         uint8_t *p = malloc(len ? len : 1);
         EXPECT_TRUE(p != NULL);
         for (size_t k = 0; k < len; k++) {
@@ -78,7 +114,7 @@ int main(void)
             struct ofi_hdr h;
             memcpy(&h, p, sizeof h);
             h.magic = OFI_MAGIC;
-            h.kind = (uint16_t)(1 + (i >> 1) % 3);
+            h.kind = (uint16_t)(1 + (i >> 1) % 5);
             h.src %= 8;
             memcpy(p, &h, sizeof h);
         }
