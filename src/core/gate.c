@@ -134,7 +134,7 @@ static void clear_pending(struct proust_session *s, struct proust__gate *g)
 static struct proust__packet_slot *free_slot(struct proust__gate *g)
 {
     for (int k = 0; k < 2; k++)
-        if (!g->slots[k].busy)
+        if (!atomic_load_explicit(&g->slots[k].busy, memory_order_acquire))
             return &g->slots[k];
     return NULL;
 }
@@ -160,7 +160,7 @@ int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot 
     slot->iov[0].iov_base = &slot->hdr;
     slot->iov[0].iov_len = sizeof slot->hdr;
     slot->chunks = first;
-    slot->busy = true;
+    atomic_store_explicit(&slot->busy, true, memory_order_relaxed);
     int urgent = 0;
     for (struct proust__chunk *c = first; c; c = c->next)
         urgent |= c->hdr.type == PROUST__CH_RTS || c->hdr.type == PROUST__CH_CTS ||
@@ -171,8 +171,8 @@ int proust__gate_send_packet(struct proust__gate *g, struct proust__packet_slot 
     int rc = g->rail->ops->send(g->rail, g->peer, slot->iov, iovcnt, slot);
     proust__packet_urgent = 0;
     if (rc != PROUST__INPROGRESS) {
-        slot->busy = false;
         slot->chunks = NULL;
+        atomic_store_explicit(&slot->busy, false, memory_order_release);
     }
     return rc;
 }
@@ -223,7 +223,9 @@ int proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
             break;
         }
     }
-    bool driver_busy = rail->ops->busy(rail, g->peer) || g->slots[0].busy || g->slots[1].busy;
+    bool driver_busy = rail->ops->busy(rail, g->peer) ||
+                       atomic_load_explicit(&g->slots[0].busy, memory_order_acquire) ||
+                       atomic_load_explicit(&g->slots[1].busy, memory_order_acquire);
     if (g->win.head || driver_busy)
         proust__gate_mark_pending(s, g);
     else
@@ -247,7 +249,7 @@ void proust__on_send_done(void *engine, void *ctx, int status)
     struct proust__packet_slot *slot = ctx;
     struct proust__chunk *chunks = slot->chunks;
     slot->chunks = NULL;
-    slot->busy = false;
+    atomic_store_explicit(&slot->busy, false, memory_order_release);
     credit_chunks(chunks, status);
 }
 

@@ -42,7 +42,9 @@ struct proust__offer_in;
     } while (0)
 
 struct proust__packet_slot {
-    bool busy;
+    /* set under the gate lock; cleared by send_done, which a driver may
+     * call from poll without that lock (ofi): released after chunks */
+    _Atomic bool busy;
     struct proust__pkt_hdr hdr;
     struct proust__chunk *chunks; /* chunks carried, to credit on send_done */
     struct proust__gate *gate;

@@ -70,6 +70,13 @@ stress_job(RANKS 3 THREADS 1 ROUNDS 30 RAILS self,tcp VARIANT poll ENV PROUST_PR
 stress_job(RANKS 4 THREADS 2 ROUNDS 15 RAILS self,tcp VARIANT thread ENV PROUST_PROGRESS=thread)
 stress_job(RANKS 3 THREADS 2 ROUNDS 20 RAILS self,tcp VARIANT coarse_stripes1
            ENV PROUST_LOCKING=coarse PROUST_MATCH_STRIPES=1)
+# ofi (tcp;ofi_rxm here): completions from whichever thread polls, pieces
+# of 256 KiB and more read by the receiver
+stress_job(RANKS 3 THREADS 2 ROUNDS 30 RAILS self,ofi VARIANT auto)
+stress_job(RANKS 4 THREADS 2 ROUNDS 30 RAILS self,ofi VARIANT buffered PATTERN buffered)
+stress_job(RANKS 2 THREADS 3 ROUNDS 30 RAILS self,ofi VARIANT read_all ENV PROUST_OFI_READ_MIN=1)
+set_property(TEST mpi_stress_3x2_selfofi_auto mpi_stress_4x2_selfofi_buffered
+             mpi_stress_2x3_selfofi_read_all APPEND PROPERTY LABELS ofi)
 # one process: the self rail alone
 stress_job(RANKS 1 THREADS 4 ROUNDS 100 RAILS self VARIANT auto)
 stress_job(RANKS 1 THREADS 2 ROUNDS 100 RAILS self VARIANT poll ENV PROUST_PROGRESS=poll)
