@@ -52,6 +52,10 @@ static void print_rail(const struct proust__rail_ops *ops, int in_use)
         if (c->stream_max)
             printf("        a rendezvous between a blocking send and a blocking receive: "
                    "streamed through the rail by the sender\n");
+        char text[1024];
+        if (ops->explain && ops->explain(&rail, text, sizeof text) > 0)
+            for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+                printf("        %s\n", line);
     }
     ops->close(&rail);
     boot.ops->finalize(&boot);

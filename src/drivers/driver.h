@@ -108,6 +108,9 @@ struct proust__rail_ops {
      * ("pci=0000:81:00.0", from a provider's bus attributes); NULL: none
      * (shm, self). */
     const char *(*device)(proust__rail_t *rail);
+    /* Optional, after open: what the rail chose here and why, for
+     * proust-info (lines ending in '\n'); returns the bytes written. */
+    size_t (*explain)(proust__rail_t *rail, char *out, size_t cap);
     /* After the fence: read peers' addresses, connect or map. */
     int (*connect)(proust__rail_t *rail);
     /* Can this rail carry traffic to `peer`? (called after connect) */

@@ -260,7 +260,7 @@ static void ofi_close(proust__rail_t *rail);
 /* Which puts the receiver reads (ofi_pull.c): those of PROUST_OFI_READ_MIN
  * bytes and more, where the provider reads remote memory with keys that
  * fit the 8 bytes a pull carries; the smaller ones are messages. */
-static int choose_pull(struct ofi_rail *o, size_t room)
+static int choose_pull(struct ofi_rail *o)
 {
     o->pull_min = 0;
     size_t min = 0;
@@ -275,7 +275,7 @@ static int choose_pull(struct ofi_rail *o, size_t room)
         return PROUST_OK;
     if (min == 0)
         min = OFI_READ_MIN;
-    o->pull_min = min < room ? min : room; /* a put larger than a message is read */
+    o->pull_min = min;
     return PROUST_OK;
 }
 
@@ -328,7 +328,7 @@ static int ofi_open(proust__rail_t *rail)
         return rc;
     }
     size_t room = OFI_BUF_SIZE - sizeof(struct ofi_hdr);
-    if ((rc = choose_pull(o, room)) != PROUST_OK) {
+    if ((rc = choose_pull(o)) != PROUST_OK) {
         ofi_close(rail);
         return rc;
     }
@@ -351,6 +351,29 @@ static int ofi_open(proust__rail_t *rail)
     };
     PROUST_INFO("ofi: %s", o->why);
     return PROUST_OK;
+}
+
+static size_t ofi_explain(proust__rail_t *rail, char *out, size_t cap)
+{
+    struct ofi_rail *o = rail->priv;
+    const char *eager = getenv("FI_OFI_RXM_EAGER_LIMIT");
+    int n;
+    if (o->pull_min)
+        n = snprintf(out, cap,
+                     "provider %s\nrendezvous pieces of %zu B and more are read by the receiver "
+                     "(fi_read) from the sender's memory, %zu B a piece; smaller ones are "
+                     "messages (PROUST_OFI_READ_MIN=%s)\nofi_rxm sends messages up to %s B "
+                     "at once (FI_OFI_RXM_EAGER_LIMIT)\n",
+                     o->why, o->pull_min, rail->caps.put_fragment,
+                     proust__config_str(PROUST_CFG_OFI_READ_MIN), eager ? eager : "?");
+    else
+        n = snprintf(out, cap,
+                     "provider %s\nrendezvous data goes as messages (PROUST_OFI_READ_MIN=%s%s)\n",
+                     o->why, proust__config_str(PROUST_CFG_OFI_READ_MIN),
+                     strcmp(proust__config_str(PROUST_CFG_OFI_READ_MIN), "off") == 0
+                         ? ""
+                         : "; the provider cannot read remote memory with 8-byte keys");
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
 }
 
 static int ofi_connect(proust__rail_t *rail)
@@ -465,7 +488,8 @@ static void ofi_close(proust__rail_t *rail)
 const struct proust__rail_ops proust__rail_ofi = {
     .name = "ofi",
     .description = "libfabric reliable datagrams on the provider PROUST_OFI_PROVIDER picks "
-                   "(InfiniBand, RoCE, EFA, Slingshot, Omni-Path, tcp); puts as messages",
+                   "(InfiniBand, RoCE, EFA, Slingshot, Omni-Path, tcp); large puts read by "
+                   "the receiver (fi_read), others as messages",
     .open = ofi_open,
     .connect = ofi_connect,
     .device = ofi_device,
@@ -479,4 +503,5 @@ const struct proust__rail_ops proust__rail_ofi = {
     .arm = ofi_arm,
     .disconnect = proust__ofi_disconnect,
     .close = ofi_close,
+    .explain = ofi_explain,
 };

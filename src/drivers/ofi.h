@@ -125,6 +125,15 @@ struct ofi_op {
      * the sender's pull, and the local registration of buf (FI_MR_LOCAL) */
     struct ofi_pull_desc pull;
     struct fid_mr *mr;
+    struct ofi_put_group *group; /* a piece of a put sent as several messages */
+};
+
+/* A put larger than a message and below the read threshold goes as
+ * several messages; the engine hears once, when the last is done. */
+struct ofi_put_group {
+    _Atomic int left;   /* pieces not done */
+    _Atomic int status; /* the first error, or PROUST_OK */
+    void *ctx;
 };
 
 /* A put the receiver reads from our memory (ofi_pull.c): registered until

@@ -132,6 +132,7 @@ struct ofi_op *proust__ofi_take_buffer(struct ofi_rail *o)
     if (op) {
         op->next = NULL;
         op->engine_ctx = NULL;
+        op->group = NULL;
         op->posted = op->in_flight = false;
     }
     return op;
@@ -324,6 +325,46 @@ int proust__ofi_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
     return proust__ofi_submit(o, peer, op);
 }
 
+/* One put message (the caller's bytes as they are where the provider
+ * takes two pieces, else copied): submit's answer. */
+static int put_message(struct ofi_rail *o, int peer, uint64_t token, uint64_t offset,
+                       const void *buf, size_t len, void *ctx, struct ofi_put_group *group)
+{
+    struct ofi_op *op;
+    if (o->zc_puts) {
+        if (!(op = calloc(1, sizeof *op)))
+            return PROUST_ERR_NOMEM;
+        op->kind = OFI_OP_SEND_ZC;
+        proust__ofi_fill_hdr(&op->hdr, o, peer, OFI_MSG_PUT, token, offset);
+        op->zc_buf = buf;
+        op->len = len;
+    } else {
+        if (!(op = proust__ofi_take_buffer(o)))
+            return PROUST_ERR_NOMEM;
+        struct ofi_hdr h;
+        proust__ofi_fill_hdr(&h, o, peer, OFI_MSG_PUT, token, offset);
+        memcpy(op->buf, &h, sizeof h);
+        proust_copy(op->buf + sizeof h, buf, len);
+        op->len = sizeof h + len;
+    }
+    op->engine_ctx = ctx; /* the caller's bytes (zero-copy): in use until the completion */
+    op->group = group;
+    return proust__ofi_submit(o, peer, op);
+}
+
+/* A piece of a group is over: the engine hears with the last one. */
+static void group_done(proust__rail_t *rail, struct ofi_put_group *g, int status, int pieces)
+{
+    if (status != PROUST_OK) {
+        int expected = PROUST_OK;
+        atomic_compare_exchange_strong(&g->status, &expected, status);
+    }
+    if (atomic_fetch_sub_explicit(&g->left, pieces, memory_order_acq_rel) != pieces)
+        return;
+    rail->up.send_done(rail->up.engine, g->ctx, atomic_load(&g->status));
+    free(g);
+}
+
 int proust__ofi_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset,
                     const void *buf, size_t len, void *ctx)
 {
@@ -335,26 +376,33 @@ int proust__ofi_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t off
         return PROUST_ERR_INVALID;
     if (o->pull_min && len >= o->pull_min)
         return proust__ofi_pull_put(rail, peer, token, offset, buf, len, ctx);
-    struct ofi_op *op;
-    if (o->zc_puts) {
-        if (!(op = calloc(1, sizeof *op)))
-            return PROUST_ERR_NOMEM;
-        op->kind = OFI_OP_SEND_ZC;
-        proust__ofi_fill_hdr(&op->hdr, o, peer, OFI_MSG_PUT, token, offset);
-        op->zc_buf = buf;
-        op->len = len;
-        op->engine_ctx = ctx; /* the caller's bytes: in use until the completion */
-        return proust__ofi_submit(o, peer, op);
-    }
-    if (!(op = proust__ofi_take_buffer(o)))
+    size_t room = OFI_BUF_SIZE - sizeof(struct ofi_hdr);
+    if (len <= room)
+        return put_message(o, peer, token, offset, buf, len, ctx, NULL);
+    /* below the read threshold but more than a message: several messages,
+     * the engine told once */
+    int pieces = (int)((len + room - 1) / room);
+    struct ofi_put_group *g = malloc(sizeof *g);
+    if (!g)
         return PROUST_ERR_NOMEM;
-    struct ofi_hdr h;
-    proust__ofi_fill_hdr(&h, o, peer, OFI_MSG_PUT, token, offset);
-    memcpy(op->buf, &h, sizeof h);
-    proust_copy(op->buf + sizeof h, buf, len);
-    op->len = sizeof h + len;
-    op->engine_ctx = ctx;
-    return proust__ofi_submit(o, peer, op);
+    atomic_init(&g->left, pieces + 1); /* + 1: ours, until every piece is out */
+    atomic_init(&g->status, PROUST_OK);
+    g->ctx = ctx;
+    const uint8_t *bytes = buf;
+    for (int i = 0; i < pieces; i++) {
+        size_t at = (size_t)i * room, n = len - at < room ? len - at : room;
+        int rc = put_message(o, peer, token, offset + at, bytes + at, n, NULL, g);
+        if (rc == PROUST__INPROGRESS)
+            continue;
+        if (i == 0) { /* nothing left: the caller hears it now */
+            free(g);
+            return rc;
+        }
+        group_done(rail, g, rc, pieces - i); /* those never sent */
+        break;
+    }
+    group_done(rail, g, PROUST_OK, 1);
+    return PROUST__INPROGRESS;
 }
 
 int proust__ofi_busy(proust__rail_t *rail, int peer)
@@ -369,17 +417,22 @@ static void finish_send(proust__rail_t *rail, struct ofi_op *op, int status)
 {
     struct ofi_rail *o = rail->priv;
     void *ctx = op->engine_ctx;
+    struct ofi_put_group *group = op->group;
     if (op->posted) {
         proust__lock(&o->flight_lock);
-        if (op->in_flight)
+        if (op->in_flight) {
             unlink_flight(o, op);
-        else
-            ctx = NULL; /* orphaned by a disconnect, which answered for it */
+        } else { /* orphaned by a disconnect, which answered for it */
+            ctx = NULL;
+            group = NULL;
+        }
         proust__unlock(&o->flight_lock);
     }
     proust__ofi_give_back(o, op);
     if (ctx)
         rail->up.send_done(rail->up.engine, ctx, status);
+    if (group)
+        group_done(rail, group, status, 1);
 }
 
 int proust__ofi_flush(proust__rail_t *rail, int peer)
@@ -428,17 +481,21 @@ void proust__ofi_disconnect(proust__rail_t *rail, int peer, int status)
      * caller's memory may then still be read by the provider.) */
     for (;;) {
         void *ctx = NULL;
+        struct ofi_put_group *group = NULL;
         proust__lock(&o->flight_lock);
         struct ofi_op *op = p->flight;
         if (op) {
             unlink_flight(o, op);
             ctx = op->engine_ctx;
+            group = op->group;
         }
         proust__unlock(&o->flight_lock);
         if (!op)
             break;
         if (ctx)
             rail->up.send_done(rail->up.engine, ctx, status);
+        if (group)
+            group_done(rail, group, status, 1);
     }
     proust__ofi_pull_disconnect(rail, peer, status);
 }

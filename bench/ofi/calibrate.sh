@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Calibrate the ofi rail's read threshold (PROUST_OFI_READ_MIN): from which
+# size is a rendezvous piece faster read by the receiver (fi_read, no copy,
+# one more round trip) than sent as messages (one copy out of a receive
+# buffer)? Runs the native pingpong (latency and streaming bandwidth) with
+# every piece read (PROUST_OFI_READ_MIN=1) and with none (off), alternated,
+# ROUNDS times, between two ranks on the provider PROUST_OFI_PROVIDER picks,
+# and prints the medians side by side and the threshold to use: the
+# smallest size from which reading wins, or ties within 3 %, on both
+# measures at that size and every larger one.
+#
+#   bash bench/ofi/calibrate.sh [PREFIX] [ROUNDS]   (PREFIX: build/install)
+#   PROUSTRUN_ARGS="--launch-agent ... -H a,b"      to measure across hosts
+# Then: export PROUST_OFI_READ_MIN=<the size printed>.
+set -euo pipefail
+prefix=${1:-build/install}
+rounds=${2:-5}
+run=$prefix/bin/proustrun
+bench=$prefix/bin/proust-bench-pingpong
+[ -x "$run" ] && [ -x "$bench" ] || { echo "calibrate: no $run or $bench (make build first)" >&2; exit 2; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for r in $(seq 1 "$rounds"); do
+    for mode in off 1; do
+        PROUST_OFI_READ_MIN=$mode PROUST_RAILS=self,ofi PROUST_PROGRESS=poll PROUST_RDV_THRESHOLD=32K \
+            "$run" ${PROUSTRUN_ARGS:--n 2} "$bench" -t lat,bw -m 32K -M 4M \
+            | awk -v m="$mode" '$1 == "pingpong" { print m, $2, $3, $4 }' >> "$out/all"
+    done
+done
+python3 - "$out/all" <<'PY'
+import statistics, sys
+from collections import defaultdict
+v = defaultdict(list)
+for line in open(sys.argv[1]):
+    mode, metric, size, value = line.split()
+    v[(mode, metric, int(size))].append(float(value))
+sizes = sorted({k[2] for k in v})
+med = {k: statistics.median(x) for k, x in v.items()}
+def wins(size):
+    lat = med[("1", "lat", size)] <= med[("off", "lat", size)] * 1.03
+    bw = med[("1", "bw", size)] >= med[("off", "bw", size)] * 0.97
+    return lat and bw
+print(f"{'size':>9} {'lat msg':>9} {'lat read':>9} {'bw msg':>9} {'bw read':>9}  (medians of {len(v[('off','lat',sizes[0])])} runs; us, MB/s)")
+for s in sizes:
+    print(f"{s:>9} {med[('off','lat',s)]:9.1f} {med[('1','lat',s)]:9.1f} "
+          f"{med[('off','bw',s)]:9.0f} {med[('1','bw',s)]:9.0f}{'  read' if wins(s) else ''}")
+threshold = None
+for i, s in enumerate(sizes):
+    if all(wins(t) for t in sizes[i:]):
+        threshold = s
+        break
+if threshold is None:
+    print("PROUST_OFI_READ_MIN=off  (reading never wins here)")
+else:
+    print(f"PROUST_OFI_READ_MIN={threshold}")
+PY
