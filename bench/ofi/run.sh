@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench/ofi/run.sh — MPI over libfabric: Proust MPI on its ofi rail against
+# Open MPI's mtl/ofi (--mca pml cm --mca mtl ofi) on the same provider, and
+# libfabric's own fi_pingpong as the floor; 2 ranks on this host, so every
+# message goes through the provider (Proust: PROUST_RAILS=self,ofi; Open
+# MPI's cm pml has no shared-memory path). MPICH is left out: Debian builds
+# it on ch4:ucx, it cannot use libfabric. BENCH_REPS repetitions,
+# interleaved; medians, Proust / Open MPI and Proust / fi_pingpong.
+#
+#   bash bench/ofi/run.sh [prefix]          (default prefix: build/install)
+#
+# BENCH_OFI_PROVIDER (tcp;ofi_rxm), BENCH_REPS (5). Raw outputs:
+# bench/results/ofi-<date>/.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PREFIX=$(realpath -m "${1:-$HERE/../../build/install}")
+REPS=${BENCH_REPS:-5}
+PROV=${BENCH_OFI_PROVIDER:-tcp;ofi_rxm}
+OUT=$HERE/../results/ofi-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$OUT"
+# shellcheck source=../common/three_mpis.sh
+source "$HERE/../common/three_mpis.sh"
+IMPLS=proust
+[ -n "${CC[openmpi]:-}" ] && IMPLS="proust openmpi"
+for i in $IMPLS; do
+  ${CC[$i]} -O2 -I"$HERE/../common" -I"$HERE/../mpi" "$HERE/../mpi/pingpong.c" -o "$OUT/pingpong-$i" ||
+    { echo "build failed for $i" >&2; exit 1; }
+done
+RUN[proust]="env PROUST_RAILS=self,ofi PROUST_OFI_PROVIDER=$PROV ${RUN[proust]}"
+RUN[openmpi]="${RUN[openmpi]:-} --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include $PROV"
+SIZES="8 1024 65536 1048576 4194304"
+for rep in $(seq 1 "$REPS"); do
+  for i in $IMPLS; do
+    timeout 300 ${RUN[$i]} "$OUT/pingpong-$i" -t lat,bw -m 8 -M 4M \
+      > "$OUT/$i.$rep.txt" 2> "$OUT/$i.$rep.err" || echo "$i rep $rep failed (see $OUT)" >&2
+  done
+  # fi_pingpong: latency only (usec/xfer is a round trip's half: its -I loop)
+  if command -v fi_pingpong > /dev/null; then
+    for s in $SIZES; do
+      fi_pingpong -p "$PROV" -e rdm -I 10000 -S "$s" > "$OUT/fi.$s.$rep.srv" 2>&1 &
+      srv=$!
+      sleep 0.5
+      timeout 60 fi_pingpong -p "$PROV" -e rdm -I 10000 -S "$s" 127.0.0.1 > "$OUT/fi.$s.$rep.cli" 2>&1
+      wait $srv
+      awk -v s="$s" '$1 ~ /^[0-9]/ && NF >= 8 { print "pingpong lat", s, $(NF-1) }' \
+        "$OUT/fi.$s.$rep.cli" >> "$OUT/fi_pingpong.$rep.txt"
+    done
+  fi
+done
+for i in $IMPLS fi_pingpong; do
+  cat "$OUT"/$i.[0-9]*.txt 2>/dev/null | awk -v impl=$i '$1 == "pingpong" {print impl, $2, $3, $4}'
+done | python3 -c '
+import statistics, sys
+from collections import defaultdict
+v = defaultdict(list)
+for line in sys.stdin:
+    impl, metric, size, value = line.split()
+    v[(impl, metric, int(size))].append(float(value))
+keys = sorted({(m, s) for (_, m, s) in v})
+print(f"{\"test\":5} {\"bytes\":>8} {\"proust\":>10} {\"openmpi\":>10} {\"fi_pp\":>10} {\"p/ompi\":>7} {\"p/fi\":>7} {\"spread\":>14}")
+for m, s in keys:
+    med = {i: statistics.median(v[(i, m, s)]) for i in ("proust", "openmpi", "fi_pingpong") if (i, m, s) in v}
+    p = med.get("proust")
+    if p is None:
+        continue
+    o, f = med.get("openmpi"), med.get("fi_pingpong")
+    r = lambda b: f"{p / b:.2f}" if b else "-"
+    pr = v[("proust", m, s)]
+    print(f"{m:5} {s:>8} {p:10.2f} {o if o is not None else float(\"nan\"):10.2f} "
+          f"{f if f is not None else float(\"nan\"):10.2f} {r(o):>7} {r(f):>7} "
+          f"{min(pr):6.1f}-{max(pr):<7.1f}")
+' | tee "$OUT/summary.txt"
+echo "ratios: Proust / peer (lat us: lower is better; bw MB/s: higher is better); spread: Proust min-max"
+echo "raw: $OUT"
