@@ -47,28 +47,5 @@ for rep in $(seq 1 "$REPS"); do
     done
   fi
 done
-for i in $IMPLS fi_pingpong; do
-  cat "$OUT"/$i.[0-9]*.txt 2>/dev/null | awk -v impl=$i '$1 == "pingpong" {print impl, $2, $3, $4}'
-done | python3 -c '
-import statistics, sys
-from collections import defaultdict
-v = defaultdict(list)
-for line in sys.stdin:
-    impl, metric, size, value = line.split()
-    v[(impl, metric, int(size))].append(float(value))
-keys = sorted({(m, s) for (_, m, s) in v})
-print(f"{\"test\":5} {\"bytes\":>8} {\"proust\":>10} {\"openmpi\":>10} {\"fi_pp\":>10} {\"p/ompi\":>7} {\"p/fi\":>7} {\"spread\":>14}")
-for m, s in keys:
-    med = {i: statistics.median(v[(i, m, s)]) for i in ("proust", "openmpi", "fi_pingpong") if (i, m, s) in v}
-    p = med.get("proust")
-    if p is None:
-        continue
-    o, f = med.get("openmpi"), med.get("fi_pingpong")
-    r = lambda b: f"{p / b:.2f}" if b else "-"
-    pr = v[("proust", m, s)]
-    print(f"{m:5} {s:>8} {p:10.2f} {o if o is not None else float(\"nan\"):10.2f} "
-          f"{f if f is not None else float(\"nan\"):10.2f} {r(o):>7} {r(f):>7} "
-          f"{min(pr):6.1f}-{max(pr):<7.1f}")
-' | tee "$OUT/summary.txt"
-echo "ratios: Proust / peer (lat us: lower is better; bw MB/s: higher is better); spread: Proust min-max"
+python3 "$HERE/report.py" "$OUT" | tee "$OUT/summary.txt"
 echo "raw: $OUT"

@@ -362,10 +362,12 @@ static size_t ofi_explain(proust__rail_t *rail, char *out, size_t cap)
         n = snprintf(out, cap,
                      "provider %s\nrendezvous pieces of %zu B and more are read by the receiver "
                      "(fi_read) from the sender's memory, %zu B a piece; smaller ones are "
-                     "messages (PROUST_OFI_READ_MIN=%s)\nofi_rxm sends messages up to %s B "
+                     "messages (PROUST_OFI_READ_MIN=%s)\nmessages up to %zu B are injected "
+                     "(copied by the provider at once); ofi_rxm sends messages up to %s B "
                      "at once (FI_OFI_RXM_EAGER_LIMIT)\n",
                      o->why, o->pull_min, rail->caps.put_fragment,
-                     proust__config_str(PROUST_CFG_OFI_READ_MIN), eager ? eager : "?");
+                     proust__config_str(PROUST_CFG_OFI_READ_MIN), o->inject_max,
+                     eager ? eager : "?");
     else
         n = snprintf(out, cap,
                      "provider %s\nrendezvous data goes as messages (PROUST_OFI_READ_MIN=%s%s)\n",

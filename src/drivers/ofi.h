@@ -31,11 +31,13 @@
 #include "common/lock.h"
 #include "drivers/driver.h"
 
-#define OFI_BUF_SIZE (64u * 1024u) /* one message: header and payload */
+#define OFI_BUF_SIZE (64u * 1024u + 256u) /* one message: headers and 64 KiB */
 #define OFI_RECV_BUFS 64           /* receives posted ahead */
 #define OFI_SEND_SLAB 64           /* send buffers are added this many at a time */
 #define OFI_MAX_IOV 128            /* the engine's packets: gathered into one buffer */
-#define OFI_RDV_THRESHOLD (32u * 1024u)
+/* eager up to what one message holds: a 64 KiB message in one provider
+ * message took 14 us, by rendezvous 27 (PERFORMANCE "The ofi rail reads") */
+#define OFI_RDV_THRESHOLD OFI_BUF_SIZE
 #define OFI_READ_MIN (256u * 1024u)       /* puts the receiver reads (measured: PERFORMANCE) */
 #define OFI_PULL_FRAGMENT (512u * 1024u) /* the engine's puts, when read */
 #define OFI_LATENCY_US 15.0 /* profile until calibration measures it */
