@@ -3,7 +3,7 @@
 # api_<program>_<case>_<variant> for a program that checks several behaviours
 # (a table of named cases, tests/api/test_cases.h: ordering, wildcard,
 # match_many, many, pack, threads, offer, sync, cancel, errors, progress,
-# ptask; see api_cases below); api_<program>_<variant> for one that checks one
+# ptask, reuse; see api_cases below); api_<program>_<variant> for one that checks one
 # behaviour, over a sweep of sizes or rounds (integrity, alltoall,
 # match_threads, rdv_window, stash, shm_resident, finalize, placement) or one
 # per process already (peer_death's --mode). `ctest -R api_` runs them all.
@@ -11,7 +11,7 @@
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
 foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize
-             placement match_threads offer shm_resident cancel match_many)
+             placement match_threads offer shm_resident cancel match_many reuse)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -118,7 +118,7 @@ api_job(NAME integrity_shm_ring16k_rdv1k NPROCS 2 RAILS self,shm PROGRAM integri
 # ---- 2. ordering: non-overtaking, match by tag, any-tag in send order --------
 # One test per case of api_ordering (`api_ordering --help`):
 # api_ordering_<case>_<variant>.
-set(_ordering_cases same_tag tags_reversed any_tag)
+set(_ordering_cases same_tag tags_reversed any_tag flood)
 foreach(strategy default aggreg)
   api_cases(PROGRAM ordering VARIANT self_${strategy} NPROCS 1 RAILS self
             CASES ${_ordering_cases} ENV PROUST_STRATEGY=${strategy})
@@ -400,6 +400,13 @@ if(EXISTS ${API_DIR}/rdv_window.c)
           ENV PROUST_SHM_GET_THRESHOLD=1G)
   api_job(NAME rdv_window_tcp NPROCS 2 RAILS tcp PROGRAM rdv_window)
 endif()
+
+# ---- memory freed and obtained again at the same address between transfers --
+# (the ofi rail's reads register memory: tests/ofi.cmake runs them there too)
+set(_reuse_cases mmap malloc realloc brk)
+api_cases(PROGRAM reuse VARIANT shm NPROCS 2 RAILS self,shm CASES ${_reuse_cases})
+api_cases(PROGRAM reuse VARIANT tcp NPROCS 2 RAILS tcp CASES ${_reuse_cases})
+api_cases_check(reuse)
 
 # ---- chunks overtaking an earlier message (stash), more than one batch ----
 if(EXISTS ${API_DIR}/stash.c)

@@ -35,6 +35,13 @@ ofi_cases(many 2 ${_many_cases})
 ofi_cases(threads 2 ${_threads_cases})
 ofi_cases(cancel 2 ${_cancel_cases})
 ofi_cases(pack 2 ${_pack_cases})
+# memory freed and obtained again at the same address: read, registered
+# per put (and every piece read, small ones too)
+ofi_cases(reuse 2 ${_reuse_cases})
+foreach(c ${_reuse_cases})
+  ofi_api(NAME reuse_${c}_read_all_2 NPROCS 2 PROGRAM reuse ARGS ${c}
+          ENV PROUST_OFI_READ_MIN=1 PROUST_RDV_THRESHOLD=1K)
+endforeach()
 ofi_api(NAME alltoall_4 NPROCS 4 PROGRAM alltoall)
 ofi_api(NAME alltoall_8 NPROCS 8 PROGRAM alltoall)
 ofi_api(NAME match_threads_3 NPROCS 3 PROGRAM match_threads)

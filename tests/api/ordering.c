@@ -14,10 +14,15 @@
  *     (PROUST_TAG_MASK_ANY; every other one also PROUST_ANY_SOURCE): they
  *     must come in send order with the right status.tag.
  *
+ *  D. 10 000 small messages (0-300 bytes, one tag) sent at once to a
+ *     receiver that posts nothing for a second, then receives them one by
+ *     one with exactly-sized buffers: nothing lost, order kept, whatever
+ *     the rail does when its receive buffers or credits run out.
+ *
  * One process: rank 0 plays both sides. Two processes: A and B go both
  * ways, C goes from rank 0 to rank 1. One case a run: `api_ordering <case>`
  * (test_cases.h; --list, --help): same_tag (A), tags_reversed (B),
- * any_tag (C).
+ * any_tag (C), flood (D, both ways with two processes).
  */
 #include "test_util.h"
 #include "test_cases.h"
@@ -28,6 +33,8 @@
 #define TAG_A 0x00A0000000000077ull
 #define TAG_B 0x00B0000000000000ull
 #define TAG_GO 0x0C0000000000600Dull
+#define ND 10000
+#define TAG_D 0x00D0000000000000ull
 
 static size_t size_a(int i)
 {
@@ -219,6 +226,43 @@ static void phase_c(proust_session_t *s)
     }
 }
 
+static size_t size_d(int i)
+{
+    return i % 100 == 0 ? 0 : 1 + ((size_t)i * 37) % 300;
+}
+
+static void phase_d(proust_session_t *s, int peer)
+{
+    TU_PHASE("D: 10000 small messages to a receiver that waits a second");
+    size_t total = 0;
+    for (int i = 0; i < ND; i++)
+        total += size_d(i);
+    uint8_t *out = malloc(total), *in = malloc(300);
+    proust_request_t **sreq = calloc(ND, sizeof *sreq);
+    EXPECT(out && in && sreq, "out of memory");
+    tu_barrier(s);
+    size_t at = 0;
+    for (int i = 0; i < ND; i++) {
+        tu_fill(out + at, size_d(i), seed(4, tu_rank, i));
+        CHECK(proust_isend(s, out + at, size_d(i), peer, TAG_D, &sreq[i]));
+        at += size_d(i);
+    }
+    tu_sleep_ms(1000); /* nothing posted here meanwhile */
+    for (int i = 0; i < ND; i++) {
+        size_t n = size_d(i);
+        proust_status_t st;
+        memset(in, 0, 300);
+        int rc = proust_recv(s, in, n, peer, TAG_D, PROUST_TAG_MASK_FULL, &st);
+        EXPECT(rc == PROUST_OK, "receive %d of %d: %s", i, ND, proust_error_name(rc));
+        EXPECT_STATUS(st, peer, TAG_D, n, n, PROUST_OK);
+        EXPECT_PATTERN(in, n, seed(4, peer, i), "message %d of %d (%zu bytes)", i, ND, n);
+    }
+    CHECK(proust_waitall(ND, sreq, NULL));
+    free(out);
+    free(in);
+    free(sreq);
+}
+
 /* ---------------------------------------------------------------- cases */
 static proust_session_t *S;
 static int peer_rank;
@@ -245,11 +289,22 @@ static void test_any_tag(void)
         printf("ordering C: %d any-tag receives in send order\n", NC);
 }
 
+static void test_flood(void)
+{
+    double t0 = tu_now();
+    phase_d(S, peer_rank);
+    if (tu_rank == 0)
+        printf("ordering D: %d small messages, receiver a second late, all in order (%.2f s)\n",
+               ND, tu_now() - t0);
+}
+
 static const struct tu_case cases[] = {
     {"same_tag", test_same_tag,
      "1000 same-tag messages (eager, rendezvous, ssend, try_send) are not overtaken"},
     {"tags_reversed", test_tags_reversed, "64 distinct tags received in reverse order match"},
     {"any_tag", test_any_tag, "300 scattered tags through any-tag receives come in send order"},
+    {"flood", test_flood,
+     "10000 small messages to a receiver that posts nothing for a second: none lost, in order"},
 };
 
 int main(int argc, char **argv)
