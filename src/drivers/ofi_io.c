@@ -321,8 +321,19 @@ int proust__ofi_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
         at += iov[i].iov_len;
     }
     op->len = at;
-    op->engine_ctx = ctx;
-    return proust__ofi_submit(o, peer, op);
+    /* done for the engine once copied and handed over: its packet slot
+     * comes back at once, so that more than two packets can be on their
+     * way (the completion only gives our buffer back). What the provider
+     * still holds moves while someone polls: finalize drains and polls
+     * through its fence (PROUST__RAIL_POLL_TO_MOVE). */
+    op->engine_ctx = NULL;
+    int rc = proust__ofi_submit(o, peer, op);
+    if (rc != PROUST__INPROGRESS)
+        return rc;
+    if (p->q_tail != op) /* posted (the pointer only compared: it may be back already) */
+        return PROUST_OK;
+    op->engine_ctx = ctx; /* queued: the engine waits for flush to post it */
+    return PROUST__INPROGRESS;
 }
 
 /* One put message (the caller's bytes as they are where the provider
