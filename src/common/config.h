@@ -38,7 +38,8 @@
       "order); sockets, bare udp and shm only when named")                                      \
     X(OFI_READ_MIN, "PROUST_OFI_READ_MIN", "0",                                                 \
       "rendezvous data on the ofi rail from this size (bytes, K/M suffixes) is read by the "    \
-      "receiver straight from the sender's registered memory (fi_read), smaller pieces go as "  \
+      "receiver straight from the sender's registered memory (fi_read): a blocking send's RTS " \
+      "carries the key, other sends announce their pieces after the CTS; smaller pieces go as " \
       "messages; 0 = the rail's own (256K), off = never (messages only)")                        \
     X(RDV_THRESHOLD, "PROUST_RDV_THRESHOLD", "0",                                               \
       "message size (bytes, K/M suffixes) from which rendezvous is used; 0 = each rail's own")  \

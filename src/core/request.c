@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "core/cancel.h"
+#include "core/gate.h"
 #include "core/offer.h"
 #include "core/request.h"
 #include "core/session.h"
@@ -211,8 +212,23 @@ void proust__request_set_error(struct proust_request *req, int err)
     atomic_compare_exchange_strong(&req->error, &expected, err);
 }
 
+/* A send's segments that its rail exposed for gets: released before the
+ * request is done (after it, the request may be gone). */
+static void unexpose_segments(struct proust_request *req)
+{
+    uint64_t mask = atomic_exchange_explicit(&req->exposed, 0, memory_order_acq_rel);
+    if (!mask) /* or another completion took them */
+        return;
+    proust__rail_t *rail = req->session->gates[req->peer].rail;
+    for (unsigned i = 0; mask && i < 64 && i < req->nseg; i++, mask >>= 1)
+        if (mask & 1u)
+            rail->ops->unexpose(rail, req->segs[i].iov_base, req->segs[i].iov_len);
+}
+
 void proust__request_complete(struct proust_request *req)
 {
+    if (__builtin_expect(atomic_load_explicit(&req->exposed, memory_order_relaxed) != 0, 0))
+        unexpose_segments(req);
     /* read before DONE: a waiter may return and drop a request on its
      * stack as soon as it sees the flag */
     struct proust_session *s = req->session;

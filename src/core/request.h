@@ -68,6 +68,9 @@ struct proust_request {
     _Atomic int pending;
     _Atomic int error; /* first error seen */
     int remote_owed;   /* sends: answers still owed by the peer (gate lock) */
+    /* sends: segments the rail exposed for the receiver's gets (bit i:
+     * segment i; only the first 64 are exposed), unexposed at completion */
+    _Atomic uint64_t exposed;
     proust_status_t status;
     uint64_t post_order;  /* receives: order of posting, for wildcard matching */
     struct proust_request *next, *prev; /* posted queue links */
@@ -129,6 +132,7 @@ static inline void proust__request_init(struct proust_request *req, struct prous
     atomic_init(&req->pending, 0);
     atomic_init(&req->error, PROUST_OK);
     req->remote_owed = 0;
+    atomic_init(&req->exposed, 0);
     req->status.source = -1;
     req->status.tag = 0;
     req->status.size = req->status.count = 0;

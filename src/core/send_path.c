@@ -76,11 +76,16 @@ static int build_segment(struct proust_session *s, struct proust__gate *g,
         .seg_size = data->iov_len,
         .key_len = 0,
     };
-    if ((rail->caps.flags & PROUST__RAIL_CAN_GET) && data->iov_len >= rail->caps.get_threshold) {
+    if ((rail->caps.flags & PROUST__RAIL_CAN_GET) && data->iov_len >= rail->caps.get_threshold &&
+        (seg < 64 || !rail->ops->unexpose) &&
+        (req->waited || !(rail->caps.flags & PROUST__RAIL_GET_WHILE_WAITED))) {
         int klen = rail->ops->expose(rail, data->iov_base, data->iov_len,
                                      c->storage + sizeof rb, PROUST__MAX_KEY);
-        if (klen > 0)
+        if (klen > 0) {
             rb.key_len = (uint32_t)klen;
+            if (rail->ops->unexpose) /* released when the send completes */
+                atomic_fetch_or_explicit(&req->exposed, 1ull << seg, memory_order_relaxed);
+        }
     }
     memcpy(c->storage, &rb, sizeof rb);
     c->hdr.type = PROUST__CH_RTS;

@@ -44,6 +44,11 @@
  * someone polls it (libfabric providers with manual progress: tcp): a
  * process must keep polling until its peers have it (finalize's fence). */
 #define PROUST__RAIL_POLL_TO_MOVE 0x8u
+/* A get() is served only while the peer polls (libfabric over tcp reads
+ * through the target's own progress): only a send whose caller waits in
+ * it (a blocking send, polling) exposes its bytes; the others go by puts,
+ * so that no receiver waits in get() on a peer that computes. */
+#define PROUST__RAIL_GET_WHILE_WAITED 0x10u
 
 struct proust__rail_caps {
     size_t max_iov;         /* iovec entries send() accepts */
@@ -133,6 +138,11 @@ struct proust__rail_ops {
      * system refuses: the engine then falls back to put. */
     int (*get)(proust__rail_t *rail, int peer, const void *key, size_t key_len, uint64_t offset,
                void *dst, size_t len);
+    /* Optional (with CAN_GET): the engine is done with buf, which expose()
+     * described for a send (the send completed: its receiver got it, took
+     * it by puts, or failed); a rail that registered it for the peer's
+     * reads releases it now. Every successful expose() of a send gets one. */
+    void (*unexpose)(proust__rail_t *rail, const void *buf, size_t len);
     /* Optional (with CAN_GET): copy len bytes from src into the peer's
      * memory described by key (which the peer's expose() made), at offset,
      * synchronously. PROUST_ERR_NOT_SUPPORTED when the system refuses. */

@@ -290,6 +290,8 @@ static int ofi_open(proust__rail_t *rail)
     proust__lock_init(&o->send_lock);
     proust__lock_init(&o->fi_lock);
     proust__lock_init(&o->flight_lock);
+    proust__lock_init(&o->expose_lock);
+    proust__lock_init(&o->stash_lock);
     o->epfd = o->kickfd = -1;
     struct fi_info *list = list_providers();
     bool any = list != NULL;
@@ -346,9 +348,13 @@ static int ofi_open(proust__rail_t *rail)
         .bandwidth_gbs = OFI_BANDWIDTH_GBS,
         .flags = (o->info->domain_attr->data_progress == FI_PROGRESS_AUTO
                       ? 0u
-                      : PROUST__RAIL_POLL_TO_MOVE) |
+                      : PROUST__RAIL_POLL_TO_MOVE | PROUST__RAIL_GET_WHILE_WAITED) |
                  (o->epfd >= 0 ? PROUST__RAIL_HAS_FD : 0u),
     };
+    if (o->pull_min) { /* the RTS of a large send carries a key: the receiver reads it */
+        rail->caps.flags |= PROUST__RAIL_CAN_GET;
+        rail->caps.get_threshold = o->pull_min;
+    }
     PROUST_INFO("ofi: %s", o->why);
     return PROUST_OK;
 }
@@ -458,10 +464,12 @@ static void ofi_close(proust__rail_t *rail)
         return;
     /* the endpoint first: nothing completes into our buffers after it */
     close_fid(o->ep ? &o->ep->fid : NULL);
-    PROUST_DEBUG("ofi: %llu puts read by peers, %llu read from peers",
+    PROUST_DEBUG("ofi: %llu puts read by peers, %llu read from peers, %llu gets",
                  (unsigned long long)atomic_load(&o->pulls_sent),
-                 (unsigned long long)atomic_load(&o->pulls_read));
+                 (unsigned long long)atomic_load(&o->pulls_read),
+                 (unsigned long long)atomic_load(&o->gets_done));
     proust__ofi_pull_close(o);
+    proust__ofi_get_close(o);
     close_fid(o->recv_mr ? &o->recv_mr->fid : NULL);
     proust__ofi_free_sends(o);
     close_fid(o->cq ? &o->cq->fid : NULL);
@@ -505,5 +513,8 @@ const struct proust__rail_ops proust__rail_ofi = {
     .arm = ofi_arm,
     .disconnect = proust__ofi_disconnect,
     .close = ofi_close,
+    .expose = proust__ofi_expose,
+    .unexpose = proust__ofi_unexpose,
+    .get = proust__ofi_get,
     .explain = ofi_explain,
 };

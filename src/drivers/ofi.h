@@ -40,6 +40,7 @@
 #define OFI_RDV_THRESHOLD OFI_BUF_SIZE
 #define OFI_READ_MIN (256u * 1024u)       /* puts the receiver reads (measured: PERFORMANCE) */
 #define OFI_PULL_FRAGMENT (512u * 1024u) /* the engine's puts, when read */
+#define OFI_GET_GIVE_UP_S 30 /* a get() whose peer (polling, its caller waits) never answers */
 #define OFI_LATENCY_US 15.0 /* profile until calibration measures it */
 #define OFI_BANDWIDTH_GBS 1.0
 
@@ -104,7 +105,8 @@ int proust__ofi_parse(const void *buf, size_t len, int nranks, struct ofi_msg *o
                       const char **why);
 
 /* ---- state ------------------------------------------------------------------- */
-enum { OFI_OP_RECV = 1, OFI_OP_SEND = 2, OFI_OP_SEND_ZC = 3, OFI_OP_READ = 4 };
+/* READ: a pull's read (ofi_pull.c); READ_SYNC: a get()'s (ofi_get.c) */
+enum { OFI_OP_RECV = 1, OFI_OP_SEND = 2, OFI_OP_SEND_ZC = 3, OFI_OP_READ = 4, OFI_OP_READ_SYNC = 5 };
 
 /* One operation the provider holds: its context comes first (FI_CONTEXT). */
 struct ofi_op {
@@ -128,6 +130,20 @@ struct ofi_op {
     struct ofi_pull_desc pull;
     struct fid_mr *mr;
     struct ofi_put_group *group; /* a piece of a put sent as several messages */
+    _Atomic int sync_state; /* READ_SYNC: 0 on its way, 1 done, -1 - err failed */
+};
+
+/* The key a get() reads with, from the sender's expose() (ofi_get.c). */
+struct ofi_get_key {
+    uint64_t raddr, rkey, len;
+};
+
+/* A completion a get() read from the queue, kept for poll. */
+struct ofi_stashed {
+    struct ofi_stashed *next;
+    struct ofi_op *op;
+    size_t len;
+    int err; /* 0, or the positive fi error of a failure */
 };
 
 /* A put larger than a message and below the read threshold goes as
@@ -196,7 +212,14 @@ struct ofi_rail {
     _Atomic uint64_t next_cookie;
     /* poll's own: reads and acknowledgements the provider had no room for */
     struct ofi_op *reads_waiting, *acks_waiting;
-    _Atomic uint64_t pulls_sent, pulls_read;
+    _Atomic uint64_t pulls_sent, pulls_read, gets_done;
+    /* gets (ofi_get.c): what expose() registered, and what a get() read
+     * from the completion queue for poll */
+    proust__lock_t expose_lock;
+    struct ofi_exposure *exposures;
+    proust__lock_t stash_lock;
+    struct ofi_stashed *stash_head, *stash_tail;
+    _Atomic bool stash_nonempty;
     /* receives posted ahead, and their registration */
     struct ofi_op recv_ops[OFI_RECV_BUFS];
     uint8_t *recv_mem;
@@ -253,6 +276,15 @@ void proust__ofi_read_done(proust__rail_t *rail, struct ofi_op *op, int status, 
 int proust__ofi_pull_retry(proust__rail_t *rail);
 void proust__ofi_pull_disconnect(proust__rail_t *rail, int peer, int status);
 void proust__ofi_pull_close(struct ofi_rail *o);
+
+/* ofi_get.c: rendezvous by get (the RTS carries the sender's key) */
+int proust__ofi_expose(proust__rail_t *rail, const void *buf, size_t len, void *key, size_t cap);
+void proust__ofi_unexpose(proust__rail_t *rail, const void *buf, size_t len);
+int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_len,
+                    uint64_t offset, void *dst, size_t len);
+int proust__ofi_stashed(proust__rail_t *rail,
+                        void (*handle)(proust__rail_t *, struct ofi_op *, size_t, int));
+void proust__ofi_get_close(struct ofi_rail *o);
 
 /* ofi.c: the providers present (for proust-info): one line each, the one
  * PROUST_OFI_PROVIDER picks marked; returns the bytes written. */

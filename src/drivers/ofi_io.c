@@ -452,11 +452,11 @@ int proust__ofi_flush(proust__rail_t *rail, int peer)
     struct ofi_peer *p = &o->peers[peer];
     int moved = 0;
     while (p->q_head) {
-        struct ofi_op *op = p->q_head;
+        struct ofi_op *op = p->q_head, *next = op->next; /* once posted, op is the poller's */
         int prc = post_tracked(o, op, p->addr);
         if (prc == -FI_EAGAIN)
             break;
-        p->q_head = op->next;
+        p->q_head = next;
         if (!p->q_head)
             p->q_tail = NULL;
         moved++;
@@ -609,32 +609,28 @@ static void repost(struct ofi_rail *o, struct ofi_op *op)
     o->repost = op;
 }
 
-/* A failed operation: a send's peer is gone (or unreachable). */
-static void on_error(proust__rail_t *rail)
+/* A failed operation (err: a positive fi error): a send's or a read's
+ * peer is gone (or unreachable), or a receive broke. */
+static void handle_error(proust__rail_t *rail, struct ofi_op *op, int err)
 {
     struct ofi_rail *o = rail->priv;
-    struct fi_cq_err_entry err = {0};
-    proust__lock(&o->fi_lock);
-    ssize_t got = fi_cq_readerr(o->cq, &err, 0);
-    proust__unlock(&o->fi_lock);
-    if (got != 1)
+    if (op->kind == OFI_OP_READ_SYNC) { /* a get() waits for it */
+        atomic_store_explicit(&op->sync_state, -err - 1, memory_order_release);
         return;
-    struct ofi_op *op = err.op_context;
-    if (!op)
-        return;
+    }
     if (op->kind == OFI_OP_READ) {
-        proust__ofi_read_done(rail, op, PROUST_ERR_PEER_FAILED, err.err);
+        proust__ofi_read_done(rail, op, PROUST_ERR_PEER_FAILED, err);
         return;
     }
     if (op->kind == OFI_OP_RECV) {
         /* a peer's connection broke under a message to us: one warning
          * (a dead peer can fail every receive it had filled); which peer
          * is not said, its sequence numbers keep later messages in order */
-        if (err.err != FI_ECANCELED) {
+        if (err != FI_ECANCELED) {
             if (!atomic_exchange(&o->recv_failed_warned, 1))
                 PROUST_WARN("ofi: a receive failed: %s (a peer's connection broke; further "
                             "failures are not reported)",
-                            proust__ofi.strerror(err.err));
+                            proust__ofi.strerror(err));
             repost(o, op);
         }
         return;
@@ -646,9 +642,51 @@ static void on_error(proust__rail_t *rail)
                                        PROUST_ERR_PEER_FAILED)) {
         char why[160];
         snprintf(why, sizeof why, "ofi: rank %d cannot be reached: %s", peer,
-                 proust__ofi.strerror(err.err));
+                 proust__ofi.strerror(err));
         rail->up.peer_failed(rail->up.engine, peer, PROUST_ERR_PEER_FAILED, why);
     }
+}
+
+static void on_error(proust__rail_t *rail)
+{
+    struct ofi_rail *o = rail->priv;
+    struct fi_cq_err_entry err = {0};
+    proust__lock(&o->fi_lock);
+    ssize_t got = fi_cq_readerr(o->cq, &err, 0);
+    proust__unlock(&o->fi_lock);
+    if (got == 1 && err.op_context)
+        handle_error(rail, err.op_context, err.err ? err.err : FI_EIO);
+}
+
+/* One completion (err 0) or failure; returns the events it makes. */
+static int handle(proust__rail_t *rail, struct ofi_op *op, size_t len, int err)
+{
+    struct ofi_rail *o = rail->priv;
+    if (err) {
+        handle_error(rail, op, err);
+        return 1;
+    }
+    switch (op->kind) {
+    case OFI_OP_RECV: {
+        int events = deliver(rail, op->buf, len);
+        repost(o, op);
+        return events;
+    }
+    case OFI_OP_READ:
+        proust__ofi_read_done(rail, op, PROUST_OK, 0);
+        return 1;
+    case OFI_OP_READ_SYNC:
+        atomic_store_explicit(&op->sync_state, 1, memory_order_release);
+        return 1;
+    default:
+        finish_send(rail, op, PROUST_OK);
+        return 1;
+    }
+}
+
+static void handle_stashed(proust__rail_t *rail, struct ofi_op *op, size_t len, int err)
+{
+    (void)handle(rail, op, len, err);
 }
 
 int proust__ofi_poll(proust__rail_t *rail)
@@ -662,6 +700,8 @@ int proust__ofi_poll(proust__rail_t *rail)
         o->repost = op->next;
     }
     for (;;) {
+        /* what a get() read from the queue meanwhile comes first */
+        events += proust__ofi_stashed(rail, handle_stashed);
         struct fi_cq_msg_entry c[CQ_BATCH];
         proust__lock(&o->fi_lock);
         ssize_t n = fi_cq_read(o->cq, c, CQ_BATCH);
@@ -673,19 +713,8 @@ int proust__ofi_poll(proust__rail_t *rail)
         }
         if (n <= 0)
             break;
-        for (ssize_t i = 0; i < n; i++) {
-            struct ofi_op *op = c[i].op_context;
-            if (op->kind == OFI_OP_RECV) {
-                events += deliver(rail, op->buf, c[i].len);
-                repost(o, op);
-            } else if (op->kind == OFI_OP_READ) {
-                proust__ofi_read_done(rail, op, PROUST_OK, 0);
-                events++;
-            } else {
-                finish_send(rail, op, PROUST_OK);
-                events++;
-            }
-        }
+        for (ssize_t i = 0; i < n; i++)
+            events += handle(rail, c[i].op_context, c[i].len, 0);
         if (n < CQ_BATCH)
             break;
     }

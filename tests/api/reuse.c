@@ -4,7 +4,8 @@
  * registration cache) must never move the old pages' bytes, or write into
  * them, once the address holds new ones.
  *
- * Each round, both ways at once, a message of about 1 MiB (above every
+ * Each round, both ways (at once, or by blocking calls in turn: what the
+ * ofi rail reads by get), a message of about 1 MiB (above every
  * rail's rendezvous and read thresholds; odd sizes, odd offsets) goes from
  * a buffer obtained one way, which is then released and obtained again the
  * same way (the same address, for the kernel or malloc gives it back, with
@@ -77,12 +78,20 @@ static void rounds(proust_session_t *s, int peer)
         uint64_t theirs = 1000 * (uint64_t)r + (uint64_t)peer;
         tu_fill(out + OFFSET, SIZE, mine);
         memset(in, 0xee, SIZE + OFFSET);
-        proust_request_t *rr, *sr;
-        CHECK(proust_irecv(s, in + OFFSET, SIZE, peer, 77, PROUST_TAG_MASK_FULL, &rr));
-        CHECK(proust_isend(s, out + OFFSET, SIZE, peer, 77, &sr));
         proust_status_t st;
-        CHECK(proust_wait(&rr, &st));
-        CHECK(proust_wait(&sr, NULL));
+        if (r % 2 == 0) { /* both ways at once */
+            proust_request_t *rr, *sr;
+            CHECK(proust_irecv(s, in + OFFSET, SIZE, peer, 77, PROUST_TAG_MASK_FULL, &rr));
+            CHECK(proust_isend(s, out + OFFSET, SIZE, peer, 77, &sr));
+            CHECK(proust_wait(&rr, &st));
+            CHECK(proust_wait(&sr, NULL));
+        } else if (tu_rank == 0) { /* blocking sends (the ofi rail's gets) */
+            CHECK(proust_send(s, out + OFFSET, SIZE, peer, 77));
+            CHECK(proust_recv(s, in + OFFSET, SIZE, peer, 77, PROUST_TAG_MASK_FULL, &st));
+        } else {
+            CHECK(proust_recv(s, in + OFFSET, SIZE, peer, 77, PROUST_TAG_MASK_FULL, &st));
+            CHECK(proust_send(s, out + OFFSET, SIZE, peer, 77));
+        }
         EXPECT_STATUS(st, peer, 77, SIZE, SIZE, PROUST_OK);
         EXPECT_PATTERN(in + OFFSET, SIZE, theirs, "round %d", r);
         for (int k = 0; k < OFFSET; k++)
