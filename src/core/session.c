@@ -68,6 +68,7 @@ static int open_rails(struct proust_session *s)
             .packet = proust__on_packet,
             .put_target = proust__on_put_target,
             .put_done = proust__on_put_done,
+            .check_peers = proust__rail_check_peers,
             .send_done = proust__on_send_done,
             .peer_failed = proust__on_peer_failed,
             .place_memory = proust__place_memory,

@@ -23,6 +23,8 @@ void proust__wait_request(struct proust_request *req);
 int proust__progress(struct proust_session *s);
 /* Ask the launcher and the rails whether peers died. */
 void proust__check_peers(struct proust_session *s);
+/* The same, as a rail upcall (drivers/driver.h check_peers). */
+void proust__rail_check_peers(void *engine);
 
 /* ---- the rendezvous helper's requests (helped.c) ---------------------------- */
 /* Does the helper serve transfers with this peer (a rail without gets)? */

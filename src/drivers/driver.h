@@ -89,6 +89,11 @@ struct proust__rail_upcalls {
      * fresh memory before touching it; whole pages only (they must not be
      * shared with other allocations). A no-op where nothing was decided. */
     void (*place_memory)(void *engine, int rail_index, void *addr, size_t len);
+    /* A driver that waits for the network inside a call (a synchronous
+     * get): have the engine look for dead peers now (the launcher's
+     * notices, the rails' checks), as its waits do; a dead one gets
+     * peer_failed, and disconnect. Call it with no driver lock held. */
+    void (*check_peers)(void *engine);
 };
 
 typedef struct proust__rail {

@@ -41,6 +41,7 @@
 #define OFI_READ_MIN (256u * 1024u)       /* puts the receiver reads (measured: PERFORMANCE) */
 #define OFI_PULL_FRAGMENT (512u * 1024u) /* the engine's puts, when read */
 #define OFI_GET_GIVE_UP_S 30 /* a get() whose peer (polling, its caller waits) never answers */
+#define OFI_GET_CHECK_NS (200ull * 1000000ull) /* a get() waiting asks for peer checks this often */
 #define OFI_LATENCY_US 15.0 /* profile until calibration measures it */
 #define OFI_BANDWIDTH_GBS 1.0
 

@@ -195,15 +195,21 @@ int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_
     /* the peer polls meanwhile (its caller waits for this send: GET_WHILE_WAITED);
      * a peer gone without a word (its host) is given up on after a while */
     int state = rc == 0 ? 0 : -1;
-    uint64_t start = now_ns(), limit = (uint64_t)OFI_GET_GIVE_UP_S * 1000000000ull;
+    uint64_t start = now_ns(), checked = start;
+    uint64_t limit = (uint64_t)OFI_GET_GIVE_UP_S * 1000000000ull;
     for (unsigned spins = 1; state == 0; spins++) {
         drain_for_gets(o);
         state = atomic_load_explicit(&op->sync_state, memory_order_acquire);
         if (state != 0 || spins % 1024 != 0)
             continue;
         sched_yield();
+        uint64_t now = now_ns();
+        if (now - checked >= OFI_GET_CHECK_NS && rail->up.check_peers) {
+            checked = now; /* the launcher may have said the peer died */
+            rail->up.check_peers(rail->up.engine);
+        }
         if (atomic_load_explicit(&o->peers[peer].failed, memory_order_acquire) ||
-            now_ns() - start > limit)
+            now - start > limit)
             break;
     }
     if (state == 0) { /* given up: op and its registration stay, a completion may come */

@@ -86,6 +86,10 @@ set_tests_properties(mpi_cluster_proustrun_ofi_where mpi_cluster_proustrun_ofi_s
 cluster_job(NAME proustrun_ofi_fail_kill HOSTS 2
   COMMAND "out=$(PROUST_RAILS=self,shm,ofi ${PROUSTRUN_ON_CLUSTER} --grace 5 -H h1,h2 $<TARGET_FILE:mpi_cluster_fail> kill 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 137 ] && echo \"$out\" | grep -q 'survivor: error class'")
 set_tests_properties(mpi_cluster_proustrun_ofi_fail_kill PROPERTIES LABELS "cluster;ofi")
+# h2's link down in the middle of 64 MiB exchanges over ofi: an error, not a hang
+cluster_job(NAME proustrun_ofi_link HOSTS 2
+  COMMAND "PROUST_RAILS=self,shm,ofi exec bash ${MPI_TEST_DIR}/cluster_proustrun.sh link $<TARGET_FILE:proustrun> $<TARGET_FILE:mpi_cluster_fail>")
+set_tests_properties(mpi_cluster_proustrun_ofi_link PROPERTIES LABELS "cluster;ofi")
 foreach(case stranger link orphans missing)
   set(prog mpi_cluster_where)
   if(case STREQUAL "link" OR case STREQUAL "orphans")

@@ -160,8 +160,11 @@ static void rail_up(void)
     memset(&rail, 0, sizeof rail);
     rail.ops = &proust__rail_tcp;
     rail.boot = &boot;
-    rail.up = (struct proust__rail_upcalls){NULL, up_packet, up_put_target, up_put_done,
-                                            up_send_done, up_peer_failed, NULL};
+    rail.up = (struct proust__rail_upcalls){.packet = up_packet,
+                                            .put_target = up_put_target,
+                                            .put_done = up_put_done,
+                                            .send_done = up_send_done,
+                                            .peer_failed = up_peer_failed};
     kv_len[0] = kv_len[1] = 0;
     failed_status = 0;
     CHECK(rail.ops->open(&rail) == PROUST_OK);
