@@ -104,6 +104,9 @@ api_job(NAME integrity_shm_rdv1k_aggreg NPROCS 2 RAILS self,shm PROGRAM integrit
         ENV PROUST_RDV_THRESHOLD=1K PROUST_STRATEGY=aggreg)
 api_job(NAME integrity_tcp_rdv1k NPROCS 2 RAILS tcp PROGRAM integrity
         ENV PROUST_RDV_THRESHOLD=1K)
+# split_balance: rendezvous puts shared between shm (through its ring) and tcp
+api_job(NAME integrity_split_shm_tcp NPROCS 2 RAILS self,shm,tcp PROGRAM integrity
+        ENV PROUST_STRATEGY=split_balance PROUST_RDV_THRESHOLD=1K PROUST_SHM_GET_THRESHOLD=1G)
 # shm rendezvous through the ring only (no process_vm_readv)
 api_job(NAME integrity_shm_noget NPROCS 2 RAILS self,shm PROGRAM integrity
         ENV PROUST_SHM_GET_THRESHOLD=1G)
@@ -399,6 +402,9 @@ if(EXISTS ${API_DIR}/rdv_window.c)
   api_job(NAME rdv_window_shm_ring NPROCS 2 RAILS self,shm PROGRAM rdv_window
           ENV PROUST_SHM_GET_THRESHOLD=1G)
   api_job(NAME rdv_window_tcp NPROCS 2 RAILS tcp PROGRAM rdv_window)
+  # split_balance: shm's puts (ring, no gets) shared with tcp
+  api_job(NAME rdv_window_split_shm_tcp NPROCS 2 RAILS self,shm,tcp PROGRAM rdv_window
+          ENV PROUST_STRATEGY=split_balance PROUST_SHM_GET_THRESHOLD=1G)
 endif()
 
 # ---- memory freed and obtained again at the same address between transfers --

@@ -21,6 +21,19 @@ ofi_api(NAME integrity_read_all_2 NPROCS 2 PROGRAM integrity
         ENV PROUST_RDV_THRESHOLD=1K PROUST_OFI_READ_MIN=1)
 ofi_api(NAME integrity_read_off_2 NPROCS 2 PROGRAM integrity ENV PROUST_OFI_READ_MIN=off)
 ofi_api(NAME rdv_window_read_all_2 NPROCS 2 PROGRAM rdv_window ENV PROUST_OFI_READ_MIN=1)
+# split_balance: rendezvous data split between ofi and tcp (either one the
+# peer's own rail), odd sizes, landing in place
+foreach(rails self,ofi,tcp self,tcp,ofi)
+  string(REPLACE "," "" rname ${rails})
+  api_job(NAME integrity_split_${rname} NPROCS 2 RAILS ${rails} PROGRAM integrity
+          ENV PROUST_STRATEGY=split_balance PROUST_RDV_THRESHOLD=1K)
+  api_job(NAME rdv_window_split_${rname} NPROCS 2 RAILS ${rails} PROGRAM rdv_window
+          ENV PROUST_STRATEGY=split_balance)
+  api_cases(PROGRAM ordering VARIANT split_${rname} NPROCS 2 RAILS ${rails}
+            CASES same_tag ENV PROUST_STRATEGY=split_balance PROUST_RDV_THRESHOLD=1K)
+  set_tests_properties(api_integrity_split_${rname} api_rdv_window_split_${rname}
+                       api_ordering_same_tag_split_${rname} PROPERTIES LABELS ofi)
+endforeach()
 # one process through its own endpoint (no self rail)
 api_job(NAME integrity_loopback_ofi NPROCS 1 RAILS ofi PROGRAM integrity)
 # every case of a program with a case table: api_<p>_<case>_<n>_ofi

@@ -15,8 +15,10 @@
 /* X(id, environment name, default, documentation) */
 #define PROUST_CONFIG_LIST(X)                                                                   \
     X(STRATEGY, "PROUST_STRATEGY", "default",                                                   \
-      "packet scheduling strategy: default (one chunk per packet, sent at once) or aggreg "     \
-      "(merge pending small chunks to the same peer into one packet)")                          \
+      "packet scheduling strategy: default (one chunk per packet, sent at once), aggreg "       \
+      "(merge pending small chunks to the same peer into one packet) or split_balance (as "     \
+      "default, and the data of a large rendezvous sent by puts is split across every rail "    \
+      "of PROUST_RAILS that reaches the peer, in proportion to their bandwidth)")               \
     X(BOOT, "PROUST_BOOT", "auto",                                                              \
       "how a process finds its job: auto (proustrun's embedded protocol where PROUST_BOOT_FD "  \
       "is set, else PMIx where PMIX_NAMESPACE and PMIX_RANK are: Open MPI's mpirun, srun "    \

@@ -195,6 +195,9 @@ int proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
         credit_chunks(c, failed);
         if (rail->ops->disconnect)
             rail->ops->disconnect(rail, g->peer, failed);
+        for (unsigned i = 0; i < g->nextra; i++)
+            if (g->extra[i]->ops->disconnect)
+                g->extra[i]->ops->disconnect(g->extra[i], g->peer, failed);
         clear_pending(s, g);
         return 1;
     }
@@ -203,6 +206,14 @@ int proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
         int f = rail->ops->flush(rail, g->peer);
         if (f > 0)
             moved += f;
+    }
+    bool extra_busy = false; /* shares of split puts queued on the other rails */
+    for (unsigned i = 0; i < g->nextra; i++) {
+        proust__rail_t *x = g->extra[i];
+        int f = x->ops->flush ? x->ops->flush(x, g->peer) : 0;
+        if (f > 0)
+            moved += f;
+        extra_busy |= x->ops->busy(x, g->peer) != 0;
     }
 
     while (g->win.head) {
@@ -223,7 +234,7 @@ int proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
             break;
         }
     }
-    bool driver_busy = rail->ops->busy(rail, g->peer) ||
+    bool driver_busy = extra_busy || rail->ops->busy(rail, g->peer) ||
                        atomic_load_explicit(&g->slots[0].busy, memory_order_acquire) ||
                        atomic_load_explicit(&g->slots[1].busy, memory_order_acquire);
     if (g->win.head || driver_busy)
@@ -272,6 +283,9 @@ void proust__gate_fail(struct proust_session *s, struct proust__gate *g, int sta
     /* the driver fails what it still holds for that peer (puts, packets) */
     if (g->rail && g->rail->ops->disconnect)
         g->rail->ops->disconnect(g->rail, g->peer, status);
+    for (unsigned i = 0; i < g->nextra; i++)
+        if (g->extra[i]->ops->disconnect)
+            g->extra[i]->ops->disconnect(g->extra[i], g->peer, status);
     struct proust_request *w;
     while ((w = g->waiting_head)) {
         proust__dlist_remove(&g->waiting_head, &g->waiting_tail, w);

@@ -51,10 +51,16 @@ struct proust__packet_slot {
     struct iovec iov[1 + 3 * PROUST__MAX_PACKET_CHUNKS];
 };
 
+#define PROUST__GATE_EXTRA_MAX 3
+
 struct proust__gate {
     proust__lock_t lock; /* send side: window, send_seq, packet slots, rail send */
     int peer;
     proust__rail_t *rail;
+    /* with a strategy that splits rendezvous data (split_balance): the
+     * other rails that reach the peer, which carry shares of its puts */
+    proust__rail_t *extra[PROUST__GATE_EXTRA_MAX];
+    unsigned nextra;
     size_t rdv_threshold; /* messages of this size and above use rendezvous */
     struct proust__packet_budget budget; /* what one packet may carry */
     unsigned packet_chunks; /* small chunks that fill a packet */

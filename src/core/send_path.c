@@ -384,15 +384,52 @@ struct proust_request *proust__answered_send(struct proust_session *s, struct pr
     return req;
 }
 
+/* Fragments of `len` bytes on `rail` (pieces of its put_fragment). */
+static size_t fragments(const proust__rail_t *rail, size_t len)
+{
+    size_t frag = rail->caps.put_fragment ? rail->caps.put_fragment : len;
+    return len ? (len + frag - 1) / frag : 0;
+}
+
+/* Put [off, off + len) of the segment on `rail`, one event per fragment
+ * (booked by the caller). */
+static void put_range(struct proust__gate *g, proust__rail_t *rail, struct proust_request *req,
+                      const uint8_t *base, uint64_t receiver_token, size_t off, size_t len)
+{
+    size_t frag = rail->caps.put_fragment ? rail->caps.put_fragment : len;
+    void *ctx = (void *)((uintptr_t)req | 1u);
+    for (size_t end = off + len; off < end; off += frag) {
+        size_t n = end - off < frag ? end - off : frag;
+        int rc = rail->ops->put(rail, g->peer, receiver_token, off, base + off, n, ctx);
+        if (rc == PROUST__INPROGRESS)
+            continue;
+        if (rc != PROUST_OK)
+            proust__request_set_error(req, rc);
+        proust__request_event_done(req);
+    }
+}
+
 /* Put `accepted` bytes of segment `seg` to the receiver's token, in
- * fragments (gate lock held; releases it). */
+ * fragments, split across the peer's rails when the strategy says so
+ * (gate lock held; releases it). */
 static void put_segment(struct proust_session *s, struct proust__gate *g,
                         struct proust_request *req, uint16_t seg, uint64_t receiver_token,
                         size_t accepted)
 {
-    proust__rail_t *rail = g->rail;
-    size_t frag = rail->caps.put_fragment ? rail->caps.put_fragment : accepted;
-    size_t nfrag = accepted ? (accepted + frag - 1) / frag : 0;
+    proust__rail_t *rails[1 + PROUST__GATE_EXTRA_MAX] = {g->rail};
+    size_t share[1 + PROUST__GATE_EXTRA_MAX] = {accepted};
+    unsigned n = 1;
+    if (s->strategy->split && g->nextra) {
+        double bw[1 + PROUST__GATE_EXTRA_MAX] = {g->rail->caps.bandwidth_gbs};
+        for (unsigned i = 0; i < g->nextra; i++) {
+            rails[n] = g->extra[i];
+            bw[n++] = g->extra[i]->caps.bandwidth_gbs;
+        }
+        s->strategy->split(bw, n, accepted, share);
+    }
+    size_t nfrag = 0;
+    for (unsigned i = 0; i < n; i++)
+        nfrag += fragments(rails[i], share[i]);
     if (nfrag == 0) {
         proust__unlock(&g->lock);
         proust__request_event_done(req);
@@ -401,17 +438,13 @@ static void put_segment(struct proust_session *s, struct proust__gate *g,
     /* one event was booked for the transfer: book the other fragments */
     atomic_fetch_add_explicit(&req->pending, (int)nfrag - 1, memory_order_acq_rel);
     const uint8_t *base = req->segs[seg].iov_base;
-    void *ctx = (void *)((uintptr_t)req | 1u);
-    for (size_t off = 0; off < accepted; off += frag) {
-        size_t len = accepted - off < frag ? accepted - off : frag;
-        int rc = rail->ops->put(rail, g->peer, receiver_token, off, base + off, len, ctx);
-        if (rc == PROUST__INPROGRESS)
-            continue;
-        if (rc != PROUST_OK)
-            proust__request_set_error(req, rc);
-        proust__request_event_done(req);
+    size_t off = 0;
+    bool busy = false;
+    for (unsigned i = 0; i < n; i++) {
+        put_range(g, rails[i], req, base, receiver_token, off, share[i]);
+        off += share[i];
+        busy |= rails[i]->ops->busy(rails[i], g->peer) != 0;
     }
-    bool busy = rail->ops->busy(rail, g->peer);
     proust__unlock(&g->lock);
     if (busy)
         proust__gate_mark_pending(s, g);

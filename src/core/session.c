@@ -113,6 +113,15 @@ static int assign_gates(struct proust_session *s)
             return PROUST_ERR_NO_RAIL;
         }
         s->rails[g->rail->index].ngates++;
+        /* a strategy that splits large puts uses every rail to the peer
+         * (and every process polls them: the peer splits towards us) */
+        for (int i = 0; s->strategy->split && peer != s->rank && i < s->nrails; i++) {
+            proust__rail_t *r = &s->rails[i].rail;
+            if (r == g->rail || g->nextra == PROUST__GATE_EXTRA_MAX || !r->ops->reaches(r, peer))
+                continue;
+            g->extra[g->nextra++] = r;
+            s->rails[i].ngates++;
+        }
     }
     return PROUST_OK;
 }

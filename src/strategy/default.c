@@ -2,9 +2,9 @@
  * is idle. The lowest latency for a lone message. */
 #include "strategy/strategy.h"
 
-static struct proust__chunk *default_next_packet(struct proust__window *w,
-                                                 const struct proust__packet_budget *budget,
-                                                 unsigned *n)
+struct proust__chunk *proust__one_chunk_per_packet(struct proust__window *w,
+                                                   const struct proust__packet_budget *budget,
+                                                   unsigned *n)
 {
     (void)budget;
     struct proust__chunk *c = w->head;
@@ -21,5 +21,5 @@ const struct proust__strategy_ops proust__strategy_default = {
     .name = "default",
     .description = "one chunk per packet, sent as soon as the rail is idle",
     .flush_on_submit = true,
-    .next_packet = default_next_packet,
+    .next_packet = proust__one_chunk_per_packet,
 };

@@ -5,6 +5,7 @@
 const struct proust__strategy_ops *const proust__strategies[] = {
     &proust__strategy_default,
     &proust__strategy_aggreg,
+    &proust__strategy_split_balance,
     NULL,
 };
 

@@ -43,6 +43,11 @@ struct proust__strategy_ops {
     struct proust__chunk *(*next_packet)(struct proust__window *w,
                                          const struct proust__packet_budget *budget,
                                          unsigned *n);
+    /* Optional: split a rendezvous segment of `len` bytes among the n rails
+     * that reach its peer, the peer's own first (their profiles'
+     * bandwidth_gbs): share[i] bytes go on rail i, summing to len. NULL:
+     * everything on the peer's own rail. */
+    void (*split)(const double *bandwidth_gbs, unsigned n, size_t len, size_t *share);
 };
 
 /* Window helpers for strategies. */
@@ -56,5 +61,11 @@ extern const struct proust__strategy_ops *const proust__strategies[];
 
 extern const struct proust__strategy_ops proust__strategy_default;
 extern const struct proust__strategy_ops proust__strategy_aggreg;
+extern const struct proust__strategy_ops proust__strategy_split_balance;
+
+/* The default's packing (default.c), which split_balance shares. */
+struct proust__chunk *proust__one_chunk_per_packet(struct proust__window *w,
+                                                   const struct proust__packet_budget *budget,
+                                                   unsigned *n);
 
 #endif
