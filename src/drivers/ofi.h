@@ -1,8 +1,9 @@
 /*
  * ofi.h — the ofi rail's private state, shared by its files: ofi.c (the
  * provider, the endpoint, addresses), ofi_io.c (packets, puts, polling),
- * ofi_pull.c (large puts the receiver reads from the sender's memory) and
- * ofi_wire.c (the header every message carries, checked on arrival).
+ * ofi_pull.c (large puts the receiver reads from the sender's memory),
+ * ofi_get.c (large blocking sends the receiver reads as it matches them)
+ * and ofi_wire.c (the header every message carries, checked on arrival).
  *
  * One reliable-datagram (FI_EP_RDM) endpoint per process on the provider
  * PROUST_OFI_PROVIDER names (or the best one present), one completion
