@@ -35,6 +35,8 @@ static void print_rail(const struct proust__rail_ops *ops, int in_use)
     proust__rail_t rail = {.ops = ops, .boot = &boot};
     printf("  %-5s %s%s\n", ops->name, ops->description, in_use ? "" : "  [not in PROUST_RAILS]");
     int rc = ops->open(&rail);
+    if (rc == PROUST_OK)
+        rc = proust__rail_apply_profile(&rail);
     if (rc != PROUST_OK) {
         printf("        unavailable here: %s\n", proust_strerror(rc));
     } else {

@@ -7,11 +7,13 @@
 # ROUNDS times, between two ranks on the provider PROUST_OFI_PROVIDER picks,
 # and prints the medians side by side and the threshold to use: the
 # smallest size from which reading wins, or ties within 3 %, on both
-# measures at that size and every larger one.
+# measures at that size and every larger one. Then the streaming bandwidth
+# of each rail at 4 MiB (ofi, tcp), printed as PROUST_RAIL_BANDWIDTH (the
+# shares split_balance gives the rails).
 #
 #   bash bench/ofi/calibrate.sh [PREFIX] [ROUNDS]   (PREFIX: build/install)
 #   PROUSTRUN_ARGS="--launch-agent ... -H a,b"      to measure across hosts
-# Then: export PROUST_OFI_READ_MIN=<the size printed>.
+# Then: export PROUST_OFI_READ_MIN=... PROUST_RAIL_BANDWIDTH=... as printed.
 set -euo pipefail
 prefix=${1:-build/install}
 rounds=${2:-5}
@@ -27,7 +29,14 @@ for r in $(seq 1 "$rounds"); do
             | awk -v m="$mode" '$1 == "pingpong" { print m, $2, $3, $4 }' >> "$out/all"
     done
 done
-python3 - "$out/all" <<'PY'
+for r in $(seq 1 "$rounds"); do
+    for rail in ofi tcp; do
+        rails=$rail; [ "$rail" = ofi ] && rails=self,ofi
+        PROUST_RAILS=$rails PROUST_PROGRESS=poll "$run" ${PROUSTRUN_ARGS:--n 2} "$bench" -t bw -m 4M -M 4M \
+            | awk -v r="$rail" '$1 == "pingpong" { print r, $4 }' >> "$out/rails"
+    done
+done
+python3 - "$out/all" "$out/rails" <<'PY'
 import statistics, sys
 from collections import defaultdict
 v = defaultdict(list)
@@ -53,4 +62,10 @@ if threshold is None:
     print("PROUST_OFI_READ_MIN=off  (reading never wins here)")
 else:
     print(f"PROUST_OFI_READ_MIN={threshold}")
+bw = defaultdict(list)
+for line in open(sys.argv[2]):
+    rail, value = line.split()
+    bw[rail].append(float(value))
+print("PROUST_RAIL_BANDWIDTH=" + ",".join(
+    f"{rail}:{statistics.median(v) / 1000:.1f}" for rail, v in sorted(bw.items())))
 PY

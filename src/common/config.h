@@ -43,6 +43,10 @@
       "receiver straight from the sender's registered memory (fi_read): a blocking send's RTS " \
       "carries the key, other sends announce their pieces after the CTS; smaller pieces go as " \
       "messages; 0 = the rail's own (256K), off = never (messages only)")                        \
+    X(RAIL_BANDWIDTH, "PROUST_RAIL_BANDWIDTH", "",                                              \
+      "measured bandwidth of rails, rail:GB/s pairs (ofi:11.5,tcp:1.1; bench/ofi/calibrate.sh " \
+      "prints them), replacing the rails' built-in profiles for split_balance's shares and "    \
+      "placement; empty = the profiles")                                                        \
     X(RDV_THRESHOLD, "PROUST_RDV_THRESHOLD", "0",                                               \
       "message size (bytes, K/M suffixes) from which rendezvous is used; 0 = each rail's own")  \
     X(LOG_LEVEL, "PROUST_LOG_LEVEL", "warn", "error, warn, info, debug or trace")               \

@@ -42,6 +42,30 @@ const struct proust__rail_ops *proust__rail_find(const char *name)
     return NULL;
 }
 
+/* PROUST_RAIL_BANDWIDTH ("ofi:11.5,tcp:1.1", GB/s): the bandwidth measured
+ * here (bench/ofi/calibrate.sh prints it) replaces the open rail's profile,
+ * which split_balance's shares and placement read. */
+int proust__rail_apply_profile(proust__rail_t *rail)
+{
+    const char *text = proust__config_str(PROUST_CFG_RAIL_BANDWIDTH);
+    size_t name_len = strlen(rail->ops->name);
+    for (const char *p = text; *p;) {
+        const char *colon = strchr(p, ':');
+        char *end = NULL;
+        double gbs = colon ? strtod(colon + 1, &end) : 0;
+        if (!colon || end == colon + 1 || !(gbs > 0) || (*end && *end != ',')) {
+            PROUST_ERROR("PROUST_RAIL_BANDWIDTH=%s: expected rail:GB/s pairs, comma-separated "
+                         "(ofi:11.5,tcp:1.1)",
+                         text);
+            return PROUST_ERR_INVALID;
+        }
+        if ((size_t)(colon - p) == name_len && strncmp(p, rail->ops->name, name_len) == 0)
+            rail->caps.bandwidth_gbs = gbs;
+        p = *end ? end + 1 : end;
+    }
+    return PROUST_OK;
+}
+
 static int open_rails(struct proust_session *s)
 {
     char list[256];
@@ -84,6 +108,8 @@ static int open_rails(struct proust_session *s)
             return rc;
         }
         s->nrails++;
+        if ((rc = proust__rail_apply_profile(rail)) != PROUST_OK)
+            return rc;
     }
     if (s->nrails == 0) {
         PROUST_ERROR("PROUST_RAILS names no rail");
