@@ -267,7 +267,10 @@ int proust__ofi_submit(struct ofi_rail *o, int peer, struct ofi_op *op)
         goto refused;
     op->peer = peer;
     if (!p->q_head) {
-        int prc = post_tracked(o, op, to);
+        /* nobody waits for a message the engine is done with: no flight
+         * list for it (a disconnect has nothing to answer) */
+        int prc = op->engine_ctx || op->group ? post_tracked(o, op, to)
+                                              : proust__ofi_post(o, op, to);
         if (prc == 0)
             return PROUST__INPROGRESS;
         if (prc != -FI_EAGAIN) {
