@@ -268,6 +268,7 @@ int proust__ofi_post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to);
 int proust__ofi_peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out);
 int proust__ofi_register(struct ofi_rail *o, void *buf, size_t len, uint64_t access,
                          struct fid_mr **mr);
+void proust__ofi_close_mr(struct ofi_rail *o, struct fid_mr *mr); /* NULL: nothing */
 
 /* ofi_pull.c: puts the receiver reads */
 int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset,

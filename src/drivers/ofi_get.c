@@ -48,11 +48,8 @@ int proust__ofi_expose(proust__rail_t *rail, const void *buf, size_t len, void *
     if (!e) {
         e = calloc(1, sizeof *e);
         int rc = PROUST_ERR_NOMEM;
-        if (e) {
-            proust__lock(&o->fi_lock);
+        if (e)
             rc = proust__ofi_register(o, (void *)buf, len, FI_REMOTE_READ, &e->mr);
-            proust__unlock(&o->fi_lock);
-        }
         if (rc != PROUST_OK) {
             proust__unlock(&o->expose_lock);
             free(e);
@@ -88,9 +85,7 @@ void proust__ofi_unexpose(proust__rail_t *rail, const void *buf, size_t len)
     proust__unlock(&o->expose_lock);
     if (!e)
         return;
-    proust__lock(&o->fi_lock);
-    (void)fi_close(&e->mr->fid);
-    proust__unlock(&o->fi_lock);
+    proust__ofi_close_mr(o, e->mr);
     free(e);
 }
 
@@ -174,9 +169,7 @@ int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_
     op->peer = peer;
     atomic_init(&op->sync_state, 0);
     if (o->mr_local) {
-        proust__lock(&o->fi_lock);
         int rc = proust__ofi_register(o, dst, len, FI_READ, &op->mr);
-        proust__unlock(&o->fi_lock);
         if (rc != PROUST_OK) {
             free(op);
             return PROUST_ERR_NOT_SUPPORTED; /* the engine asks for puts instead */
@@ -216,11 +209,7 @@ int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_
         PROUST_WARN("ofi: rank %d did not answer a read of %zu bytes", peer, len);
         return PROUST_ERR_PEER_FAILED;
     }
-    if (op->mr) {
-        proust__lock(&o->fi_lock);
-        (void)fi_close(&op->mr->fid);
-        proust__unlock(&o->fi_lock);
-    }
+    proust__ofi_close_mr(o, op->mr);
     free(op);
     if (state == 1) {
         atomic_fetch_add_explicit(&o->gets_done, 1, memory_order_relaxed);

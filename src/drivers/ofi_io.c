@@ -33,12 +33,14 @@
 
 /* ---- registration (FI_MR_LOCAL providers: verbs, efa) ----------------------- */
 /* Register buf for `access` (a peer reads it: FI_REMOTE_READ; or our own
- * sends and receives where FI_MR_LOCAL wants them registered). */
+ * sends and receives where FI_MR_LOCAL wants them registered); takes
+ * fi_lock. */
 int proust__ofi_register(struct ofi_rail *o, void *buf, size_t len, uint64_t access,
                          struct fid_mr **mr)
 {
     static _Atomic uint64_t next_key = 1; /* keys must differ unless the provider picks */
     *mr = NULL;
+    proust__lock(&o->fi_lock);
     int rc = fi_mr_reg(o->domain, buf, len, access, 0, atomic_fetch_add(&next_key, 1), 0, mr,
                        NULL);
     if (rc == 0 && (o->info->domain_attr->mr_mode & FI_MR_ENDPOINT)) {
@@ -46,14 +48,24 @@ int proust__ofi_register(struct ofi_rail *o, void *buf, size_t len, uint64_t acc
         if (rc == 0)
             rc = fi_mr_enable(*mr);
     }
+    if (rc && *mr)
+        (void)fi_close(&(*mr)->fid);
+    proust__unlock(&o->fi_lock);
     if (rc) {
         PROUST_WARN("ofi: cannot register %zu bytes: %s", len, proust__ofi.strerror(-rc));
-        if (*mr)
-            (void)fi_close(&(*mr)->fid);
         *mr = NULL;
         return PROUST_ERR_SYS;
     }
     return PROUST_OK;
+}
+
+void proust__ofi_close_mr(struct ofi_rail *o, struct fid_mr *mr)
+{
+    if (!mr)
+        return;
+    proust__lock(&o->fi_lock);
+    (void)fi_close(&mr->fid);
+    proust__unlock(&o->fi_lock);
 }
 
 static int register_buf(struct ofi_rail *o, void *buf, size_t len, struct fid_mr **mr)

@@ -32,15 +32,6 @@
 #include "drivers/ofi.h"
 #include "proust.h"
 
-static void close_mr(struct ofi_rail *o, struct fid_mr *mr)
-{
-    if (!mr)
-        return;
-    proust__lock(&o->fi_lock);
-    (void)fi_close(&mr->fid);
-    proust__unlock(&o->fi_lock);
-}
-
 static void unlink_pull(struct ofi_peer *p, struct ofi_pull *pl)
 {
     if (pl->prev)
@@ -61,16 +52,14 @@ int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_
     struct ofi_pull *pl = calloc(1, sizeof *pl);
     if (!pl)
         return PROUST_ERR_NOMEM;
-    proust__lock(&o->fi_lock);
     int rc = proust__ofi_register(o, (void *)buf, len, FI_REMOTE_READ, &pl->mr);
-    proust__unlock(&o->fi_lock);
     if (rc != PROUST_OK) {
         free(pl);
         return rc;
     }
     struct ofi_op *op = proust__ofi_take_buffer(o);
     if (!op) {
-        close_mr(o, pl->mr);
+        proust__ofi_close_mr(o, pl->mr);
         free(pl);
         return PROUST_ERR_NOMEM;
     }
@@ -104,7 +93,7 @@ int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_
     proust__lock(&o->flight_lock);
     unlink_pull(p, pl);
     proust__unlock(&o->flight_lock);
-    close_mr(o, pl->mr);
+    proust__ofi_close_mr(o, pl->mr);
     free(pl);
     return rc;
 }
@@ -125,7 +114,7 @@ void proust__ofi_on_pull_ack(proust__rail_t *rail, const struct ofi_msg *m)
         PROUST_DEBUG("ofi: rank %d acknowledged a pull we do not have", m->src);
         return;
     }
-    close_mr(o, pl->mr);
+    proust__ofi_close_mr(o, pl->mr);
     rail->up.send_done(rail->up.engine, pl->engine_ctx,
                        m->ack.status == 0 ? PROUST_OK : PROUST_ERR_CONN);
     free(pl);
@@ -144,7 +133,7 @@ void proust__ofi_pull_disconnect(proust__rail_t *rail, int peer, int status)
         proust__unlock(&o->flight_lock);
         if (!pl)
             return;
-        close_mr(o, pl->mr);
+        proust__ofi_close_mr(o, pl->mr);
         rail->up.send_done(rail->up.engine, pl->engine_ctx, status);
         free(pl);
     }
@@ -199,7 +188,7 @@ static void send_ack(struct ofi_rail *o, int peer, uint64_t cookie, int32_t stat
 
 static void free_read(struct ofi_rail *o, struct ofi_op *op)
 {
-    close_mr(o, op->mr);
+    proust__ofi_close_mr(o, op->mr);
     free(op);
 }
 
@@ -227,9 +216,7 @@ void proust__ofi_on_pull(proust__rail_t *rail, const struct ofi_msg *m)
     op->hdr.offset = m->offset;
     op->pull = m->pull;
     if (o->mr_local) {
-        proust__lock(&o->fi_lock);
         int rc = proust__ofi_register(o, dst, len, FI_READ, &op->mr);
-        proust__unlock(&o->fi_lock);
         if (rc != PROUST_OK) {
             send_ack(o, m->src, m->pull.cookie, rc);
             free(op);
@@ -304,7 +291,7 @@ void proust__ofi_pull_close(struct ofi_rail *o)
         while (o->peers[r].pulls) {
             struct ofi_pull *pl = o->peers[r].pulls;
             o->peers[r].pulls = pl->next;
-            close_mr(o, pl->mr);
+            proust__ofi_close_mr(o, pl->mr);
             free(pl);
         }
     }
