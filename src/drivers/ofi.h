@@ -285,8 +285,10 @@ int proust__ofi_expose(proust__rail_t *rail, const void *buf, size_t len, void *
 void proust__ofi_unexpose(proust__rail_t *rail, const void *buf, size_t len);
 int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_len,
                     uint64_t offset, void *dst, size_t len);
+/* poll: hand the completions gets kept to `handle`, oldest first; returns
+ * the events it counted */
 int proust__ofi_stashed(proust__rail_t *rail,
-                        void (*handle)(proust__rail_t *, struct ofi_op *, size_t, int));
+                        int (*handle)(proust__rail_t *, struct ofi_op *, size_t, int));
 void proust__ofi_get_close(struct ofi_rail *o);
 
 /* ofi.c: the providers present (for proust-info): one line each, the one

@@ -220,9 +220,8 @@ int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_
     return PROUST_ERR_PEER_FAILED;
 }
 
-/* poll: the completions gets kept, oldest first; returns how many. */
 int proust__ofi_stashed(proust__rail_t *rail,
-                        void (*handle)(proust__rail_t *, struct ofi_op *, size_t, int))
+                        int (*handle)(proust__rail_t *, struct ofi_op *, size_t, int))
 {
     struct ofi_rail *o = rail->priv;
     if (!atomic_load_explicit(&o->stash_nonempty, memory_order_relaxed))
@@ -232,15 +231,14 @@ int proust__ofi_stashed(proust__rail_t *rail,
     o->stash_head = o->stash_tail = NULL;
     atomic_store_explicit(&o->stash_nonempty, false, memory_order_relaxed);
     proust__unlock(&o->stash_lock);
-    int n = 0;
+    int events = 0;
     while (st) {
         struct ofi_stashed *next = st->next;
-        handle(rail, st->op, st->len, st->err);
+        events += handle(rail, st->op, st->len, st->err);
         free(st);
         st = next;
-        n++;
     }
-    return n;
+    return events;
 }
 
 void proust__ofi_get_close(struct ofi_rail *o)

@@ -699,11 +699,6 @@ static int handle(proust__rail_t *rail, struct ofi_op *op, size_t len, int err)
     }
 }
 
-static void handle_stashed(proust__rail_t *rail, struct ofi_op *op, size_t len, int err)
-{
-    (void)handle(rail, op, len, err);
-}
-
 int proust__ofi_poll(proust__rail_t *rail)
 {
     struct ofi_rail *o = rail->priv;
@@ -716,7 +711,7 @@ int proust__ofi_poll(proust__rail_t *rail)
     }
     for (;;) {
         /* what a get() read from the queue meanwhile comes first */
-        events += proust__ofi_stashed(rail, handle_stashed);
+        events += proust__ofi_stashed(rail, handle);
         struct fi_cq_msg_entry c[CQ_BATCH];
         proust__lock(&o->fi_lock);
         ssize_t n = fi_cq_read(o->cq, c, CQ_BATCH);
