@@ -204,6 +204,38 @@ int proust_imrecv(proust_session_t *s, proust_message_t *msg, void *buf, size_t 
 /* Stop the whole job: every process exits, the launcher with `code`. */
 int proust_abort(proust_session_t *s, int code);
 
+/* ---- One-sided access (remote memory) ------------------------------------
+ * Memory a process registers can be written and read by its peers without
+ * it taking part: the NIC (or the provider's own progress) moves the bytes.
+ * Only rails that can do it (ofi, where the provider has RMA) offer it, and
+ * only to the peers they carry: proust_rma_reaches says which. Give a peer
+ * the key of proust_mem_key by any message; it stays valid until
+ * proust_mem_release, which must wait until no peer uses it (a barrier). */
+typedef struct proust_mem proust_mem_t;
+#define PROUST_MEM_KEY_MAX 64 /* bytes of a key, at most */
+/* Register [buf, buf + len) (len > 0) on every rail that can serve remote
+ * access. PROUST_ERR_NOT_SUPPORTED: no rail can. */
+int proust_mem_register(proust_session_t *s, void *buf, size_t len, proust_mem_t **mem);
+/* The key that lets peers reach the memory: *len bytes (at most
+ * PROUST_MEM_KEY_MAX) written to key. */
+int proust_mem_key(const proust_mem_t *mem, void *key, size_t cap, size_t *len);
+int proust_mem_release(proust_mem_t *mem);
+/* 1 when proust_rma_write/read can reach `peer` (a rail that carries its
+ * traffic can), 0 when not, or a PROUST_ERR_* code (a bad rank). */
+int proust_rma_reaches(proust_session_t *s, int peer);
+/* Write src[0..len) at `offset` of the peer's memory that `key` (its
+ * proust_mem_key) describes, or read from there into dst. The request
+ * completes once the bytes are in the peer's memory, visible to it (write),
+ * or here (read); its status says PROUST_ERR_PEER_FAILED if the peer died,
+ * PROUST_ERR_PROTO if the peer refused the access. src/dst must stay
+ * untouched until then. Errors: PROUST_ERR_INVALID (a key that does not
+ * hold [offset, offset + len), or garbage), PROUST_ERR_NOT_SUPPORTED (no
+ * rail reaches the peer that way), PROUST_ERR_RANK, the peer's failure. */
+int proust_rma_write(proust_session_t *s, int peer, const void *src, size_t len, const void *key,
+                     size_t key_len, uint64_t offset, proust_request_t **req);
+int proust_rma_read(proust_session_t *s, int peer, void *dst, size_t len, const void *key,
+                    size_t key_len, uint64_t offset, proust_request_t **req);
+
 /* ---- Events (for runtimes that do not want to poll requests) ------------- */
 /*
  * A request callback runs exactly once, when the request completes, on

@@ -11,7 +11,7 @@
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
 foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize
-             placement match_threads offer shm_resident cancel match_many reuse)
+             placement match_threads offer shm_resident cancel match_many reuse rma)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -413,6 +413,11 @@ set(_reuse_cases mmap malloc realloc brk)
 api_cases(PROGRAM reuse VARIANT shm NPROCS 2 RAILS self,shm CASES ${_reuse_cases})
 api_cases(PROGRAM reuse VARIANT tcp NPROCS 2 RAILS tcp CASES ${_reuse_cases})
 api_cases_check(reuse)
+
+# ---- one-sided access (proust_mem_*, proust_rma_*): only the ofi rail
+# offers it (tests/ofi.cmake); shm and tcp say so ----
+api_cases(PROGRAM rma VARIANT shm NPROCS 2 RAILS self,shm CASES none)
+api_cases(PROGRAM rma VARIANT tcp NPROCS 2 RAILS tcp CASES none)
 
 # ---- chunks overtaking an earlier message (stash), more than one batch ----
 if(EXISTS ${API_DIR}/stash.c)

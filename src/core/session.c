@@ -94,6 +94,7 @@ static int open_rails(struct proust_session *s)
             .put_done = proust__on_put_done,
             .check_peers = proust__rail_check_peers,
             .send_done = proust__on_send_done,
+            .rma_done = proust__on_rma_done,
             .peer_failed = proust__on_peer_failed,
             .place_memory = proust__place_memory,
         };

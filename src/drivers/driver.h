@@ -49,6 +49,9 @@
  * it (a blocking send, polling) exposes its bytes; the others go by puts,
  * so that no receiver waits in get() on a peer that computes. */
 #define PROUST__RAIL_GET_WHILE_WAITED 0x10u
+/* One-sided access to memory a peer registered (mem_register, rma): the
+ * native proust_rma_* calls and MPI windows across hosts use it. */
+#define PROUST__RAIL_CAN_RMA 0x20u
 
 struct proust__rail_caps {
     size_t max_iov;         /* iovec entries send() accepts */
@@ -94,6 +97,9 @@ struct proust__rail_upcalls {
      * notices, the rails' checks), as its waits do; a dead one gets
      * peer_failed, and disconnect. Call it with no driver lock held. */
     void (*check_peers)(void *engine);
+    /* An rma() that returned PROUST__INPROGRESS is over (status PROUST_OK
+     * or the error that stopped it); once per rma(). */
+    void (*rma_done)(void *engine, void *ctx, int status);
 };
 
 typedef struct proust__rail {
@@ -163,6 +169,21 @@ struct proust__rail_ops {
      * will); 0: a peer claimed it for its write (with `force` the exposure
      * ends anyway: the write was announced, or the peer is gone). */
     int (*withdraw)(proust__rail_t *rail, const void *key, size_t key_len, int force);
+    /* Optional (CAN_RMA): register [buf, buf+len) for peers' reads and
+     * writes until mem_release(*handle); writes at most `cap` bytes of key
+     * (what a peer's rma() needs), returns its length or a negative error. */
+    int (*mem_register)(proust__rail_t *rail, void *buf, size_t len, void **handle, void *key,
+                        size_t cap);
+    void (*mem_release)(proust__rail_t *rail, void *handle);
+    /* Optional (CAN_RMA): write local[0..len) into the peer's memory that
+     * `key` (the peer's mem_register) describes, at `offset` (write != 0),
+     * or read from there into local. PROUST__INPROGRESS: up.rma_done(ctx)
+     * comes once the bytes are in the peer's memory, visible to it (a
+     * write) or here (a read), or the transfer failed (a peer that fails
+     * gets its transfers failed at disconnect). Else a PROUST_ERR_* code:
+     * nothing was done (a key that does not hold the range: PROUST_ERR_PROTO). */
+    int (*rma)(proust__rail_t *rail, int peer, int write, void *local, size_t len,
+               const void *key, size_t key_len, uint64_t offset, void *ctx);
     /* Is there unsent data queued for peer? (the engine packs the next packet
      * only when the rail is idle for that peer) */
     int (*busy)(proust__rail_t *rail, int peer);

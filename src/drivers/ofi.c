@@ -271,6 +271,7 @@ static int choose_pull(struct ofi_rail *o)
     const struct fi_domain_attr *d = o->info->domain_attr;
     bool can = (o->info->caps & FI_RMA) && d->mr_key_size <= sizeof(uint64_t) &&
                !(d->mr_mode & FI_MR_RAW);
+    o->rma_ok = can; /* one-sided access for proust_rma_* and MPI windows */
     if (!can || min == SIZE_MAX)
         return PROUST_OK;
     if (min == 0)
@@ -292,6 +293,8 @@ static int ofi_open(proust__rail_t *rail)
     proust__lock_init(&o->flight_lock);
     proust__lock_init(&o->expose_lock);
     proust__lock_init(&o->stash_lock);
+    proust__lock_init(&o->rma_lock);
+    o->write_flags = FI_DELIVERY_COMPLETE | FI_COMPLETION;
     o->epfd = o->kickfd = -1;
     struct fi_info *list = list_providers();
     bool any = list != NULL;
@@ -355,6 +358,8 @@ static int ofi_open(proust__rail_t *rail)
         rail->caps.flags |= PROUST__RAIL_CAN_GET;
         rail->caps.get_threshold = o->pull_min;
     }
+    if (o->rma_ok)
+        rail->caps.flags |= PROUST__RAIL_CAN_RMA;
     PROUST_INFO("ofi: %s", o->why);
     return PROUST_OK;
 }
@@ -470,6 +475,7 @@ static void ofi_close(proust__rail_t *rail)
                  (unsigned long long)atomic_load(&o->gets_done));
     proust__ofi_pull_close(o);
     proust__ofi_get_close(o);
+    proust__ofi_rma_close(o);
     close_fid(o->recv_mr ? &o->recv_mr->fid : NULL);
     proust__ofi_free_sends(o);
     close_fid(o->cq ? &o->cq->fid : NULL);
@@ -516,5 +522,8 @@ const struct proust__rail_ops proust__rail_ofi = {
     .expose = proust__ofi_expose,
     .unexpose = proust__ofi_unexpose,
     .get = proust__ofi_get,
+    .mem_register = proust__ofi_mem_register,
+    .mem_release = proust__ofi_mem_release,
+    .rma = proust__ofi_rma,
     .explain = ofi_explain,
 };

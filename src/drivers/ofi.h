@@ -2,7 +2,8 @@
  * ofi.h — the ofi rail's private state, shared by its files: ofi.c (the
  * provider, the endpoint, addresses), ofi_io.c (packets, puts, polling),
  * ofi_pull.c (large puts the receiver reads from the sender's memory),
- * ofi_get.c (large blocking sends the receiver reads as it matches them)
+ * ofi_get.c (large blocking sends the receiver reads as it matches them),
+ * ofi_rma.c (one-sided writes and reads into memory peers registered)
  * and ofi_wire.c (the header every message carries, checked on arrival).
  *
  * One reliable-datagram (FI_EP_RDM) endpoint per process on the provider
@@ -108,7 +109,15 @@ int proust__ofi_parse(const void *buf, size_t len, int nranks, struct ofi_msg *o
 
 /* ---- state ------------------------------------------------------------------- */
 /* READ: a pull's read (ofi_pull.c); READ_SYNC: a get()'s (ofi_get.c) */
-enum { OFI_OP_RECV = 1, OFI_OP_SEND = 2, OFI_OP_SEND_ZC = 3, OFI_OP_READ = 4, OFI_OP_READ_SYNC = 5 };
+/* RMA: a one-sided write or read for the engine (ofi_rma.c) */
+enum {
+    OFI_OP_RECV = 1,
+    OFI_OP_SEND = 2,
+    OFI_OP_SEND_ZC = 3,
+    OFI_OP_READ = 4,
+    OFI_OP_READ_SYNC = 5,
+    OFI_OP_RMA = 6
+};
 
 /* One operation the provider holds: its context comes first (FI_CONTEXT). */
 struct ofi_op {
@@ -133,6 +142,11 @@ struct ofi_op {
     struct fid_mr *mr;
     struct ofi_put_group *group; /* a piece of a put sent as several messages */
     _Atomic int sync_state; /* READ_SYNC: 0 on its way, 1 done, -1 - err failed */
+    /* RMA: write or read, where in the peer (address as its key names it,
+     * key), and the next one waiting for room (rma_lock) */
+    bool rma_write;
+    uint64_t raddr, rkey;
+    struct ofi_op *rma_next;
 };
 
 /* The key a get() reads with, from the sender's expose() (ofi_get.c). */
@@ -211,6 +225,14 @@ struct ofi_rail {
     /* puts of pull_min bytes and more are read by the receiver (the
      * provider has RMA and keys of 8 bytes at most); 0: never */
     size_t pull_min;
+    bool rma_ok; /* FI_RMA with keys of 8 bytes at most: one-sided access */
+    /* one-sided transfers the provider had no room for (ofi_rma.c), posted
+     * by poll; writes ask for FI_DELIVERY_COMPLETE unless refused once */
+    proust__lock_t rma_lock;
+    struct ofi_op *rma_waiting, *rma_waiting_tail;
+    _Atomic bool rma_any_waiting;
+    uint64_t write_flags;
+    _Atomic uint64_t rma_writes, rma_reads;
     _Atomic uint64_t next_cookie;
     /* poll's own: reads and acknowledgements the provider had no room for */
     struct ofi_op *reads_waiting, *acks_waiting;
@@ -266,6 +288,11 @@ void proust__ofi_fill_hdr(struct ofi_hdr *h, struct ofi_rail *o, int peer, int k
 int proust__ofi_submit(struct ofi_rail *o, int peer, struct ofi_op *op);
 int proust__ofi_post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to);
 int proust__ofi_peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out);
+/* op in its peer's flight list (a disconnect answers for what is there);
+ * take: out of it, true if it was there (nobody answered for it yet) */
+void proust__ofi_flight_add(struct ofi_rail *o, struct ofi_op *op);
+bool proust__ofi_flight_take(struct ofi_rail *o, struct ofi_op *op);
+bool proust__ofi_flight_has(struct ofi_rail *o, struct ofi_op *op);
 int proust__ofi_register(struct ofi_rail *o, void *buf, size_t len, uint64_t access,
                          struct fid_mr **mr);
 void proust__ofi_close_mr(struct ofi_rail *o, struct fid_mr *mr); /* NULL: nothing */
@@ -290,6 +317,18 @@ int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_
 int proust__ofi_stashed(proust__rail_t *rail,
                         int (*handle)(proust__rail_t *, struct ofi_op *, size_t, int));
 void proust__ofi_get_close(struct ofi_rail *o);
+
+/* ofi_rma.c: one-sided access (ops of proust__rail_ofi) */
+int proust__ofi_mem_register(proust__rail_t *rail, void *buf, size_t len, void **handle,
+                             void *key, size_t cap);
+void proust__ofi_mem_release(proust__rail_t *rail, void *handle);
+int proust__ofi_rma(proust__rail_t *rail, int peer, int write, void *local, size_t len,
+                    const void *key, size_t key_len, uint64_t offset, void *ctx);
+/* poll: a transfer's completion or failure (err: positive fi error) */
+void proust__ofi_rma_done(proust__rail_t *rail, struct ofi_op *op, int status);
+/* poll: post what waited for room; returns the transfers posted */
+int proust__ofi_rma_retry(proust__rail_t *rail);
+void proust__ofi_rma_close(struct ofi_rail *o);
 
 /* ofi.c: the providers present (for proust-info): one line each, the one
  * PROUST_OFI_PROVIDER picks marked; returns the bytes written. */

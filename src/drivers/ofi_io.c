@@ -232,10 +232,7 @@ static void unlink_flight(struct ofi_rail *o, struct ofi_op *op)
     op->in_flight = false;
 }
 
-/* post(), with op in its peer's flight list while the provider holds it:
- * a peer that fails has its sends completed at once (disconnect), their
- * completions, if they ever come, then only give the buffers back. */
-static int post_tracked(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
+void proust__ofi_flight_add(struct ofi_rail *o, struct ofi_op *op)
 {
     struct ofi_peer *p = &o->peers[op->peer];
     proust__lock(&o->flight_lock);
@@ -246,6 +243,32 @@ static int post_tracked(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
     p->flight = op;
     op->in_flight = op->posted = true;
     proust__unlock(&o->flight_lock);
+}
+
+bool proust__ofi_flight_take(struct ofi_rail *o, struct ofi_op *op)
+{
+    proust__lock(&o->flight_lock);
+    bool was = op->in_flight;
+    if (was)
+        unlink_flight(o, op);
+    proust__unlock(&o->flight_lock);
+    return was;
+}
+
+bool proust__ofi_flight_has(struct ofi_rail *o, struct ofi_op *op)
+{
+    proust__lock(&o->flight_lock);
+    bool is = op->in_flight;
+    proust__unlock(&o->flight_lock);
+    return is;
+}
+
+/* post(), with op in its peer's flight list while the provider holds it:
+ * a peer that fails has its sends completed at once (disconnect), their
+ * completions, if they ever come, then only give the buffers back. */
+static int post_tracked(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
+{
+    proust__ofi_flight_add(o, op);
     int prc = proust__ofi_post(o, op, to);
     if (prc != 0) { /* not the provider's: back to how it was */
         proust__lock(&o->flight_lock);
@@ -508,17 +531,21 @@ void proust__ofi_disconnect(proust__rail_t *rail, int peer, int status)
     for (;;) {
         void *ctx = NULL;
         struct ofi_put_group *group = NULL;
+        bool rma = false;
         proust__lock(&o->flight_lock);
         struct ofi_op *op = p->flight;
         if (op) {
             unlink_flight(o, op);
             ctx = op->engine_ctx;
             group = op->group;
+            rma = op->kind == OFI_OP_RMA;
         }
         proust__unlock(&o->flight_lock);
         if (!op)
             break;
-        if (ctx)
+        if (rma)
+            rail->up.rma_done(rail->up.engine, ctx, status);
+        else if (ctx)
             rail->up.send_done(rail->up.engine, ctx, status);
         if (group)
             group_done(rail, group, status, 1);
@@ -637,6 +664,19 @@ static void handle_error(proust__rail_t *rail, struct ofi_op *op, int err)
         proust__ofi_read_done(rail, op, PROUST_ERR_PEER_FAILED, err);
         return;
     }
+    if (op->kind == OFI_OP_RMA) {
+        /* refused by the peer's side (a key or range it does not have), or
+         * its connection broke: the transfer fails, and the peer's sends
+         * and receives say whether the peer is gone */
+        PROUST_WARN("ofi: %s of %zu bytes at rank %d failed: %s",
+                    op->rma_write ? "write" : "read", op->len, op->peer,
+                    proust__ofi.strerror(err));
+        proust__ofi_rma_done(rail, op,
+                             err == FI_EACCES || err == FI_EINVAL || err == FI_EKEYREJECTED
+                                 ? PROUST_ERR_PROTO
+                                 : PROUST_ERR_PEER_FAILED);
+        return;
+    }
     if (op->kind == OFI_OP_RECV) {
         /* a peer's connection broke under a message to us: one warning
          * (a dead peer can fail every receive it had filled); which peer
@@ -693,6 +733,9 @@ static int handle(proust__rail_t *rail, struct ofi_op *op, size_t len, int err)
     case OFI_OP_READ_SYNC:
         atomic_store_explicit(&op->sync_state, 1, memory_order_release);
         return 1;
+    case OFI_OP_RMA:
+        proust__ofi_rma_done(rail, op, PROUST_OK);
+        return 1;
     default:
         finish_send(rail, op, PROUST_OK);
         return 1;
@@ -702,7 +745,7 @@ static int handle(proust__rail_t *rail, struct ofi_op *op, size_t len, int err)
 int proust__ofi_poll(proust__rail_t *rail)
 {
     struct ofi_rail *o = rail->priv;
-    int events = proust__ofi_pull_retry(rail);
+    int events = proust__ofi_pull_retry(rail) + proust__ofi_rma_retry(rail);
     while (o->repost) {
         struct ofi_op *op = o->repost;
         if (post_receive(o, op) != 0)

@@ -1,0 +1,189 @@
+/*
+ * rma.c — one-sided access for the native API (proust_mem_*, proust_rma_*)
+ * and for MPI windows across hosts: registration on the rails that can
+ * serve remote access, keys peers exchange, and writes and reads that
+ * complete as user requests when the rail says the bytes are there.
+ *
+ * A key is one section per rail that registered the memory: the rail's
+ * name (8 bytes), the length of its part (4 bytes), then the part. A
+ * process uses the section of the rail that carries its traffic to the
+ * peer, so both ends speak through the same driver.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/gate.h"
+#include "core/request.h"
+#include "core/session.h"
+#include "proust.h"
+
+#define RMA_NAME_LEN 8
+#define RMA_SECTION_HDR (RMA_NAME_LEN + 4)
+
+struct proust_mem {
+    proust_session_t *s;
+    int n;
+    struct {
+        proust__rail_t *rail;
+        void *handle;
+    } regs[PROUST__MAX_RAILS];
+    size_t key_len;
+    uint8_t key[PROUST_MEM_KEY_MAX];
+};
+
+static bool rail_can_rma(const proust__rail_t *rail)
+{
+    return rail && rail->ops->rma && rail->ops->mem_register &&
+           (rail->caps.flags & PROUST__RAIL_CAN_RMA);
+}
+
+int proust_mem_register(proust_session_t *s, void *buf, size_t len, proust_mem_t **out)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    if (!buf || len == 0 || !out)
+        return PROUST_ERR_INVALID;
+    struct proust_mem *m = calloc(1, sizeof *m);
+    if (!m)
+        return PROUST_ERR_NOMEM;
+    m->s = s;
+    int rc = PROUST_ERR_NOT_SUPPORTED;
+    for (int i = 0; i < s->nrails; i++) {
+        proust__rail_t *rail = &s->rails[i].rail;
+        if (!rail_can_rma(rail) || m->key_len + RMA_SECTION_HDR >= sizeof m->key)
+            continue;
+        uint8_t *sec = m->key + m->key_len;
+        void *handle = NULL;
+        int klen = rail->ops->mem_register(rail, buf, len, &handle, sec + RMA_SECTION_HDR,
+                                           sizeof m->key - m->key_len - RMA_SECTION_HDR);
+        if (klen < 0) {
+            rc = klen;
+            continue;
+        }
+        memset(sec, 0, RMA_NAME_LEN);
+        strncpy((char *)sec, rail->ops->name, RMA_NAME_LEN);
+        uint32_t l = (uint32_t)klen;
+        memcpy(sec + RMA_NAME_LEN, &l, 4);
+        m->key_len += RMA_SECTION_HDR + (size_t)klen;
+        m->regs[m->n].rail = rail;
+        m->regs[m->n].handle = handle;
+        m->n++;
+    }
+    if (m->n == 0) {
+        free(m);
+        return rc;
+    }
+    *out = m;
+    return PROUST_OK;
+}
+
+int proust_mem_key(const proust_mem_t *m, void *key, size_t cap, size_t *len)
+{
+    if (!m || !key || !len)
+        return PROUST_ERR_INVALID;
+    if (cap < m->key_len)
+        return PROUST_ERR_TRUNCATE;
+    memcpy(key, m->key, m->key_len);
+    *len = m->key_len;
+    return PROUST_OK;
+}
+
+int proust_mem_release(proust_mem_t *m)
+{
+    if (!m)
+        return PROUST_ERR_INVALID;
+    for (int i = 0; i < m->n; i++)
+        if (m->regs[i].rail->ops->mem_release)
+            m->regs[i].rail->ops->mem_release(m->regs[i].rail, m->regs[i].handle);
+    free(m);
+    return PROUST_OK;
+}
+
+int proust_rma_reaches(proust_session_t *s, int peer)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    if (peer < 0 || peer >= s->size)
+        return PROUST_ERR_RANK;
+    return rail_can_rma(s->gates[peer].rail) ? 1 : 0;
+}
+
+/* The part of `key` for `rail`, or NULL (a key made elsewhere, or garbage:
+ * sections are checked against the bytes given). */
+static const uint8_t *section(const proust__rail_t *rail, const uint8_t *key, size_t key_len,
+                              size_t *part_len)
+{
+    size_t at = 0;
+    while (key_len - at >= RMA_SECTION_HDR) {
+        uint32_t l;
+        memcpy(&l, key + at + RMA_NAME_LEN, 4);
+        if (l > key_len - at - RMA_SECTION_HDR)
+            return NULL;
+        if (strncmp((const char *)key + at, rail->ops->name, RMA_NAME_LEN) == 0) {
+            *part_len = l;
+            return key + at + RMA_SECTION_HDR;
+        }
+        at += RMA_SECTION_HDR + l;
+    }
+    return NULL;
+}
+
+static int transfer(proust_session_t *s, int peer, int write, void *local, size_t len,
+                    const void *key, size_t key_len, uint64_t offset, proust_request_t **out)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    if (!out || (!local && len) || !key || key_len > PROUST_MEM_KEY_MAX)
+        return PROUST_ERR_INVALID;
+    if (peer < 0 || peer >= s->size)
+        return PROUST_ERR_RANK;
+    struct proust__gate *g = &s->gates[peer];
+    int failed = atomic_load_explicit(&g->failed, memory_order_acquire);
+    if (failed)
+        return failed;
+    proust__rail_t *rail = g->rail;
+    if (!rail_can_rma(rail))
+        return PROUST_ERR_NOT_SUPPORTED;
+    size_t part_len;
+    const uint8_t *part = section(rail, key, key_len, &part_len);
+    if (!part)
+        return PROUST_ERR_INVALID;
+    proust_request_t *req;
+    int rc = proust_request_create(s, NULL, NULL, &req);
+    if (rc != PROUST_OK)
+        return rc;
+    req->peer = peer;
+    rc = rail->ops->rma(rail, peer, write, local, len, part, part_len, offset, req);
+    if (rc == PROUST__INPROGRESS) {
+        *out = req;
+        return PROUST_OK;
+    }
+    if (rc == PROUST_OK) { /* nothing to move */
+        req->status.size = 0;
+        proust_request_complete(req, PROUST_OK);
+        *out = req;
+        return PROUST_OK;
+    }
+    proust_request_complete(req, rc);
+    proust_request_free(&req);
+    return rc == PROUST_ERR_PROTO ? PROUST_ERR_INVALID : rc;
+}
+
+int proust_rma_write(proust_session_t *s, int peer, const void *src, size_t len, const void *key,
+                     size_t key_len, uint64_t offset, proust_request_t **req)
+{
+    return transfer(s, peer, 1, (void *)src, len, key, key_len, offset, req);
+}
+
+int proust_rma_read(proust_session_t *s, int peer, void *dst, size_t len, const void *key,
+                    size_t key_len, uint64_t offset, proust_request_t **req)
+{
+    return transfer(s, peer, 0, dst, len, key, key_len, offset, req);
+}
+
+/* The rail's word that a transfer is over (rail upcall rma_done). */
+void proust__on_rma_done(void *engine, void *ctx, int status)
+{
+    (void)engine;
+    proust_request_complete(ctx, status);
+}

@@ -1,0 +1,228 @@
+/*
+ * ofi_rma.c — one-sided access on the ofi rail: memory a process
+ * registers for its peers (mem_register), and writes and reads into a
+ * peer's registered memory (rma) that complete without the peer's engine:
+ * the provider moves the bytes (a NIC, or libfabric's own progress on
+ * tcp, which runs whenever the peer polls the rail).
+ *
+ * A write asks for FI_DELIVERY_COMPLETE: its completion means the bytes
+ * are in the peer's memory, visible there, which is what a flush of an MPI
+ * window promises. A provider that refuses the flag gets plain
+ * completions (reliable endpoints: the peer has the bytes).
+ *
+ * Each transfer is a heap op in its peer's flight list while the provider
+ * holds it: a peer that fails has its transfers answered at once by
+ * disconnect; their completions, if they come, only free them. Transfers
+ * the provider had no room for wait in rma_waiting until poll posts them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_rma.h>
+
+#include "common/log.h"
+#include "drivers/ofi.h"
+#include "proust.h"
+
+/* What a peer needs to reach registered memory (the key of mem_register). */
+struct ofi_rma_key {
+    uint64_t raddr; /* the memory's address as the key names it (0: offsets) */
+    uint64_t rkey;
+    uint64_t len;
+};
+
+int proust__ofi_mem_register(proust__rail_t *rail, void *buf, size_t len, void **handle,
+                             void *key, size_t cap)
+{
+    struct ofi_rail *o = rail->priv;
+    if (!o->rma_ok)
+        return PROUST_ERR_NOT_SUPPORTED;
+    if (cap < sizeof(struct ofi_rma_key) || len == 0)
+        return PROUST_ERR_INVALID;
+    struct fid_mr *mr;
+    int rc = proust__ofi_register(o, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, &mr);
+    if (rc != PROUST_OK)
+        return rc;
+    bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    struct ofi_rma_key k = {.raddr = virt ? (uint64_t)(uintptr_t)buf : 0,
+                            .rkey = fi_mr_key(mr),
+                            .len = len};
+    memcpy(key, &k, sizeof k);
+    *handle = mr;
+    return (int)sizeof k;
+}
+
+void proust__ofi_mem_release(proust__rail_t *rail, void *handle)
+{
+    proust__ofi_close_mr(rail->priv, handle);
+}
+
+/* Hand op to the provider: 0, -FI_EAGAIN (no room now), or an error. */
+static int post(struct ofi_rail *o, struct ofi_op *op)
+{
+    struct iovec iov = {op->buf, op->len};
+    struct fi_rma_iov r = {.addr = op->raddr, .len = op->len, .key = op->rkey};
+    struct fi_msg_rma m = {.msg_iov = &iov,
+                           .desc = &op->desc,
+                           .iov_count = 1,
+                           .addr = o->peers[op->peer].addr,
+                           .rma_iov = &r,
+                           .rma_iov_count = 1,
+                           .context = &op->fctx};
+    proust__lock(&o->fi_lock);
+    int rc;
+    if (!op->rma_write) {
+        rc = (int)fi_readmsg(o->ep, &m, FI_COMPLETION);
+    } else {
+        rc = (int)fi_writemsg(o->ep, &m, o->write_flags);
+        if (rc == -FI_EBADFLAGS && (o->write_flags & FI_DELIVERY_COMPLETE)) {
+            o->write_flags = FI_COMPLETION; /* the provider's default: transmit complete */
+            rc = (int)fi_writemsg(o->ep, &m, o->write_flags);
+        }
+    }
+    proust__unlock(&o->fi_lock);
+    return rc;
+}
+
+static void release(struct ofi_rail *o, struct ofi_op *op)
+{
+    proust__ofi_close_mr(o, op->mr);
+    free(op);
+}
+
+void proust__ofi_rma_done(proust__rail_t *rail, struct ofi_op *op, int status)
+{
+    struct ofi_rail *o = rail->priv;
+    void *ctx = op->engine_ctx;
+    bool answer = proust__ofi_flight_take(o, op); /* else a disconnect answered */
+    if (status == PROUST_OK)
+        atomic_fetch_add_explicit(op->rma_write ? &o->rma_writes : &o->rma_reads, 1,
+                                  memory_order_relaxed);
+    release(o, op);
+    if (answer)
+        rail->up.rma_done(rail->up.engine, ctx, status);
+}
+
+int proust__ofi_rma(proust__rail_t *rail, int peer, int write, void *local, size_t len,
+                    const void *key, size_t key_len, uint64_t offset, void *ctx)
+{
+    struct ofi_rail *o = rail->priv;
+    struct ofi_rma_key k;
+    if (!o->rma_ok)
+        return PROUST_ERR_NOT_SUPPORTED;
+    if (key_len != sizeof k)
+        return PROUST_ERR_PROTO;
+    memcpy(&k, key, sizeof k);
+    if (offset > k.len || len > k.len - offset || k.raddr > UINT64_MAX - k.len)
+        return PROUST_ERR_PROTO;
+    int failed = atomic_load_explicit(&o->peers[peer].failed, memory_order_acquire);
+    if (failed)
+        return failed;
+    if (len == 0)
+        return PROUST_OK;
+    fi_addr_t to;
+    if (proust__ofi_peer_addr(o, peer, &to) != PROUST_OK)
+        return PROUST_ERR_CONN;
+    struct ofi_op *op = calloc(1, sizeof *op);
+    if (!op)
+        return PROUST_ERR_NOMEM;
+    op->kind = OFI_OP_RMA;
+    op->peer = peer;
+    op->engine_ctx = ctx;
+    op->rma_write = write != 0;
+    op->buf = local;
+    op->len = len;
+    op->raddr = k.raddr + offset;
+    op->rkey = k.rkey;
+    if (o->mr_local) {
+        int rc = proust__ofi_register(o, local, len, write ? FI_WRITE : FI_READ, &op->mr);
+        if (rc != PROUST_OK) {
+            free(op);
+            return rc;
+        }
+        op->desc = fi_mr_desc(op->mr);
+    }
+    proust__ofi_flight_add(o, op);
+    int rc = post(o, op);
+    if (rc == 0)
+        return PROUST__INPROGRESS;
+    if (rc == -FI_EAGAIN) { /* poll posts it when completions make room, in order */
+        proust__lock(&o->rma_lock);
+        op->rma_next = NULL;
+        if (o->rma_waiting_tail)
+            o->rma_waiting_tail->rma_next = op;
+        else
+            o->rma_waiting = op;
+        o->rma_waiting_tail = op;
+        atomic_store_explicit(&o->rma_any_waiting, true, memory_order_relaxed);
+        proust__unlock(&o->rma_lock);
+        return PROUST__INPROGRESS;
+    }
+    PROUST_WARN("ofi: %s of %zu bytes at rank %d: %s", write ? "write" : "read", len, peer,
+                proust__ofi.strerror(-rc));
+    proust__ofi_flight_take(o, op);
+    release(o, op);
+    return PROUST_ERR_CONN;
+}
+
+int proust__ofi_rma_retry(proust__rail_t *rail)
+{
+    struct ofi_rail *o = rail->priv;
+    /* (one added as this looks is seen by the next poll) */
+    if (!atomic_load_explicit(&o->rma_any_waiting, memory_order_relaxed))
+        return 0;
+    proust__lock(&o->rma_lock);
+    struct ofi_op *op = o->rma_waiting;
+    o->rma_waiting = o->rma_waiting_tail = NULL;
+    atomic_store_explicit(&o->rma_any_waiting, false, memory_order_relaxed);
+    proust__unlock(&o->rma_lock);
+    int posted = 0;
+    struct ofi_op *left = NULL, *left_tail = NULL; /* still without room, in order */
+    while (op) {
+        struct ofi_op *next = op->rma_next;
+        op->rma_next = NULL;
+        int rc = -FI_EAGAIN;
+        if (!proust__ofi_flight_has(o, op)) { /* its peer failed: answered already */
+            release(o, op);
+            op = next;
+            continue;
+        }
+        if (!left) /* behind one without room: keep the order */
+            rc = post(o, op);
+        if (rc == 0) {
+            posted++;
+        } else if (rc == -FI_EAGAIN) {
+            if (left_tail)
+                left_tail->rma_next = op;
+            else
+                left = op;
+            left_tail = op;
+        } else {
+            PROUST_WARN("ofi: %s of %zu bytes at rank %d: %s", op->rma_write ? "write" : "read",
+                        op->len, op->peer, proust__ofi.strerror(-rc));
+            proust__ofi_rma_done(rail, op, PROUST_ERR_CONN);
+        }
+        op = next;
+    }
+    if (left) { /* in front of those that came meanwhile */
+        proust__lock(&o->rma_lock);
+        left_tail->rma_next = o->rma_waiting;
+        if (!o->rma_waiting)
+            o->rma_waiting_tail = left_tail;
+        o->rma_waiting = left;
+        atomic_store_explicit(&o->rma_any_waiting, true, memory_order_relaxed);
+        proust__unlock(&o->rma_lock);
+    }
+    return posted;
+}
+
+void proust__ofi_rma_close(struct ofi_rail *o)
+{
+    while (o->rma_waiting) {
+        struct ofi_op *op = o->rma_waiting;
+        o->rma_waiting = op->rma_next;
+        if (op->mr)
+            (void)fi_close(&op->mr->fid);
+        free(op);
+    }
+}
