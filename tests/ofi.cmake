@@ -95,5 +95,27 @@ foreach(job p2p_data:2 p2p_data:3 p2p_order:2 p2p_wild:2 p2p_ring:3 p2p_persist:
   endif()
 endforeach()
 
+# MPI one-sided over ofi: windows not in shared memory (PROUST_RMA_SHM=off)
+# whose puts and gets are remote writes and reads (rma_data checks that
+# they were), accumulates and synchronisation as messages beside them
+foreach(job rma_data:2 rma_data:3 rma_acc:2 rma_acc:3 rma_sync:2 rma_sync:3 rma_threads:2
+            rma_large:2 rma_errors:2)
+  string(REPLACE ":" ";" parts ${job})
+  list(GET parts 0 prog)
+  list(GET parts 1 n)
+  if(TARGET mpi_${prog})
+    set(args)
+    if(prog STREQUAL "rma_data")
+      set(args --expect-nic)
+    endif()
+    mpi_job(NAME ${prog}_${n}_ofi NPROCS ${n} RAILS self,ofi PROGRAM mpi_${prog} ARGS ${args}
+            ENV PROUST_RMA_SHM=off TIMEOUT 120)
+    set_tests_properties(mpi_${prog}_${n}_ofi PROPERTIES LABELS ofi)
+  endif()
+endforeach()
+# the same puts and gets as messages (PROUST_RMA_NIC=off)
+mpi_job(NAME rma_data_msgs_2_ofi NPROCS 2 RAILS self,ofi PROGRAM mpi_rma_data
+        ENV PROUST_RMA_SHM=off PROUST_RMA_NIC=off TIMEOUT 120)
+
 proust_add_unit_test(unit_ofi_wire unit/ofi_wire_test.c)
 set_tests_properties(unit_ofi_wire PROPERTIES LABELS ofi)

@@ -31,6 +31,20 @@ struct proust_mem {
     uint8_t key[PROUST_MEM_KEY_MAX];
 };
 
+/* proust_rma_counts: process-wide, as the statistic is */
+static _Atomic uint64_t n_registrations, n_writes, n_reads, n_bytes_written, n_bytes_read;
+
+void proust_rma_counts(proust_rma_counts_t *out)
+{
+    if (!out)
+        return;
+    out->registrations = atomic_load_explicit(&n_registrations, memory_order_relaxed);
+    out->writes = atomic_load_explicit(&n_writes, memory_order_relaxed);
+    out->reads = atomic_load_explicit(&n_reads, memory_order_relaxed);
+    out->bytes_written = atomic_load_explicit(&n_bytes_written, memory_order_relaxed);
+    out->bytes_read = atomic_load_explicit(&n_bytes_read, memory_order_relaxed);
+}
+
 static bool rail_can_rma(const proust__rail_t *rail)
 {
     return rail && rail->ops->rma && rail->ops->mem_register &&
@@ -73,6 +87,7 @@ int proust_mem_register(proust_session_t *s, void *buf, size_t len, proust_mem_t
         free(m);
         return rc;
     }
+    atomic_fetch_add_explicit(&n_registrations, 1, memory_order_relaxed);
     *out = m;
     return PROUST_OK;
 }
@@ -154,6 +169,11 @@ static int transfer(proust_session_t *s, int peer, int write, void *local, size_
         return rc;
     req->peer = peer;
     rc = rail->ops->rma(rail, peer, write, local, len, part, part_len, offset, req);
+    if (rc == PROUST__INPROGRESS || rc == PROUST_OK) {
+        atomic_fetch_add_explicit(write ? &n_writes : &n_reads, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(write ? &n_bytes_written : &n_bytes_read, len,
+                                  memory_order_relaxed);
+    }
     if (rc == PROUST__INPROGRESS) {
         *out = req;
         return PROUST_OK;

@@ -12,7 +12,7 @@
 #ifndef PROUST_MPI_CONFIG_H
 #define PROUST_MPI_CONFIG_H
 
-typedef enum { PM_CFG_RMA_SHM, PM_CFG_COLL_CROWDED, PM_CFG_COUNT } pm_config_id_t;
+typedef enum { PM_CFG_RMA_SHM, PM_CFG_COLL_CROWDED, PM_CFG_RMA_NIC, PM_CFG_COUNT } pm_config_id_t;
 
 /* Register the table with the engine; again does nothing. */
 void pm_config_register(void);
@@ -39,5 +39,11 @@ static const proust_config_var_t pm_config_vars[PM_CFG_COUNT] = {
                              "more by binomial tree rather than scatter + ring allgather); "
                              "auto = on when a node of the job has more ranks than cores; "
                              "off. Agreed by all processes at init (on if any asks for it)"},
+    [PM_CFG_RMA_NIC] = {"PROUST_RMA_NIC", "on",
+                        "on: the memory of an MPI window (MPI_Win_create, MPI_Win_allocate) "
+                        "is registered with the rails that offer one-sided access (ofi), and "
+                        "MPI_Put and MPI_Get to a rank they carry are remote writes and reads "
+                        "that the target's MPI does not handle; off: messages that the target "
+                        "applies"},
 };
 #endif

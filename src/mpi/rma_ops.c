@@ -14,6 +14,11 @@
  * Each operation counts in w->pending[target] until its sends are done and
  * its reply has landed (local completion, what flush_local and the
  * request-based forms wait for).
+ *
+ * A put or get to a rank whose window memory is registered for one-sided
+ * access (win.c, across hosts on the ofi rail) is instead one remote write
+ * or read per block of the target layout: the target's MPI does nothing,
+ * and the transfer is done at the target when it is done here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +41,7 @@ struct rma_op {
     struct pm_datatype *utype;
     void *rtmp;
     size_t rlen;
+    bool unpack_at_end;      /* one-sided get into rtmp: unpack once every block is in */
     void *send_tmp;          /* the data message's buffer, if ours */
     char msg[];              /* the header message */
 };
@@ -61,6 +67,8 @@ struct rma_args {
 static void op_finish(struct rma_op *o)
 {
     struct pm_win *w = o->w;
+    if (o->unpack_at_end && o->err == MPI_SUCCESS)
+        pm_type_unpack(o->rtmp, o->rlen, o->ubuf, o->ucount, o->utype, 0);
     free(o->send_tmp);
     free(o->rtmp);
     if (o->utype)
@@ -287,6 +295,95 @@ static int issue_direct(MPI_Win win, struct pm_win *w, const struct rma_args *a,
     return nothing_to_do(win, w, a->fn, request);
 }
 
+/* Blocks of a target layout one-sided transfers take on; more go as messages. */
+#define PM_NIC_MAX_BLOCKS 64
+
+static int nic_fail(MPI_Win win, const struct rma_args *a, int64_t *lay)
+{
+    free(lay);
+    return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
+}
+
+/* A put or get to a rank with a key (see the top): one remote write or
+ * read per block of the target layout, from or into the user's buffer
+ * when it is contiguous (a put's data packed otherwise; a get's landing in
+ * a temporary unpacked when every block is in). Takes `lay` over. */
+static int issue_nic(MPI_Win win, struct pm_win *w, const struct rma_args *a,
+                     MPI_Request *request, int64_t *lay, uint64_t nb, uint64_t at, uint64_t tbytes)
+{
+    bool put = a->kind == PM_RMA_PUT;
+    struct pm_datatype *lt = put ? a->otype : a->rtype;
+    struct rma_op *o = calloc(1, sizeof *o);
+    if (!o)
+        return nic_fail(win, a, lay);
+    o->w = w;
+    o->target = a->target;
+    atomic_init(&o->parts, 1); /* ours until everything is posted */
+    char *local = (char *)(put ? a->obuf : a->rbuf) + lt->true_lb;
+    if (!contiguous(lt)) {
+        void *tmp = malloc((size_t)tbytes);
+        if (!tmp) {
+            free(o);
+            return nic_fail(win, a, lay);
+        }
+        if (put) {
+            pm_type_pack(a->obuf, a->ocount, a->otype, 0, tmp, (size_t)tbytes);
+            o->send_tmp = tmp;
+        } else {
+            o->rtmp = tmp;
+            o->rlen = (size_t)tbytes;
+            o->ubuf = a->rbuf;
+            o->ucount = a->rcount;
+            o->utype = a->rtype;
+            pm_type_retain(a->rtype);
+            o->unpack_at_end = true;
+        }
+        local = tmp;
+    }
+    struct pm_request *r = NULL;
+    if (request) {
+        r = pm_request_new(PM_REQ_ASYNC, w->comm);
+        if (!r) {
+            o->err = MPI_ERR_NO_MEM;
+            atomic_fetch_add_explicit(&w->pending[a->target], 1, memory_order_relaxed);
+            op_part_done(o);
+            return nic_fail(win, a, lay);
+        }
+        o->mreq = r;
+    }
+    atomic_fetch_add_explicit(&w->pending[a->target], 1, memory_order_relaxed);
+    int world = pm_comm_peer(w->comm, a->target);
+    const uint8_t *key = w->nic_keys[a->target];
+    size_t key_len = w->nic_key_len[a->target];
+    int prc = PROUST_OK;
+    uint64_t done = 0;
+    for (uint64_t i = 0; i < (nb ? nb : 1) && prc == PROUST_OK; i++) {
+        uint64_t off = nb ? (uint64_t)lay[2 * i] : 0;
+        uint64_t len = nb ? (uint64_t)lay[2 * i + 1] : tbytes;
+        proust_request_t *rq = NULL;
+        prc = put ? proust_rma_write(pm_session, world, local + done, (size_t)len, key, key_len,
+                                     at + off, &rq)
+                  : proust_rma_read(pm_session, world, local + done, (size_t)len, key, key_len,
+                                    at + off, &rq);
+        if (prc == PROUST_OK) {
+            atomic_fetch_add(&o->parts, 1);
+            track(o, rq, send_done);
+        }
+        done += len;
+    }
+    free(lay);
+    if (prc != PROUST_OK)
+        o->err = pm_error_from_proust(prc);
+    int err = o->err;
+    if (request)
+        *request = r->handle;
+    op_part_done(o); /* may finish it (and free o) */
+    if (prc != PROUST_OK)
+        return pm_win_error(win, err, "%s: one-sided transfer with rank %d failed: %s", a->fn,
+                            a->target, proust_strerror(prc));
+    return MPI_SUCCESS;
+}
+
 static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Request *request)
 {
     int world = pm_comm_peer(w->comm, a->target);
@@ -318,6 +415,9 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     uint64_t dbytes = pm_rma_data_bytes(a->kind, a->op ? PM_OPI(a->op) : 0, tbytes);
     if (w->direct)
         return issue_direct(win, w, a, request, lay, nb, (uint64_t)(disp + lo), tbytes, dbytes);
+    if ((a->kind == PM_RMA_PUT || a->kind == PM_RMA_GET) && tbytes &&
+        w->nic_key_len[a->target] && nb <= PM_NIC_MAX_BLOCKS)
+        return issue_nic(win, w, a, request, lay, nb, (uint64_t)(disp + lo), tbytes);
     uint64_t lay_bytes = nb * 16;
     bool follow = sizeof(struct pm_rma_hdr) + lay_bytes + dbytes > PM_RMA_HDR_MAX;
     size_t msg_len = sizeof(struct pm_rma_hdr) + (follow ? 0 : lay_bytes + dbytes);

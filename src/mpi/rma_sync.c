@@ -76,6 +76,14 @@ int PMPI_Win_fence(int assert, MPI_Win win)
         pm_p2p_backoff(&idle);
     }
     atomic_fetch_sub(&w->applied[e & 1], expected);
+    /* One-sided transfers of the next epoch start as soon as their origin
+     * leaves the fence: it must not leave before every target has applied
+     * the messages of this one, which they could overwrite */
+    if (w->nic && !(assert & MPI_MODE_NOSUCCEED)) {
+        rc = PMPI_Barrier(w->comm->handle);
+        if (rc != MPI_SUCCESS)
+            return pm_win_error(win, rc, "%s: the barrier failed", fn);
+    }
     for (int r = 0; r < w->size; r++)
         atomic_store(&w->unflushed[r], 0);
     w->fence_open = !(assert & MPI_MODE_NOSUCCEED);

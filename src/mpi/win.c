@@ -45,6 +45,10 @@ static void win_destroy(struct pm_win *w)
     free(w->access.ranks);
     free(w->exposure.ranks);
     free(w->regions);
+    if (w->nic_mem)
+        proust_mem_release(w->nic_mem);
+    free(w->nic_keys);
+    free(w->nic_key_len);
     if (w->info != MPI_INFO_NULL)
         PMPI_Info_free(&w->info);
     pthread_mutex_destroy(&w->lock);
@@ -107,24 +111,62 @@ static int win_new(MPI_Comm comm, MPI_Info info, int flavor, const char *fn, str
  * exchange is the creation's synchronisation: no rank sends to a window
  * before every rank has made it (messages arriving early would simply wait
  * unexpected, but a failed creation must fail everywhere first). */
+/* What each rank tells the others when a window is made. */
+struct win_card {
+    int64_t size, disp_unit;
+    uint64_t key_len; /* 0: no one-sided access to this rank's memory */
+    uint8_t key[PROUST_MEM_KEY_MAX];
+};
+
+/* PROUST_RMA_NIC: register the window's memory with the rails that offer
+ * one-sided access (none: no key, the operations stay messages). */
+static void nic_register(struct pm_win *w, struct win_card *card)
+{
+    card->key_len = 0;
+    if (w->direct || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->win_size <= 0 || !w->base ||
+        proust_config_switch(pm_config_str(PM_CFG_RMA_NIC)) == 0)
+        return;
+    size_t len = 0;
+    if (proust_mem_register(pm_session, w->base, (size_t)w->win_size, &w->nic_mem) !=
+        PROUST_OK)
+        return;
+    if (proust_mem_key(w->nic_mem, card->key, sizeof card->key, &len) == PROUST_OK)
+        card->key_len = len;
+}
+
+/* Exchange sizes, units and keys, open the ports, publish the handle. The
+ * exchange is the creation's synchronisation: no rank sends to a window
+ * before every rank has made it (messages arriving early would simply wait
+ * unexpected, but a failed creation must fail everywhere first). */
 static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win *win)
 {
-    int64_t mine[2] = {(int64_t)w->win_size, (int64_t)w->disp_unit};
+    struct win_card mine = {.size = (int64_t)w->win_size, .disp_unit = (int64_t)w->disp_unit};
     w->disp_unit_attr = pm_int_or_undefined(w->disp_unit);
-    int64_t *all = malloc((size_t)w->size * sizeof mine);
-    if (!all) {
+    nic_register(w, &mine);
+    struct win_card *all = malloc((size_t)w->size * sizeof mine);
+    w->nic_keys = malloc((size_t)w->size * sizeof *w->nic_keys);
+    w->nic_key_len = calloc((size_t)w->size, 1);
+    if (!all || !w->nic_keys || !w->nic_key_len) {
+        free(all);
         win_destroy(w);
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
-    int rc = PMPI_Allgather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, w->comm->handle);
+    int rc = PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
+                            w->comm->handle);
     if (rc != MPI_SUCCESS) {
         free(all);
         win_destroy(w);
         return pm_error(comm, rc, "%s: exchanging window sizes failed", fn);
     }
     for (int r = 0; r < w->size; r++) {
-        w->sizes[r] = (MPI_Aint)all[2 * r];
-        w->disp_units[r] = (MPI_Aint)all[2 * r + 1];
+        w->sizes[r] = (MPI_Aint)all[r].size;
+        w->disp_units[r] = (MPI_Aint)all[r].disp_unit;
+        size_t kl = all[r].key_len <= PROUST_MEM_KEY_MAX ? (size_t)all[r].key_len : 0;
+        w->nic |= kl > 0;
+        if (r != w->rank && proust_rma_reaches(pm_session, pm_comm_peer(w->comm, r)) != 1)
+            kl = 0; /* its key is for a rail that does not carry us */
+        memcpy(w->nic_keys[r], all[r].key, kl);
+        w->nic_key_len[r] = (uint8_t)(r == w->rank ? 0 : kl);
     }
     free(all);
     w->handle = pm_table_add(&pm_win_table, w);

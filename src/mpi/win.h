@@ -142,6 +142,17 @@ struct pm_win {
     bool direct;
     _Atomic int *shm_locks;   /* rank r's: shm_locks[r * PM_SHM_LOCK_STRIDE] */
 
+    /* Across hosts (PROUST_RMA_NIC): the window's memory registered for
+     * one-sided access, and every rank's key (length 0: none). Puts and
+     * gets to a rank with a key are remote writes and reads (rma_ops.c),
+     * counted in `pending` until the bytes are there, not in `sent` or
+     * `unflushed`: no message tells the target. `nic`: some rank has a
+     * key (the same on every rank: fences then end with a barrier). */
+    proust_mem_t *nic_mem;
+    uint8_t (*nic_keys)[PROUST_MEM_KEY_MAX];
+    uint8_t *nic_key_len;
+    bool nic;
+
     pthread_mutex_t lock;   /* regions, lock state, queue, PSCW counters */
     struct pm_win_region *regions;
     int nregions, cap_regions;

@@ -13,8 +13,14 @@
  * operations (MPI_Rput / MPI_Rget) inside a lock_all epoch, all in flight at
  * once, completed by MPI_Waitall and MPI_Test loops: a completed Rget has its
  * data, a completed Rput's buffer may be overwritten at once.
+ *
+ * --expect-nic (windows across hosts, or over PROUST_RAILS=self,ofi): the
+ * puts and gets must have gone as one-sided transfers (proust_rma_counts),
+ * not as messages the target applies.
  */
 #include "rma_util.h"
+
+#include "proust.h"
 
 #define MAXN ((size_t)4 << 20)
 #define SLACK ((size_t)128)
@@ -360,6 +366,14 @@ int main(int argc, char **argv)
     test_dynamic();
     test_dynamic_span();
     test_derived();
+    if (argc > 1 && strcmp(argv[1], "--expect-nic") == 0) {
+        proust_rma_counts_t n;
+        proust_rma_counts(&n);
+        CHECK(size == 1 || (n.writes > 0 && n.reads > 0 && n.registrations > 0),
+              "one-sided: %llu writes, %llu reads, %llu registrations",
+              (unsigned long long)n.writes, (unsigned long long)n.reads,
+              (unsigned long long)n.registrations);
+    }
     free(src);
     free(dst);
     MPI_CHECK(MPI_Finalize());
