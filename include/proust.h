@@ -220,8 +220,13 @@ int proust_mem_register(proust_session_t *s, void *buf, size_t len, proust_mem_t
  * PROUST_MEM_KEY_MAX) written to key. */
 int proust_mem_key(const proust_mem_t *mem, void *key, size_t cap, size_t *len);
 int proust_mem_release(proust_mem_t *mem);
-/* 1 when proust_rma_write/read can reach `peer` (a rail that carries its
- * traffic can), 0 when not, or a PROUST_ERR_* code (a bad rank). */
+/* How proust_rma_write/read reach `peer`: PROUST_RMA_BY_NIC (the NIC
+ * moves the bytes, whatever the peer does), PROUST_RMA_BY_POLLING (the
+ * provider moves them in software while the peer polls its engine: ofi
+ * over tcp), 0 when the rail that carries its traffic cannot, or a
+ * PROUST_ERR_* code (a bad rank). */
+#define PROUST_RMA_BY_NIC 1
+#define PROUST_RMA_BY_POLLING 2
 int proust_rma_reaches(proust_session_t *s, int peer);
 /* Write src[0..len) at `offset` of the peer's memory that `key` (its
  * proust_mem_key) describes, or read from there into dst. The request

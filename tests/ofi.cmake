@@ -109,11 +109,14 @@ foreach(job rma_data:2 rma_data:3 rma_acc:2 rma_acc:3 rma_sync:2 rma_sync:3 rma_
       set(args --expect-nic)
     endif()
     mpi_job(NAME ${prog}_${n}_ofi NPROCS ${n} RAILS self,ofi PROGRAM mpi_${prog} ARGS ${args}
-            ENV PROUST_RMA_SHM=off TIMEOUT 120)
+            ENV PROUST_RMA_SHM=off PROUST_RMA_NIC=on TIMEOUT 120)
     set_tests_properties(mpi_${prog}_${n}_ofi PROPERTIES LABELS ofi)
   endif()
 endforeach()
-# the same puts and gets as messages (PROUST_RMA_NIC=off)
+# the default (auto: one-sided for 64 KiB - 1 MiB over tcp), and the same
+# puts and gets as messages (off)
+mpi_job(NAME rma_data_auto_2_ofi NPROCS 2 RAILS self,ofi PROGRAM mpi_rma_data
+        ARGS --expect-nic ENV PROUST_RMA_SHM=off TIMEOUT 120)
 mpi_job(NAME rma_data_msgs_2_ofi NPROCS 2 RAILS self,ofi PROGRAM mpi_rma_data
         ENV PROUST_RMA_SHM=off PROUST_RMA_NIC=off TIMEOUT 120)
 

@@ -120,7 +120,11 @@ int proust_rma_reaches(proust_session_t *s, int peer)
         return PROUST_ERR_STATE;
     if (peer < 0 || peer >= s->size)
         return PROUST_ERR_RANK;
-    return rail_can_rma(s->gates[peer].rail) ? 1 : 0;
+    const proust__rail_t *rail = s->gates[peer].rail;
+    if (!rail_can_rma(rail))
+        return 0;
+    return rail->caps.flags & PROUST__RAIL_POLL_TO_MOVE ? PROUST_RMA_BY_POLLING
+                                                        : PROUST_RMA_BY_NIC;
 }
 
 /* The part of `key` for `rail`, or NULL (a key made elsewhere, or garbage:

@@ -386,7 +386,14 @@ static size_t ofi_explain(proust__rail_t *rail, char *out, size_t cap)
                      strcmp(proust__config_str(PROUST_CFG_OFI_READ_MIN), "off") == 0
                          ? ""
                          : "; the provider cannot read remote memory with 8-byte keys");
-    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+    size_t used = n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+    int m = snprintf(out + used, cap - used,
+                     o->rma_ok ? "one-sided access (proust_rma_*, MPI_Put/MPI_Get across hosts): "
+                                 "remote writes (complete on delivery) and reads\n"
+                               : "one-sided access: none (the provider cannot reach remote "
+                                 "memory with 8-byte keys)\n");
+    used += m < 0 ? 0 : (size_t)m < cap - used ? (size_t)m : cap - used - 1;
+    return used;
 }
 
 static int ofi_connect(proust__rail_t *rail)

@@ -39,11 +39,12 @@ static const proust_config_var_t pm_config_vars[PM_CFG_COUNT] = {
                              "more by binomial tree rather than scatter + ring allgather); "
                              "auto = on when a node of the job has more ranks than cores; "
                              "off. Agreed by all processes at init (on if any asks for it)"},
-    [PM_CFG_RMA_NIC] = {"PROUST_RMA_NIC", "on",
-                        "on: the memory of an MPI window (MPI_Win_create, MPI_Win_allocate) "
-                        "is registered with the rails that offer one-sided access (ofi), and "
-                        "MPI_Put and MPI_Get to a rank they carry are remote writes and reads "
-                        "that the target's MPI does not handle; off: messages that the target "
-                        "applies"},
+    [PM_CFG_RMA_NIC] = {"PROUST_RMA_NIC", "auto",
+                        "MPI_Put and MPI_Get to a rank on another host, where a rail offers "
+                        "one-sided access (ofi): the window's memory is registered, and they "
+                        "are remote writes and reads the target's MPI takes no part in. on: "
+                        "always; auto: where the NIC moves the bytes, and where the provider "
+                        "does it in software (tcp) for 64 KiB - 1 MiB, where that is faster "
+                        "than messages; off: messages that the target applies"},
 };
 #endif

@@ -49,6 +49,7 @@ static void win_destroy(struct pm_win *w)
         proust_mem_release(w->nic_mem);
     free(w->nic_keys);
     free(w->nic_key_len);
+    free(w->nic_how);
     if (w->info != MPI_INFO_NULL)
         PMPI_Info_free(&w->info);
     pthread_mutex_destroy(&w->lock);
@@ -123,8 +124,9 @@ struct win_card {
 static void nic_register(struct pm_win *w, struct win_card *card)
 {
     card->key_len = 0;
+    w->nic_mode = proust_config_switch(pm_config_str(PM_CFG_RMA_NIC));
     if (w->direct || w->flavor == MPI_WIN_FLAVOR_DYNAMIC || w->win_size <= 0 || !w->base ||
-        proust_config_switch(pm_config_str(PM_CFG_RMA_NIC)) == 0)
+        w->nic_mode == 0)
         return;
     size_t len = 0;
     if (proust_mem_register(pm_session, w->base, (size_t)w->win_size, &w->nic_mem) !=
@@ -146,7 +148,8 @@ static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win 
     struct win_card *all = malloc((size_t)w->size * sizeof mine);
     w->nic_keys = malloc((size_t)w->size * sizeof *w->nic_keys);
     w->nic_key_len = calloc((size_t)w->size, 1);
-    if (!all || !w->nic_keys || !w->nic_key_len) {
+    w->nic_how = calloc((size_t)w->size, 1);
+    if (!all || !w->nic_keys || !w->nic_key_len || !w->nic_how) {
         free(all);
         win_destroy(w);
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
@@ -163,8 +166,10 @@ static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win 
         w->disp_units[r] = (MPI_Aint)all[r].disp_unit;
         size_t kl = all[r].key_len <= PROUST_MEM_KEY_MAX ? (size_t)all[r].key_len : 0;
         w->nic |= kl > 0;
-        if (r != w->rank && proust_rma_reaches(pm_session, pm_comm_peer(w->comm, r)) != 1)
+        int how = r == w->rank ? 0 : proust_rma_reaches(pm_session, pm_comm_peer(w->comm, r));
+        if (how != PROUST_RMA_BY_NIC && how != PROUST_RMA_BY_POLLING)
             kl = 0; /* its key is for a rail that does not carry us */
+        w->nic_how[r] = (uint8_t)(kl ? how : 0);
         memcpy(w->nic_keys[r], all[r].key, kl);
         w->nic_key_len[r] = (uint8_t)(r == w->rank ? 0 : kl);
     }

@@ -151,6 +151,8 @@ struct pm_win {
     proust_mem_t *nic_mem;
     uint8_t (*nic_keys)[PROUST_MEM_KEY_MAX];
     uint8_t *nic_key_len;
+    uint8_t *nic_how;        /* PROUST_RMA_BY_NIC or _BY_POLLING, per rank */
+    int nic_mode;            /* PROUST_RMA_NIC: 1 on, -1 auto */
     bool nic;
 
     pthread_mutex_t lock;   /* regions, lock state, queue, PSCW counters */
