@@ -149,7 +149,10 @@ struct ofi_op {
     struct ofi_op *rma_next;
 };
 
-/* The key a get() reads with, from the sender's expose() (ofi_get.c). */
+/* The key to a peer's registered memory: what a get() reads with (the
+ * sender's expose(), ofi_get.c) and what rma() writes or reads through
+ * (the peer's mem_register, ofi_rma.c). raddr: the memory's address as
+ * the key names it (0: offsets). */
 struct ofi_get_key {
     uint64_t raddr, rkey, len;
 };
@@ -308,6 +311,12 @@ void proust__ofi_pull_disconnect(proust__rail_t *rail, int peer, int status);
 void proust__ofi_pull_close(struct ofi_rail *o);
 
 /* ofi_get.c: rendezvous by get (the RTS carries the sender's key) */
+/* Check `key` for [offset, offset + len) at `peer`, whose address it gives:
+ * PROUST_OK, OFI_NOTHING_TO_MOVE (len 0), PROUST_ERR_PROTO (not a key of
+ * ours, or too short), or the peer's failure (ofi_get.c). */
+#define OFI_NOTHING_TO_MOVE 1
+int proust__ofi_remote_check(struct ofi_rail *o, int peer, const void *key, size_t key_len,
+                             uint64_t offset, size_t len, struct ofi_get_key *k, fi_addr_t *to);
 int proust__ofi_expose(proust__rail_t *rail, const void *buf, size_t len, void *key, size_t cap);
 void proust__ofi_unexpose(proust__rail_t *rail, const void *buf, size_t len);
 int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_len,

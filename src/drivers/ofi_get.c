@@ -90,6 +90,24 @@ void proust__ofi_unexpose(proust__rail_t *rail, const void *buf, size_t len)
 }
 
 /* ---- the receiver: a synchronous read -------------------------------------------- */
+int proust__ofi_remote_check(struct ofi_rail *o, int peer, const void *key, size_t key_len,
+                             uint64_t offset, size_t len, struct ofi_get_key *k, fi_addr_t *to)
+{
+    if (key_len != sizeof *k)
+        return PROUST_ERR_PROTO;
+    memcpy(k, key, sizeof *k);
+    if (offset > k->len || len > k->len - offset || k->raddr > UINT64_MAX - k->len)
+        return PROUST_ERR_PROTO;
+    int failed = atomic_load_explicit(&o->peers[peer].failed, memory_order_acquire);
+    if (failed)
+        return failed;
+    if (len == 0)
+        return OFI_NOTHING_TO_MOVE;
+    if (proust__ofi_peer_addr(o, peer, to) != PROUST_OK)
+        return PROUST_ERR_CONN;
+    return PROUST_OK;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -148,19 +166,10 @@ int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_
 {
     struct ofi_rail *o = rail->priv;
     struct ofi_get_key k;
-    if (key_len != sizeof k)
-        return PROUST_ERR_PROTO;
-    memcpy(&k, key, sizeof k);
-    if (offset > k.len || len > k.len - offset || k.raddr > UINT64_MAX - k.len)
-        return PROUST_ERR_PROTO;
-    int failed = atomic_load_explicit(&o->peers[peer].failed, memory_order_acquire);
-    if (failed)
-        return failed;
-    if (len == 0)
-        return PROUST_OK;
     fi_addr_t from;
-    if (proust__ofi_peer_addr(o, peer, &from) != PROUST_OK)
-        return PROUST_ERR_CONN;
+    int crc = proust__ofi_remote_check(o, peer, key, key_len, offset, len, &k, &from);
+    if (crc != PROUST_OK)
+        return crc == OFI_NOTHING_TO_MOVE ? PROUST_OK : crc;
     /* on the heap: a read given up on may still complete into it */
     struct ofi_op *op = calloc(1, sizeof *op);
     if (!op)

@@ -24,27 +24,20 @@
 #include "drivers/ofi.h"
 #include "proust.h"
 
-/* What a peer needs to reach registered memory (the key of mem_register). */
-struct ofi_rma_key {
-    uint64_t raddr; /* the memory's address as the key names it (0: offsets) */
-    uint64_t rkey;
-    uint64_t len;
-};
-
 int proust__ofi_mem_register(proust__rail_t *rail, void *buf, size_t len, void **handle,
                              void *key, size_t cap)
 {
     struct ofi_rail *o = rail->priv;
     if (!o->rma_ok)
         return PROUST_ERR_NOT_SUPPORTED;
-    if (cap < sizeof(struct ofi_rma_key) || len == 0)
+    if (cap < sizeof(struct ofi_get_key) || len == 0)
         return PROUST_ERR_INVALID;
     struct fid_mr *mr;
     int rc = proust__ofi_register(o, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, &mr);
     if (rc != PROUST_OK)
         return rc;
     bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
-    struct ofi_rma_key k = {.raddr = virt ? (uint64_t)(uintptr_t)buf : 0,
+    struct ofi_get_key k = {.raddr = virt ? (uint64_t)(uintptr_t)buf : 0,
                             .rkey = fi_mr_key(mr),
                             .len = len};
     memcpy(key, &k, sizeof k);
@@ -107,22 +100,13 @@ int proust__ofi_rma(proust__rail_t *rail, int peer, int write, void *local, size
                     const void *key, size_t key_len, uint64_t offset, void *ctx)
 {
     struct ofi_rail *o = rail->priv;
-    struct ofi_rma_key k;
     if (!o->rma_ok)
         return PROUST_ERR_NOT_SUPPORTED;
-    if (key_len != sizeof k)
-        return PROUST_ERR_PROTO;
-    memcpy(&k, key, sizeof k);
-    if (offset > k.len || len > k.len - offset || k.raddr > UINT64_MAX - k.len)
-        return PROUST_ERR_PROTO;
-    int failed = atomic_load_explicit(&o->peers[peer].failed, memory_order_acquire);
-    if (failed)
-        return failed;
-    if (len == 0)
-        return PROUST_OK;
+    struct ofi_get_key k;
     fi_addr_t to;
-    if (proust__ofi_peer_addr(o, peer, &to) != PROUST_OK)
-        return PROUST_ERR_CONN;
+    int crc = proust__ofi_remote_check(o, peer, key, key_len, offset, len, &k, &to);
+    if (crc != PROUST_OK)
+        return crc == OFI_NOTHING_TO_MOVE ? PROUST_OK : crc;
     struct ofi_op *op = calloc(1, sizeof *op);
     if (!op)
         return PROUST_ERR_NOMEM;
