@@ -295,6 +295,24 @@ static int issue_direct(MPI_Win win, struct pm_win *w, const struct rma_args *a,
     return nothing_to_do(win, w, a->fn, request);
 }
 
+/* The end of issuing `o`: the error of what was posted noted, the MPI
+ * request handed out, our hold on `o` dropped (which may finish it and
+ * free it); raises what failed ("<fn>: <what> rank <t> failed: ..."). */
+static int issue_end(MPI_Win win, struct rma_op *o, struct pm_request *r, MPI_Request *request,
+                     int prc, const struct rma_args *a, const char *what)
+{
+    if (prc != PROUST_OK)
+        o->err = pm_error_from_proust(prc);
+    int err = o->err;
+    if (request)
+        *request = r->handle;
+    op_part_done(o); /* may finish it (and free o) */
+    if (prc != PROUST_OK)
+        return pm_win_error(win, err, "%s: %s rank %d failed: %s", a->fn, what, a->target,
+                            proust_strerror(prc));
+    return MPI_SUCCESS;
+}
+
 /* Blocks of a target layout one-sided transfers take on; more go as messages. */
 #define PM_NIC_MAX_BLOCKS 64
 
@@ -388,16 +406,7 @@ static int issue_nic(MPI_Win win, struct pm_win *w, const struct rma_args *a,
         done += len;
     }
     free(lay);
-    if (prc != PROUST_OK)
-        o->err = pm_error_from_proust(prc);
-    int err = o->err;
-    if (request)
-        *request = r->handle;
-    op_part_done(o); /* may finish it (and free o) */
-    if (prc != PROUST_OK)
-        return pm_win_error(win, err, "%s: one-sided transfer with rank %d failed: %s", a->fn,
-                            a->target, proust_strerror(prc));
-    return MPI_SUCCESS;
+    return issue_end(win, o, r, request, prc, a, "one-sided transfer with");
 }
 
 static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Request *request)
@@ -558,16 +567,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
      * it needs no round trip of its own. */
     if (!pm_rma_fetches(a->kind))
         atomic_fetch_add_explicit(&w->unflushed[a->target], 1, memory_order_release);
-    if (prc != PROUST_OK)
-        o->err = pm_error_from_proust(prc);
-    int err = o->err;
-    if (request)
-        *request = r->handle;
-    op_part_done(o); /* may finish it (and free o) */
-    if (prc != PROUST_OK)
-        return pm_win_error(win, err, "%s: sending to rank %d failed: %s", a->fn, a->target,
-                            proust_strerror(prc));
-    return MPI_SUCCESS;
+    return issue_end(win, o, r, request, prc, a, "sending to");
 }
 
 /* For an operation with nothing to do: a request already complete. */
