@@ -58,11 +58,18 @@ endforeach()
 # one-sided access: data both ways at 2 and 3 ranks, and bad keys
 api_cases(PROGRAM rma VARIANT 2_ofi NPROCS 2 RAILS self,ofi CASES data errors)
 api_cases(PROGRAM rma VARIANT 3_ofi NPROCS 3 RAILS self,ofi CASES data)
-foreach(t rma_data_2_ofi rma_errors_2_ofi rma_data_3_ofi)
+api_cases(PROGRAM rma VARIANT 2_ofi NPROCS 2 RAILS self,ofi CASES target_dies
+          LAUNCHER_ARGS --grace 10 TIMEOUT 60)
+foreach(t rma_data_2_ofi rma_errors_2_ofi rma_data_3_ofi rma_target_dies_2_ofi)
   if(TEST api_${t})
     set_tests_properties(api_${t} PROPERTIES LABELS ofi)
   endif()
 endforeach()
+if(TEST api_rma_target_dies_2_ofi)
+  set_tests_properties(api_rma_target_dies_2_ofi PROPERTIES
+    PASS_REGULAR_EXPRESSION "survivor got PROUST_ERR_(PEER_FAILED|CONN) after [0-9.]+ s.*survivor exiting cleanly"
+    FAIL_REGULAR_EXPRESSION "\\] FAIL ")
+endif()
 api_cases_check(rma)
 ofi_api(NAME alltoall_4 NPROCS 4 PROGRAM alltoall)
 ofi_api(NAME alltoall_8 NPROCS 8 PROGRAM alltoall)

@@ -651,6 +651,22 @@ static void repost(struct ofi_rail *o, struct ofi_op *op)
     o->repost = op;
 }
 
+/* An operation to `peer` failed with `err` (a positive fi error) the way a
+ * broken connection fails it: the peer is gone for this rail, and the
+ * engine hears it once. */
+static void fail_peer(proust__rail_t *rail, int peer, int err)
+{
+    struct ofi_rail *o = rail->priv;
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&o->peers[peer].failed, &expected,
+                                       PROUST_ERR_PEER_FAILED)) {
+        char why[160];
+        snprintf(why, sizeof why, "ofi: rank %d cannot be reached: %s", peer,
+                 proust__ofi.strerror(err));
+        rail->up.peer_failed(rail->up.engine, peer, PROUST_ERR_PEER_FAILED, why);
+    }
+}
+
 /* A failed operation (err: a positive fi error): a send's or a read's
  * peer is gone (or unreachable), or a receive broke. */
 static void handle_error(proust__rail_t *rail, struct ofi_op *op, int err)
@@ -665,16 +681,16 @@ static void handle_error(proust__rail_t *rail, struct ofi_op *op, int err)
         return;
     }
     if (op->kind == OFI_OP_RMA) {
-        /* refused by the peer's side (a key or range it does not have), or
-         * its connection broke: the transfer fails, and the peer's sends
-         * and receives say whether the peer is gone */
+        /* refused by the peer's side (a key or range it does not have):
+         * this transfer fails; anything else is its connection breaking,
+         * as for a send */
+        bool refused = err == FI_EACCES || err == FI_EINVAL || err == FI_EKEYREJECTED;
+        int peer = op->peer;
         PROUST_WARN("ofi: %s of %zu bytes at rank %d failed: %s",
-                    op->rma_write ? "write" : "read", op->len, op->peer,
-                    proust__ofi.strerror(err));
-        proust__ofi_rma_done(rail, op,
-                             err == FI_EACCES || err == FI_EINVAL || err == FI_EKEYREJECTED
-                                 ? PROUST_ERR_PROTO
-                                 : PROUST_ERR_PEER_FAILED);
+                    op->rma_write ? "write" : "read", op->len, peer, proust__ofi.strerror(err));
+        proust__ofi_rma_done(rail, op, refused ? PROUST_ERR_PROTO : PROUST_ERR_PEER_FAILED);
+        if (!refused)
+            fail_peer(rail, peer, err);
         return;
     }
     if (op->kind == OFI_OP_RECV) {
@@ -692,14 +708,7 @@ static void handle_error(proust__rail_t *rail, struct ofi_op *op, int err)
     }
     int peer = op->peer;
     finish_send(rail, op, PROUST_ERR_PEER_FAILED);
-    int expected = 0;
-    if (atomic_compare_exchange_strong(&o->peers[peer].failed, &expected,
-                                       PROUST_ERR_PEER_FAILED)) {
-        char why[160];
-        snprintf(why, sizeof why, "ofi: rank %d cannot be reached: %s", peer,
-                 proust__ofi.strerror(err));
-        rail->up.peer_failed(rail->up.engine, peer, PROUST_ERR_PEER_FAILED, why);
-    }
+    fail_peer(rail, peer, err);
 }
 
 static void on_error(proust__rail_t *rail)

@@ -11,7 +11,16 @@
  *           ranks and arguments: each an error code, nothing moved.
  *   none:   a session whose rails cannot (shm, tcp): registration and
  *           transfers say PROUST_ERR_NOT_SUPPORTED.
+ *   target_dies (2 processes): rank 1 registers its area, gives its key
+ *           and kills itself 50 ms after rank 0 starts writing and reading
+ *           16 MiB at a time into it; rank 0's transfers must fail with
+ *           PROUST_ERR_PEER_FAILED (or CONN) within 5 s of the death, new
+ *           ones at once, and rank 0 finalizes. It prints "survivor got
+ *           <error> after X s" and "survivor exiting cleanly" (proustrun
+ *           exits non-zero: a rank died).
  */
+#include <signal.h>
+#include <stdbool.h>
 #include "test_cases.h"
 #include "test_util.h"
 
@@ -198,10 +207,62 @@ static void none(void)
     printf("rank %d: rma none ok\n", tu_rank);
 }
 
+static bool is_failure(int rc)
+{
+    return rc == PROUST_ERR_PEER_FAILED || rc == PROUST_ERR_CONN;
+}
+
+static void target_dies(void)
+{
+    EXPECT(tu_size == 2, "run with 2 processes, got %d", tu_size);
+    struct tu_buf area = tu_buf_alloc(AREA, 0);
+    proust_mem_t *mem = share(&area);
+    char go = 1;
+    if (tu_rank == 1) {
+        CHECK(proust_recv(s, &go, 1, 0, TAG_SEEN, PROUST_TAG_MASK_FULL, NULL));
+        tu_sleep_ms(50);
+        raise(SIGKILL);
+    }
+    uint8_t *buf = malloc(AREA);
+    EXPECT(buf, "out of memory");
+    memset(buf, 0x5c, AREA);
+    CHECK(proust_send(s, &go, 1, 1, TAG_SEEN));
+    double t0 = tu_now(), failed_at = 0;
+    int rc = PROUST_OK;
+    TU_PHASE("transfers until the target's death shows");
+    for (int i = 0; rc == PROUST_OK; i++) {
+        proust_request_t *rq;
+        size_t n = 16u << 20;
+        rc = i % 2 ? proust_rma_read(s, 1, buf, n, keys[1], key_lens[1], 0, &rq)
+                   : proust_rma_write(s, 1, buf, n, keys[1], key_lens[1], 0, &rq);
+        if (rc == PROUST_OK) { /* (wait returns the request's error) */
+            proust_status_t st;
+            rc = proust_wait(&rq, &st);
+            EXPECT(rc == st.error, "wait said %s, the status %s", proust_error_name(rc),
+                   proust_error_name(st.error));
+        }
+        EXPECT(rc == PROUST_OK || is_failure(rc), "transfer %d: %s", i, proust_error_name(rc));
+        EXPECT(tu_now() - t0 < 60, "no failure after 60 s");
+    }
+    failed_at = tu_now() - t0;
+    EXPECT(failed_at < 5 + 0.05 + 1, "the failure took %.2f s", failed_at);
+    printf("survivor got %s after %.2f s\n", proust_error_name(rc), failed_at);
+    proust_request_t *rq = NULL;
+    rc = proust_rma_write(s, 1, buf, 1, keys[1], key_lens[1], 0, &rq);
+    EXPECT(is_failure(rc), "a new transfer to the dead rank: %s", proust_error_name(rc));
+    free(buf);
+    CHECK(proust_mem_release(mem));
+    tu_buf_free(&area);
+    proust_finalize(s);
+    printf("survivor exiting cleanly\n");
+    exit(0);
+}
+
 static const struct tu_case cases[] = {
     {"data", data, "writes and reads 0 B - 16 MiB at odd offsets, 128 in flight, visible once done"},
     {"errors", errors, "garbage, short and out-of-range keys, bad ranks: error codes, nothing moved"},
     {"none", none, "rails without one-sided access: PROUST_ERR_NOT_SUPPORTED"},
+    {"target_dies", target_dies, "the target dies amid 16 MiB transfers: they fail within 5 s"},
 };
 
 int main(int argc, char **argv)
