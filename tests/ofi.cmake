@@ -34,6 +34,34 @@ foreach(rails self,ofi,tcp self,tcp,ofi)
   set_tests_properties(api_integrity_split_${rname} api_rdv_window_split_${rname}
                        api_ordering_same_tag_split_${rname} PROPERTIES LABELS ofi)
 endforeach()
+# slot rings (PROUST_OFI_RING=on: off by default over tcp): asked for at
+# the first message; a ring of 4 slots, so credits run out and come back
+# (flood: 10000 small messages to a receiver that posts nothing for a
+# second); one ring a process at most, the other peers refused
+set(_ring ENV PROUST_OFI_RING=on PROUST_OFI_RING_AFTER=0)
+ofi_api(NAME integrity_ring_2 NPROCS 2 PROGRAM integrity ${_ring} PROUST_LOG_LEVEL=info)
+if(TEST api_integrity_ring_2_ofi)
+  set_tests_properties(api_integrity_ring_2_ofi PROPERTIES
+    PASS_REGULAR_EXPRESSION "slot rings carried [1-9][0-9]* messages out"
+    FAIL_REGULAR_EXPRESSION "FAIL")
+endif()
+foreach(c ${_ordering_cases})
+  ofi_api(NAME ordering_${c}_ring4_2 NPROCS 2 PROGRAM ordering ARGS ${c}
+          ${_ring} PROUST_OFI_RING_SLOTS=4)
+endforeach()
+foreach(c ${_many_cases})
+  ofi_api(NAME many_${c}_ring_2 NPROCS 2 PROGRAM many ARGS ${c} ${_ring})
+endforeach()
+foreach(c ${_threads_cases})
+  ofi_api(NAME threads_${c}_ring_2 NPROCS 2 PROGRAM threads ARGS ${c} ${_ring})
+endforeach()
+foreach(c ${_wildcard_cases})
+  ofi_api(NAME wildcard_${c}_ring1_4 NPROCS 4 PROGRAM wildcard ARGS ${c}
+          ${_ring} PROUST_OFI_RING_PEERS=1)
+endforeach()
+ofi_api(NAME alltoall_ring1_8 NPROCS 8 PROGRAM alltoall ${_ring} PROUST_OFI_RING_PEERS=1
+        PROUST_OFI_RING_SLOTS=8)
+
 # one process through its own endpoint (no self rail)
 api_job(NAME integrity_loopback_ofi NPROCS 1 RAILS ofi PROGRAM integrity)
 # every case of a program with a case table: api_<p>_<case>_<n>_ofi
@@ -99,6 +127,16 @@ foreach(job p2p_data:2 p2p_data:3 p2p_order:2 p2p_wild:2 p2p_ring:3 p2p_persist:
   if(TARGET mpi_${prog})
     mpi_job(NAME ${prog}_${n}_ofi NPROCS ${n} RAILS self,ofi PROGRAM mpi_${prog})
     set_tests_properties(mpi_${prog}_${n}_ofi PROPERTIES LABELS ofi)
+  endif()
+endforeach()
+foreach(job p2p_data:3 p2p_wild:2 p2p_threads:2)
+  string(REPLACE ":" ";" parts ${job})
+  list(GET parts 0 prog)
+  list(GET parts 1 n)
+  if(TARGET mpi_${prog})
+    mpi_job(NAME ${prog}_ring_${n}_ofi NPROCS ${n} RAILS self,ofi PROGRAM mpi_${prog}
+            ENV PROUST_OFI_RING=on PROUST_OFI_RING_AFTER=4)
+    set_tests_properties(mpi_${prog}_ring_${n}_ofi PROPERTIES LABELS ofi)
   endif()
 endforeach()
 

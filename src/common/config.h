@@ -43,6 +43,20 @@
       "receiver straight from the sender's registered memory (fi_read): a blocking send's RTS " \
       "carries the key, other sends announce their pieces after the CTS; smaller pieces go as " \
       "messages; 0 = the rail's own (256K), off = never (messages only)")                        \
+    X(OFI_RING, "PROUST_OFI_RING", "auto",                                                      \
+      "seed 003's slot rings on the ofi rail: after PROUST_OFI_RING_AFTER messages to a peer, " \
+      "the sender asks it for a ring of registered slots and writes its small messages there " \
+      "with one remote write each (credits come back on the receiver's traffic); on, off, "    \
+      "auto = on where a NIC moves the bytes (not a software provider such as tcp)")            \
+    X(OFI_RING_AFTER, "PROUST_OFI_RING_AFTER", "16",                                            \
+      "messages to a peer before its sender asks for a slot ring (PROUST_OFI_RING)")            \
+    X(OFI_RING_PEERS, "PROUST_OFI_RING_PEERS", "32",                                            \
+      "slot rings a process grants at most (memory stays bounded whatever the job's size: "   \
+      "each holds PROUST_OFI_RING_SLOTS slots of PROUST_OFI_RING_SLOT bytes)")                 \
+    X(OFI_RING_SLOTS, "PROUST_OFI_RING_SLOTS", "64", "slots of a slot ring (PROUST_OFI_RING)") \
+    X(OFI_RING_SLOT, "PROUST_OFI_RING_SLOT", "1K",                                              \
+      "bytes of a slot of a slot ring, headers included (at least 256); messages that do not " \
+      "fit go as messages")                                                                     \
     X(RAIL_BANDWIDTH, "PROUST_RAIL_BANDWIDTH", "",                                              \
       "measured bandwidth of rails, rail:GB/s pairs (ofi:11.5,tcp:1.1; bench/ofi/calibrate.sh " \
       "prints them), replacing the rails' built-in profiles for split_balance's shares and "    \

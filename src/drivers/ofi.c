@@ -333,7 +333,7 @@ static int ofi_open(proust__rail_t *rail)
         return rc;
     }
     size_t room = OFI_BUF_SIZE - sizeof(struct ofi_hdr);
-    if ((rc = choose_pull(o)) != PROUST_OK) {
+    if ((rc = choose_pull(o)) != PROUST_OK || (rc = proust__ofi_ring_config(o)) != PROUST_OK) {
         ofi_close(rail);
         return rc;
     }
@@ -392,6 +392,14 @@ static size_t ofi_explain(proust__rail_t *rail, char *out, size_t cap)
                                  "remote writes (complete on delivery) and reads\n"
                                : "one-sided access: none (the provider cannot reach remote "
                                  "memory with 8-byte keys)\n");
+    used += m < 0 ? 0 : (size_t)m < cap - used ? (size_t)m : cap - used - 1;
+    if (o->ring_on)
+        m = snprintf(out + used, cap - used,
+                     "slot rings: after %u messages to a peer, at most %u peers, %u slots of %u B "
+                     "(%s)\n",
+                     o->ring_after, o->ring_peers, o->ring_slots, o->ring_slot, o->ring_why);
+    else
+        m = snprintf(out + used, cap - used, "slot rings: off (%s)\n", o->ring_why);
     used += m < 0 ? 0 : (size_t)m < cap - used ? (size_t)m : cap - used - 1;
     return used;
 }
@@ -474,6 +482,10 @@ static void ofi_close(proust__rail_t *rail)
     struct ofi_rail *o = rail->priv;
     if (!o)
         return;
+    uint64_t ring_out = atomic_load(&o->ring_msgs_out), ring_in = atomic_load(&o->ring_msgs_in);
+    if (ring_out || ring_in)
+        PROUST_INFO("ofi: slot rings carried %llu messages out, %llu in (%u rings granted)",
+                    (unsigned long long)ring_out, (unsigned long long)ring_in, o->nrings_in);
     /* the endpoint first: nothing completes into our buffers after it */
     close_fid(o->ep ? &o->ep->fid : NULL);
     PROUST_DEBUG("ofi: %llu puts read by peers, %llu read from peers, %llu gets",
@@ -483,6 +495,7 @@ static void ofi_close(proust__rail_t *rail)
     proust__ofi_pull_close(o);
     proust__ofi_get_close(o);
     proust__ofi_rma_close(o);
+    proust__ofi_ring_close(o);
     close_fid(o->recv_mr ? &o->recv_mr->fid : NULL);
     proust__ofi_free_sends(o);
     close_fid(o->cq ? &o->cq->fid : NULL);

@@ -3,7 +3,8 @@
  * provider, the endpoint, addresses), ofi_io.c (packets, puts, polling),
  * ofi_pull.c (large puts the receiver reads from the sender's memory),
  * ofi_get.c (large blocking sends the receiver reads as it matches them),
- * ofi_rma.c (one-sided writes and reads into memory peers registered)
+ * ofi_rma.c (one-sided writes and reads into memory peers registered),
+ * ofi_ring.c (seed 003's slot rings: small messages by one remote write)
  * and ofi_wire.c (the header every message carries, checked on arrival).
  *
  * One reliable-datagram (FI_EP_RDM) endpoint per process on the provider
@@ -68,13 +69,26 @@ int proust__ofi_load(void);
  * receiver reads (fi_read) from the sender's registered memory, described
  * by a struct ofi_pull_desc. PULL_ACK: the read is over (struct
  * ofi_pull_ack), outside the sequence: nothing waits behind it. */
-enum { OFI_MSG_PACKET = 1, OFI_MSG_PUT = 2, OFI_MSG_PULL = 3, OFI_MSG_PULL_ACK = 4 };
+/* RING_REQ: give me a slot ring (in the sequence). RING_GRANT: here it is
+ * (struct ofi_ring_grant; 0 slots: no), and CREDIT: nothing but the
+ * header's credit, both outside the sequence (ofi_ring.c). */
+enum {
+    OFI_MSG_PACKET = 1,
+    OFI_MSG_PUT = 2,
+    OFI_MSG_PULL = 3,
+    OFI_MSG_PULL_ACK = 4,
+    OFI_MSG_RING_REQ = 5,
+    OFI_MSG_RING_GRANT = 6,
+    OFI_MSG_CREDIT = 7,
+};
 struct ofi_hdr {
     uint32_t src;  /* sender's rank */
     uint16_t kind; /* OFI_MSG_* */
     uint16_t magic;
     uint32_t seq; /* per (sender, receiver): delivery order */
-    uint32_t pad;
+    /* slot rings: how many of the receiver's slot writes into the
+     * sender's ring the sender has consumed (wrapping; 0 without a ring) */
+    uint32_t credit;
     uint64_t token;  /* put: the receiver's token */
     uint64_t offset; /* put: where in the destination */
 };
@@ -90,16 +104,39 @@ struct ofi_pull_ack {
     int32_t status; /* 0: read (or dropped: a token the engine did not know) */
     uint32_t pad;
 };
+struct ofi_ring_grant {
+    uint64_t raddr; /* the ring's address as the key names it */
+    uint64_t rkey;
+    uint32_t slots;     /* 0: refused (the receiver holds its most rings) */
+    uint32_t slot_size; /* bytes of a slot */
+};
+/* A slot: this head, the message, padding to 8 bytes, then the stamp
+ * again (and 4 zero bytes). The stamp of the n-th write into a ring
+ * (from 0) is ofi_slot_stamp(n): the receiver takes a slot when both
+ * stamps are the one it expects, then zeroes what it read. */
+struct ofi_slot_head {
+    uint32_t len; /* message bytes */
+    uint32_t stamp;
+};
+#define OFI_SLOT_BYTES(len) (2 * sizeof(struct ofi_slot_head) + (((len) + 7) & ~(size_t)7))
+#define OFI_SLOT_MIN 256
+static inline uint32_t ofi_slot_stamp(uint64_t n)
+{
+    return (uint32_t)(n % 0xFFFFFFFFull) + 1; /* never 0: a zeroed slot is empty */
+}
+
 /* A message as it arrived, checked: kind, sender, payload. */
 struct ofi_msg {
     int kind;
     int src;
     uint32_t seq;
+    uint32_t credit;
     uint64_t token, offset;
     const uint8_t *payload;
     size_t len;
     struct ofi_pull_desc pull; /* PULL */
     struct ofi_pull_ack ack;   /* PULL_ACK */
+    struct ofi_ring_grant grant; /* RING_GRANT */
 };
 /* Check a message of `len` bytes from the wire (any bytes: a provider
  * delivers whatever a peer sent); PROUST_OK and *out, or PROUST_ERR_PROTO
@@ -147,6 +184,7 @@ struct ofi_op {
     bool rma_write;
     uint64_t raddr, rkey;
     struct ofi_op *rma_next;
+    bool slot_write; /* SEND: a message written into the peer's slot ring */
 };
 
 /* The key to a peer's registered memory: what a get() reads with (the
@@ -200,7 +238,21 @@ struct ofi_peer {
     struct ofi_op *q_head, *q_tail; /* posted when the provider had room (gate lock) */
     struct ofi_op *flight;          /* posted, not completed (flight_lock) */
     struct ofi_pull *pulls;         /* our puts it reads, unacknowledged (flight_lock) */
+    /* slot rings (ofi_ring.c). The one this peer granted us: its state
+     * (OFI_RING_*; READY published after the fields below), where, and the
+     * writes made (gate lock) and consumed (the peer's word, highest seen) */
+    _Atomic int ring_state;
+    uint32_t msgs_sent; /* gate lock: messages before we ask */
+    uint64_t ring_raddr, ring_rkey;
+    uint32_t ring_slots, ring_slot;
+    uint64_t ring_written;
+    _Atomic uint32_t ring_consumed;
+    /* the one we granted it (poll's), what of it we consumed, and the
+     * last count this peer was told (headers and CREDIT messages) */
+    struct ofi_ring_in *ring_in;
+    _Atomic uint32_t in_consumed, in_told;
 };
+enum { OFI_RING_NONE = 0, OFI_RING_ASKED, OFI_RING_READY, OFI_RING_DENIED };
 
 /* A slab of send buffers and its registration. */
 struct ofi_slab {
@@ -236,6 +288,14 @@ struct ofi_rail {
     _Atomic bool rma_any_waiting;
     uint64_t write_flags;
     _Atomic uint64_t rma_writes, rma_reads;
+    /* slot rings (ofi_ring.c): whether to ask for them, and their shape;
+     * the rings granted (poll's), and what went through them */
+    bool ring_on;
+    const char *ring_why;
+    uint32_t ring_after, ring_peers, ring_slots, ring_slot;
+    struct ofi_ring_in **rings_in;
+    uint32_t nrings_in;
+    _Atomic uint64_t ring_msgs_out, ring_msgs_in;
     _Atomic uint64_t next_cookie;
     /* poll's own: reads and acknowledgements the provider had no room for */
     struct ofi_op *reads_waiting, *acks_waiting;
@@ -338,6 +398,29 @@ void proust__ofi_rma_done(proust__rail_t *rail, struct ofi_op *op, int status);
 /* poll: post what waited for room; returns the transfers posted */
 int proust__ofi_rma_retry(proust__rail_t *rail);
 void proust__ofi_rma_close(struct ofi_rail *o);
+
+/* ofi_ring.c: slot rings */
+/* Read PROUST_OFI_RING*; PROUST_ERR_INVALID for a bad value. */
+int proust__ofi_ring_config(struct ofi_rail *o);
+/* send (gate lock): a message built in op (op->len bytes at op->buf) goes
+ * into the peer's ring when one is ready, fits and has room: op becomes
+ * a slot write. */
+void proust__ofi_ring_take(struct ofi_rail *o, int peer, struct ofi_op *op);
+/* send (gate lock), before a message: count it, and ask the peer for a
+ * ring once PROUST_OFI_RING_AFTER went before. */
+void proust__ofi_ring_count(proust__rail_t *rail, int peer);
+/* poll: a RING_REQ (in its turn), a RING_GRANT, and every message's credit */
+void proust__ofi_on_ring_req(proust__rail_t *rail, const struct ofi_msg *m);
+void proust__ofi_on_ring_grant(proust__rail_t *rail, const struct ofi_msg *m);
+void proust__ofi_ring_credit(struct ofi_rail *o, const struct ofi_msg *m);
+/* poll: deliver what the rings hold (through `deliver`), return credits;
+ * returns the events */
+int proust__ofi_ring_poll(proust__rail_t *rail,
+                          int (*deliver)(proust__rail_t *, const uint8_t *, size_t));
+void proust__ofi_ring_close(struct ofi_rail *o);
+/* ofi_pull.c: post a message outside the sequence from poll (acks, ring
+ * grants, credits): now, or when the provider has room */
+void proust__ofi_post_unsequenced(struct ofi_rail *o, struct ofi_op *op);
 
 /* ofi.c: the providers present (for proust-info): one line each, the one
  * PROUST_OFI_PROVIDER picks marked; returns the bytes written. */

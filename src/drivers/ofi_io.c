@@ -25,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/fi_rma.h>
+
 #include "common/log.h"
+
 #include "drivers/ofi.h"
 #include "proust.h"
 
@@ -146,6 +149,7 @@ struct ofi_op *proust__ofi_take_buffer(struct ofi_rail *o)
         op->engine_ctx = NULL;
         op->group = NULL;
         op->posted = op->in_flight = false;
+        op->slot_write = false;
     }
     return op;
 }
@@ -206,6 +210,9 @@ int proust__ofi_post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
     if (op->kind == OFI_OP_SEND_ZC) {
         struct iovec iov[2] = {{&op->hdr, sizeof op->hdr}, {(void *)op->zc_buf, op->len}};
         rc = (int)fi_sendv(o->ep, iov, NULL, 2, to, &op->fctx);
+    } else if (op->slot_write) { /* into the peer's slot ring (ofi_ring.c) */
+        rc = (int)fi_write(o->ep, op->buf, op->len, op->desc, to, op->raddr, op->rkey,
+                           &op->fctx);
     } else if (op->len <= o->inject_max) {
         struct iovec iov = {op->buf, op->len};
         struct fi_msg msg = {.msg_iov = &iov, .desc = &op->desc, .iov_count = 1,
@@ -330,8 +337,14 @@ refused:
 void proust__ofi_fill_hdr(struct ofi_hdr *h, struct ofi_rail *o, int peer, int kind,
                           uint64_t token, uint64_t offset)
 {
+    struct ofi_peer *p = &o->peers[peer];
+    /* the slots of the peer's writes into our ring we took: its credit */
+    uint32_t credit = atomic_load_explicit(&p->in_consumed, memory_order_relaxed);
+    if (credit)
+        atomic_store_explicit(&p->in_told, credit, memory_order_relaxed);
     *h = (struct ofi_hdr){.src = (uint32_t)o->rank, .kind = (uint16_t)kind, .magic = OFI_MAGIC,
-                          .seq = o->peers[peer].send_seq++, .token = token, .offset = offset};
+                          .seq = p->send_seq++, .credit = credit, .token = token,
+                          .offset = offset};
 }
 
 int proust__ofi_send(proust__rail_t *rail, int peer, const struct iovec *iov, int iovcnt,
@@ -347,6 +360,8 @@ int proust__ofi_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
         total += iov[i].iov_len;
     if (total > rail->caps.max_packet)
         return PROUST_ERR_INVALID;
+    if (o->ring_on) /* (before the message: whether it was queued is told by q_tail) */
+        proust__ofi_ring_count(rail, peer);
     struct ofi_op *op = proust__ofi_take_buffer(o);
     if (!op)
         return PROUST_ERR_NOMEM;
@@ -359,6 +374,8 @@ int proust__ofi_send(proust__rail_t *rail, int peer, const struct iovec *iov, in
         at += iov[i].iov_len;
     }
     op->len = at;
+    if (o->ring_on)
+        proust__ofi_ring_take(o, peer, op); /* a slot write, where a ring has room */
     /* done for the engine once copied and handed over: its packet slot
      * comes back at once, so that more than two packets can be on their
      * way (the completion only gives our buffer back). What the provider
@@ -564,6 +581,10 @@ static void hand_over(proust__rail_t *rail, const struct ofi_msg *m)
         proust__ofi_on_pull(rail, m);
         return;
     }
+    if (m->kind == OFI_MSG_RING_REQ) {
+        proust__ofi_on_ring_req(rail, m);
+        return;
+    }
     void *dst = rail->up.put_target(rail->up.engine, m->src, m->token, m->offset, m->len);
     if (!dst)
         return; /* a token the engine does not know: dropped */
@@ -618,10 +639,17 @@ static int deliver(proust__rail_t *rail, const uint8_t *buf, size_t len)
     struct ofi_peer *p = &o->peers[m.src];
     if (atomic_load_explicit(&p->failed, memory_order_relaxed))
         return 0; /* the engine has given up on that peer */
+    proust__ofi_ring_credit(o, &m);
     if (m.kind == OFI_MSG_PULL_ACK) { /* outside the sequence */
         proust__ofi_on_pull_ack(rail, &m);
         return 1;
     }
+    if (m.kind == OFI_MSG_RING_GRANT) {
+        proust__ofi_on_ring_grant(rail, &m);
+        return 1;
+    }
+    if (m.kind == OFI_MSG_CREDIT)
+        return 1;
     if (m.seq != p->recv_seq) {
         if ((int32_t)(m.seq - p->recv_seq) > 0)
             keep_early(p, &m, buf, len);
@@ -761,6 +789,8 @@ int proust__ofi_poll(proust__rail_t *rail)
             break;
         o->repost = op->next;
     }
+    if (o->nrings_in) /* (before the queue: a grant's credits need our messages) */
+        events += proust__ofi_ring_poll(rail, deliver);
     for (;;) {
         /* what a get() read from the queue meanwhile comes first */
         events += proust__ofi_stashed(rail, handle);
@@ -780,5 +810,7 @@ int proust__ofi_poll(proust__rail_t *rail)
         if (n < CQ_BATCH)
             break;
     }
+    if (o->nrings_in) /* what reading the queue let land (software providers) */
+        events += proust__ofi_ring_poll(rail, deliver);
     return events;
 }

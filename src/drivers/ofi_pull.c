@@ -177,6 +177,11 @@ static void send_ack(struct ofi_rail *o, int peer, uint64_t cookie, int32_t stat
     memcpy(op->buf + sizeof h, &a, sizeof a);
     op->len = sizeof h + sizeof a;
     op->peer = peer;
+    proust__ofi_post_unsequenced(o, op);
+}
+
+void proust__ofi_post_unsequenced(struct ofi_rail *o, struct ofi_op *op)
+{
     int rc = post_ack(o, op);
     if (rc == -FI_EAGAIN) {
         op->next = o->acks_waiting;

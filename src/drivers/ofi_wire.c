@@ -25,7 +25,7 @@ int proust__ofi_parse(const void *buf, size_t len, int nranks, struct ofi_msg *o
         *why = "a message from a rank the job does not have";
         return PROUST_ERR_PROTO;
     }
-    if (h.kind < OFI_MSG_PACKET || h.kind > OFI_MSG_PULL_ACK) {
+    if (h.kind < OFI_MSG_PACKET || h.kind > OFI_MSG_CREDIT) {
         *why = "a message of an unknown kind";
         return PROUST_ERR_PROTO;
     }
@@ -55,7 +55,26 @@ int proust__ofi_parse(const void *buf, size_t len, int nranks, struct ofi_msg *o
         }
         memcpy(&out->ack, payload, sizeof out->ack);
     }
+    if (h.kind == OFI_MSG_RING_GRANT) {
+        if (body != sizeof out->grant) {
+            *why = "a slot ring grant of the wrong size";
+            return PROUST_ERR_PROTO;
+        }
+        memcpy(&out->grant, payload, sizeof out->grant);
+        const struct ofi_ring_grant *g = &out->grant;
+        if (g->slots && (g->slot_size < OFI_SLOT_MIN || g->slot_size % 8 ||
+                         g->slots > (1u << 20) ||
+                         g->raddr > UINT64_MAX - (uint64_t)g->slots * g->slot_size)) {
+            *why = "a slot ring grant of impossible slots";
+            return PROUST_ERR_PROTO;
+        }
+    }
+    if ((h.kind == OFI_MSG_RING_REQ || h.kind == OFI_MSG_CREDIT) && body != 0) {
+        *why = "a ring request or credit with a payload";
+        return PROUST_ERR_PROTO;
+    }
     out->kind = h.kind;
+    out->credit = h.credit;
     out->src = (int)h.src;
     out->seq = h.seq;
     out->token = h.token;

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "drivers/ofi.h"
+#include <stddef.h>
+
 #include "proust.h"
 #include "unit.h"
 
@@ -95,6 +97,37 @@ int main(void)
     EXPECT_EQ(m.ack.cookie, 77);
     EXPECT_EQ(proust__ofi_parse(buf, n + sizeof a - 1, 4, &m, &why), PROUST_ERR_PROTO);
 
+    /* a ring grant (and a refusal), a request and a credit carry what they should */
+    struct ofi_ring_grant g = {.raddr = 0x7f0000002000u, .rkey = 7, .slots = 64, .slot_size = 1024};
+    n = build(buf, OFI_MSG_RING_GRANT, 3, 0, 0, 0, 0);
+    memcpy(buf + n, &g, sizeof g);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof g, 4, &m, &why), PROUST_OK);
+    EXPECT_EQ(m.kind, OFI_MSG_RING_GRANT);
+    EXPECT_EQ(m.grant.slots, 64);
+    EXPECT_EQ(m.grant.slot_size, 1024);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof g - 1, 4, &m, &why), PROUST_ERR_PROTO);
+    struct ofi_ring_grant gb = g;
+    gb.slot_size = 100; /* below the smallest slot, and not a multiple of 8 */
+    memcpy(buf + n, &gb, sizeof gb);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof gb, 4, &m, &why), PROUST_ERR_PROTO);
+    gb = g;
+    gb.raddr = UINT64_MAX - 4096; /* the ring wraps the address space */
+    memcpy(buf + n, &gb, sizeof gb);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof gb, 4, &m, &why), PROUST_ERR_PROTO);
+    gb = g;
+    gb.slots = 0; /* a refusal: the rest does not matter */
+    gb.slot_size = 3;
+    memcpy(buf + n, &gb, sizeof gb);
+    EXPECT_EQ(proust__ofi_parse(buf, n + sizeof gb, 4, &m, &why), PROUST_OK);
+    n = build(buf, OFI_MSG_CREDIT, 1, 0, 0, 0, 0);
+    uint32_t credit = 42;
+    memcpy(buf + offsetof(struct ofi_hdr, credit), &credit, sizeof credit);
+    EXPECT_EQ(proust__ofi_parse(buf, n, 4, &m, &why), PROUST_OK);
+    EXPECT_EQ(m.credit, 42);
+    EXPECT_EQ(proust__ofi_parse(buf, n + 1, 4, &m, &why), PROUST_ERR_PROTO);
+    n = build(buf, OFI_MSG_RING_REQ, 1, 3, 0, 0, 4);
+    EXPECT_EQ(proust__ofi_parse(buf, n, 4, &m, &why), PROUST_ERR_PROTO);
+
     /* random bytes: any answer, never a read past the message (each one
      * copied into a block of exactly its size, so ASan sees an overrun) */
     unsigned seed = 12345;
@@ -104,6 +137,8 @@ int main(void)
         size_t len = (seed >> 8) % 96;
         if (i % 4 == 1) /* the pull's exact size, so some pass */
             len = sizeof(struct ofi_hdr) + sizeof(struct ofi_pull_desc);
+        if (i % 8 == 3) /* a grant's */
+            len = sizeof(struct ofi_hdr) + sizeof(struct ofi_ring_grant);
         uint8_t *p = malloc(len ? len : 1);
         EXPECT_TRUE(p != NULL);
         for (size_t k = 0; k < len; k++) {
@@ -114,7 +149,7 @@ int main(void)
             struct ofi_hdr h;
             memcpy(&h, p, sizeof h);
             h.magic = OFI_MAGIC;
-            h.kind = (uint16_t)(1 + (i >> 1) % 5);
+            h.kind = (uint16_t)(1 + (i >> 1) % 8);
             h.src %= 8;
             memcpy(p, &h, sizeof h);
         }
