@@ -484,8 +484,10 @@ static void ofi_close(proust__rail_t *rail)
         return;
     uint64_t ring_out = atomic_load(&o->ring_msgs_out), ring_in = atomic_load(&o->ring_msgs_in);
     if (ring_out || ring_in)
-        PROUST_INFO("ofi: slot rings carried %llu messages out, %llu in (%u rings granted)",
-                    (unsigned long long)ring_out, (unsigned long long)ring_in, o->nrings_in);
+        PROUST_INFO("ofi: slot rings carried %llu messages out, %llu in (%u rings granted, "
+                    "%llu write notices)",
+                    (unsigned long long)ring_out, (unsigned long long)ring_in, o->nrings_in,
+                    (unsigned long long)atomic_load(&o->ring_notices));
     /* the endpoint first: nothing completes into our buffers after it */
     close_fid(o->ep ? &o->ep->fid : NULL);
     PROUST_DEBUG("ofi: %llu puts read by peers, %llu read from peers, %llu gets",

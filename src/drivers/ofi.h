@@ -291,11 +291,12 @@ struct ofi_rail {
     /* slot rings (ofi_ring.c): whether to ask for them, and their shape;
      * the rings granted (poll's), and what went through them */
     bool ring_on;
+    bool ring_cq_data; /* slot writes carry remote CQ data: a completion wakes the receiver */
     const char *ring_why;
     uint32_t ring_after, ring_peers, ring_slots, ring_slot;
     struct ofi_ring_in **rings_in;
     uint32_t nrings_in;
-    _Atomic uint64_t ring_msgs_out, ring_msgs_in;
+    _Atomic uint64_t ring_msgs_out, ring_msgs_in, ring_notices;
     _Atomic uint64_t next_cookie;
     /* poll's own: reads and acknowledgements the provider had no room for */
     struct ofi_op *reads_waiting, *acks_waiting;

@@ -154,7 +154,7 @@ static void drain_for_gets(struct ofi_rail *o)
     }
     for (ssize_t i = 0; i < n; i++) {
         struct ofi_op *op = c[i].op_context;
-        if (op->kind == OFI_OP_READ_SYNC)
+        if (op && op->kind == OFI_OP_READ_SYNC) /* (no op: a ring write's notice, poll's) */
             atomic_store_explicit(&op->sync_state, 1, memory_order_release);
         else
             stash(o, op, c[i].len, 0);

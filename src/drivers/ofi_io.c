@@ -210,7 +210,10 @@ int proust__ofi_post(struct ofi_rail *o, struct ofi_op *op, fi_addr_t to)
     if (op->kind == OFI_OP_SEND_ZC) {
         struct iovec iov[2] = {{&op->hdr, sizeof op->hdr}, {(void *)op->zc_buf, op->len}};
         rc = (int)fi_sendv(o->ep, iov, NULL, 2, to, &op->fctx);
-    } else if (op->slot_write) { /* into the peer's slot ring (ofi_ring.c) */
+    } else if (op->slot_write && o->ring_cq_data) { /* the peer's slot ring (ofi_ring.c) */
+        rc = (int)fi_writedata(o->ep, op->buf, op->len, op->desc, 0, to, op->raddr, op->rkey,
+                               &op->fctx);
+    } else if (op->slot_write) {
         rc = (int)fi_write(o->ep, op->buf, op->len, op->desc, to, op->raddr, op->rkey,
                            &op->fctx);
     } else if (op->len <= o->inject_max) {
@@ -754,6 +757,10 @@ static void on_error(proust__rail_t *rail)
 static int handle(proust__rail_t *rail, struct ofi_op *op, size_t len, int err)
 {
     struct ofi_rail *o = rail->priv;
+    if (!op) { /* a peer's write into a slot ring (remote CQ data): poll reads the rings */
+        atomic_fetch_add_explicit(&o->ring_notices, 1, memory_order_relaxed);
+        return 1;
+    }
     if (err) {
         handle_error(rail, op, err);
         return 1;

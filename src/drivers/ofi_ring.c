@@ -13,7 +13,10 @@
  * (struct ofi_slot_head): the receiver takes a slot when both stamps are
  * the one it expects, delivers it like any message (the sequence number
  * puts it in order with the messages that went the other way), and zeroes
- * it. Credits: every message the receiver sends back carries how many
+ * it. Each write carries remote CQ data where the provider has it: the
+ * completion it makes at the receiver (no context, FI_REMOTE_WRITE) only
+ * wakes a receiver asleep on its queue and counts as an event. Credits:
+ * every message the receiver sends back carries how many
  * slots it consumed (the header's credit); when none flows it sends a
  * CREDIT message once half the ring is consumed. A sender without credit,
  * or with a message that does not fit, sends a message: it never waits,
@@ -65,6 +68,9 @@ int proust__ofi_ring_config(struct ofi_rail *o)
     o->ring_peers = (uint32_t)peers;
     o->ring_slots = (uint32_t)slots;
     o->ring_slot = (uint32_t)(slot & ~(size_t)7);
+    /* a write with remote CQ data makes a completion at the receiver, so
+     * that one asleep on its queue's wait fd wakes for the message */
+    o->ring_cq_data = o->info->domain_attr->cq_data_size >= 4;
     if (!o->rma_ok) {
         o->ring_on = false;
         o->ring_why = "the provider cannot write remote memory with 8-byte keys";
