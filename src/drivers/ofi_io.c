@@ -759,6 +759,7 @@ static int handle(proust__rail_t *rail, struct ofi_op *op, size_t len, int err)
     struct ofi_rail *o = rail->priv;
     if (!op) { /* a peer's write into a slot ring (remote CQ data): poll reads the rings */
         atomic_fetch_add_explicit(&o->ring_notices, 1, memory_order_relaxed);
+        o->ring_noticed = true;
         return 1;
     }
     if (err) {
@@ -796,8 +797,6 @@ int proust__ofi_poll(proust__rail_t *rail)
             break;
         o->repost = op->next;
     }
-    if (o->nrings_in) /* (before the queue: a grant's credits need our messages) */
-        events += proust__ofi_ring_poll(rail, deliver);
     for (;;) {
         /* what a get() read from the queue meanwhile comes first */
         events += proust__ofi_stashed(rail, handle);
@@ -817,7 +816,10 @@ int proust__ofi_poll(proust__rail_t *rail)
         if (n < CQ_BATCH)
             break;
     }
-    if (o->nrings_in) /* what reading the queue let land (software providers) */
+    /* the rings: where writes say so by a notice, only when one came */
+    if (o->nrings_in && (!o->ring_cq_data || o->ring_noticed)) {
+        o->ring_noticed = false;
         events += proust__ofi_ring_poll(rail, deliver);
+    }
     return events;
 }

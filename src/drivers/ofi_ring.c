@@ -201,7 +201,9 @@ void proust__ofi_on_ring_req(proust__rail_t *rail, const struct ofi_msg *m)
     size_t bytes = (size_t)o->ring_slots * o->ring_slot;
     if (list)
         o->rings_in = list;
-    if (r && list && posix_memalign((void **)&r->mem, 4096, bytes) == 0) {
+    if (!o->ring_scratch)
+        o->ring_scratch = malloc(o->ring_slot);
+    if (r && list && o->ring_scratch && posix_memalign((void **)&r->mem, 4096, bytes) == 0) {
         memset(r->mem, 0, bytes);
         if (proust__ofi_register(o, r->mem, bytes, FI_REMOTE_WRITE, &r->mr) == PROUST_OK) {
             r->peer = m->src;
@@ -232,7 +234,11 @@ static uint32_t load_stamp(const uint8_t *at)
     return v;
 }
 
-/* Take what one ring holds, in order; returns the messages taken. */
+/* Take what one ring holds, in order; returns the messages taken. Each
+ * is copied out under fi_lock, then delivered: a software provider
+ * (tcp) writes into the ring from whichever thread calls libfabric, under
+ * that lock, so the copy sees a write whole or not at all; a NIC writes
+ * whenever it likes, and the two stamps tell a write that has landed. */
 static int drain_ring(proust__rail_t *rail, struct ofi_ring_in *r,
                       int (*deliver)(proust__rail_t *, const uint8_t *, size_t))
 {
@@ -242,25 +248,31 @@ static int drain_ring(proust__rail_t *rail, struct ofi_ring_in *r,
     for (;;) {
         uint8_t *slot = r->mem + (r->next % r->slots) * r->slot;
         uint32_t want = ofi_slot_stamp(r->next);
-        if (load_stamp(slot + offsetof(struct ofi_slot_head, stamp)) != want)
-            break;
         struct ofi_slot_head head;
+        proust__lock(&o->fi_lock);
         memcpy(&head, slot, sizeof head);
         size_t bytes = OFI_SLOT_BYTES((size_t)head.len);
-        if (head.len > r->slot || bytes > r->slot) { /* not a write of ours */
-            PROUST_WARN("ofi: rank %d's slot ring holds a message of %u bytes in slots of %u: "
-                        "the rail stops reading it", r->peer, head.len, r->slot);
-            r->next = UINT64_MAX;
-            break;
+        bool ready = head.stamp == want && head.len <= r->slot && bytes <= r->slot &&
+                     load_stamp(slot + bytes - sizeof head) == want;
+        if (ready) {
+            memcpy(o->ring_scratch, slot + sizeof head, head.len);
+            memset(slot, 0, bytes);
         }
-        if (load_stamp(slot + bytes - sizeof head) != want)
-            break; /* still landing */
-        if (!atomic_load_explicit(&p->failed, memory_order_relaxed))
-            deliver(rail, slot + sizeof head, head.len);
-        memset(slot, 0, bytes);
+        proust__unlock(&o->fi_lock);
+        if (!ready) {
+            if (head.stamp == want && (head.len > r->slot || bytes > r->slot)) {
+                /* stamped, but no write of ours is that long */
+                PROUST_WARN("ofi: rank %d's slot ring holds a message of %u bytes in slots of "
+                            "%u: the rail stops reading it", r->peer, head.len, r->slot);
+                r->next = UINT64_MAX;
+            }
+            break; /* (or still landing) */
+        }
         r->next++;
         taken++;
         atomic_store_explicit(&p->in_consumed, (uint32_t)r->next, memory_order_relaxed);
+        if (!atomic_load_explicit(&p->failed, memory_order_relaxed))
+            deliver(rail, o->ring_scratch, head.len);
     }
     return taken;
 }
@@ -299,6 +311,8 @@ void proust__ofi_ring_close(struct ofi_rail *o)
         free(r);
     }
     free(o->rings_in);
+    free(o->ring_scratch);
+    o->ring_scratch = NULL;
     o->rings_in = NULL;
     o->nrings_in = 0;
 }
