@@ -298,6 +298,7 @@ struct ofi_rail {
     uint32_t nrings_in;
     uint8_t *ring_scratch; /* poll's: a slot's message, copied out to deliver */
     bool ring_noticed;     /* poll's: a write's notice came since the rings were read */
+    uint32_t ring_polls;   /* poll's */
     _Atomic uint64_t ring_msgs_out, ring_msgs_in, ring_notices;
     _Atomic uint64_t next_cookie;
     /* poll's own: reads and acknowledgements the provider had no room for */

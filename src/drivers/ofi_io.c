@@ -816,8 +816,9 @@ int proust__ofi_poll(proust__rail_t *rail)
         if (n < CQ_BATCH)
             break;
     }
-    /* the rings: where writes say so by a notice, only when one came */
-    if (o->nrings_in && (!o->ring_cq_data || o->ring_noticed)) {
+    /* the rings: where writes say so by a notice, only when one came (and
+     * every 256th poll all the same: a notice is no promise) */
+    if (o->nrings_in && (!o->ring_cq_data || o->ring_noticed || ++o->ring_polls % 256 == 0)) {
         o->ring_noticed = false;
         events += proust__ofi_ring_poll(rail, deliver);
     }
