@@ -11,10 +11,17 @@ import sys
 
 root = sys.argv[1]
 vals = {}  # (what, size) -> impl -> [values]
+sums = {}  # jacobi N -> impl -> checksum (must agree)
 for path in glob.glob(os.path.join(root, "raw", "*.txt")):
     impl, kind = os.path.basename(path).split(".")[:2]
     for line in open(path, errors="replace"):
         f = line.split()
+        if kind == "jacobi" and len(f) == 8 and f[0] == "jacobi" and f[1].startswith("N="):
+            size = int(f[1][2:])
+            vals.setdefault(("jacobi 4 ranks 2 hosts us", size), {}).setdefault(impl, []).append(
+                float(f[5]))
+            sums.setdefault(size, {})[impl] = f[7]
+            continue
         if len(f) != 4 or f[0].startswith("#"):
             continue
         try:
@@ -30,6 +37,8 @@ for path in glob.glob(os.path.join(root, "raw", "*.txt")):
         if what:
             vals.setdefault((what, size), {}).setdefault(impl, []).append(v)
 impls = ["proust", "mpich", "openmpi"]
+if any("proustofi" in d for d in vals.values()):
+    impls.insert(1, "proustofi")  # Proust over its ofi rail (jacobi)
 print(f"{'measure':24} {'size':>8} " + " ".join(f"{i:>24}" for i in impls) + "  proust/best")
 for (what, size) in sorted(vals):
     d = vals[(what, size)]
@@ -38,12 +47,17 @@ for (what, size) in sorted(vals):
     for i in impls:
         x = d.get(i)
         cells.append(f"{med[i]:.4g} [{min(x):.3g}-{max(x):.3g}]".rjust(24) if x else "-".rjust(24))
-    peers = [med[i] for i in med if i != "proust"]
+    peers = [med[i] for i in med if not i.startswith("proust")]
     ratio = "-"
     if "proust" in med and peers:
         best = max(peers) if "bandwidth" in what else min(peers)
         ratio = f"{med['proust'] / best:.2f}"
+        if "proustofi" in med:
+            ratio += f" (ofi {med['proustofi'] / best:.2f})"
     print(f"{what:24} {size:>8} " + " ".join(cells) + f"  {ratio}")
+for size, by_impl in sorted(sums.items()):
+    if len(set(by_impl.values())) > 1:
+        print(f"jacobi N={size}: the checksums differ: {by_impl}")
 
 # The all-to-all curves as a PNG beside the results, where matplotlib is
 # (Debian's python3-matplotlib).

@@ -19,6 +19,11 @@
 #             implementation spin against 15 others (Open MPI's took
 #             minutes): run 16 where there are cores
 #   startup   bench/startup/hello, BENCH_A2A_NP ranks on 4 hosts: wall time
+#   jacobi    bench/cluster/jacobi (seed 003's border exchange), 4 ranks on
+#             2 hosts (2 x 2 grid), N = 256, 1024, 4096: time of one
+#             iteration; Proust also over its ofi rail (proustofi:
+#             PROUST_RAILS=self,shm,ofi, tcp;ofi_rxm between the hosts)
+# BENCH_CLUSTER_PARTS picks among "pingpong alltoall startup jacobi" (all).
 # Proust starts with proustrun -H, MPICH with Hydra (-launcher-exec; UCX
 # forced onto tcp, as the namespaces share /dev/shm and UCX would otherwise
 # take shared memory between "hosts"), Open MPI with its mpirun (plm_rsh_agent; ob1 + tcp btl on the cluster's
@@ -41,11 +46,11 @@ declare -A CC=([proust]="$PREFIX/bin/mpicc" [mpich]=mpicc.mpich [openmpi]=mpicc.
 IMPLS=""
 for impl in proust mpich openmpi; do
   ok=1
-  for p in mpi/pingpong mpi/coll_latency startup/hello; do
+  for p in mpi/pingpong mpi/coll_latency startup/hello cluster/jacobi; do
     if [ -n "${BENCH_BINDIR:-}" ]; then # built elsewhere (stage-device.sh)
       cp "$BENCH_BINDIR/$(basename "${CC[$impl]}").${p//\//_}" "$OUT/bin/$impl.$(basename $p)" || ok=0
     elif command -v "${CC[$impl]}" > /dev/null; then
-      "${CC[$impl]}" -std=c11 -O2 -o "$OUT/bin/$impl.$(basename $p)" "$BENCH/$p.c" || ok=0
+      "${CC[$impl]}" -std=c11 -O2 -o "$OUT/bin/$impl.$(basename $p)" "$BENCH/$p.c" -lm || ok=0
     else
       ok=0
     fi
@@ -64,23 +69,40 @@ launch() {
   esac
 }
 
+has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+
 body() {
   for ((rep = 1; rep <= REPS; rep++)); do
     for impl in $IMPLS; do
       b=$OUT/bin/$impl
-      timeout 300 $(launch $impl 2 h1,h2 1) "$b.pingpong" -t lat -m 8 -M 8 -r 3 -i 0.05 \
-        > "$OUT/raw/$impl.lat.$rep.txt" 2>&1 || echo "  $impl lat rep $rep failed"
-      timeout 300 $(launch $impl 2 h1,h2 1) "$b.pingpong" -t bw -m 1M -M 1M -r 3 -i 0.3 \
-        > "$OUT/raw/$impl.bw.$rep.txt" 2>&1 || echo "  $impl bw rep $rep failed"
-      timeout 300 $(launch $impl $NA h1,h2,h3,h4 $((NA / 4))) "$b.coll_latency" -t alltoall -m 8 -M 64K -f 8 -r 3 -i 0.2 \
-        > "$OUT/raw/$impl.a2a.$rep.txt" 2>&1 || echo "  $impl alltoall rep $rep failed"
-      t0=$(date +%s.%N)
-      timeout 300 $(launch $impl $NA h1,h2,h3,h4 $((NA / 4))) "$b.hello" > "$OUT/raw/$impl.hello.$rep.txt" 2>&1 ||
-        echo "  $impl hello rep $rep failed"
-      echo "startup:np=$NA wall_s $NA $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN {print b - a}")" >> "$OUT/raw/$impl.hello.$rep.txt"
+      if has pingpong; then
+        timeout 300 $(launch $impl 2 h1,h2 1) "$b.pingpong" -t lat -m 8 -M 8 -r 3 -i 0.05 \
+          > "$OUT/raw/$impl.lat.$rep.txt" 2>&1 || echo "  $impl lat rep $rep failed"
+        timeout 300 $(launch $impl 2 h1,h2 1) "$b.pingpong" -t bw -m 1M -M 1M -r 3 -i 0.3 \
+          > "$OUT/raw/$impl.bw.$rep.txt" 2>&1 || echo "  $impl bw rep $rep failed"
+      fi
+      if has alltoall; then
+        timeout 300 $(launch $impl $NA h1,h2,h3,h4 $((NA / 4))) "$b.coll_latency" -t alltoall -m 8 -M 64K -f 8 -r 3 -i 0.2 \
+          > "$OUT/raw/$impl.a2a.$rep.txt" 2>&1 || echo "  $impl alltoall rep $rep failed"
+      fi
+      if has startup; then
+        t0=$(date +%s.%N)
+        timeout 300 $(launch $impl $NA h1,h2,h3,h4 $((NA / 4))) "$b.hello" > "$OUT/raw/$impl.hello.$rep.txt" 2>&1 ||
+          echo "  $impl hello rep $rep failed"
+        echo "startup:np=$NA wall_s $NA $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN {print b - a}")" >> "$OUT/raw/$impl.hello.$rep.txt"
+      fi
+      if has jacobi; then
+        timeout 300 $(launch $impl 4 h1,h2 2) "$b.jacobi" > "$OUT/raw/$impl.jacobi.$rep.txt" 2>&1 ||
+          echo "  $impl jacobi rep $rep failed"
+        if [ $impl = proust ]; then
+          PROUST_RAILS=self,shm,ofi timeout 300 $(launch $impl 4 h1,h2 2) "$b.jacobi" \
+            > "$OUT/raw/proustofi.jacobi.$rep.txt" 2>&1 || echo "  proust (ofi) jacobi rep $rep failed"
+        fi
+      fi
       echo "  rep $rep $impl done"
     done
   done
+  has alltoall || return 0
   # connections opened by Proust's alltoall ranks, on demand and all pairs
   for mode in lazy eager; do
     PROUST_TCP_CONNECT=$mode PROUST_LOG_LEVEL=debug timeout 300 $(launch proust 16 h1,h2,h3,h4 4) \
@@ -90,8 +112,9 @@ body() {
            END {printf "tcp connections, %s: %d in all, at most %d per rank (%d ranks)\n", mode, s / 2, m, r}'
   done > "$OUT/connections.txt"
 }
-export -f body launch
-export OUT REPS IMPLS PREFIX NA
+export -f body launch has
+PARTS=${BENCH_CLUSTER_PARTS:-pingpong alltoall startup jacobi}
+export OUT REPS IMPLS PREFIX NA PARTS
 bash "$REPO/scripts/testcluster.sh" run 4 bash -c body
 python3 "$HERE/report.py" "$OUT" | tee "$OUT/summary.txt"
-cat "$OUT/connections.txt" | tee -a "$OUT/summary.txt"
+[ -f "$OUT/connections.txt" ] && cat "$OUT/connections.txt" | tee -a "$OUT/summary.txt"

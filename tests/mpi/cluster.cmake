@@ -82,6 +82,15 @@ cluster_job(NAME proustrun_ofi_stress HOSTS 2
   COMMAND "PROUST_RAILS=self,shm,ofi exec bash ${MPI_TEST_DIR}/stress_run.sh \"${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2\" 4 120 $<TARGET_FILE:mpi_stress_traffic> -t 2 -r 30")
 set_tests_properties(mpi_cluster_proustrun_ofi_where mpi_cluster_proustrun_ofi_stress
                      PROPERTIES LABELS "cluster;ofi")
+# one-sided across hosts: puts and gets as remote writes and reads (rma_data
+# checks they were), slot rings on; and the synchronisation family with
+# two ranks per host (shm inside a host, the NIC's transfers between)
+cluster_job(NAME proustrun_ofi_rma HOSTS 2
+  COMMAND "PROUST_RAILS=self,shm,ofi PROUST_RMA_NIC=on PROUST_OFI_RING=on ${PROUSTRUN_ON_CLUSTER} -H h1,h2 $<TARGET_FILE:mpi_rma_data> --expect-nic")
+cluster_job(NAME proustrun_ofi_rma_sync HOSTS 2
+  COMMAND "PROUST_RAILS=self,shm,ofi PROUST_RMA_NIC=on PROUST_OFI_RING=on ${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2 $<TARGET_FILE:mpi_rma_sync>")
+set_tests_properties(mpi_cluster_proustrun_ofi_rma mpi_cluster_proustrun_ofi_rma_sync
+                     PROPERTIES LABELS "cluster;ofi")
 # a rank killed on one host: the survivor gets an error, the job ends with 137
 cluster_job(NAME proustrun_ofi_fail_kill HOSTS 2
   COMMAND "out=$(PROUST_RAILS=self,shm,ofi ${PROUSTRUN_ON_CLUSTER} --grace 5 -H h1,h2 $<TARGET_FILE:mpi_cluster_fail> kill 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 137 ] && echo \"$out\" | grep -q 'survivor: error class'")
