@@ -240,11 +240,16 @@ int proust_rma_write(proust_session_t *s, int peer, const void *src, size_t len,
                      size_t key_len, uint64_t offset, proust_request_t **req);
 int proust_rma_read(proust_session_t *s, int peer, void *dst, size_t len, const void *key,
                     size_t key_len, uint64_t offset, proust_request_t **req);
-/* What this process did one-sided so far (MPI windows included). */
+/* What this process did one-sided so far (MPI windows included), and how
+ * often the rails' registrations for a peer's reads (large sends and
+ * puts) found their memory registered already (memory of
+ * proust_mem_register: MPI windows, MPI_Alloc_mem of 64 KiB and more):
+ * the hit rate of that cache is cache_hits / (cache_hits + cache_misses). */
 typedef struct {
     uint64_t registrations; /* proust_mem_register calls that succeeded */
     uint64_t writes, reads; /* transfers started */
     uint64_t bytes_written, bytes_read;
+    uint64_t cache_hits, cache_misses;
 } proust_rma_counts_t;
 void proust_rma_counts(proust_rma_counts_t *out);
 

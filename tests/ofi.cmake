@@ -140,6 +140,15 @@ foreach(job p2p_data:3 p2p_wild:2 p2p_threads:2)
   endif()
 endforeach()
 
+# the registration cache of MPI_Alloc_mem memory: sends from it are read
+# without a registration each; freed, it is never served again
+mpi_test_program(mpi_mem_cache ${MPI_TEST_DIR}/mem_cache.c)
+mpi_job(NAME mem_cache_2_ofi NPROCS 2 RAILS self,ofi PROGRAM mpi_mem_cache ARGS --expect-hits)
+mpi_job(NAME mem_cache_get_2_ofi NPROCS 2 RAILS self,ofi PROGRAM mpi_mem_cache ARGS --expect-hits
+        ENV PROUST_OFI_READ_MIN=1)
+mpi_job(NAME mem_cache_2_tcp NPROCS 2 RAILS tcp PROGRAM mpi_mem_cache)
+set_tests_properties(mpi_mem_cache_2_ofi mpi_mem_cache_get_2_ofi PROPERTIES LABELS ofi)
+
 # MPI one-sided over ofi: windows not in shared memory (PROUST_RMA_SHM=off)
 # whose puts and gets are remote writes and reads (rma_data checks that
 # they were), accumulates and synchronisation as messages beside them

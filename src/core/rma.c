@@ -34,10 +34,28 @@ struct proust_mem {
 /* proust_rma_counts: process-wide, as the statistic is */
 static _Atomic uint64_t n_registrations, n_writes, n_reads, n_bytes_written, n_bytes_read;
 
+/* The session whose rails proust_rma_counts asks (one per process). */
+static proust_session_t *_Atomic counted_session;
+
+void proust__rma_session(proust_session_t *s)
+{
+    atomic_store(&counted_session, s);
+}
+
 void proust_rma_counts(proust_rma_counts_t *out)
 {
     if (!out)
         return;
+    out->cache_hits = out->cache_misses = 0;
+    proust_session_t *s = atomic_load(&counted_session);
+    for (int i = 0; s && i < s->nrails; i++) {
+        proust__rail_t *rail = &s->rails[i].rail;
+        uint64_t h = 0, m = 0;
+        if (rail->ops->registrations)
+            rail->ops->registrations(rail, &h, &m);
+        out->cache_hits += h;
+        out->cache_misses += m;
+    }
     out->registrations = atomic_load_explicit(&n_registrations, memory_order_relaxed);
     out->writes = atomic_load_explicit(&n_writes, memory_order_relaxed);
     out->reads = atomic_load_explicit(&n_reads, memory_order_relaxed);

@@ -289,6 +289,7 @@ int proust_init(proust_session_t **out)
         proust__progress_stop(&s->prog);
         goto undo_rails;
     }
+    proust__rma_session(s);
     *out = s;
     return PROUST_OK;
 
@@ -385,6 +386,7 @@ int proust_finalize(proust_session_t *s)
     int rc = final_fence(s);
     proust__progress_stop(&s->prog); /* nobody polls the rails from here on */
     atomic_store(&s->active, 0);
+    proust__rma_session(NULL);
     /* Incoming messages nobody received are dropped; the memory of every
      * request, waited for or not, goes with the session below. Before the
      * rails close: a pending offered receive gives its claim word back to

@@ -184,6 +184,10 @@ struct proust__rail_ops {
      * nothing was done (a key that does not hold the range: PROUST_ERR_PROTO). */
     int (*rma)(proust__rail_t *rail, int peer, int write, void *local, size_t len,
                const void *key, size_t key_len, uint64_t offset, void *ctx);
+    /* Optional: registrations of memory for peers' reads made so far: those
+     * served by memory registered already (mem_register), and those that
+     * registered anew (proust_rma_counts reports the hit rate). */
+    void (*registrations)(proust__rail_t *rail, uint64_t *hits, uint64_t *misses);
     /* Is there unsent data queued for peer? (the engine packs the next packet
      * only when the rail is idle for that peer) */
     int (*busy)(proust__rail_t *rail, int peer);

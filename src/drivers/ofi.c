@@ -547,5 +547,6 @@ const struct proust__rail_ops proust__rail_ofi = {
     .mem_register = proust__ofi_mem_register,
     .mem_release = proust__ofi_mem_release,
     .rma = proust__ofi_rma,
+    .registrations = proust__ofi_registrations,
     .explain = ofi_explain,
 };

@@ -304,6 +304,11 @@ struct ofi_rail {
     /* poll's own: reads and acknowledgements the provider had no room for */
     struct ofi_op *reads_waiting, *acks_waiting;
     _Atomic uint64_t pulls_sent, pulls_read, gets_done;
+    /* memory registered until the user releases it (mem_register: MPI
+     * windows, MPI_Alloc_mem): puts and sends from inside it use it
+     * instead of registering again (ofi_rma.c; under expose_lock) */
+    struct ofi_region *regions;
+    _Atomic uint64_t reg_hits, reg_misses;
     /* gets (ofi_get.c): what expose() registered, and what a get() read
      * from the completion queue for poll */
     proust__lock_t expose_lock;
@@ -397,6 +402,12 @@ int proust__ofi_mem_register(proust__rail_t *rail, void *buf, size_t len, void *
 void proust__ofi_mem_release(proust__rail_t *rail, void *handle);
 int proust__ofi_rma(proust__rail_t *rail, int peer, int write, void *local, size_t len,
                     const void *key, size_t key_len, uint64_t offset, void *ctx);
+/* Where [buf, buf + len) lies inside memory mem_register registered:
+ * true with its key and the address a peer reads it at (counted as a
+ * hit), else false (a miss: the caller registers it). */
+bool proust__ofi_region_find(struct ofi_rail *o, const void *buf, size_t len, uint64_t *rkey,
+                             uint64_t *raddr);
+void proust__ofi_registrations(proust__rail_t *rail, uint64_t *hits, uint64_t *misses);
 /* poll: a transfer's completion or failure (err: positive fi error) */
 void proust__ofi_rma_done(proust__rail_t *rail, struct ofi_op *op, int status);
 /* poll: post what waited for room; returns the transfers posted */

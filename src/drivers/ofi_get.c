@@ -41,6 +41,11 @@ int proust__ofi_expose(proust__rail_t *rail, const void *buf, size_t len, void *
     struct ofi_rail *o = rail->priv;
     if (cap < sizeof(struct ofi_get_key))
         return PROUST_ERR_INVALID;
+    struct ofi_get_key rk = {.len = len};
+    if (proust__ofi_region_find(o, buf, len, &rk.rkey, &rk.raddr)) {
+        memcpy(key, &rk, sizeof rk); /* registered already: unexpose finds nothing to do */
+        return (int)sizeof rk;
+    }
     proust__lock(&o->expose_lock);
     struct ofi_exposure *e = o->exposures;
     while (e && (e->buf != buf || e->len != len))

@@ -52,10 +52,16 @@ int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_
     struct ofi_pull *pl = calloc(1, sizeof *pl);
     if (!pl)
         return PROUST_ERR_NOMEM;
-    int rc = proust__ofi_register(o, (void *)buf, len, FI_REMOTE_READ, &pl->mr);
-    if (rc != PROUST_OK) {
-        free(pl);
-        return rc;
+    bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    uint64_t rkey, raddr;
+    if (!proust__ofi_region_find(o, buf, len, &rkey, &raddr)) { /* else: registered already */
+        int rc = proust__ofi_register(o, (void *)buf, len, FI_REMOTE_READ, &pl->mr);
+        if (rc != PROUST_OK) {
+            free(pl);
+            return rc;
+        }
+        rkey = fi_mr_key(pl->mr);
+        raddr = virt ? (uint64_t)(uintptr_t)buf : 0;
     }
     struct ofi_op *op = proust__ofi_take_buffer(o);
     if (!op) {
@@ -65,11 +71,7 @@ int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_
     }
     pl->cookie = atomic_fetch_add_explicit(&o->next_cookie, 1, memory_order_relaxed);
     pl->engine_ctx = ctx;
-    bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
-    struct ofi_pull_desc d = {.raddr = virt ? (uint64_t)(uintptr_t)buf : 0,
-                              .rkey = fi_mr_key(pl->mr),
-                              .len = len,
-                              .cookie = pl->cookie};
+    struct ofi_pull_desc d = {.raddr = raddr, .rkey = rkey, .len = len, .cookie = pl->cookie};
     struct ofi_hdr h;
     proust__ofi_fill_hdr(&h, o, peer, OFI_MSG_PULL, token, offset);
     memcpy(op->buf, &h, sizeof h);
@@ -84,7 +86,7 @@ int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_
         p->pulls->prev = pl;
     p->pulls = pl;
     proust__unlock(&o->flight_lock);
-    rc = proust__ofi_submit(o, peer, op);
+    int rc = proust__ofi_submit(o, peer, op);
     if (rc == PROUST__INPROGRESS) {
         atomic_fetch_add_explicit(&o->pulls_sent, 1, memory_order_relaxed);
         return PROUST__INPROGRESS;

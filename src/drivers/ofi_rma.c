@@ -24,6 +24,39 @@
 #include "drivers/ofi.h"
 #include "proust.h"
 
+/* Memory registered until mem_release: MPI windows, MPI_Alloc_mem. */
+struct ofi_region {
+    struct ofi_region *next;
+    uintptr_t base;
+    size_t len;
+    struct fid_mr *mr;
+};
+
+bool proust__ofi_region_find(struct ofi_rail *o, const void *buf, size_t len, uint64_t *rkey,
+                             uint64_t *raddr)
+{
+    uintptr_t a = (uintptr_t)buf;
+    bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+    proust__lock(&o->expose_lock);
+    struct ofi_region *r = o->regions;
+    while (r && !(a >= r->base && len <= r->len && a - r->base <= r->len - len))
+        r = r->next;
+    if (r) {
+        *rkey = fi_mr_key(r->mr);
+        *raddr = virt ? (uint64_t)a : (uint64_t)(a - r->base);
+    }
+    proust__unlock(&o->expose_lock);
+    atomic_fetch_add_explicit(r ? &o->reg_hits : &o->reg_misses, 1, memory_order_relaxed);
+    return r != NULL;
+}
+
+void proust__ofi_registrations(proust__rail_t *rail, uint64_t *hits, uint64_t *misses)
+{
+    struct ofi_rail *o = rail->priv;
+    *hits = atomic_load_explicit(&o->reg_hits, memory_order_relaxed);
+    *misses = atomic_load_explicit(&o->reg_misses, memory_order_relaxed);
+}
+
 int proust__ofi_mem_register(proust__rail_t *rail, void *buf, size_t len, void **handle,
                              void *key, size_t cap)
 {
@@ -32,22 +65,42 @@ int proust__ofi_mem_register(proust__rail_t *rail, void *buf, size_t len, void *
         return PROUST_ERR_NOT_SUPPORTED;
     if (cap < sizeof(struct ofi_get_key) || len == 0)
         return PROUST_ERR_INVALID;
-    struct fid_mr *mr;
-    int rc = proust__ofi_register(o, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, &mr);
-    if (rc != PROUST_OK)
+    struct ofi_region *r = calloc(1, sizeof *r);
+    if (!r)
+        return PROUST_ERR_NOMEM;
+    int rc = proust__ofi_register(o, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE, &r->mr);
+    if (rc != PROUST_OK) {
+        free(r);
         return rc;
+    }
     bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     struct ofi_get_key k = {.raddr = virt ? (uint64_t)(uintptr_t)buf : 0,
-                            .rkey = fi_mr_key(mr),
+                            .rkey = fi_mr_key(r->mr),
                             .len = len};
     memcpy(key, &k, sizeof k);
-    *handle = mr;
+    r->base = (uintptr_t)buf;
+    r->len = len;
+    proust__lock(&o->expose_lock);
+    r->next = o->regions;
+    o->regions = r;
+    proust__unlock(&o->expose_lock);
+    *handle = r;
     return (int)sizeof k;
 }
 
 void proust__ofi_mem_release(proust__rail_t *rail, void *handle)
 {
-    proust__ofi_close_mr(rail->priv, handle);
+    struct ofi_rail *o = rail->priv;
+    struct ofi_region *r = handle;
+    proust__lock(&o->expose_lock);
+    struct ofi_region **at = &o->regions;
+    while (*at && *at != r)
+        at = &(*at)->next;
+    if (*at)
+        *at = r->next;
+    proust__unlock(&o->expose_lock);
+    proust__ofi_close_mr(o, r->mr);
+    free(r);
 }
 
 /* Hand op to the provider: 0, -FI_EAGAIN (no room now), or an error. */
@@ -202,6 +255,12 @@ int proust__ofi_rma_retry(proust__rail_t *rail)
 
 void proust__ofi_rma_close(struct ofi_rail *o)
 {
+    while (o->regions) { /* (released by nobody: the process ends) */
+        struct ofi_region *r = o->regions;
+        o->regions = r->next;
+        (void)fi_close(&r->mr->fid);
+        free(r);
+    }
     while (o->rma_waiting) {
         struct ofi_op *op = o->rma_waiting;
         o->rma_waiting = op->rma_next;

@@ -3,6 +3,14 @@
  * to 64 bytes (a cache line). Every block handed out is remembered in a
  * hash set, so that MPI_Free_mem of any other pointer raises MPI_ERR_BASE
  * instead of corrupting the heap.
+ *
+ * A block of PM_MEM_REGISTER bytes or more is registered with the rails
+ * that serve remote access (proust_mem_register: the ofi rail) until it is
+ * freed: large sends and puts from it are then read by their receivers
+ * without a registration each (the registration cache of
+ * proust_rma_counts), and nothing stale can be served, since the memory
+ * stays ours until MPI_Free_mem releases the registration first. The
+ * registration sits in a header of 64 bytes before the block.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +19,13 @@
 #include "mpi_impl.h"
 
 #define PM_MEM_ALIGN 64
+#define PM_MEM_REGISTER ((size_t)64 << 10)
+
+/* Before each block (PM_MEM_ALIGN bytes, so the block stays aligned). */
+struct pm_mem_head {
+    proust_mem_t *reg; /* NULL: not registered */
+};
+_Static_assert(sizeof(struct pm_mem_head) <= PM_MEM_ALIGN, "the header fits its slot");
 
 /* Open addressing with linear probing; deletion shifts entries back, so no
  * tombstones. cap is a power of two, at most half full. */
@@ -107,15 +122,23 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     size_t bytes = ((size_t)size + PM_MEM_ALIGN - 1) & ~(size_t)(PM_MEM_ALIGN - 1);
     if (bytes == 0)
         bytes = PM_MEM_ALIGN;
-    void *p = aligned_alloc(PM_MEM_ALIGN, bytes);
-    if (!p)
+    char *raw = aligned_alloc(PM_MEM_ALIGN, PM_MEM_ALIGN + bytes);
+    if (!raw)
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem: cannot allocate %td bytes",
                         size);
+    void *p = raw + PM_MEM_ALIGN;
+    struct pm_mem_head *head = (struct pm_mem_head *)(void *)raw;
+    head->reg = NULL;
+    if ((size_t)size >= PM_MEM_REGISTER && proust_mem_register(pm_session, p, (size_t)size,
+                                                                &head->reg) != PROUST_OK)
+        head->reg = NULL; /* no rail can: sends register as they go */
     pm_lock(&mem.lock);
     bool ok = set_insert(p);
     pm_unlock(&mem.lock);
     if (!ok) {
-        free(p);
+        if (head->reg)
+            proust_mem_release(head->reg);
+        free(raw);
         return pm_error(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem: out of memory");
     }
     memcpy(baseptr, &p, sizeof p);
@@ -135,7 +158,11 @@ int PMPI_Free_mem(void *base)
         return pm_error(MPI_COMM_NULL, MPI_ERR_BASE,
                         "MPI_Free_mem: %p was not allocated by MPI_Alloc_mem (or already freed)",
                         base);
-    free(base);
+    char *raw = (char *)base - PM_MEM_ALIGN;
+    struct pm_mem_head *head = (struct pm_mem_head *)(void *)raw;
+    if (head->reg)
+        proust_mem_release(head->reg);
+    free(raw);
     return MPI_SUCCESS;
 }
 PM_WEAK(Free_mem)
