@@ -231,7 +231,8 @@ int proust_rma_reaches(proust_session_t *s, int peer);
 /* Write src[0..len) at `offset` of the peer's memory that `key` (its
  * proust_mem_key) describes, or read from there into dst. The request
  * completes once the bytes are in the peer's memory, visible to it (write),
- * or here (read); its status says PROUST_ERR_PEER_FAILED if the peer died,
+ * or here (read), in as many pieces as the rail needs; its status says
+ * PROUST_ERR_PEER_FAILED if the peer died,
  * PROUST_ERR_PROTO if the peer refused the access. src/dst must stay
  * untouched until then. Errors: PROUST_ERR_INVALID (a key that does not
  * hold [offset, offset + len), or garbage), PROUST_ERR_NOT_SUPPORTED (no

@@ -86,9 +86,13 @@ endforeach()
 # one-sided access: data both ways at 2 and 3 ranks, and bad keys
 api_cases(PROGRAM rma VARIANT 2_ofi NPROCS 2 RAILS self,ofi CASES data errors)
 api_cases(PROGRAM rma VARIANT 3_ofi NPROCS 3 RAILS self,ofi CASES data)
+# transfers in pieces of 64 KiB + 3 (odd): one request for all of them
+api_cases(PROGRAM rma VARIANT pieces_2_ofi NPROCS 2 RAILS self,ofi CASES data
+          ENV PROUST_OFI_RMA_MAX=65539)
 api_cases(PROGRAM rma VARIANT 2_ofi NPROCS 2 RAILS self,ofi CASES target_dies
           LAUNCHER_ARGS --grace 10 TIMEOUT 60)
-foreach(t rma_data_2_ofi rma_errors_2_ofi rma_data_3_ofi rma_target_dies_2_ofi)
+foreach(t rma_data_2_ofi rma_errors_2_ofi rma_data_3_ofi rma_target_dies_2_ofi
+          rma_data_pieces_2_ofi)
   if(TEST api_${t})
     set_tests_properties(api_${t} PROPERTIES LABELS ofi)
   endif()

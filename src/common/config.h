@@ -43,6 +43,10 @@
       "receiver straight from the sender's registered memory (fi_read): a blocking send's RTS " \
       "carries the key, other sends announce their pieces after the CTS; smaller pieces go as " \
       "messages; 0 = the rail's own (256K), off = never (messages only)")                        \
+    X(OFI_RMA_MAX, "PROUST_OFI_RMA_MAX", "0",                                                   \
+      "bytes one one-sided transfer of the ofi rail moves at most (proust_rma_write/read, MPI " \
+      "puts and gets across hosts); larger ones go in pieces of this size, all in flight; 0 = " \
+      "the provider's largest message")                                                         \
     X(OFI_RING, "PROUST_OFI_RING", "auto",                                                      \
       "seed 003's slot rings on the ofi rail: after PROUST_OFI_RING_AFTER messages to a peer, " \
       "the sender asks it for a ring of registered slots and writes its small messages there " \

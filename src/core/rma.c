@@ -165,6 +165,52 @@ static const uint8_t *section(const proust__rail_t *rail, const uint8_t *key, si
     return NULL;
 }
 
+/* A transfer larger than the rail moves at once, in pieces: the request
+ * completes with the last, with the first error. The rail's ctx is the
+ * split, tagged by its low bit (proust__on_rma_done). */
+struct rma_split {
+    proust_request_t *req;
+    _Atomic size_t left; /* pieces not answered, +1 while posting */
+    _Atomic int status;
+};
+
+static void split_answer(struct rma_split *sp, int status)
+{
+    int ok = PROUST_OK;
+    if (status != PROUST_OK)
+        atomic_compare_exchange_strong(&sp->status, &ok, status);
+    if (atomic_fetch_sub(&sp->left, 1) == 1) {
+        proust_request_complete(sp->req, atomic_load(&sp->status));
+        free(sp);
+    }
+}
+
+static int split(proust__rail_t *rail, int peer, int write, void *local, size_t len,
+                 const uint8_t *part, size_t part_len, uint64_t offset, proust_request_t *req)
+{
+    struct rma_split *sp = malloc(sizeof *sp);
+    if (!sp)
+        return PROUST_ERR_NOMEM;
+    sp->req = req;
+    atomic_init(&sp->left, 1);
+    atomic_init(&sp->status, PROUST_OK);
+    void *ctx = (void *)((uintptr_t)sp | 1u);
+    size_t max = rail->caps.rma_max;
+    int rc = PROUST_OK;
+    for (size_t at = 0; at < len && rc == PROUST_OK; at += max) {
+        size_t n = len - at < max ? len - at : max;
+        atomic_fetch_add(&sp->left, 1);
+        rc = rail->ops->rma(rail, peer, write, (char *)local + at, n, part, part_len,
+                            offset + at, ctx);
+        if (rc == PROUST__INPROGRESS)
+            rc = PROUST_OK;
+        else
+            split_answer(sp, rc); /* done or refused: no upcall comes for it */
+    }
+    split_answer(sp, rc); /* the posting's own count: completes it if all are in */
+    return PROUST__INPROGRESS;
+}
+
 static int transfer(proust_session_t *s, int peer, int write, void *local, size_t len,
                     const void *key, size_t key_len, uint64_t offset, proust_request_t **out)
 {
@@ -190,7 +236,11 @@ static int transfer(proust_session_t *s, int peer, int write, void *local, size_
     if (rc != PROUST_OK)
         return rc;
     req->peer = peer;
-    rc = rail->ops->rma(rail, peer, write, local, len, part, part_len, offset, req);
+    size_t max = rail->caps.rma_max;
+    if (max && len > max)
+        rc = split(rail, peer, write, local, len, part, part_len, offset, req);
+    else
+        rc = rail->ops->rma(rail, peer, write, local, len, part, part_len, offset, req);
     if (rc == PROUST__INPROGRESS || rc == PROUST_OK) {
         atomic_fetch_add_explicit(write ? &n_writes : &n_reads, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(write ? &n_bytes_written : &n_bytes_read, len,
@@ -227,5 +277,8 @@ int proust_rma_read(proust_session_t *s, int peer, void *dst, size_t len, const 
 void proust__on_rma_done(void *engine, void *ctx, int status)
 {
     (void)engine;
-    proust_request_complete(ctx, status);
+    if ((uintptr_t)ctx & 1u)
+        split_answer((struct rma_split *)((uintptr_t)ctx & ~(uintptr_t)1u), status);
+    else
+        proust_request_complete(ctx, status);
 }

@@ -65,6 +65,7 @@ struct proust__rail_caps {
     size_t stream_max;      /* a rendezvous up to this size whose sender and
                                receiver both wait in blocking calls goes by puts
                                (CTS) even where get() is possible; 0 = never */
+    size_t rma_max;         /* CAN_RMA: bytes one rma() moves at most (0: no limit) */
     double latency_us;      /* profile for strategies and placement */
     double bandwidth_gbs;
     unsigned flags;

@@ -358,8 +358,16 @@ static int ofi_open(proust__rail_t *rail)
         rail->caps.flags |= PROUST__RAIL_CAN_GET;
         rail->caps.get_threshold = o->pull_min;
     }
-    if (o->rma_ok)
+    if (o->rma_ok) {
+        size_t max = 0;
+        if (proust__config_size(PROUST_CFG_OFI_RMA_MAX, &max) != PROUST_OK) {
+            ofi_close(rail);
+            return PROUST_ERR_INVALID;
+        }
+        size_t limit = o->info->ep_attr->max_msg_size;
         rail->caps.flags |= PROUST__RAIL_CAN_RMA;
+        rail->caps.rma_max = max && max < limit ? max : limit;
+    }
     PROUST_INFO("ofi: %s", o->why);
     return PROUST_OK;
 }
@@ -415,7 +423,7 @@ static int ofi_connect(proust__rail_t *rail)
     fabric_id(o, mine, sizeof mine);
     for (int r = 0; r < o->size; r++) {
         struct ofi_peer *p = &o->peers[r];
-        p->addr = FI_ADDR_NOTAVAIL;
+        atomic_init(&p->addr, FI_ADDR_NOTAVAIL);
         size_t flen = sizeof theirs, alen = o->addrlen;
         if (rail->boot->ops->get(rail->boot, r, "ofi.fabric", theirs, &flen) != PROUST_OK ||
             flen == 0 || theirs[flen - 1] != '\0' || strcmp(theirs, mine) != 0)

@@ -217,7 +217,8 @@ struct ofi_pull {
     struct ofi_pull *next, *prev; /* its peer's list (flight_lock) */
     uint64_t cookie;
     void *engine_ctx;
-    struct fid_mr *mr;
+    struct fid_mr *mr;         /* registered for it, or */
+    struct ofi_region *region; /* inside memory registered already */
 };
 
 /* A message that came ahead of its turn, kept until it comes. */
@@ -229,7 +230,7 @@ struct ofi_early {
 };
 
 struct ofi_peer {
-    fi_addr_t addr;         /* FI_ADDR_NOTAVAIL until first used */
+    _Atomic fi_addr_t addr; /* FI_ADDR_NOTAVAIL until first used (proust__ofi_peer_addr) */
     uint32_t send_seq;      /* next to send (gate lock) */
     uint32_t recv_seq;      /* next to deliver (poll) */
     struct ofi_early *early; /* by seq (poll) */
@@ -402,11 +403,16 @@ int proust__ofi_mem_register(proust__rail_t *rail, void *buf, size_t len, void *
 void proust__ofi_mem_release(proust__rail_t *rail, void *handle);
 int proust__ofi_rma(proust__rail_t *rail, int peer, int write, void *local, size_t len,
                     const void *key, size_t key_len, uint64_t offset, void *ctx);
-/* Where [buf, buf + len) lies inside memory mem_register registered:
- * true with its key and the address a peer reads it at (counted as a
- * hit), else false (a miss: the caller registers it). */
-bool proust__ofi_region_find(struct ofi_rail *o, const void *buf, size_t len, uint64_t *rkey,
-                             uint64_t *raddr);
+/* Where [buf, buf + len) lies inside memory mem_register registered: the
+ * region, referenced, with its key and the address a peer reads it at
+ * (counted as a hit), else NULL (a miss: the caller registers it). */
+struct ofi_region;
+struct ofi_region *proust__ofi_region_find(struct ofi_rail *o, const void *buf, size_t len,
+                                           uint64_t *rkey, uint64_t *raddr);
+/* the same, expose_lock held; and the reference a find took, given back */
+struct ofi_region *proust__ofi_region_find_locked(struct ofi_rail *o, const void *buf,
+                                                  size_t len, uint64_t *rkey, uint64_t *raddr);
+void proust__ofi_region_put(struct ofi_rail *o, struct ofi_region *r); /* NULL: nothing */
 void proust__ofi_registrations(proust__rail_t *rail, uint64_t *hits, uint64_t *misses);
 /* poll: a transfer's completion or failure (err: positive fi error) */
 void proust__ofi_rma_done(proust__rail_t *rail, struct ofi_op *op, int status);

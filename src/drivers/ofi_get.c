@@ -32,7 +32,9 @@ struct ofi_exposure {
     const void *buf;
     size_t len;
     int refs;
-    struct fid_mr *mr;
+    struct fid_mr *mr;         /* registered for it, or */
+    struct ofi_region *region; /* inside memory registered already */
+    uint64_t rkey, raddr;
 };
 
 /* ---- the sender: exposures ------------------------------------------------------ */
@@ -41,11 +43,6 @@ int proust__ofi_expose(proust__rail_t *rail, const void *buf, size_t len, void *
     struct ofi_rail *o = rail->priv;
     if (cap < sizeof(struct ofi_get_key))
         return PROUST_ERR_INVALID;
-    struct ofi_get_key rk = {.len = len};
-    if (proust__ofi_region_find(o, buf, len, &rk.rkey, &rk.raddr)) {
-        memcpy(key, &rk, sizeof rk); /* registered already: unexpose finds nothing to do */
-        return (int)sizeof rk;
-    }
     proust__lock(&o->expose_lock);
     struct ofi_exposure *e = o->exposures;
     while (e && (e->buf != buf || e->len != len))
@@ -53,12 +50,20 @@ int proust__ofi_expose(proust__rail_t *rail, const void *buf, size_t len, void *
     if (!e) {
         e = calloc(1, sizeof *e);
         int rc = PROUST_ERR_NOMEM;
-        if (e)
-            rc = proust__ofi_register(o, (void *)buf, len, FI_REMOTE_READ, &e->mr);
+        if (e) {
+            e->region = proust__ofi_region_find_locked(o, buf, len, &e->rkey, &e->raddr);
+            rc = e->region ? PROUST_OK
+                           : proust__ofi_register(o, (void *)buf, len, FI_REMOTE_READ, &e->mr);
+        }
         if (rc != PROUST_OK) {
             proust__unlock(&o->expose_lock);
             free(e);
             return rc; /* the engine sends no key: the receiver answers with a CTS */
+        }
+        if (e->mr) {
+            bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+            e->rkey = fi_mr_key(e->mr);
+            e->raddr = virt ? (uint64_t)(uintptr_t)buf : 0;
         }
         e->buf = buf;
         e->len = len;
@@ -66,10 +71,7 @@ int proust__ofi_expose(proust__rail_t *rail, const void *buf, size_t len, void *
         o->exposures = e;
     }
     e->refs++;
-    bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
-    struct ofi_get_key k = {.raddr = virt ? (uint64_t)(uintptr_t)buf : 0,
-                            .rkey = fi_mr_key(e->mr),
-                            .len = len};
+    struct ofi_get_key k = {.raddr = e->raddr, .rkey = e->rkey, .len = len};
     proust__unlock(&o->expose_lock);
     memcpy(key, &k, sizeof k);
     return (int)sizeof k;
@@ -91,6 +93,7 @@ void proust__ofi_unexpose(proust__rail_t *rail, const void *buf, size_t len)
     if (!e)
         return;
     proust__ofi_close_mr(o, e->mr);
+    proust__ofi_region_put(o, e->region);
     free(e);
 }
 
@@ -260,7 +263,9 @@ void proust__ofi_get_close(struct ofi_rail *o)
     while (o->exposures) {
         struct ofi_exposure *e = o->exposures;
         o->exposures = e->next;
-        (void)fi_close(&e->mr->fid);
+        if (e->mr)
+            (void)fi_close(&e->mr->fid);
+        proust__ofi_region_put(o, e->region);
         free(e);
     }
     while (o->stash_head) {

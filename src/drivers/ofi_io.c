@@ -184,18 +184,25 @@ void proust__ofi_free_sends(struct ofi_rail *o)
 int proust__ofi_peer_addr(struct ofi_rail *o, int peer, fi_addr_t *out)
 {
     struct ofi_peer *p = &o->peers[peer];
-    if (p->addr == FI_ADDR_NOTAVAIL) {
+    fi_addr_t a = atomic_load_explicit(&p->addr, memory_order_acquire);
+    if (a == FI_ADDR_NOTAVAIL) {
+        /* once, under fi_lock: a get() or a one-sided transfer (no gate
+         * lock) may ask at the same time as a send */
+        int n = 1;
         proust__lock(&o->fi_lock);
-        fi_addr_t a = FI_ADDR_NOTAVAIL;
-        int n = fi_av_insert(o->av, o->cards + (size_t)peer * o->addrlen, 1, &a, 0, NULL);
+        a = atomic_load_explicit(&p->addr, memory_order_relaxed);
+        if (a == FI_ADDR_NOTAVAIL) {
+            n = fi_av_insert(o->av, o->cards + (size_t)peer * o->addrlen, 1, &a, 0, NULL);
+            if (n == 1)
+                atomic_store_explicit(&p->addr, a, memory_order_release);
+        }
         proust__unlock(&o->fi_lock);
         if (n != 1) {
             PROUST_WARN("ofi: rank %d's address is not usable here", peer);
             return PROUST_ERR_CONN;
         }
-        p->addr = a;
     }
-    *out = p->addr;
+    *out = a;
     return PROUST_OK;
 }
 
@@ -511,7 +518,7 @@ int proust__ofi_flush(proust__rail_t *rail, int peer)
     int moved = 0;
     while (p->q_head) {
         struct ofi_op *op = p->q_head, *next = op->next; /* once posted, op is the poller's */
-        int prc = post_tracked(o, op, p->addr);
+        int prc = post_tracked(o, op, atomic_load_explicit(&p->addr, memory_order_relaxed));
         if (prc == -FI_EAGAIN)
             break;
         p->q_head = next;

@@ -43,6 +43,15 @@ static void unlink_pull(struct ofi_peer *p, struct ofi_pull *pl)
     pl->next = pl->prev = NULL;
 }
 
+/* What a pull holds of a registration: its own, or a region's reference. */
+static void release_pull_mr(struct ofi_rail *o, struct ofi_pull *pl)
+{
+    proust__ofi_close_mr(o, pl->mr);
+    proust__ofi_region_put(o, pl->region);
+    pl->mr = NULL;
+    pl->region = NULL;
+}
+
 /* ---- the sender ---------------------------------------------------------------- */
 int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_t offset,
                          const void *buf, size_t len, void *ctx)
@@ -54,7 +63,8 @@ int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_
         return PROUST_ERR_NOMEM;
     bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     uint64_t rkey, raddr;
-    if (!proust__ofi_region_find(o, buf, len, &rkey, &raddr)) { /* else: registered already */
+    pl->region = proust__ofi_region_find(o, buf, len, &rkey, &raddr);
+    if (!pl->region) { /* else: registered already */
         int rc = proust__ofi_register(o, (void *)buf, len, FI_REMOTE_READ, &pl->mr);
         if (rc != PROUST_OK) {
             free(pl);
@@ -65,7 +75,7 @@ int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_
     }
     struct ofi_op *op = proust__ofi_take_buffer(o);
     if (!op) {
-        proust__ofi_close_mr(o, pl->mr);
+        release_pull_mr(o, pl);
         free(pl);
         return PROUST_ERR_NOMEM;
     }
@@ -95,7 +105,7 @@ int proust__ofi_pull_put(proust__rail_t *rail, int peer, uint64_t token, uint64_
     proust__lock(&o->flight_lock);
     unlink_pull(p, pl);
     proust__unlock(&o->flight_lock);
-    proust__ofi_close_mr(o, pl->mr);
+    release_pull_mr(o, pl);
     free(pl);
     return rc;
 }
@@ -116,7 +126,7 @@ void proust__ofi_on_pull_ack(proust__rail_t *rail, const struct ofi_msg *m)
         PROUST_DEBUG("ofi: rank %d acknowledged a pull we do not have", m->src);
         return;
     }
-    proust__ofi_close_mr(o, pl->mr);
+    release_pull_mr(o, pl);
     rail->up.send_done(rail->up.engine, pl->engine_ctx,
                        m->ack.status == 0 ? PROUST_OK : PROUST_ERR_CONN);
     free(pl);
@@ -135,7 +145,7 @@ void proust__ofi_pull_disconnect(proust__rail_t *rail, int peer, int status)
         proust__unlock(&o->flight_lock);
         if (!pl)
             return;
-        proust__ofi_close_mr(o, pl->mr);
+        release_pull_mr(o, pl);
         rail->up.send_done(rail->up.engine, pl->engine_ctx, status);
         free(pl);
     }
@@ -298,7 +308,7 @@ void proust__ofi_pull_close(struct ofi_rail *o)
         while (o->peers[r].pulls) {
             struct ofi_pull *pl = o->peers[r].pulls;
             o->peers[r].pulls = pl->next;
-            proust__ofi_close_mr(o, pl->mr);
+            release_pull_mr(o, pl);
             free(pl);
         }
     }

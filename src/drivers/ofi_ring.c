@@ -84,9 +84,11 @@ int proust__ofi_ring_config(struct ofi_rail *o)
         /* a software provider writes remote memory by messages of its own
          * that the receiver's progress applies: slower than our messages
          * (PERFORMANCE, "Slot rings") */
-        o->ring_on = hardware;
-        o->ring_why = hardware ? "auto: the NIC writes remote memory"
-                               : "auto: the provider writes remote memory in software";
+        /* and where a write wakes a sleeping receiver (remote CQ data) */
+        o->ring_on = hardware && o->ring_cq_data;
+        o->ring_why = !hardware ? "auto: the provider writes remote memory in software"
+                      : o->ring_cq_data ? "auto: the NIC writes remote memory"
+                                        : "auto: writes carry no remote CQ data to wake a receiver";
     }
     return PROUST_OK;
 }
@@ -99,7 +101,8 @@ void proust__ofi_ring_take(struct ofi_rail *o, int peer, struct ofi_op *op)
         return;
     size_t bytes = OFI_SLOT_BYTES(op->len);
     uint32_t consumed = atomic_load_explicit(&p->ring_consumed, memory_order_acquire);
-    if (bytes > p->ring_slot || (uint32_t)p->ring_written - consumed >= p->ring_slots)
+    if (bytes > p->ring_slot || bytes > OFI_BUF_SIZE ||
+        (uint32_t)p->ring_written - consumed >= p->ring_slots)
         return; /* does not fit, or no credit: a message */
     uint64_t n = p->ring_written++;
     struct ofi_slot_head head = {.len = (uint32_t)op->len, .stamp = ofi_slot_stamp(n)};

@@ -24,30 +24,49 @@
 #include "drivers/ofi.h"
 #include "proust.h"
 
-/* Memory registered until mem_release: MPI windows, MPI_Alloc_mem. */
+/* Memory registered until mem_release: MPI windows, MPI_Alloc_mem. A
+ * pull or an exposure that uses it holds a reference, so that a release
+ * while a peer may still read it closes the registration only after. */
 struct ofi_region {
     struct ofi_region *next;
     uintptr_t base;
     size_t len;
     struct fid_mr *mr;
+    _Atomic int refs; /* the owner's (until mem_release) and the users' */
 };
 
-bool proust__ofi_region_find(struct ofi_rail *o, const void *buf, size_t len, uint64_t *rkey,
-                             uint64_t *raddr)
+struct ofi_region *proust__ofi_region_find_locked(struct ofi_rail *o, const void *buf,
+                                                  size_t len, uint64_t *rkey, uint64_t *raddr)
 {
     uintptr_t a = (uintptr_t)buf;
     bool virt = (o->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
-    proust__lock(&o->expose_lock);
     struct ofi_region *r = o->regions;
     while (r && !(a >= r->base && len <= r->len && a - r->base <= r->len - len))
         r = r->next;
     if (r) {
+        atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
         *rkey = fi_mr_key(r->mr);
         *raddr = virt ? (uint64_t)a : (uint64_t)(a - r->base);
     }
-    proust__unlock(&o->expose_lock);
     atomic_fetch_add_explicit(r ? &o->reg_hits : &o->reg_misses, 1, memory_order_relaxed);
-    return r != NULL;
+    return r;
+}
+
+struct ofi_region *proust__ofi_region_find(struct ofi_rail *o, const void *buf, size_t len,
+                                           uint64_t *rkey, uint64_t *raddr)
+{
+    proust__lock(&o->expose_lock);
+    struct ofi_region *r = proust__ofi_region_find_locked(o, buf, len, rkey, raddr);
+    proust__unlock(&o->expose_lock);
+    return r;
+}
+
+void proust__ofi_region_put(struct ofi_rail *o, struct ofi_region *r)
+{
+    if (!r || atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    proust__ofi_close_mr(o, r->mr);
+    free(r);
 }
 
 void proust__ofi_registrations(proust__rail_t *rail, uint64_t *hits, uint64_t *misses)
@@ -80,6 +99,7 @@ int proust__ofi_mem_register(proust__rail_t *rail, void *buf, size_t len, void *
     memcpy(key, &k, sizeof k);
     r->base = (uintptr_t)buf;
     r->len = len;
+    atomic_init(&r->refs, 1);
     proust__lock(&o->expose_lock);
     r->next = o->regions;
     o->regions = r;
@@ -99,8 +119,7 @@ void proust__ofi_mem_release(proust__rail_t *rail, void *handle)
     if (*at)
         *at = r->next;
     proust__unlock(&o->expose_lock);
-    proust__ofi_close_mr(o, r->mr);
-    free(r);
+    proust__ofi_region_put(o, r); /* the owner's reference: closed once no read uses it */
 }
 
 /* Hand op to the provider: 0, -FI_EAGAIN (no room now), or an error. */
@@ -111,7 +130,8 @@ static int post(struct ofi_rail *o, struct ofi_op *op)
     struct fi_msg_rma m = {.msg_iov = &iov,
                            .desc = &op->desc,
                            .iov_count = 1,
-                           .addr = o->peers[op->peer].addr,
+                           .addr = atomic_load_explicit(&o->peers[op->peer].addr,
+                                                        memory_order_relaxed),
                            .rma_iov = &r,
                            .rma_iov_count = 1,
                            .context = &op->fctx};
@@ -157,6 +177,8 @@ int proust__ofi_rma(proust__rail_t *rail, int peer, int write, void *local, size
         return PROUST_ERR_NOT_SUPPORTED;
     struct ofi_get_key k;
     fi_addr_t to;
+    if (len > o->info->ep_attr->max_msg_size)
+        return PROUST_ERR_INVALID; /* (callers split: proust_rma_write's doc) */
     int crc = proust__ofi_remote_check(o, peer, key, key_len, offset, len, &k, &to);
     if (crc != PROUST_OK)
         return crc == OFI_NOTHING_TO_MOVE ? PROUST_OK : crc;
@@ -197,9 +219,10 @@ int proust__ofi_rma(proust__rail_t *rail, int peer, int write, void *local, size
     }
     PROUST_WARN("ofi: %s of %zu bytes at rank %d: %s", write ? "write" : "read", len, peer,
                 proust__ofi.strerror(-rc));
-    proust__ofi_flight_take(o, op);
+    bool ours = proust__ofi_flight_take(o, op);
     release(o, op);
-    return PROUST_ERR_CONN;
+    /* a disconnect took it first: it answered the engine already */
+    return ours ? PROUST_ERR_CONN : PROUST__INPROGRESS;
 }
 
 int proust__ofi_rma_retry(proust__rail_t *rail)

@@ -63,6 +63,7 @@ int proust__ofi_parse(const void *buf, size_t len, int nranks, struct ofi_msg *o
         memcpy(&out->grant, payload, sizeof out->grant);
         const struct ofi_ring_grant *g = &out->grant;
         if (g->slots && (g->slot_size < OFI_SLOT_MIN || g->slot_size % 8 ||
+                         g->slot_size > OFI_BUF_SIZE ||
                          g->slots > (1u << 20) ||
                          g->raddr > UINT64_MAX - (uint64_t)g->slots * g->slot_size)) {
             *why = "a slot ring grant of impossible slots";

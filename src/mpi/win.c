@@ -29,6 +29,9 @@ static void win_destroy(struct pm_win *w)
         return;
     if (w->comm)
         pm_comm_discard(w->comm);
+    if (w->nic_mem) /* before the memory goes: a registration never outlives it */
+        proust_mem_release(w->nic_mem);
+    w->nic_mem = NULL;
     free(w->alloc);
     if (w->shm_base)
         munmap(w->shm_base, w->shm_len);
@@ -45,8 +48,6 @@ static void win_destroy(struct pm_win *w)
     free(w->access.ranks);
     free(w->exposure.ranks);
     free(w->regions);
-    if (w->nic_mem)
-        proust_mem_release(w->nic_mem);
     free(w->nic_keys);
     free(w->nic_key_len);
     free(w->nic_how);
