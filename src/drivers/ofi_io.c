@@ -74,7 +74,9 @@ void proust__ofi_close_mr(struct ofi_rail *o, struct fid_mr *mr)
 static int register_buf(struct ofi_rail *o, void *buf, size_t len, struct fid_mr **mr)
 {
     *mr = NULL;
-    return o->mr_local ? proust__ofi_register(o, buf, len, FI_SEND | FI_RECV, mr) : PROUST_OK;
+    /* (the source of slot-ring writes too, where the rail writes) */
+    uint64_t access = FI_SEND | FI_RECV | (o->rma_ok ? FI_WRITE : 0);
+    return o->mr_local ? proust__ofi_register(o, buf, len, access, mr) : PROUST_OK;
 }
 
 /* ---- receives ---------------------------------------------------------------- */

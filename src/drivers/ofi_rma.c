@@ -142,7 +142,12 @@ static int post(struct ofi_rail *o, struct ofi_op *op)
     } else {
         rc = (int)fi_writemsg(o->ep, &m, o->write_flags);
         if (rc == -FI_EBADFLAGS && (o->write_flags & FI_DELIVERY_COMPLETE)) {
-            o->write_flags = FI_COMPLETION; /* the provider's default: transmit complete */
+            /* the provider's default, transmit complete: on the reliable
+             * hardware that refuses the flag (verbs), the target's NIC has
+             * acknowledged the bytes placed; said once */
+            PROUST_INFO("ofi: the provider refuses FI_DELIVERY_COMPLETE: remote writes complete "
+                        "when the target acknowledges them");
+            o->write_flags = FI_COMPLETION;
             rc = (int)fi_writemsg(o->ep, &m, o->write_flags);
         }
     }
