@@ -9,11 +9,16 @@
 # smallest size from which reading wins, or ties within 3 %, on both
 # measures at that size and every larger one. Then the streaming bandwidth
 # of each rail at 4 MiB (ofi, tcp), printed as PROUST_RAIL_BANDWIDTH (the
-# shares split_balance gives the rails).
+# shares split_balance gives the rails). Then the slot rings: latency from
+# 8 B to 8 KiB with rings (slots of 16 KiB) and without, alternated,
+# printed as PROUST_OFI_RING (on where rings win at 8 B) and
+# PROUST_OFI_RING_SLOT (the smallest slot that holds the largest message
+# up to which they win, at every size below it).
 #
 #   bash bench/ofi/calibrate.sh [PREFIX] [ROUNDS]   (PREFIX: build/install)
 #   PROUSTRUN_ARGS="--launch-agent ... -H a,b"      to measure across hosts
-# Then: export PROUST_OFI_READ_MIN=... PROUST_RAIL_BANDWIDTH=... as printed.
+# Then: export PROUST_OFI_READ_MIN=... PROUST_RAIL_BANDWIDTH=... and the
+# PROUST_OFI_RING* lines as printed.
 set -euo pipefail
 prefix=${1:-build/install}
 rounds=${2:-5}
@@ -36,7 +41,14 @@ for r in $(seq 1 "$rounds"); do
             | awk -v r="$rail" '$1 == "pingpong" { print r, $4 }' >> "$out/rails"
     done
 done
-python3 - "$out/all" "$out/rails" <<'PY'
+for r in $(seq 1 "$rounds"); do
+    for ring in on off; do
+        PROUST_OFI_RING=$ring PROUST_OFI_RING_AFTER=0 PROUST_OFI_RING_SLOT=16K PROUST_RAILS=self,ofi \
+            PROUST_PROGRESS=poll "$run" ${PROUSTRUN_ARGS:--n 2} "$bench" -t lat -m 8 -M 8K \
+            | awk -v m="$ring" '$1 == "pingpong" { print m, $3, $4 }' >> "$out/ring"
+    done
+done
+python3 - "$out/all" "$out/rails" "$out/ring" <<'PY'
 import statistics, sys
 from collections import defaultdict
 v = defaultdict(list)
@@ -68,4 +80,26 @@ for line in open(sys.argv[2]):
     bw[rail].append(float(value))
 print("PROUST_RAIL_BANDWIDTH=" + ",".join(
     f"{rail}:{statistics.median(v) / 1000:.1f}" for rail, v in sorted(bw.items())))
+ring = defaultdict(list)
+for line in open(sys.argv[3]):
+    mode, size, value = line.split()
+    ring[(mode, int(size))].append(float(value))
+rsizes = sorted({k[1] for k in ring})
+rmed = {k: statistics.median(x) for k, x in ring.items()}
+print(f"{'size':>9} {'lat msg':>9} {'lat ring':>9}  (slot rings; us)")
+for s in rsizes:
+    print(f"{s:>9} {rmed[('off', s)]:9.2f} {rmed[('on', s)]:9.2f}"
+          f"{'  ring' if rmed[('on', s)] < rmed[('off', s)] else ''}")
+fits = 0  # the largest size up to which rings win at every size
+for s in rsizes:
+    if rmed[("on", s)] >= rmed[("off", s)]:
+        break
+    fits = s
+if fits == 0:
+    print("PROUST_OFI_RING=off  (messages win at 8 B here)")
+else:
+    slot = 256  # header (32 B) and stamps (16 B) included, a power of two
+    while slot < fits + 48:
+        slot *= 2
+    print(f"PROUST_OFI_RING=on PROUST_OFI_RING_SLOT={slot}")
 PY
