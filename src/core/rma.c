@@ -14,6 +14,7 @@
 
 #include "core/gate.h"
 #include "core/request.h"
+#include "core/rma.h"
 #include "core/session.h"
 #include "proust.h"
 

@@ -38,10 +38,6 @@ int proust__send_control_ext(struct proust_session *s, int peer, uint8_t type, u
                              uint64_t token, uint32_t seq, proust_tag_t tag, const void *body,
                              size_t body_len);
 void proust__on_send_done(void *engine, void *ctx, int status);
-/* A one-sided transfer of proust_rma_write/read is over (rma.c). */
-void proust__on_rma_done(void *engine, void *ctx, int status);
-/* The session proust_rma_counts reads the rails of (NULL at finalize). */
-void proust__rma_session(proust_session_t *s);
 /* Sender side of a CTS: start the puts. */
 void proust__send_on_cts(struct proust_session *s, int peer, const struct proust__cts_body *cts);
 /* Sender side of a PUSH: write the data into the receiver's memory. */

@@ -19,6 +19,7 @@
 #include "core/place.h"
 #include "core/recv.h"
 #include "core/request.h"
+#include "core/rma.h"
 #include "core/send.h"
 #include "core/session.h"
 #include "core/token.h"
