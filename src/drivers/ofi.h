@@ -246,7 +246,7 @@ struct ofi_peer {
     uint32_t msgs_sent; /* gate lock: messages before we ask */
     uint64_t ring_raddr, ring_rkey;
     uint32_t ring_slots, ring_slot;
-    uint64_t ring_written;
+    _Atomic uint64_t ring_written; /* (written under the gate lock, read by poll) */
     _Atomic uint32_t ring_consumed;
     /* the one we granted it (poll's), what of it we consumed, and the
      * last count this peer was told (headers and CREDIT messages) */

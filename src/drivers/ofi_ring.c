@@ -101,10 +101,10 @@ void proust__ofi_ring_take(struct ofi_rail *o, int peer, struct ofi_op *op)
         return;
     size_t bytes = OFI_SLOT_BYTES(op->len);
     uint32_t consumed = atomic_load_explicit(&p->ring_consumed, memory_order_acquire);
-    if (bytes > p->ring_slot || bytes > OFI_BUF_SIZE ||
-        (uint32_t)p->ring_written - consumed >= p->ring_slots)
+    uint64_t n = atomic_load_explicit(&p->ring_written, memory_order_relaxed);
+    if (bytes > p->ring_slot || bytes > OFI_BUF_SIZE || (uint32_t)n - consumed >= p->ring_slots)
         return; /* does not fit, or no credit: a message */
-    uint64_t n = p->ring_written++;
+    atomic_store_explicit(&p->ring_written, n + 1, memory_order_relaxed);
     struct ofi_slot_head head = {.len = (uint32_t)op->len, .stamp = ofi_slot_stamp(n)};
     struct ofi_slot_head tail = {.len = head.stamp, .stamp = 0};
     memmove(op->buf + sizeof head, op->buf, op->len);
@@ -162,6 +162,11 @@ void proust__ofi_on_ring_grant(proust__rail_t *rail, const struct ofi_msg *m)
 void proust__ofi_ring_credit(struct ofi_rail *o, const struct ofi_msg *m)
 {
     struct ofi_peer *p = &o->peers[m->src];
+    /* more than we wrote: not the peer's word (a stranger's, or garbage),
+     * which must never let us overwrite a slot it has not taken */
+    uint32_t written = (uint32_t)atomic_load_explicit(&p->ring_written, memory_order_relaxed);
+    if ((int32_t)(written - m->credit) < 0)
+        return;
     uint32_t c = atomic_load_explicit(&p->ring_consumed, memory_order_relaxed);
     /* the highest count seen (messages may come out of order) */
     while ((int32_t)(m->credit - c) > 0 &&
