@@ -128,6 +128,25 @@ int main(void)
     n = build(buf, OFI_MSG_RING_REQ, 1, 3, 0, 0, 4);
     EXPECT_EQ(proust__ofi_parse(buf, n, 4, &m, &why), PROUST_ERR_PROTO);
 
+    /* a sender's credit view: the highest count seen, never beyond the
+     * writes it made (a stranger's credit must not free unread slots) */
+    struct ofi_peer peers[4];
+    memset(peers, 0, sizeof peers);
+    struct ofi_rail rail = {.size = 4, .peers = peers};
+    atomic_store(&peers[1].ring_written, 10);
+    struct ofi_msg cm = {.src = 1, .credit = 5};
+    proust__ofi_ring_credit(&rail, &cm);
+    EXPECT_EQ(atomic_load(&peers[1].ring_consumed), 5);
+    cm.credit = 3; /* an older message, come late */
+    proust__ofi_ring_credit(&rail, &cm);
+    EXPECT_EQ(atomic_load(&peers[1].ring_consumed), 5);
+    cm.credit = 11; /* more than was written */
+    proust__ofi_ring_credit(&rail, &cm);
+    EXPECT_EQ(atomic_load(&peers[1].ring_consumed), 5);
+    cm.credit = 10;
+    proust__ofi_ring_credit(&rail, &cm);
+    EXPECT_EQ(atomic_load(&peers[1].ring_consumed), 10);
+
     /* random bytes: any answer, never a read past the message (each one
      * copied into a block of exactly its size, so ASan sees an overrun) */
     unsigned seed = 12345;
