@@ -241,6 +241,56 @@ int proust_rma_write(proust_session_t *s, int peer, const void *src, size_t len,
                      size_t key_len, uint64_t offset, proust_request_t **req);
 int proust_rma_read(proust_session_t *s, int peer, void *dst, size_t len, const void *key,
                     size_t key_len, uint64_t offset, proust_request_t **req);
+/* Atomic operations on a peer's registered memory, element by element.
+ * Each element's update is atomic with respect to every other atomic of
+ * this API on that memory (all go through the target's NIC, or its
+ * provider), not with loads and stores of the target's CPU nor with
+ * proust_rma_write: a program that mixes them must order them itself. */
+typedef enum {
+    PROUST_ATOMIC_SUM,
+    PROUST_ATOMIC_PROD,
+    PROUST_ATOMIC_MIN,
+    PROUST_ATOMIC_MAX,
+    PROUST_ATOMIC_BAND,
+    PROUST_ATOMIC_BOR,
+    PROUST_ATOMIC_BXOR,
+    PROUST_ATOMIC_LAND,
+    PROUST_ATOMIC_LOR,
+    PROUST_ATOMIC_LXOR,
+    PROUST_ATOMIC_WRITE, /* the operand replaces the element */
+    PROUST_ATOMIC_READ,  /* the element, unchanged, into result */
+    PROUST_ATOMIC_CSWAP, /* operand replaces the element where it equals compare */
+    PROUST_ATOMIC_OPS
+} proust_atomic_op_t;
+typedef enum {
+    PROUST_ATOMIC_INT8,
+    PROUST_ATOMIC_UINT8,
+    PROUST_ATOMIC_INT16,
+    PROUST_ATOMIC_UINT16,
+    PROUST_ATOMIC_INT32,
+    PROUST_ATOMIC_UINT32,
+    PROUST_ATOMIC_INT64,
+    PROUST_ATOMIC_UINT64,
+    PROUST_ATOMIC_FLOAT,
+    PROUST_ATOMIC_DOUBLE,
+    PROUST_ATOMIC_TYPES
+} proust_atomic_type_t;
+/* How many elements one proust_rma_atomic of (op, type) to `peer` may
+ * carry at once where a rail does it (more go in several, each element
+ * still atomic): > 0; fetching: with a result. 0 when no rail that
+ * reaches the peer does that operation on that type; a PROUST_ERR_* code
+ * for a bad rank or argument. */
+int proust_rma_atomic_max(proust_session_t *s, int peer, int op, int type, int fetching);
+/* Apply `op` to `count` elements of `type` at `offset` of the peer's
+ * memory that `key` describes, with operand[i] (NULL for READ); the
+ * elements as they were before go to result when it is not NULL (READ and
+ * CSWAP need one); CSWAP compares with compare[i]. The request completes
+ * once every element is updated at the peer and result holds the old
+ * values; buffers stay untouched until then. Errors as proust_rma_write,
+ * and PROUST_ERR_NOT_SUPPORTED where proust_rma_atomic_max says 0. */
+int proust_rma_atomic(proust_session_t *s, int peer, int op, int type, const void *operand,
+                      const void *compare, void *result, size_t count, const void *key,
+                      size_t key_len, uint64_t offset, proust_request_t **req);
 /* What this process did one-sided so far (MPI windows included), and how
  * often the rails' registrations for a peer's reads (large sends and
  * puts) found their memory registered already (memory of
@@ -251,6 +301,7 @@ typedef struct {
     uint64_t writes, reads; /* transfers started */
     uint64_t bytes_written, bytes_read;
     uint64_t cache_hits, cache_misses;
+    uint64_t atomics; /* proust_rma_atomic calls started (MPI accumulates included) */
 } proust_rma_counts_t;
 void proust_rma_counts(proust_rma_counts_t *out);
 

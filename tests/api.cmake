@@ -11,7 +11,8 @@
 set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
 foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize
-             placement match_threads offer shm_resident cancel match_many reuse rma)
+             placement match_threads offer shm_resident cancel match_many reuse rma
+             rma_atomic)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -418,6 +419,8 @@ api_cases_check(reuse)
 # offers it (tests/ofi.cmake); shm and tcp say so ----
 api_cases(PROGRAM rma VARIANT shm NPROCS 2 RAILS self,shm CASES none)
 api_cases(PROGRAM rma VARIANT tcp NPROCS 2 RAILS tcp CASES none)
+api_cases(PROGRAM rma_atomic VARIANT shm NPROCS 2 RAILS self,shm CASES none)
+api_cases(PROGRAM rma_atomic VARIANT tcp NPROCS 2 RAILS tcp CASES none)
 
 # ---- chunks overtaking an earlier message (stash), more than one batch ----
 if(EXISTS ${API_DIR}/stash.c)

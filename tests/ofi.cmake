@@ -103,6 +103,19 @@ if(TEST api_rma_target_dies_2_ofi)
     FAIL_REGULAR_EXPRESSION "\\] FAIL ")
 endif()
 api_cases_check(rma)
+# atomics: every rank (itself included) on one counter, every operation and
+# type the provider offers, bad arguments. On one host with shm first the
+# ofi rail carries nobody and is not polled: no atomics (none_shm_ofi);
+# the test cluster's jobs (mpi_cluster_*_ofi_rma*) mix shm and ofi peers.
+api_cases(PROGRAM rma_atomic VARIANT 2_ofi NPROCS 2 RAILS self,ofi CASES count ops errors)
+api_cases(PROGRAM rma_atomic VARIANT 3_ofi NPROCS 3 RAILS self,ofi CASES count ops)
+api_cases(PROGRAM rma_atomic VARIANT shm_ofi NPROCS 2 RAILS self,shm,ofi CASES none)
+foreach(t count_2_ofi ops_2_ofi errors_2_ofi count_3_ofi ops_3_ofi none_shm_ofi)
+  if(TEST api_rma_atomic_${t})
+    set_tests_properties(api_rma_atomic_${t} PROPERTIES LABELS ofi)
+  endif()
+endforeach()
+api_cases_check(rma_atomic)
 ofi_api(NAME alltoall_4 NPROCS 4 PROGRAM alltoall)
 ofi_api(NAME alltoall_8 NPROCS 8 PROGRAM alltoall)
 ofi_api(NAME match_threads_3 NPROCS 3 PROGRAM match_threads)

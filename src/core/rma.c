@@ -62,9 +62,10 @@ void proust_rma_counts(proust_rma_counts_t *out)
     out->reads = atomic_load_explicit(&n_reads, memory_order_relaxed);
     out->bytes_written = atomic_load_explicit(&n_bytes_written, memory_order_relaxed);
     out->bytes_read = atomic_load_explicit(&n_bytes_read, memory_order_relaxed);
+    out->atomics = proust__rma_atomics_started();
 }
 
-static bool rail_can_rma(const proust__rail_t *rail)
+bool proust__rail_can_rma(const proust__rail_t *rail)
 {
     return rail && rail->ops->rma && rail->ops->mem_register &&
            (rail->caps.flags & PROUST__RAIL_CAN_RMA);
@@ -83,7 +84,7 @@ int proust_mem_register(proust_session_t *s, void *buf, size_t len, proust_mem_t
     int rc = PROUST_ERR_NOT_SUPPORTED;
     for (int i = 0; i < s->nrails; i++) {
         proust__rail_t *rail = &s->rails[i].rail;
-        if (!rail_can_rma(rail) || m->key_len + RMA_SECTION_HDR >= sizeof m->key)
+        if (!proust__rail_can_rma(rail) || m->key_len + RMA_SECTION_HDR >= sizeof m->key)
             continue;
         uint8_t *sec = m->key + m->key_len;
         void *handle = NULL;
@@ -140,16 +141,14 @@ int proust_rma_reaches(proust_session_t *s, int peer)
     if (peer < 0 || peer >= s->size)
         return PROUST_ERR_RANK;
     const proust__rail_t *rail = s->gates[peer].rail;
-    if (!rail_can_rma(rail))
+    if (!proust__rail_can_rma(rail))
         return 0;
     return rail->caps.flags & PROUST__RAIL_POLL_TO_MOVE ? PROUST_RMA_BY_POLLING
                                                         : PROUST_RMA_BY_NIC;
 }
 
-/* The part of `key` for `rail`, or NULL (a key made elsewhere, or garbage:
- * sections are checked against the bytes given). */
-static const uint8_t *section(const proust__rail_t *rail, const uint8_t *key, size_t key_len,
-                              size_t *part_len)
+const uint8_t *proust__rma_section(const proust__rail_t *rail, const uint8_t *key,
+                                  size_t key_len, size_t *part_len)
 {
     size_t at = 0;
     while (key_len - at >= RMA_SECTION_HDR) {
@@ -166,16 +165,7 @@ static const uint8_t *section(const proust__rail_t *rail, const uint8_t *key, si
     return NULL;
 }
 
-/* A transfer larger than the rail moves at once, in pieces: the request
- * completes with the last, with the first error. The rail's ctx is the
- * split, tagged by its low bit (proust__on_rma_done). */
-struct rma_split {
-    proust_request_t *req;
-    _Atomic size_t left; /* pieces not answered, +1 while posting */
-    _Atomic int status;
-};
-
-static void split_answer(struct rma_split *sp, int status)
+void proust__rma_split_answer(struct rma_split *sp, int status)
 {
     int ok = PROUST_OK;
     if (status != PROUST_OK)
@@ -206,9 +196,9 @@ static int split(proust__rail_t *rail, int peer, int write, void *local, size_t 
         if (rc == PROUST__INPROGRESS)
             rc = PROUST_OK;
         else
-            split_answer(sp, rc); /* done or refused: no upcall comes for it */
+            proust__rma_split_answer(sp, rc); /* done or refused: no upcall comes for it */
     }
-    split_answer(sp, rc); /* the posting's own count: completes it if all are in */
+    proust__rma_split_answer(sp, rc); /* the posting's own count: completes it if all are in */
     return PROUST__INPROGRESS;
 }
 
@@ -226,10 +216,10 @@ static int transfer(proust_session_t *s, int peer, int write, void *local, size_
     if (failed)
         return failed;
     proust__rail_t *rail = g->rail;
-    if (!rail_can_rma(rail))
+    if (!proust__rail_can_rma(rail))
         return PROUST_ERR_NOT_SUPPORTED;
     size_t part_len;
-    const uint8_t *part = section(rail, key, key_len, &part_len);
+    const uint8_t *part = proust__rma_section(rail, key, key_len, &part_len);
     if (!part)
         return PROUST_ERR_INVALID;
     proust_request_t *req;
@@ -279,7 +269,7 @@ void proust__on_rma_done(void *engine, void *ctx, int status)
 {
     (void)engine;
     if ((uintptr_t)ctx & 1u)
-        split_answer((struct rma_split *)((uintptr_t)ctx & ~(uintptr_t)1u), status);
+        proust__rma_split_answer((struct rma_split *)((uintptr_t)ctx & ~(uintptr_t)1u), status);
     else
         proust_request_complete(ctx, status);
 }

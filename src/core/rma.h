@@ -4,6 +4,10 @@
 #ifndef PROUST_CORE_RMA_H
 #define PROUST_CORE_RMA_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "drivers/driver.h"
 #include "proust.h"
 
 /* A one-sided transfer of proust_rma_write/read is over (the rails'
@@ -11,5 +15,25 @@
 void proust__on_rma_done(void *engine, void *ctx, int status);
 /* The session proust_rma_counts reads the rails of (NULL at finalize). */
 void proust__rma_session(proust_session_t *s);
+
+/* Does the rail offer one-sided access (CAN_RMA and its ops)? */
+bool proust__rail_can_rma(const proust__rail_t *rail);
+/* The part of `key` for `rail`, or NULL (a key made elsewhere, or garbage:
+ * sections are checked against the bytes given). */
+const uint8_t *proust__rma_section(const proust__rail_t *rail, const uint8_t *key,
+                                  size_t key_len, size_t *part_len);
+
+/* An operation larger than the rail takes at once goes in pieces: the
+ * request completes with the last, with the first error. The rail's ctx
+ * is the split, tagged by its low bit (proust__on_rma_done). */
+struct rma_split {
+    proust_request_t *req;
+    _Atomic size_t left; /* pieces not answered, +1 while posting */
+    _Atomic int status;
+};
+void proust__rma_split_answer(struct rma_split *sp, int status);
+
+/* proust_rma_atomic calls started (rma_atomic.c), for proust_rma_counts. */
+uint64_t proust__rma_atomics_started(void);
 
 #endif

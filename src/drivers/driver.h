@@ -52,6 +52,12 @@
 /* One-sided access to memory a peer registered (mem_register, rma): the
  * native proust_rma_* calls and MPI windows across hosts use it. */
 #define PROUST__RAIL_CAN_RMA 0x20u
+/* Atomic operations on a peer's registered memory (atomic_max, atomic),
+ * done by the target's NIC or provider: atomic with each other only.
+ * ATOMIC_ORDERED: two atomics from here to one peer apply in the order
+ * posted (reads and writes alike), which MPI's accumulate ordering needs. */
+#define PROUST__RAIL_CAN_ATOMIC 0x40u
+#define PROUST__RAIL_ATOMIC_ORDERED 0x80u
 
 struct proust__rail_caps {
     size_t max_iov;         /* iovec entries send() accepts */
@@ -185,6 +191,18 @@ struct proust__rail_ops {
      * nothing was done (a key that does not hold the range: PROUST_ERR_PROTO). */
     int (*rma)(proust__rail_t *rail, int peer, int write, void *local, size_t len,
                const void *key, size_t key_len, uint64_t offset, void *ctx);
+    /* Optional (CAN_ATOMIC): elements of proust_atomic_type_t `type` one
+     * atomic() of proust_atomic_op_t `op` carries at most (fetching: with
+     * a result), 0 when the rail cannot do it. */
+    size_t (*atomic_max)(proust__rail_t *rail, int op, int type, int fetching);
+    /* Optional (CAN_ATOMIC): apply op to `count` elements at `offset` of
+     * the peer's memory that `key` describes (result, compare: NULL or
+     * count elements each); as rma(): PROUST__INPROGRESS then up.rma_done
+     * once every element is updated there and result holds the old
+     * values, or a PROUST_ERR_* code and nothing done. */
+    int (*atomic)(proust__rail_t *rail, int peer, int op, int type, const void *operand,
+                  const void *compare, void *result, size_t count, const void *key,
+                  size_t key_len, uint64_t offset, void *ctx);
     /* Optional: registrations of memory for peers' reads made so far: those
      * served by memory registered already (mem_register), and those that
      * registered anew (proust_rma_counts reports the hit rate). */

@@ -140,6 +140,45 @@ static struct fi_info *choose(struct fi_info *list, const char *want, char *why,
     return proust__ofi.dupinfo(best);
 }
 
+static bool same_str(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* The chosen provider and domain again, with atomics if they have them
+ * (asked apart: a provider without atomics must still be chosen), ordered
+ * as MPI's accumulates want if it can; else `pick` unchanged. */
+static struct fi_info *with_atomics(struct fi_info *pick)
+{
+    const uint64_t ordered = FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR |
+                             FI_ORDER_ATOMIC_WAW;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct fi_info *hints = make_hints(), *list = NULL, *found = NULL;
+        if (!hints)
+            return pick;
+        hints->caps |= FI_ATOMIC;
+        if (attempt == 0)
+            hints->tx_attr->msg_order |= ordered;
+        hints->fabric_attr->prov_name = strdup(pick->fabric_attr->prov_name);
+        int rc = proust__ofi.getinfo(OFI_VERSION, NULL, NULL, 0, hints, &list);
+        proust__ofi.freeinfo(hints);
+        for (struct fi_info *fi = rc == 0 ? list : NULL; fi && !found; fi = fi->next)
+            if (same_str(fi->fabric_attr->prov_name, pick->fabric_attr->prov_name) &&
+                same_str(fi->domain_attr->name, pick->domain_attr->name) &&
+                same_str(fi->fabric_attr->name, pick->fabric_attr->name) &&
+                fi->addr_format == pick->addr_format && (fi->caps & FI_ATOMIC))
+                found = fi;
+        struct fi_info *dup = found ? proust__ofi.dupinfo(found) : NULL;
+        if (list)
+            proust__ofi.freeinfo(list);
+        if (dup) {
+            proust__ofi.freeinfo(pick);
+            return dup;
+        }
+    }
+    return pick;
+}
+
 static struct fi_info *list_providers(void)
 {
     if (proust__ofi_load() != PROUST_OK)
@@ -301,6 +340,8 @@ static int ofi_open(proust__rail_t *rail)
     const char *want = proust__config_str(PROUST_CFG_OFI_PROVIDER);
     o->info = list ? choose(list, want, o->why, sizeof o->why) : NULL;
     proust__ofi.freeinfo(list);
+    if (o->info)
+        o->info = with_atomics(o->info);
     if (!o->info) {
         PROUST_WARN("ofi: no usable libfabric provider%s (PROUST_OFI_PROVIDER=%s): the next "
                     "rail of PROUST_RAILS carries the traffic",
@@ -367,6 +408,10 @@ static int ofi_open(proust__rail_t *rail)
         size_t limit = o->info->ep_attr->max_msg_size;
         rail->caps.flags |= PROUST__RAIL_CAN_RMA;
         rail->caps.rma_max = max && max < limit ? max : limit;
+        proust__ofi_atomic_probe(o);
+        if (o->atomic_ok)
+            rail->caps.flags |= PROUST__RAIL_CAN_ATOMIC |
+                                (o->atomic_ordered ? PROUST__RAIL_ATOMIC_ORDERED : 0u);
     }
     PROUST_INFO("ofi: %s", o->why);
     return PROUST_OK;
@@ -401,6 +446,25 @@ static size_t ofi_explain(proust__rail_t *rail, char *out, size_t cap)
                                : "one-sided access: none (the provider cannot reach remote "
                                  "memory with 8-byte keys)\n");
     used += m < 0 ? 0 : (size_t)m < cap - used ? (size_t)m : cap - used - 1;
+    if (o->rma_ok) {
+        int ops = 0;
+        for (int op = 0; op < PROUST_ATOMIC_OPS; op++)
+            for (int t = 0; t < PROUST_ATOMIC_TYPES; t++)
+                ops += o->atomic_max[0][op][t] || o->atomic_max[1][op][t] ||
+                       o->atomic_max[2][op][t];
+        m = o->atomic_ok
+                ? snprintf(out + used, cap - used,
+                           "atomics (proust_rma_atomic, MPI accumulates across hosts): %d of "
+                           "%d operation and type pairs, %s; 64-bit sums of up to %u "
+                           "elements a call\n",
+                           ops, PROUST_ATOMIC_OPS * PROUST_ATOMIC_TYPES,
+                           o->atomic_ordered ? "applied in the order posted"
+                                             : "not ordered by the provider (MPI waits for "
+                                               "each before the next to a rank)",
+                           o->atomic_max[0][PROUST_ATOMIC_SUM][PROUST_ATOMIC_INT64])
+                : snprintf(out + used, cap - used, "atomics: none (the provider has none)\n");
+        used += m < 0 ? 0 : (size_t)m < cap - used ? (size_t)m : cap - used - 1;
+    }
     if (o->ring_on)
         m = snprintf(out + used, cap - used,
                      "slot rings: after %u messages to a peer, at most %u peers, %u slots of %u B "
@@ -556,5 +620,7 @@ const struct proust__rail_ops proust__rail_ofi = {
     .mem_release = proust__ofi_mem_release,
     .rma = proust__ofi_rma,
     .registrations = proust__ofi_registrations,
+    .atomic_max = proust__ofi_atomic_max,
+    .atomic = proust__ofi_atomic,
     .explain = ofi_explain,
 };

@@ -33,6 +33,7 @@
 
 #include "common/lock.h"
 #include "drivers/driver.h"
+#include "proust.h"
 
 #define OFI_BUF_SIZE (64u * 1024u + 256u) /* one message: headers and 64 KiB */
 #define OFI_RECV_BUFS 64           /* receives posted ahead */
@@ -182,6 +183,7 @@ struct ofi_op {
     /* RMA: write or read, where in the peer (address as its key names it,
      * key), and the next one waiting for room (rma_lock) */
     bool rma_write;
+    bool atomic; /* an atomic: the op of a struct ofi_atomic (ofi_atomic.c) */
     uint64_t raddr, rkey;
     struct ofi_op *rma_next;
     bool slot_write; /* SEND: a message written into the peer's slot ring */
@@ -288,7 +290,12 @@ struct ofi_rail {
     struct ofi_op *rma_waiting, *rma_waiting_tail;
     _Atomic bool rma_any_waiting;
     uint64_t write_flags;
-    _Atomic uint64_t rma_writes, rma_reads;
+    _Atomic uint64_t rma_writes, rma_reads, rma_atomics;
+    /* atomics (ofi_atomic.c): elements one call carries, by call (atomic,
+     * fetch, compare), operation and type (0: the provider cannot), read
+     * at open; whether they apply in the order posted */
+    bool atomic_ok, atomic_ordered;
+    uint32_t atomic_max[3][PROUST_ATOMIC_OPS][PROUST_ATOMIC_TYPES];
     /* slot rings (ofi_ring.c): whether to ask for them, and their shape;
      * the rings granted (poll's), and what went through them */
     bool ring_on;
@@ -414,6 +421,24 @@ struct ofi_region *proust__ofi_region_find_locked(struct ofi_rail *o, const void
                                                   size_t len, uint64_t *rkey, uint64_t *raddr);
 void proust__ofi_region_put(struct ofi_rail *o, struct ofi_region *r); /* NULL: nothing */
 void proust__ofi_registrations(proust__rail_t *rail, uint64_t *hits, uint64_t *misses);
+/* Hand an RMA op (ofi_rma.c's transfers, ofi_atomic.c's atomics) to the
+ * provider, tracked in its peer's flight list: PROUST__INPROGRESS, or an
+ * error (the op released). */
+int proust__ofi_rma_start(proust__rail_t *rail, struct ofi_op *op);
+/* "write", "read" or "atomic", for messages */
+const char *proust__ofi_rma_what(const struct ofi_op *op);
+
+/* ofi_atomic.c: atomics (ops of proust__rail_ofi) */
+/* At open, the endpoint made: what the provider can do (atomic_max). */
+void proust__ofi_atomic_probe(struct ofi_rail *o);
+size_t proust__ofi_atomic_max(proust__rail_t *rail, int op, int type, int fetching);
+int proust__ofi_atomic(proust__rail_t *rail, int peer, int op, int type, const void *operand,
+                       const void *compare, void *result, size_t count, const void *key,
+                       size_t key_len, uint64_t offset, void *ctx);
+/* ofi_rma.c's post and release of an atomic op */
+int proust__ofi_atomic_post(struct ofi_rail *o, struct ofi_op *op);
+void proust__ofi_atomic_release(struct ofi_rail *o, struct ofi_op *op);
+
 /* poll: a transfer's completion or failure (err: positive fi error) */
 void proust__ofi_rma_done(proust__rail_t *rail, struct ofi_op *op, int status);
 /* poll: post what waited for room; returns the transfers posted */

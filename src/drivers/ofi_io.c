@@ -726,8 +726,8 @@ static void handle_error(proust__rail_t *rail, struct ofi_op *op, int err)
          * as for a send */
         bool refused = err == FI_EACCES || err == FI_EINVAL || err == FI_EKEYREJECTED;
         int peer = op->peer;
-        PROUST_WARN("ofi: %s of %zu bytes at rank %d failed: %s",
-                    op->rma_write ? "write" : "read", op->len, peer, proust__ofi.strerror(err));
+        PROUST_WARN("ofi: %s of %zu bytes at rank %d failed: %s", proust__ofi_rma_what(op),
+                    op->len, peer, proust__ofi.strerror(err));
         proust__ofi_rma_done(rail, op, refused ? PROUST_ERR_PROTO : PROUST_ERR_PEER_FAILED);
         if (!refused)
             fail_peer(rail, peer, err);

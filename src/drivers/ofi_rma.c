@@ -125,6 +125,8 @@ void proust__ofi_mem_release(proust__rail_t *rail, void *handle)
 /* Hand op to the provider: 0, -FI_EAGAIN (no room now), or an error. */
 static int post(struct ofi_rail *o, struct ofi_op *op)
 {
+    if (op->atomic)
+        return proust__ofi_atomic_post(o, op);
     struct iovec iov = {op->buf, op->len};
     struct fi_rma_iov r = {.addr = op->raddr, .len = op->len, .key = op->rkey};
     struct fi_msg_rma m = {.msg_iov = &iov,
@@ -157,8 +159,17 @@ static int post(struct ofi_rail *o, struct ofi_op *op)
 
 static void release(struct ofi_rail *o, struct ofi_op *op)
 {
+    if (op->atomic) {
+        proust__ofi_atomic_release(o, op);
+        return;
+    }
     proust__ofi_close_mr(o, op->mr);
     free(op);
+}
+
+const char *proust__ofi_rma_what(const struct ofi_op *op)
+{
+    return op->atomic ? "atomic" : op->rma_write ? "write" : "read";
 }
 
 void proust__ofi_rma_done(proust__rail_t *rail, struct ofi_op *op, int status)
@@ -167,8 +178,10 @@ void proust__ofi_rma_done(proust__rail_t *rail, struct ofi_op *op, int status)
     void *ctx = op->engine_ctx;
     bool answer = proust__ofi_flight_take(o, op); /* else a disconnect answered */
     if (status == PROUST_OK)
-        atomic_fetch_add_explicit(op->rma_write ? &o->rma_writes : &o->rma_reads, 1,
-                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(op->atomic      ? &o->rma_atomics
+                                  : op->rma_write ? &o->rma_writes
+                                                  : &o->rma_reads,
+                                  1, memory_order_relaxed);
     release(o, op);
     if (answer)
         rail->up.rma_done(rail->up.engine, ctx, status);
@@ -206,6 +219,12 @@ int proust__ofi_rma(proust__rail_t *rail, int peer, int write, void *local, size
         }
         op->desc = fi_mr_desc(op->mr);
     }
+    return proust__ofi_rma_start(rail, op);
+}
+
+int proust__ofi_rma_start(proust__rail_t *rail, struct ofi_op *op)
+{
+    struct ofi_rail *o = rail->priv;
     proust__ofi_flight_add(o, op);
     int rc = post(o, op);
     if (rc == 0)
@@ -222,8 +241,8 @@ int proust__ofi_rma(proust__rail_t *rail, int peer, int write, void *local, size
         proust__unlock(&o->rma_lock);
         return PROUST__INPROGRESS;
     }
-    PROUST_WARN("ofi: %s of %zu bytes at rank %d: %s", write ? "write" : "read", len, peer,
-                proust__ofi.strerror(-rc));
+    PROUST_WARN("ofi: %s of %zu bytes at rank %d: %s", proust__ofi_rma_what(op), op->len,
+                op->peer, proust__ofi.strerror(-rc));
     bool ours = proust__ofi_flight_take(o, op);
     release(o, op);
     /* a disconnect took it first: it answered the engine already */
@@ -263,7 +282,7 @@ int proust__ofi_rma_retry(proust__rail_t *rail)
                 left = op;
             left_tail = op;
         } else {
-            PROUST_WARN("ofi: %s of %zu bytes at rank %d: %s", op->rma_write ? "write" : "read",
+            PROUST_WARN("ofi: %s of %zu bytes at rank %d: %s", proust__ofi_rma_what(op),
                         op->len, op->peer, proust__ofi.strerror(-rc));
             proust__ofi_rma_done(rail, op, PROUST_ERR_CONN);
         }
@@ -292,8 +311,6 @@ void proust__ofi_rma_close(struct ofi_rail *o)
     while (o->rma_waiting) {
         struct ofi_op *op = o->rma_waiting;
         o->rma_waiting = op->rma_next;
-        if (op->mr)
-            (void)fi_close(&op->mr->fid);
-        free(op);
+        release(o, op);
     }
 }
