@@ -281,6 +281,10 @@ typedef enum {
  * reaches the peer does that operation on that type; a PROUST_ERR_* code
  * for a bad rank or argument. */
 int proust_rma_atomic_max(proust_session_t *s, int peer, int op, int type, int fetching);
+/* 1 when atomics to `peer` apply there in the order this process posted
+ * them (each waits for none), 0 when the rail does not promise it (wait
+ * for one before posting the next where order matters), or an error. */
+int proust_rma_atomic_ordered(proust_session_t *s, int peer);
 /* Apply `op` to `count` elements of `type` at `offset` of the peer's
  * memory that `key` describes, with operand[i] (NULL for READ); the
  * elements as they were before go to result when it is not NULL (READ and

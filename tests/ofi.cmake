@@ -167,8 +167,9 @@ mpi_job(NAME mem_cache_2_tcp NPROCS 2 RAILS tcp PROGRAM mpi_mem_cache)
 set_tests_properties(mpi_mem_cache_2_ofi mpi_mem_cache_get_2_ofi PROPERTIES LABELS ofi)
 
 # MPI one-sided over ofi: windows not in shared memory (PROUST_RMA_SHM=off)
-# whose puts and gets are remote writes and reads (rma_data checks that
-# they were), accumulates and synchronisation as messages beside them
+# whose puts and gets are remote writes and reads, and accumulates of
+# integers and doubles the NIC's atomics (rma_data and rma_acc check that
+# they were), synchronisation as messages beside them
 foreach(job rma_data:2 rma_data:3 rma_acc:2 rma_acc:3 rma_sync:2 rma_sync:3 rma_threads:2
             rma_large:2 rma_errors:2)
   string(REPLACE ":" ";" parts ${job})
@@ -176,7 +177,7 @@ foreach(job rma_data:2 rma_data:3 rma_acc:2 rma_acc:3 rma_sync:2 rma_sync:3 rma_
   list(GET parts 1 n)
   if(TARGET mpi_${prog})
     set(args)
-    if(prog STREQUAL "rma_data")
+    if(prog STREQUAL "rma_data" OR prog STREQUAL "rma_acc")
       set(args --expect-nic)
     endif()
     mpi_job(NAME ${prog}_${n}_ofi NPROCS ${n} RAILS self,ofi PROGRAM mpi_${prog} ARGS ${args}

@@ -66,6 +66,16 @@ int proust_rma_atomic_max(proust_session_t *s, int peer, int op, int type, int f
     return n > (size_t)INT32_MAX ? INT32_MAX : (int)n;
 }
 
+int proust_rma_atomic_ordered(proust_session_t *s, int peer)
+{
+    if (!s || !atomic_load(&s->active))
+        return PROUST_ERR_STATE;
+    if (peer < 0 || peer >= s->size)
+        return PROUST_ERR_RANK;
+    proust__rail_t *rail = atomic_rail(s, peer);
+    return rail && (rail->caps.flags & PROUST__RAIL_ATOMIC_ORDERED) ? 1 : 0;
+}
+
 /* Pieces of at most `max` elements, answered through one split. */
 static int split(proust__rail_t *rail, int peer, int op, int type, const char *operand,
                  const char *compare, char *result, size_t count, size_t max,

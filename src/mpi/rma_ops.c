@@ -27,42 +27,8 @@
 #include "op.h"
 #include "p2p.h"
 #include "request.h"
+#include "rma_op.h"
 #include "win.h"
-
-struct rma_op {
-    struct pm_win *w;
-    int target;
-    _Atomic int parts;       /* engine requests still in flight */
-    int err;                 /* MPI error class seen by a part */
-    struct pm_request *mreq; /* MPI_R* request, or NULL */
-    /* the reply: unpacked from rtmp into (ubuf, ucount, utype) if rtmp */
-    void *ubuf;
-    MPI_Count ucount;
-    struct pm_datatype *utype;
-    void *rtmp;
-    size_t rlen;
-    bool unpack_at_end;      /* one-sided get into rtmp: unpack once every block is in */
-    void *send_tmp;          /* the data message's buffer, if ours */
-    char msg[];              /* the header message */
-};
-
-/* What an operation is, as the API functions hand it over. */
-struct rma_args {
-    const char *fn;
-    int kind;
-    const void *obuf;        /* origin data (PUT, ACC, GACC, CAS: new value) */
-    MPI_Count ocount;
-    struct pm_datatype *otype;
-    const void *cbuf;        /* CAS: compare value */
-    void *rbuf;              /* GET: origin buffer; GACC, CAS: result */
-    MPI_Count rcount;
-    struct pm_datatype *rtype;
-    int target;
-    MPI_Aint disp;
-    MPI_Count tcount;
-    struct pm_datatype *ttype;
-    MPI_Op op;
-};
 
 static void op_finish(struct rma_op *o)
 {
@@ -91,19 +57,19 @@ static void op_finish(struct rma_op *o)
     }
 }
 
-static void op_part_done(struct rma_op *o)
+void pm_rma_op_part_done(struct rma_op *o)
 {
     if (atomic_fetch_sub_explicit(&o->parts, 1, memory_order_acq_rel) == 1)
         op_finish(o);
 }
 
-static void send_done(proust_request_t *req, const proust_status_t *st, void *arg)
+void pm_rma_send_done(proust_request_t *req, const proust_status_t *st, void *arg)
 {
     (void)req;
     struct rma_op *o = arg;
     if (st->error != PROUST_OK)
         o->err = pm_error_from_proust(st->error);
-    op_part_done(o);
+    pm_rma_op_part_done(o);
 }
 
 static void reply_done(proust_request_t *req, const proust_status_t *st, void *arg)
@@ -116,11 +82,11 @@ static void reply_done(proust_request_t *req, const proust_status_t *st, void *a
         o->err = MPI_ERR_RMA_RANGE; /* the target refused it (short reply) */
     else if (o->rtmp)
         pm_type_unpack(o->rtmp, o->rlen, o->ubuf, o->ucount, o->utype, 0);
-    op_part_done(o);
+    pm_rma_op_part_done(o);
 }
 
 /* Track an engine request of `o` (one part). */
-static void track(struct rma_op *o, proust_request_t *req, proust_request_cb_t cb)
+void pm_rma_track(struct rma_op *o, proust_request_t *req, proust_request_cb_t cb)
 {
     if (proust_request_monitor(req, cb, o) != PROUST_OK) {
         proust_status_t st;
@@ -237,12 +203,10 @@ static int check_acc(MPI_Win win, const struct rma_args *a, bool moves_bytes)
 
 /* ---- Issuing ------------------------------------------------------------------ */
 
-static bool contiguous(const struct pm_datatype *t)
+bool pm_rma_contiguous(const struct pm_datatype *t)
 {
     return t->contiguous || t->size == 0;
 }
-
-static int nothing_to_do(MPI_Win win, struct pm_win *w, const char *fn, MPI_Request *request);
 
 /* A window in shared memory: the operation is done here and now, on the
  * target's memory (rma_target.c applies it as the target would), so it
@@ -263,7 +227,7 @@ static int issue_direct(MPI_Win win, struct pm_win *w, const struct rma_args *a,
     char *in_tmp = NULL, *out = NULL, *out_tmp = NULL;
     size_t rlen = 0;
     if (dbytes) { /* the origin's bytes, packed unless they lie in one block */
-        if (contiguous(a->otype) && a->kind != PM_RMA_CAS) {
+        if (pm_rma_contiguous(a->otype) && a->kind != PM_RMA_CAS) {
             in = (const char *)a->obuf + a->otype->true_lb;
         } else if ((in_tmp = malloc((size_t)dbytes)) != NULL) {
             pm_type_pack(a->obuf, a->ocount, a->otype, 0, in_tmp, (size_t)tbytes);
@@ -274,7 +238,7 @@ static int issue_direct(MPI_Win win, struct pm_win *w, const struct rma_args *a,
     }
     if (pm_rma_fetches(a->kind)) { /* the reply lands in place when it can */
         rlen = a->kind == PM_RMA_CAS ? (size_t)a->ttype->size : (size_t)tbytes;
-        if (contiguous(a->rtype))
+        if (pm_rma_contiguous(a->rtype))
             out = (char *)a->rbuf + a->rtype->true_lb;
         else
             out = out_tmp = malloc(rlen ? rlen : 1);
@@ -292,13 +256,13 @@ static int issue_direct(MPI_Win win, struct pm_win *w, const struct rma_args *a,
                             rc == MPI_ERR_NO_MEM ? "out of memory"
                             : rc == MPI_ERR_OP   ? "the operation does not apply to the type"
                                                  : "a process of the window failed");
-    return nothing_to_do(win, w, a->fn, request);
+    return pm_rma_nothing_to_do(win, w, a->fn, request);
 }
 
 /* The end of issuing `o`: the error of what was posted noted, the MPI
  * request handed out, our hold on `o` dropped (which may finish it and
  * free it); raises what failed ("<fn>: <what> rank <t> failed: ..."). */
-static int issue_end(MPI_Win win, struct rma_op *o, struct pm_request *r, MPI_Request *request,
+int pm_rma_issue_end(MPI_Win win, struct rma_op *o, struct pm_request *r, MPI_Request *request,
                      int prc, const struct rma_args *a, const char *what)
 {
     if (prc != PROUST_OK)
@@ -306,107 +270,11 @@ static int issue_end(MPI_Win win, struct rma_op *o, struct pm_request *r, MPI_Re
     int err = o->err;
     if (request)
         *request = r->handle;
-    op_part_done(o); /* may finish it (and free o) */
+    pm_rma_op_part_done(o); /* may finish it (and free o) */
     if (prc != PROUST_OK)
         return pm_win_error(win, err, "%s: %s rank %d failed: %s", a->fn, what, a->target,
                             proust_strerror(prc));
     return MPI_SUCCESS;
-}
-
-/* Blocks of a target layout one-sided transfers take on; more go as messages. */
-#define PM_NIC_MAX_BLOCKS 64
-
-/* PROUST_RMA_NIC=auto where the provider moves the bytes in software
- * (tcp;ofi_rxm): one-sided from here to there, messages elsewhere
- * (PERFORMANCE, "MPI one-sided across hosts": a small get by fi_read took
- * 25 us against 13 by messages, 2 MiB 460 against 276; 128-512 KiB
- * 0.62-0.93 of the messages' time). */
-#define PM_NIC_POLLED_MIN ((uint64_t)64 << 10)
-#define PM_NIC_POLLED_MAX ((uint64_t)1 << 20)
-
-static bool nic_pays(const struct pm_win *w, int target, uint64_t tbytes)
-{
-    if (!tbytes || !w->nic_key_len[target])
-        return false;
-    return w->nic_mode == 1 || w->nic_how[target] == PROUST_RMA_BY_NIC ||
-           (tbytes >= PM_NIC_POLLED_MIN && tbytes <= PM_NIC_POLLED_MAX);
-}
-
-static int nic_fail(MPI_Win win, const struct rma_args *a, int64_t *lay)
-{
-    free(lay);
-    return pm_win_error(win, MPI_ERR_NO_MEM, "%s: out of memory", a->fn);
-}
-
-/* A put or get to a rank with a key (see the top): one remote write or
- * read per block of the target layout, from or into the user's buffer
- * when it is contiguous (a put's data packed otherwise; a get's landing in
- * a temporary unpacked when every block is in). Takes `lay` over. */
-static int issue_nic(MPI_Win win, struct pm_win *w, const struct rma_args *a,
-                     MPI_Request *request, int64_t *lay, uint64_t nb, uint64_t at, uint64_t tbytes)
-{
-    bool put = a->kind == PM_RMA_PUT;
-    struct pm_datatype *lt = put ? a->otype : a->rtype;
-    struct rma_op *o = calloc(1, sizeof *o);
-    if (!o)
-        return nic_fail(win, a, lay);
-    o->w = w;
-    o->target = a->target;
-    atomic_init(&o->parts, 1); /* ours until everything is posted */
-    char *local = (char *)(put ? a->obuf : a->rbuf) + lt->true_lb;
-    if (!contiguous(lt)) {
-        void *tmp = malloc((size_t)tbytes);
-        if (!tmp) {
-            free(o);
-            return nic_fail(win, a, lay);
-        }
-        if (put) {
-            pm_type_pack(a->obuf, a->ocount, a->otype, 0, tmp, (size_t)tbytes);
-            o->send_tmp = tmp;
-        } else {
-            o->rtmp = tmp;
-            o->rlen = (size_t)tbytes;
-            o->ubuf = a->rbuf;
-            o->ucount = a->rcount;
-            o->utype = a->rtype;
-            pm_type_retain(a->rtype);
-            o->unpack_at_end = true;
-        }
-        local = tmp;
-    }
-    struct pm_request *r = NULL;
-    if (request) {
-        r = pm_request_new(PM_REQ_ASYNC, w->comm);
-        if (!r) {
-            o->err = MPI_ERR_NO_MEM;
-            atomic_fetch_add_explicit(&w->pending[a->target], 1, memory_order_relaxed);
-            op_part_done(o);
-            return nic_fail(win, a, lay);
-        }
-        o->mreq = r;
-    }
-    atomic_fetch_add_explicit(&w->pending[a->target], 1, memory_order_relaxed);
-    int world = pm_comm_peer(w->comm, a->target);
-    const uint8_t *key = w->nic_keys[a->target];
-    size_t key_len = w->nic_key_len[a->target];
-    int prc = PROUST_OK;
-    uint64_t done = 0;
-    for (uint64_t i = 0; i < (nb ? nb : 1) && prc == PROUST_OK; i++) {
-        uint64_t off = nb ? (uint64_t)lay[2 * i] : 0;
-        uint64_t len = nb ? (uint64_t)lay[2 * i + 1] : tbytes;
-        proust_request_t *rq = NULL;
-        prc = put ? proust_rma_write(pm_session, world, local + done, (size_t)len, key, key_len,
-                                     at + off, &rq)
-                  : proust_rma_read(pm_session, world, local + done, (size_t)len, key, key_len,
-                                    at + off, &rq);
-        if (prc == PROUST_OK) {
-            atomic_fetch_add(&o->parts, 1);
-            track(o, rq, send_done);
-        }
-        done += len;
-    }
-    free(lay);
-    return issue_end(win, o, r, request, prc, a, "one-sided transfer with");
 }
 
 static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Request *request)
@@ -440,9 +308,13 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     uint64_t dbytes = pm_rma_data_bytes(a->kind, a->op ? PM_OPI(a->op) : 0, tbytes);
     if (w->direct)
         return issue_direct(win, w, a, request, lay, nb, (uint64_t)(disp + lo), tbytes, dbytes);
-    if ((a->kind == PM_RMA_PUT || a->kind == PM_RMA_GET) && nic_pays(w, a->target, tbytes) &&
+    if ((a->kind == PM_RMA_PUT || a->kind == PM_RMA_GET) && pm_rma_nic_pays(w, a->target, tbytes) &&
         nb <= PM_NIC_MAX_BLOCKS)
-        return issue_nic(win, w, a, request, lay, nb, (uint64_t)(disp + lo), tbytes);
+        return pm_rma_issue_nic(win, w, a, request, lay, nb, (uint64_t)(disp + lo), tbytes);
+    if (a->kind >= PM_RMA_ACC && w->nic_acc_types &&
+        pm_rma_nic_atomic(w, a, lay, nb, (uint64_t)(disp + lo)))
+        return pm_rma_issue_nic_atomic(win, w, a, request, lay, nb, (uint64_t)(disp + lo),
+                                       tbytes);
     uint64_t lay_bytes = nb * 16;
     bool follow = sizeof(struct pm_rma_hdr) + lay_bytes + dbytes > PM_RMA_HDR_MAX;
     size_t msg_len = sizeof(struct pm_rma_hdr) + (follow ? 0 : lay_bytes + dbytes);
@@ -473,7 +345,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     char *payload = follow ? NULL : o->msg + sizeof *h + lay_bytes;
     const void *direct = NULL;
     if (dbytes) {
-        bool pack = !contiguous(a->otype) || !follow || nb || a->kind == PM_RMA_CAS;
+        bool pack = !pm_rma_contiguous(a->otype) || !follow || nb || a->kind == PM_RMA_CAS;
         if (pack) {
             char *dst = payload;
             if (follow) {
@@ -521,7 +393,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
     if (pm_rma_fetches(a->kind)) {
         o->rlen = a->kind == PM_RMA_CAS ? (size_t)a->ttype->size : (size_t)tbytes;
         void *land = (char *)a->rbuf + a->rtype->true_lb;
-        if (!contiguous(a->rtype) && o->rlen) {
+        if (!pm_rma_contiguous(a->rtype) && o->rlen) {
             o->rtmp = malloc(o->rlen);
             o->ubuf = a->rbuf;
             o->ucount = a->rcount;
@@ -538,7 +410,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
             prc = proust_irecv(pm_session, land, o->rlen, world, tag, PROUST_TAG_MASK_FULL, &rq);
         if (prc == PROUST_OK) {
             atomic_fetch_add(&o->parts, 1);
-            track(o, rq, reply_done);
+            pm_rma_track(o, rq, reply_done);
         }
     }
     proust_tag_t base = w->comm->tag_pt2pt | w->comm->tag_src;
@@ -548,7 +420,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
         prc = proust_isend(pm_session, o->msg, msg_len, world, base | PM_RMA_TAG_HDR, &sq);
         if (prc == PROUST_OK) {
             atomic_fetch_add(&o->parts, 1);
-            track(o, sq, send_done);
+            pm_rma_track(o, sq, pm_rma_send_done);
         }
     }
     if (prc == PROUST_OK && follow) {
@@ -558,7 +430,7 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
         prc = proust_isend(pm_session, src, len, world, base | PM_RMA_TAG_DATA, &dq);
         if (prc == PROUST_OK) {
             atomic_fetch_add(&o->parts, 1);
-            track(o, dq, send_done);
+            pm_rma_track(o, dq, pm_rma_send_done);
         }
     }
     /* counted once its header is posted: a flush sent after this sees it.
@@ -567,11 +439,11 @@ static int issue(MPI_Win win, struct pm_win *w, const struct rma_args *a, MPI_Re
      * it needs no round trip of its own. */
     if (!pm_rma_fetches(a->kind))
         atomic_fetch_add_explicit(&w->unflushed[a->target], 1, memory_order_release);
-    return issue_end(win, o, r, request, prc, a, "sending to");
+    return pm_rma_issue_end(win, o, r, request, prc, a, "sending to");
 }
 
 /* For an operation with nothing to do: a request already complete. */
-static int nothing_to_do(MPI_Win win, struct pm_win *w, const char *fn, MPI_Request *request)
+int pm_rma_nothing_to_do(MPI_Win win, struct pm_win *w, const char *fn, MPI_Request *request)
 {
     if (request) {
         struct pm_request *r = pm_request_new(PM_REQ_DONE, w->comm);
@@ -677,7 +549,7 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, MPI_Coun
     a->rcount = rcount;
     a->tcount = tcount;
     if (a->target == MPI_PROC_NULL)
-        return nothing_to_do(win, w, a->fn, request);
+        return pm_rma_nothing_to_do(win, w, a->fn, request);
     if (a->target < 0 || a->target >= w->size)
         return pm_win_error(win, MPI_ERR_RANK, "%s: invalid target rank %d (window of %d)",
                             a->fn, a->target, w->size);
@@ -707,7 +579,7 @@ static int rma_start(MPI_Win win, struct rma_args *a, MPI_Datatype odt, MPI_Coun
     if (a->kind >= PM_RMA_ACC && (rc = check_acc(win, a, tbytes > 0)) != MPI_SUCCESS)
         return rc;
     if (tbytes == 0)
-        return nothing_to_do(win, w, a->fn, request);
+        return pm_rma_nothing_to_do(win, w, a->fn, request);
     if (a->kind == PM_RMA_GACC && a->op == MPI_NO_OP)
         a->otype = NULL;
     return issue(win, w, a, request);

@@ -51,6 +51,8 @@ static void win_destroy(struct pm_win *w)
     free(w->nic_keys);
     free(w->nic_key_len);
     free(w->nic_how);
+    free(w->nic_acc_key_len);
+    free(w->nic_base_low);
     if (w->info != MPI_INFO_NULL)
         PMPI_Info_free(&w->info);
     pthread_mutex_destroy(&w->lock);
@@ -118,6 +120,8 @@ struct win_card {
     int64_t size, disp_unit;
     uint64_t key_len; /* 0: no one-sided access to this rank's memory */
     uint8_t key[PROUST_MEM_KEY_MAX];
+    uint64_t acc_types; /* types it can accumulate by atomics to every rank */
+    uint64_t base_low;  /* its window's address, low bits */
 };
 
 /* PROUST_RMA_NIC: register the window's memory with the rails that offer
@@ -146,11 +150,17 @@ static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win 
     struct win_card mine = {.size = (int64_t)w->win_size, .disp_unit = (int64_t)w->disp_unit};
     w->disp_unit_attr = pm_int_or_undefined(w->disp_unit);
     nic_register(w, &mine);
+    if (mine.key_len)
+        mine.acc_types = pm_rma_nic_acc_offer(w);
+    mine.base_low = (uint64_t)(uintptr_t)w->base & 63;
     struct win_card *all = malloc((size_t)w->size * sizeof mine);
     w->nic_keys = malloc((size_t)w->size * sizeof *w->nic_keys);
     w->nic_key_len = calloc((size_t)w->size, 1);
     w->nic_how = calloc((size_t)w->size, 1);
-    if (!all || !w->nic_keys || !w->nic_key_len || !w->nic_how) {
+    w->nic_acc_key_len = calloc((size_t)w->size, 1);
+    w->nic_base_low = calloc((size_t)w->size, 1);
+    if (!all || !w->nic_keys || !w->nic_key_len || !w->nic_how || !w->nic_acc_key_len ||
+        !w->nic_base_low) {
         free(all);
         win_destroy(w);
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
@@ -162,19 +172,30 @@ static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win 
         win_destroy(w);
         return pm_error(comm, rc, "%s: exchanging window sizes failed", fn);
     }
+    /* atomics for a type only if every rank offers it and every rank with
+     * memory has a key: the same on every rank, from the same cards */
+    w->nic_acc_types = ~(uint64_t)0;
     for (int r = 0; r < w->size; r++) {
         w->sizes[r] = (MPI_Aint)all[r].size;
         w->disp_units[r] = (MPI_Aint)all[r].disp_unit;
         size_t kl = all[r].key_len <= PROUST_MEM_KEY_MAX ? (size_t)all[r].key_len : 0;
         w->nic |= kl > 0;
+        w->nic_acc_types &= all[r].acc_types;
+        if (!kl && all[r].size > 0)
+            w->nic_acc_types = 0;
+        memcpy(w->nic_keys[r], all[r].key, kl);
+        w->nic_acc_key_len[r] = (uint8_t)kl;
+        w->nic_base_low[r] = (uint8_t)(all[r].base_low & 63);
         int how = r == w->rank ? 0 : proust_rma_reaches(pm_session, pm_comm_peer(w->comm, r));
         if (how != PROUST_RMA_BY_NIC && how != PROUST_RMA_BY_POLLING)
             kl = 0; /* its key is for a rail that does not carry us */
         w->nic_how[r] = (uint8_t)(kl ? how : 0);
-        memcpy(w->nic_keys[r], all[r].key, kl);
         w->nic_key_len[r] = (uint8_t)(r == w->rank ? 0 : kl);
     }
     free(all);
+    w->nic_acc_wait = w->nic_acc_types &&
+                      proust_rma_atomic_ordered(pm_session, pm_comm_peer(w->comm, w->rank)) != 1 &&
+                      !pm_win_unordered(w);
     w->handle = pm_table_add(&pm_win_table, w);
     if (!w->handle) {
         win_destroy(w);

@@ -154,6 +154,15 @@ struct pm_win {
     uint8_t *nic_how;        /* PROUST_RMA_BY_NIC or _BY_POLLING, per rank */
     int nic_mode;            /* PROUST_RMA_NIC: 1 on, -1 auto */
     bool nic;
+    /* Accumulates by the NIC's atomics (rma_nic.c): the predefined types
+     * (bit = type index) whose accumulates all go that way, on every rank
+     * alike; every rank's key length for them (itself included), the low
+     * bits of its window's address (alignment), and whether each waits
+     * for the earlier ones (a provider that does not keep their order) */
+    uint64_t nic_acc_types;
+    uint8_t *nic_acc_key_len;
+    uint8_t *nic_base_low;
+    bool nic_acc_wait;
 
     pthread_mutex_t lock;   /* regions, lock state, queue, PSCW counters */
     struct pm_win_region *regions;
@@ -206,6 +215,8 @@ int pm_win_error(MPI_Win win, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Raise MPI_ERR_WIN for a handle that names no window. */
 int pm_win_invalid(MPI_Win win, const char *fname);
+/* Did the window's creation say accumulate_ordering "none"? */
+bool pm_win_unordered(const struct pm_win *w);
 /* A new info with every window hint: from given, else old, else default. */
 int pm_win_hints(MPI_Info old, MPI_Info given, MPI_Info *out);
 /* struct pm_win *var for handle h, or return the MPI_ERR_WIN raised. */
@@ -246,6 +257,13 @@ void pm_rma_direct_unlock(struct pm_win *w, int target, int type);
  * out. MPI_SUCCESS, or the error class the target would have counted. */
 int pm_rma_apply_direct(struct pm_win *w, int target, const struct pm_rma_hdr *h,
                         const int64_t *lay, const char *in, char *out);
+
+/* ---- Across hosts (rma_nic.c) ---- */
+/* The predefined types (bit = index) this process can accumulate by the
+ * NIC's atomics to every rank of the window; 0 for none. */
+uint64_t pm_rma_nic_acc_offer(const struct pm_win *w);
+/* The proust_atomic_type_t of a predefined type index, or -1. */
+int pm_rma_nic_type(int basic);
 
 /* ---- Origin side (rma_ops.c) ---- */
 /* Wait until the operations issued to `target` (-1: every rank) completed

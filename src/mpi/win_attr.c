@@ -8,6 +8,7 @@
  * the window, and the communicator error handler code serves windows too.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "comm.h"
 #include "win.h"
@@ -209,6 +210,17 @@ static const struct {
     {"same_disp_unit", "false"},
     {"alloc_shared_noncontig", "false"},
 };
+
+bool pm_win_unordered(const struct pm_win *w)
+{
+    char val[MPI_MAX_INFO_VAL];
+    int flag = 0;
+    if (w->info == MPI_INFO_NULL ||
+        PMPI_Info_get(w->info, "accumulate_ordering", MPI_MAX_INFO_VAL - 1, val, &flag) !=
+            MPI_SUCCESS)
+        return false;
+    return flag && strcmp(val, "none") == 0;
+}
 
 /* A new info holding every window hint: its value in given if set there,
  * else in old if set there, else the default. */

@@ -89,8 +89,13 @@ cluster_job(NAME proustrun_ofi_rma HOSTS 2
   COMMAND "PROUST_RAILS=self,shm,ofi PROUST_RMA_NIC=on PROUST_OFI_RING=on ${PROUSTRUN_ON_CLUSTER} -H h1,h2 $<TARGET_FILE:mpi_rma_data> --expect-nic")
 cluster_job(NAME proustrun_ofi_rma_sync HOSTS 2
   COMMAND "PROUST_RAILS=self,shm,ofi PROUST_RMA_NIC=on PROUST_OFI_RING=on ${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2 $<TARGET_FILE:mpi_rma_sync>")
+# accumulates with two ranks per host: every one, to a rank on the same host
+# or itself too, by the NIC's atomics (rma_acc checks they were): shm
+# carries the messages inside a host, ofi all the atomics
+cluster_job(NAME proustrun_ofi_rma_acc HOSTS 2
+  COMMAND "PROUST_RAILS=self,shm,ofi PROUST_RMA_NIC=on ${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2 $<TARGET_FILE:mpi_rma_acc> --expect-nic")
 set_tests_properties(mpi_cluster_proustrun_ofi_rma mpi_cluster_proustrun_ofi_rma_sync
-                     PROPERTIES LABELS "cluster;ofi")
+                     mpi_cluster_proustrun_ofi_rma_acc PROPERTIES LABELS "cluster;ofi")
 # a rank killed on one host: the survivor gets an error, the job ends with 137
 cluster_job(NAME proustrun_ofi_fail_kill HOSTS 2
   COMMAND "out=$(PROUST_RAILS=self,shm,ofi ${PROUSTRUN_ON_CLUSTER} --grace 5 -H h1,h2 $<TARGET_FILE:mpi_cluster_fail> kill 2>&1); rc=$?; echo \"$out\"; [ $rc -eq 137 ] && echo \"$out\" | grep -q 'survivor: error class'")

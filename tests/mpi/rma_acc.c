@@ -21,9 +21,14 @@
  * repeated without flushes, reads exactly the sequential result (default
  * accumulate_ordering rar,raw,war,waw), also through MPI_Raccumulate and
  * MPI_Rget_accumulate; a chain of Fetch_and_op without flush fetches 0,1,2...
+ * --expect-nic (windows across hosts, or over PROUST_RAILS=self,ofi with
+ * PROUST_RMA_NIC=on): the accumulates of integers and doubles must have
+ * gone as the NIC's atomics (proust_rma_counts), not as messages.
  */
 #include <stddef.h>
+#include <string.h>
 
+#include "proust.h"
 #include "rma_util.h"
 
 enum { NI = 8, ITER = 100, NFAO = 60, NCAS = 20, NGA = 15, NTEAR = 40, NORD = 30 };
@@ -441,6 +446,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         tests[i]();
         MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    }
+    if (argc > 1 && strcmp(argv[1], "--expect-nic") == 0) {
+        proust_rma_counts_t n;
+        proust_rma_counts(&n);
+        CHECK(n.atomics >= (unsigned long long)ITER, "atomics: %llu",
+              (unsigned long long)n.atomics);
     }
     MPI_CHECK(MPI_Win_free(&win));
     MPI_CHECK(MPI_Finalize());
