@@ -48,6 +48,13 @@ int proust__recv_post_message(struct proust_session *s, struct proust_request *r
 void proust__segment_landed(struct proust_session *s, int peer, struct proust_request *req);
 void proust__send_cts(struct proust_session *s, int peer, struct proust_request *req,
                       uint16_t seg, uint64_t sender_token, size_t accepted);
+/* Does the rail do a get of len bytes asynchronously (a one-sided read
+ * answered by rma_done)? */
+bool proust__get_async_ok(const proust__rail_t *rail, size_t len);
+/* An asynchronous get is over (proust__on_rma_done, ctx tagged
+ * PROUST__RMA_CTX_GET): FIN to the sender, the segment landed. */
+struct async_get;
+void proust__get_done(struct async_get *ag, int status);
 void proust__do_get(struct proust_session *s, int peer, struct proust_request *req, uint16_t seg,
                     uint64_t sender_token, size_t accepted, const uint8_t *key, uint32_t key_len);
 void proust__queue_get(struct proust_session *s, int peer, struct proust_request *req,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/gate.h"
+#include "core/recv.h"
 #include "core/request.h"
 #include "core/rma.h"
 #include "core/session.h"
@@ -185,7 +186,7 @@ static int split(proust__rail_t *rail, int peer, int write, void *local, size_t 
     sp->req = req;
     atomic_init(&sp->left, 1);
     atomic_init(&sp->status, PROUST_OK);
-    void *ctx = (void *)((uintptr_t)sp | 1u);
+    void *ctx = (void *)((uintptr_t)sp | PROUST__RMA_CTX_SPLIT);
     size_t max = rail->caps.rma_max;
     int rc = PROUST_OK;
     for (size_t at = 0; at < len && rc == PROUST_OK; at += max) {
@@ -268,8 +269,12 @@ int proust_rma_read(proust_session_t *s, int peer, void *dst, size_t len, const 
 void proust__on_rma_done(void *engine, void *ctx, int status)
 {
     (void)engine;
-    if ((uintptr_t)ctx & 1u)
-        proust__rma_split_answer((struct rma_split *)((uintptr_t)ctx & ~(uintptr_t)1u), status);
+    uintptr_t bits = (uintptr_t)ctx & 3u;
+    void *p = (void *)((uintptr_t)ctx & ~(uintptr_t)3u);
+    if (bits == PROUST__RMA_CTX_SPLIT)
+        proust__rma_split_answer(p, status);
+    else if (bits == PROUST__RMA_CTX_GET)
+        proust__get_done(p, status);
     else
         proust_request_complete(ctx, status);
 }

@@ -26,6 +26,10 @@ const uint8_t *proust__rma_section(const proust__rail_t *rail, const uint8_t *ke
 /* An operation larger than the rail takes at once goes in pieces: the
  * request completes with the last, with the first error. The rail's ctx
  * is the split, tagged by its low bit (proust__on_rma_done). */
+/* The low bits of an rma_done ctx: a split (below), an engine get
+ * (recv_rdv.c), else a user request. */
+#define PROUST__RMA_CTX_SPLIT 1u
+#define PROUST__RMA_CTX_GET 2u
 struct rma_split {
     proust_request_t *req;
     _Atomic size_t left; /* pieces not answered, +1 while posting */

@@ -87,7 +87,7 @@ static int split(proust__rail_t *rail, int peer, int op, int type, const char *o
     sp->req = req;
     atomic_init(&sp->left, 1);
     atomic_init(&sp->status, PROUST_OK);
-    void *ctx = (void *)((uintptr_t)sp | 1u);
+    void *ctx = (void *)((uintptr_t)sp | PROUST__RMA_CTX_SPLIT);
     size_t esz = type_bytes(type);
     int rc = PROUST_OK;
     for (size_t at = 0; at < count && rc == PROUST_OK; at += max) {

@@ -19,6 +19,7 @@
 #include "core/chunk.h"
 #include "core/gate.h"
 #include "core/offer.h"
+#include "core/recv.h"
 #include "core/request.h"
 #include "core/send.h"
 #include "core/session.h"
@@ -78,7 +79,8 @@ static int build_segment(struct proust_session *s, struct proust__gate *g,
     };
     if ((rail->caps.flags & PROUST__RAIL_CAN_GET) && data->iov_len >= rail->caps.get_threshold &&
         (seg < 64 || !rail->ops->unexpose) &&
-        (req->waited || !(rail->caps.flags & PROUST__RAIL_GET_WHILE_WAITED))) {
+        (req->waited || !(rail->caps.flags & PROUST__RAIL_GET_WHILE_WAITED) ||
+         proust__get_async_ok(rail, data->iov_len))) {
         int klen = rail->ops->expose(rail, data->iov_base, data->iov_len,
                                      c->storage + sizeof rb, PROUST__MAX_KEY);
         if (klen > 0) {

@@ -83,6 +83,7 @@ struct proust_session {
     _Atomic size_t idle_pulled;
     size_t idle_pull_budget;
     /* rendezvous gets decided while polling, run after the poll (recv_path.c) */
+    _Atomic int gets_async; /* bytes of asynchronous gets in flight (recv_rdv.c) */
     proust__lock_t gets_lock;
     struct proust__pending_get *_Atomic gets_head; /* peeked without the lock */
     struct proust__pending_get *gets_tail;
