@@ -168,8 +168,9 @@ set_tests_properties(mpi_mem_cache_2_ofi mpi_mem_cache_get_2_ofi PROPERTIES LABE
 
 # MPI one-sided over ofi: windows not in shared memory (PROUST_RMA_SHM=off)
 # whose puts and gets are remote writes and reads, and accumulates of
-# integers and doubles the NIC's atomics (rma_data and rma_acc check that
-# they were), synchronisation as messages beside them
+# integers and doubles the NIC's atomics, and locks taken on lock words by
+# those atomics (rma_data, rma_acc and rma_sync check that they were); the
+# other synchronisation as messages beside them
 foreach(job rma_data:2 rma_data:3 rma_acc:2 rma_acc:3 rma_sync:2 rma_sync:3 rma_threads:2
             rma_large:2 rma_errors:2)
   string(REPLACE ":" ";" parts ${job})
@@ -177,7 +178,7 @@ foreach(job rma_data:2 rma_data:3 rma_acc:2 rma_acc:3 rma_sync:2 rma_sync:3 rma_
   list(GET parts 1 n)
   if(TARGET mpi_${prog})
     set(args)
-    if(prog STREQUAL "rma_data" OR prog STREQUAL "rma_acc")
+    if(prog STREQUAL "rma_data" OR prog STREQUAL "rma_acc" OR prog STREQUAL "rma_sync")
       set(args --expect-nic)
     endif()
     mpi_job(NAME ${prog}_${n}_ofi NPROCS ${n} RAILS self,ofi PROGRAM mpi_${prog} ARGS ${args}

@@ -129,6 +129,10 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
         if (rc != MPI_SUCCESS)
             return pm_win_error(win, rc, "%s: rank %d's lock cannot be had: a process of "
                                 "the window failed", fn, rank);
+    } else if (!nocheck && w->nic_locks) {
+        rc = pm_rma_nic_lock(w, rank, lock_type);
+        if (rc != MPI_SUCCESS)
+            return pm_win_error(win, rc, "%s: rank %d's lock word cannot be reached", fn, rank);
     } else if (!nocheck) {
         rc = pm_rma_control(w, rank, PM_RMA_LOCK, 0, lock_type, true);
         if (rc != MPI_SUCCESS)
@@ -147,16 +151,22 @@ static int release(struct pm_win *w, int rank, int type, bool nocheck)
 {
     pm_rma_wait_local(w, rank);
     int unflushed = atomic_exchange(&w->unflushed[rank], 0);
-    if (w->shm_locks) {
+    if (w->shm_locks || w->nic_locks) {
         /* lock words: the operations must be done at the target before
-         * the word goes (those of a direct window are; messages without a
-         * reply need the flush's round trip) */
+         * the word goes (those of a direct window are, and the NIC's once
+         * complete here; messages without a reply need the flush's round
+         * trip) */
         int rc = MPI_SUCCESS;
         if (!w->direct && unflushed)
             rc = pm_rma_control(w, rank, PM_RMA_FLUSH, 0, 0, true);
         atomic_thread_fence(memory_order_seq_cst);
-        if (!nocheck)
+        if (!nocheck && w->shm_locks)
             pm_rma_direct_unlock(w, rank, type);
+        else if (!nocheck) {
+            int urc = pm_rma_nic_unlock(w, rank, type);
+            if (rc == MPI_SUCCESS)
+                rc = urc;
+        }
         return rc;
     }
     return pm_rma_control(w, rank, PM_RMA_UNLOCK, nocheck ? PM_RMA_F_NOCHECK : 0, type, true);
@@ -209,7 +219,8 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
         }
     }
     for (int r = 0; r < w->size && !nocheck && !w->shm_locks; r++) {
-        int rc = pm_rma_control(w, r, PM_RMA_LOCK, 0, MPI_LOCK_SHARED, true);
+        int rc = w->nic_locks ? pm_rma_nic_lock(w, r, MPI_LOCK_SHARED)
+                              : pm_rma_control(w, r, PM_RMA_LOCK, 0, MPI_LOCK_SHARED, true);
         if (rc != MPI_SUCCESS) {
             for (int i = 0; i < r; i++)
                 release(w, i, MPI_LOCK_SHARED, false);

@@ -53,6 +53,7 @@ static void win_destroy(struct pm_win *w)
     free(w->nic_how);
     free(w->nic_acc_key_len);
     free(w->nic_base_low);
+    pm_rma_nic_lock_free(w);
     if (w->info != MPI_INFO_NULL)
         PMPI_Info_free(&w->info);
     pthread_mutex_destroy(&w->lock);
@@ -122,6 +123,8 @@ struct win_card {
     uint8_t key[PROUST_MEM_KEY_MAX];
     uint64_t acc_types; /* types it can accumulate by atomics to every rank */
     uint64_t base_low;  /* its window's address, low bits */
+    uint64_t lock_key_len; /* its lock word's key (0: none) */
+    uint8_t lock_key[PROUST_MEM_KEY_MAX];
 };
 
 /* PROUST_RMA_NIC: register the window's memory with the rails that offer
@@ -152,6 +155,11 @@ static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win 
     nic_register(w, &mine);
     if (mine.key_len)
         mine.acc_types = pm_rma_nic_acc_offer(w);
+    if ((mine.acc_types >> (MPI_UINT64_T & PROUST_MPI_INDEX_MASK) & 1) &&
+        pm_rma_nic_lock_setup(w, mine.lock_key, &mine.lock_key_len) != MPI_SUCCESS) {
+        win_destroy(w);
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    }
     mine.base_low = (uint64_t)(uintptr_t)w->base & 63;
     struct win_card *all = malloc((size_t)w->size * sizeof mine);
     w->nic_keys = malloc((size_t)w->size * sizeof *w->nic_keys);
@@ -175,7 +183,15 @@ static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win 
     /* atomics for a type only if every rank offers it and every rank with
      * memory has a key: the same on every rank, from the same cards */
     w->nic_acc_types = ~(uint64_t)0;
+    w->nic_locks = true;
+    w->nic_lock_keys = calloc((size_t)w->size, sizeof *w->nic_lock_keys);
     for (int r = 0; r < w->size; r++) {
+        size_t ll = all[r].lock_key_len <= PROUST_MEM_KEY_MAX ? (size_t)all[r].lock_key_len : 0;
+        w->nic_locks &= ll > 0 && w->nic_lock_keys;
+        if (w->nic_lock_keys) {
+            w->nic_lock_keys[r].len = (uint8_t)ll;
+            memcpy(w->nic_lock_keys[r].key, all[r].lock_key, ll);
+        }
         w->sizes[r] = (MPI_Aint)all[r].size;
         w->disp_units[r] = (MPI_Aint)all[r].disp_unit;
         size_t kl = all[r].key_len <= PROUST_MEM_KEY_MAX ? (size_t)all[r].key_len : 0;
@@ -193,6 +209,7 @@ static int win_publish(MPI_Comm comm, struct pm_win *w, const char *fn, MPI_Win 
         w->nic_key_len[r] = (uint8_t)(r == w->rank ? 0 : kl);
     }
     free(all);
+    w->nic_locks &= (w->nic_acc_types >> (MPI_UINT64_T & PROUST_MPI_INDEX_MASK) & 1) != 0;
     w->nic_acc_wait = w->nic_acc_types &&
                       proust_rma_atomic_ordered(pm_session, pm_comm_peer(w->comm, w->rank)) != 1 &&
                       !pm_win_unordered(w);

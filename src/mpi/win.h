@@ -163,6 +163,13 @@ struct pm_win {
     uint8_t *nic_acc_key_len;
     uint8_t *nic_base_low;
     bool nic_acc_wait;
+    /* Passive-target locks by the NIC's atomics (rma_nic_lock.c): this
+     * rank's lock word and its registration, every rank's key; nic_locks
+     * where every rank has one and 64-bit atomics go by the NIC */
+    uint64_t *nic_lock_word;
+    proust_mem_t *nic_lock_mem;
+    struct pm_nic_lock_key *nic_lock_keys;
+    bool nic_locks;
 
     pthread_mutex_t lock;   /* regions, lock state, queue, PSCW counters */
     struct pm_win_region *regions;
@@ -258,7 +265,19 @@ void pm_rma_direct_unlock(struct pm_win *w, int target, int type);
 int pm_rma_apply_direct(struct pm_win *w, int target, const struct pm_rma_hdr *h,
                         const int64_t *lay, const char *in, char *out);
 
-/* ---- Across hosts (rma_nic.c) ---- */
+/* ---- Across hosts (rma_nic.c, rma_nic_lock.c) ---- */
+struct pm_nic_lock_key {
+    uint8_t len;
+    uint8_t key[PROUST_MEM_KEY_MAX];
+};
+/* Allocate and register this rank's lock word: its key (*key_len 0: none,
+ * the window's locks stay messages); MPI_ERR_NO_MEM. */
+int pm_rma_nic_lock_setup(struct pm_win *w, uint8_t *key, uint64_t *key_len);
+void pm_rma_nic_lock_free(struct pm_win *w);
+/* Take or give back `target`'s lock (MPI_LOCK_*) on its word; an MPI
+ * error class if an atomic failed (a process of the window died). */
+int pm_rma_nic_lock(struct pm_win *w, int target, int type);
+int pm_rma_nic_unlock(struct pm_win *w, int target, int type);
 /* The predefined types (bit = index) this process can accumulate by the
  * NIC's atomics to every rank of the window; 0 for none. */
 uint64_t pm_rma_nic_acc_offer(const struct pm_win *w);

@@ -88,7 +88,7 @@ set_tests_properties(mpi_cluster_proustrun_ofi_where mpi_cluster_proustrun_ofi_s
 cluster_job(NAME proustrun_ofi_rma HOSTS 2
   COMMAND "PROUST_RAILS=self,shm,ofi PROUST_RMA_NIC=on PROUST_OFI_RING=on ${PROUSTRUN_ON_CLUSTER} -H h1,h2 $<TARGET_FILE:mpi_rma_data> --expect-nic")
 cluster_job(NAME proustrun_ofi_rma_sync HOSTS 2
-  COMMAND "PROUST_RAILS=self,shm,ofi PROUST_RMA_NIC=on PROUST_OFI_RING=on ${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2 $<TARGET_FILE:mpi_rma_sync>")
+  COMMAND "PROUST_RAILS=self,shm,ofi PROUST_RMA_NIC=on PROUST_OFI_RING=on ${PROUSTRUN_ON_CLUSTER} -H h1:2,h2:2 $<TARGET_FILE:mpi_rma_sync> --expect-nic")
 # accumulates with two ranks per host: every one, to a rank on the same host
 # or itself too, by the NIC's atomics (rma_acc checks they were): shm
 # carries the messages inside a host, ofi all the atomics

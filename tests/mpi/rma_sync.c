@@ -23,9 +23,14 @@
  * each flavor (dynamic: MPI_BOTTOM and size 0), user keyvals with a delete
  * callback (replace, delete, at MPI_Win_free, keyval freed while in use),
  * names, info, c2f / f2c.
+ * --expect-nic (windows across hosts, or over PROUST_RAILS=self,ofi with
+ * PROUST_RMA_NIC=on): the locks must have been taken by the NIC's atomics
+ * on the targets' lock words (proust_rma_counts), not granted by messages.
  */
 #include <stdbool.h>
+#include <string.h>
 
+#include "proust.h"
 #include "rma_util.h"
 
 static int rank, size, right, left;
@@ -549,7 +554,13 @@ int main(int argc, char **argv)
     right = rma_right(rank, size);
     left = rma_left(rank, size);
     test_pscw();
+    proust_rma_counts_t before, after;
+    proust_rma_counts(&before);
     test_exclusive(false);
+    proust_rma_counts(&after);
+    if (argc > 1 && strcmp(argv[1], "--expect-nic") == 0)
+        CHECK(after.atomics > before.atomics, "no lock taken by the NIC's atomics (%llu)",
+              (unsigned long long)(after.atomics - before.atomics));
     test_exclusive(true);
     test_subcomm();
     test_lock_all_flush();
