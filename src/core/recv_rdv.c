@@ -176,16 +176,21 @@ void proust__get_done(struct async_get *ag, int status)
         atomic_compare_exchange_strong(&ag->status, &ok, status);
     if (atomic_fetch_sub(&ag->left, 1) != 1)
         return;
+    atomic_fetch_sub(&ag->s->gets_async, (int)(ag->len >> 10));
+    /* A failed sender: proust__gate_fail fails the receive (still in the
+     * gate's receiving list: it has not landed), and answers our reads
+     * from inside, gate locked, where neither a FIN nor the match lock
+     * may be taken. */
+    if (atomic_load_explicit(&ag->s->gates[ag->peer].failed, memory_order_acquire)) {
+        free(ag);
+        return;
+    }
     status = atomic_load(&ag->status);
     if (status != PROUST_OK)
         proust__request_set_error(ag->req,
                                   status == PROUST_ERR_PEER_FAILED ? status : PROUST_ERR_CONN);
-    /* a live sender is released by the FIN; a failed one needs none, and
-     * its failure answers us from inside proust__gate_fail, gate locked */
-    if (!atomic_load_explicit(&ag->s->gates[ag->peer].failed, memory_order_acquire))
-        proust__send_control(ag->s, ag->peer, PROUST__CH_FIN, ag->sender_token, NULL, 0);
+    proust__send_control(ag->s, ag->peer, PROUST__CH_FIN, ag->sender_token, NULL, 0);
     proust__segment_landed(ag->s, ag->peer, ag->req);
-    atomic_fetch_sub(&ag->s->gets_async, (int)(ag->len >> 10));
     free(ag);
 }
 
