@@ -454,7 +454,7 @@ typedef struct {
     const char *doc;  /* what it does */
 } proust_config_var_t;
 
-/* A layer above the engine (Proust MPI: src/mpi/mpi_config.h) declares the
+/* A layer above the engine (Proust MPI: src/mpi/init/mpi_config.h) declares the
  * variables that only it reads: `count` entries of `vars`, a table that
  * must stay valid. From then on proust_config_entry lists them after the
  * engine's, and the warning about unknown PROUST_* variables (proust_init)

@@ -18,7 +18,7 @@
 #include "proust_info.h"
 #include "strategy/strategy.h"
 #define PM_CONFIG_TABLE
-#include "mpi/mpi_config.h"
+#include "mpi/init/mpi_config.h"
 
 /* Proust MPI's own variables (pm_config_vars, the table libmpi registers):
  * the value in force. */

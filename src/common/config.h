@@ -2,7 +2,7 @@
  * config.h — every PROUST_* environment variable of the engine, declared
  * once. The layers above declare theirs in tables of their own and
  * register them (proust_config_register: Proust MPI's are in
- * src/mpi/mpi_config.h). proust-info prints them all; an unknown PROUST_*
+ * src/mpi/init/mpi_config.h). proust-info prints them all; an unknown PROUST_*
  * variable in the environment draws a warning with the closest known name.
  */
 #ifndef PROUST_CONFIG_H

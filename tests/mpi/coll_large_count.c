@@ -1,6 +1,6 @@
 /*
  * coll_large_count.c — MPI-4.0 large-count collectives (the _c functions,
- * src/mpi/coll_*.c, coll_persistent.c, op.c).
+ * src/mpi/coll/coll_*.c, coll_persistent.c, op.c).
  *
  * Every collective's _c form runs blocking, nonblocking and persistent
  * (started twice, the output cleared between the starts) on MPI_Count

@@ -1,5 +1,5 @@
 # Data-movement collectives (gather, scatter, allgather, alltoall and their
-# v/w/nonblocking forms): src/mpi/coll_gather.c, coll_scatter.c,
+# v/w/nonblocking forms): src/mpi/coll/coll_gather.c, coll_scatter.c,
 # coll_allgather.c, coll_alltoall.c; and the persistent and large-count forms
 # of every collective. Each program is named by what it checks; its tests are
 # mpi_<program>_<ranks>_<rail>:

@@ -1,6 +1,6 @@
 /*
  * coll_persistent.c — persistent collectives (MPI-4.0 §6.13,
- * src/mpi/coll_persistent.c).
+ * src/mpi/coll/coll_persistent.c).
  *
  * Every init is started several times, the buffers refilled before each
  * start, and each result checked: allreduce (small and 1 MiB), bcast from

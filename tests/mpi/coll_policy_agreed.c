@@ -1,6 +1,6 @@
 /*
  * coll_policy_agreed — the collective choices every process must make alike
- * (src/mpi/coll_policy.c) are agreed, not read locally: each rank sets
+ * (src/mpi/coll/coll_policy.c) are agreed, not read locally: each rank sets
  * PROUST_COLL_CROWDED before MPI_Init from its own rank (`--mixed`: rank 1
  * asks for on, the others for off; `--all=on|off`: every rank the same),
  * then broadcasts of 128 KiB - 3 MiB (the sizes where the choice matters)

@@ -1,5 +1,5 @@
 # Reduction-family collectives (barrier, bcast, reduce, allreduce,
-# reduce_scatter, scan) and the schedule engine: src/mpi/coll_sched.c,
+# reduce_scatter, scan) and the schedule engine: src/mpi/coll/coll_sched.c,
 # coll_cx.c, coll_check.c, coll_barrier.c, coll_bcast.c, coll_reduce.c,
 # coll_allreduce.c, coll_reduce_scatter.c, coll_scan.c. Each program is named
 # by what it checks; its tests are mpi_<program>_<ranks>_<rail>:

@@ -1,5 +1,5 @@
 # Groups, communicators, intercommunicators, Cartesian topologies and
-# attributes (src/mpi/group.c, comm*.c, context.c, intercomm.c, cart.c,
+# attributes (src/mpi/comm/: group.c, comm*.c, context.c, intercomm.c, cart.c,
 # attr.c). Jobs are named mpi_<program>_<ranks>_<rail>.
 
 # comm_jobs(program n...): one job per rank count on each rail.

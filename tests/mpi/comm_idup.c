@@ -1,5 +1,5 @@
 /*
- * comm_idup.c — MPI_Comm_idup / MPI_Comm_idup_with_info (src/mpi/comm_idup.c):
+ * comm_idup.c — MPI_Comm_idup / MPI_Comm_idup_with_info (src/mpi/comm/comm_idup.c):
  * the call returns before the other members join (rank 0 starts it, then
  * sends what rank 1 waits for before it starts its own: a blocking idup
  * deadlocks, which the watchdog turns into a failure); the new communicator

@@ -1,13 +1,15 @@
-# Datatypes (src/mpi/datatype_*.c): constructors, queries, packing.
+# Datatypes (src/mpi/datatype/): constructors, queries, packing.
 # Jobs are named mpi_datatype_<program>[_<ranks>_<rail>].
 
 # The internals on their own (no job): the datatype sources and the handle
 # tables, with stand-ins for errors and attributes; libproust for proust_copy.
-file(GLOB DATATYPE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/mpi/datatype_*.c)
+set(_mpi ${PROJECT_SOURCE_DIR}/src/mpi)
+file(GLOB DATATYPE_SOURCES CONFIGURE_DEPENDS ${_mpi}/datatype/*.c)
 add_executable(datatype_unit ${MPI_TEST_DIR}/datatype_unit.c ${DATATYPE_SOURCES}
-               ${PROJECT_SOURCE_DIR}/src/mpi/handle.c ${PROJECT_SOURCE_DIR}/src/mpi/util.c)
-target_include_directories(datatype_unit PRIVATE ${PROJECT_SOURCE_DIR}/include
-                           ${PROJECT_SOURCE_DIR}/src/mpi)
+               ${_mpi}/misc/handle.c ${_mpi}/misc/util.c)
+target_include_directories(datatype_unit PRIVATE ${PROJECT_SOURCE_DIR}/include ${_mpi}
+                           ${_mpi}/pt2pt ${_mpi}/coll ${_mpi}/datatype ${_mpi}/comm
+                           ${_mpi}/rma ${_mpi}/misc ${_mpi}/init)
 target_link_libraries(datatype_unit PRIVATE proust)
 add_test(NAME mpi_datatype_unit COMMAND datatype_unit)
 set_tests_properties(mpi_datatype_unit PROPERTIES TIMEOUT 120)
@@ -31,7 +33,7 @@ foreach(np 2 3)
   mpi_job(NAME datatype_p2p_${np}_tcp NPROCS ${np} RAILS tcp PROGRAM datatype_p2p)
 endforeach()
 
-# The MPI-1 names removed in MPI-3.0 (src/mpi/deprecated.c).
+# The MPI-1 names removed in MPI-3.0 (src/mpi/misc/deprecated.c).
 mpi_test_program(mpi1_compat ${MPI_TEST_DIR}/mpi1_compat.c)
 mpi_job(NAME mpi1_compat_1 NPROCS 1 RAILS self,shm PROGRAM mpi1_compat)
 mpi_job(NAME mpi1_compat_3_shm NPROCS 3 RAILS self,shm PROGRAM mpi1_compat)

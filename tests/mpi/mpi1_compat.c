@@ -1,6 +1,6 @@
 /*
  * mpi1_compat.c — the MPI-1 functions removed in MPI-3.0 that old programs
- * still call (src/mpi/deprecated.c): a struct built with MPI_Address and
+ * still call (src/mpi/misc/deprecated.c): a struct built with MPI_Address and
  * MPI_Type_struct travels between ranks intact and has the layout of its
  * MPI_Type_create_struct twin; MPI_Type_hvector / _hindexed pack like their
  * MPI-2 names; MPI_Type_extent / _lb / _ub agree with MPI_Type_get_extent;

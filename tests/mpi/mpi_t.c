@@ -1,5 +1,5 @@
 /*
- * mpi_t.c — the tool information interface (src/mpi/mpi_t.c).
+ * mpi_t.c — the tool information interface (src/mpi/init/mpi_t.c).
  *
  * Before MPI_Init, between and after MPI_Finalize: nested init/finalize;
  * every PROUST_* variable (the engine's, then the MPI layer's own, such as
@@ -58,7 +58,7 @@ static void control_variables(void)
              MPI_T_ERR_INVALID_INDEX);
     int idx;
     T_EXPECT(MPI_T_cvar_get_index("PROUST_NO_SUCH_THING", &idx), MPI_T_ERR_INVALID_NAME);
-    /* the MPI layer's own variables (src/mpi/mpi_config.h) follow the engine's */
+    /* the MPI layer's own variables (src/mpi/init/mpi_config.h) follow the engine's */
     CHECK(find_cvar("PROUST_RMA_SHM") > find_cvar("PROUST_RAILS") &&
               find_cvar("PROUST_COLL_CROWDED") > find_cvar("PROUST_RAILS"),
           "the MPI layer's variables are not listed after the engine's");

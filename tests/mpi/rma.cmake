@@ -1,4 +1,4 @@
-# One-sided communication (src/mpi/win*.c, rma_*.c): tests/mpi/rma_*.c,
+# One-sided communication (src/mpi/rma/): tests/mpi/rma_*.c,
 # jobs named mpi_rma_<program>_<ranks>_<rail>. Every job takes a few
 # seconds on 2 cores; rma_sync's shared-memory windows need all ranks on
 # one node, which proustrun gives.

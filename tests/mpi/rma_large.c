@@ -1,5 +1,5 @@
 /*
- * rma_large.c — MPI-4.0 large-count one-sided calls (src/mpi/win.c,
+ * rma_large.c — MPI-4.0 large-count one-sided calls (src/mpi/rma/win.c,
  * rma_ops.c): MPI_Win_create_c, MPI_Win_allocate_c,
  * MPI_Win_allocate_shared_c, MPI_Win_shared_query_c (MPI_Aint units), and
  * MPI_Put_c, MPI_Get_c, MPI_Accumulate_c, MPI_Get_accumulate_c with their

@@ -7,7 +7,8 @@ fail=0
 check() { # folder, allowed include pattern (extended regex)
   local dir=$1 allowed=$2
   local bad
-  bad=$(grep -Hn '#include "' "$src/$dir"/*.[ch] | grep -Ev "#include \"($allowed)\"" || true)
+  bad=$(grep -rHn --include='*.[ch]' '#include "' "$src/$dir" |
+    grep -Ev "#include \"($allowed)\"" || true)
   if [ -n "$bad" ]; then
     echo "layer violation in src/$dir (allowed: $allowed):"
     echo "$bad"
@@ -21,8 +22,9 @@ check topology 'proust.h|common/[a-z_]+\.h|topology/[a-z_]+\.h'
 # progress is below core: it reaches core only through its upcall table
 check progress 'proust.h|common/[a-z_]+\.h|drivers/driver.h|topology/[a-z_]+\.h|progress/[a-z_]+\.h'
 check strategy 'strategy/strategy.h|core/chunk.h|core/wire.h'
-# Proust MPI: the public headers and its own (src/mpi/*.h, by bare name:
-# libmpi's include path holds include/ and src/mpi only)
-mpi_own=$(cd "$src/mpi" && ls -- *.h | sed 's/\./\\./' | paste -sd'|')
+# Proust MPI: the public headers and its own (src/mpi/*.h and those of its
+# family folders, by bare name: libmpi's include path holds include/,
+# src/mpi and its families only)
+mpi_own=$(cd "$src/mpi" && ls -- *.h */*.h | sed 's|.*/||; s/\./\\./' | paste -sd'|')
 check mpi "proust\.h|mpi\.h|$mpi_own"
 exit $fail

@@ -1,7 +1,7 @@
 /*
  * config_test — the PROUST_* variable tables (common/config.c): a layer
  * above the engine registers its own (proust_config_register, as Proust
- * MPI does with src/mpi/mpi_config.h); proust_config_entry lists them
+ * MPI does with src/mpi/init/mpi_config.h); proust_config_entry lists them
  * after the engine's; the unknown-variable warning knows them and names
  * them as the closest match; switch words.
  */
