@@ -12,8 +12,10 @@ set -euo pipefail
 # scripts/testcluster.sh builds test hosts with ip netns; slurm-wlm:
 # scripts/testcluster-slurm.sh runs a real Slurm on them (srun --mpi=pmix,
 # --mpi=pmi2, salloc + proustrun); procps: pgrep/pkill in test scripts
+# gfortran, python3-venv, python3-pip: the Fortran bindings, generated from
+# the MPI Forum's API description (pympistandard, from PyPI, in a venv)
 need=(cmake make gcc g++ pkg-config libhwloc-dev hwloc libfabric-dev libpmix-dev gdb mpich openmpi-bin
-      iproute2 slurm-wlm procps)
+      iproute2 slurm-wlm procps gfortran python3-venv python3-pip)
 if [ "${1:-}" = "--bench" ]; then
   need+=(mpich libmpich-dev openmpi-bin libopenmpi-dev python3-matplotlib libfabric-bin)
 fi
@@ -27,4 +29,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The generator's Python (src/mpi/CMakeLists.txt: PROUST_GEN_PYTHON), with
+# the version of the standard's description the bindings were made from.
+venv=build/gen-venv
+cd "$(dirname "$0")/.."
+if ! "$venv/bin/python" -c "import pympistandard" 2> /dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q "pympistandard==0.2.0" ||
+    echo "install-deps: pympistandard could not be installed from PyPI: the Fortran bindings" \
+         "will not be built (cmake says so)" >&2
 fi

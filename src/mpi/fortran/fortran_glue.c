@@ -1,0 +1,50 @@
+/*
+ * fortran_glue.c — the hand-written part of the Fortran bindings: what
+ * the generated wrappers cannot derive from the standard's description.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fortran_glue.h"
+
+MPI_Status *pm_f_statuses(const MPI_Fint *f, int count)
+{
+    if (pm_f_ignored(f) || count <= 0)
+        return NULL;
+    return malloc((size_t)count * sizeof(MPI_Status));
+}
+
+void pm_f_statuses_done(MPI_Fint *f, MPI_Status *c, int n)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < n; i++)
+        MPI_Status_c2f(&c[i], f + (size_t)i * MPI_F_STATUS_SIZE);
+    free(c);
+}
+
+void pm_f_index_plus_one(int *index, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (index[i] != MPI_UNDEFINED)
+            index[i]++;
+}
+
+char *pm_f_string_in(const char *f, size_t len)
+{
+    while (len > 0 && f[len - 1] == ' ')
+        len--;
+    char *c = malloc(len + 1);
+    if (c) {
+        memcpy(c, f, len);
+        c[len] = '\0';
+    }
+    return c;
+}
+
+void pm_f_string_out(const char *c, char *f, size_t len)
+{
+    size_t n = strnlen(c, len);
+    memcpy(f, c, n);
+    memset(f + n, ' ', len - n);
+}

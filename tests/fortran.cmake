@@ -1,0 +1,42 @@
+# Proust MPI from Fortran (issue 42, in progress: docs/FORTRAN-PLAN.md):
+# each program is compiled by the build tree's mpifort when the test runs
+# (so the wrapper is tested too), then run under proustrun on the rails
+# that matter; every rank prints "<name>: ok" once its checks passed.
+if(NOT PROUST_FORTRAN)
+  return()
+endif()
+set(FORTRAN_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fortran)
+set(MPIFORT ${PROJECT_BINARY_DIR}/tools/mpi/mpifort)
+
+# fortran_job(NAME n SOURCE file NPROCS k RAILS r)
+function(fortran_job)
+  cmake_parse_arguments(F "" "NAME;SOURCE;NPROCS;RAILS" "" ${ARGN})
+  get_filename_component(prog ${F_SOURCE} NAME_WE)
+  set(exe ${CMAKE_CURRENT_BINARY_DIR}/fortran/${F_NAME})
+  add_test(NAME fortran_${F_NAME}
+           COMMAND sh -c "mkdir -p \"$(dirname \"$1\")\" && \"$0\" -O1 -w -o \"$1\" \"$2\" && \"$3\" -n $4 \"$1\""
+                   ${MPIFORT} ${exe} ${FORTRAN_TEST_DIR}/${F_SOURCE} ${PROUSTRUN} ${F_NPROCS})
+  set(oks "${prog}: ok") # one line per rank
+  foreach(i RANGE 2 ${F_NPROCS})
+    string(APPEND oks "[^\n]*\n(.|\n)*${prog}: ok")
+  endforeach()
+  set_tests_properties(fortran_${F_NAME} PROPERTIES TIMEOUT 120 LABELS fortran
+    ENVIRONMENT "PROUST_RAILS=${F_RAILS}"
+    PASS_REGULAR_EXPRESSION "${oks}"
+    FAIL_REGULAR_EXPRESSION "FAILED")
+endfunction()
+
+foreach(rails shm tcp)
+  set(r self,shm)
+  if(rails STREQUAL "tcp")
+    set(r tcp)
+  endif()
+  fortran_job(NAME f77_basic_2_${rails} SOURCE f77_basic.f90 NPROCS 2 RAILS ${r})
+  fortran_job(NAME f77_basic_3_${rails} SOURCE f77_basic.f90 NPROCS 3 RAILS ${r})
+  fortran_job(NAME f77_fixed_2_${rails} SOURCE f77_fixed.f NPROCS 2 RAILS ${r})
+endforeach()
+
+# mpifort prints the command it runs (MPICH's -show), finding mpif.h
+add_test(NAME fortran_mpifort_show COMMAND ${MPIFORT} -show -c x.f90)
+set_tests_properties(fortran_mpifort_show PROPERTIES LABELS fortran
+  PASS_REGULAR_EXPRESSION "gfortran .*-I.*fallow-argument-mismatch")

@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""gen_fortran.py -- Proust MPI's Fortran bindings, generated from the MPI
+Forum's API description (pympistandard) and Proust's own mpi.h.
+
+  gen_fortran.py constants --mpi-h include/mpi.h --out consts.c
+      a C program that prints every integer constant of mpi.h ("NAME VALUE")
+  gen_fortran.py bindings --mpi-h include/mpi.h --consts consts.txt --out DIR
+      DIR/mpif.h and DIR/f77_wrappers.c (the mpi_x_ / pmpi_x_ entry points)
+  gen_fortran.py list --mpi-h include/mpi.h
+      which procedures are bound, and why the others are not yet
+
+The standard's data says what each parameter is (a buffer, a status, a
+string, a logical, an index...); mpi.h says its C type. Handles, MPI_Fint
+and default INTEGER are all C int in Proust, so most arguments pass
+through; a role in ROLES says what a wrapper does for the others. A
+procedure with a parameter of a role not handled yet gets no binding (the
+program then fails to link, it never gets a wrong one). docs/FORTRAN-PLAN.md
+is the plan these steps follow (issue 42).
+"""
+import argparse
+import re
+import sys
+
+import pympistandard as std
+
+# Parameters whose Fortran form the wrappers do not handle yet: procedures
+# that have one are not bound (issue 42's next steps).
+UNHANDLED_KINDS = {
+    "FUNCTION", "POLYFUNCTION", "ATTRIBUTE_VAL", "ATTRIBUTE_VAL_10", "EXTRA_STATE",
+    "EXTRA_STATE2", "C_BUFFER", "C_BUFFER2", "C_BUFFER3", "C_BUFFER4", "WEIGHT",
+    "STRING_ARRAY", "ARGUMENT_LIST_2D",
+}
+# The procedures whose INDEX parameters are positions in a Fortran array
+# (1-based there): the others (Cart_shift...) are ranks or counts.
+INDEX_PLUS_ONE = {"MPI_Waitany", "MPI_Testany", "MPI_Waitsome", "MPI_Testsome",
+                  "MPI_Request_get_status_any", "MPI_Request_get_status_some"}
+# Functions (not subroutines) in Fortran: their C return type is kept.
+FUNCTIONS = {"MPI_Wtime": "double", "MPI_Wtick": "double", "MPI_Aint_add": "MPI_Aint",
+             "MPI_Aint_diff": "MPI_Aint"}
+# Sentinels: C storage whose address a Fortran program passes (COMMON
+# blocks of mpif.h), and the C value it stands for.
+SENTINELS = [
+    # (Fortran name, COMMON block, Fortran declaration, ints of storage, C value)
+    ("MPI_BOTTOM", "proust_mpi_bottom", "INTEGER MPI_BOTTOM", 1, "MPI_BOTTOM"),
+    ("MPI_IN_PLACE", "proust_mpi_in_place", "INTEGER MPI_IN_PLACE", 1, "MPI_IN_PLACE"),
+    ("MPI_STATUS_IGNORE", "proust_mpi_status_ignore",
+     "INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)", 6, "MPI_STATUS_IGNORE"),
+    ("MPI_STATUSES_IGNORE", "proust_mpi_statuses_ignore",
+     "INTEGER MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)", 6, "MPI_STATUSES_IGNORE"),
+]
+
+
+def load_standard():
+    std.use_api_version(1)
+    return {p._parseset["name"]: p for p in std.PROCEDURES.values()}
+
+
+def c_prototypes(path):
+    """name -> [(type, name)] of every `int MPI_X(...)`-like prototype."""
+    src = re.sub(r"/\*.*?\*/", " ", open(path).read(), flags=re.S)
+    src = re.sub(r"//[^\n]*", " ", src)
+    protos = {}
+    for m in re.finditer(r"^\s*(int|double|MPI_Aint|MPI_Fint)\s+(MPI_\w+)\s*\(([^;{]*?)\)\s*;",
+                         src, flags=re.M):
+        ret, name, args = m.group(1), m.group(2), " ".join(m.group(3).split())
+        params = []
+        if args not in ("", "void"):
+            for a in args.split(","):
+                a = a.strip()
+                pm = re.match(r"(.*?[\s*])(\w+)\s*(\[\s*\w*\s*\]\s*)*$", a)
+                if not pm or pm.group(1).strip() in ("", "const"):
+                    params = None  # unnamed parameters: not a procedure we bind
+                    break
+                dims = re.findall(r"\[\s*(\w*)\s*\]", a)
+                ctype = pm.group(1).strip()
+                if len(dims) == 2:  # int ranges[][3]: a pointer to rows
+                    ctype += f"(*)[{dims[1]}]"
+                elif dims:
+                    ctype += "[]"
+                params.append((ctype, pm.group(2)))
+        if params is not None:
+            protos[name] = (ret, params)
+    return protos
+
+
+class Unbound(Exception):
+    pass
+
+
+def plan(name, proc, proto):
+    """The wrapper of one procedure: [(fortran arg, c type, role, param dict)]."""
+    ret, cparams = proto
+    fparams = [q for q in proc._parseset["parameters"]
+               if "c_parameter" not in (q.get("suppress") or "")]
+    if len(fparams) != len(cparams):
+        raise Unbound(f"{len(fparams)} parameters in the standard, {len(cparams)} in mpi.h")
+    out = []
+    for q, (ctype, cname) in zip(fparams, cparams):
+        kind, supp = q["kind"], q.get("suppress") or ""
+        if "f90_parameter" in supp:
+            role = "dropped"
+        elif kind in UNHANDLED_KINDS:
+            raise Unbound(f"parameter {q['name']} of kind {kind}")
+        elif kind == "BUFFER":
+            role = "buffer"
+        elif kind == "STATUS":
+            role = "status" if q["length"] is None else "statuses"
+        elif kind == "STRING":
+            if q["param_direction"] == "in" and q["length"] is None:
+                role = "string_in"
+            elif q["param_direction"] == "out" and str(q["length"]).startswith("MPI_MAX_"):
+                role = "string_out"
+            else:
+                raise Unbound(f"string {q['name']} ({q['param_direction']}, {q['length']})")
+        elif kind == "LOGICAL":
+            role = "logical_in" if q["param_direction"] == "in" and "[" not in ctype and \
+                "*" not in ctype else "pass"
+        elif kind == "INDEX" and name in INDEX_PLUS_ONE:
+            role = "index"
+        else:
+            role = "pass"
+        if role == "pass" and "*" not in ctype and "[]" not in ctype:
+            role = "value"
+        out.append((q["name"].lower(), ctype, cname, role, q))
+    return out
+
+
+def pointer_type(ctype):
+    """The C type of the pointer a Fortran argument arrives as."""
+    base = ctype.replace("const ", "").replace("[]", "").replace("*", "").strip()
+    return base + " *"
+
+
+def wrapper(name, proc, proto, profile):
+    """C source of mpi_x_ (or pmpi_x_ with profile)."""
+    target = ("P" if profile else "") + name
+    fname = ("p" if profile else "") + name.lower() + "_"
+    ret = FUNCTIONS.get(name)
+    steps = plan(name, proc, proto)
+    args, before, call, after, hidden = [], [], [], [], []
+    count_of = {}  # statuses: which argument gives their number
+    for fa, ctype, cname, role, q in steps:
+        if role == "dropped":
+            call.append("NULL" if "*" in ctype or "[]" in ctype else "0")
+            continue
+        if role == "buffer":
+            args.append(f"void *{fa}")
+            call.append(f"pm_f_buffer({fa})")
+        elif role == "value":
+            args.append(f"{pointer_type(ctype)}{fa}")
+            call.append(f"*{fa}")
+        elif role == "logical_in":
+            args.append(f"MPI_Fint *{fa}")
+            call.append(f"(*{fa} != 0)")
+        elif role == "pass" and "(*)" in ctype:  # rows of a 2-D array
+            args.append(f"MPI_Fint *{fa}")
+            call.append(f"({ctype.replace('const ', '')}){fa}")
+        elif role == "pass" or role == "index":
+            args.append(f"{pointer_type(ctype)}{fa}")
+            call.append(f"({ctype.replace('[]', '*')}){fa}" if "const" in ctype else fa)
+            if role == "index":
+                n = "1" if q["length"] is None else \
+                    ("*outcount" if any(s[0] == "outcount" for s in steps) else "*count")
+                after.append(f"pm_f_index_plus_one({fa}, {n});")
+        elif role == "status":
+            args.append(f"MPI_Fint *{fa}")
+            before.append(f"MPI_Status {fa}_c;")
+            if q["param_direction"] in ("in", "inout"):  # MPI_Get_count & co read it
+                before.append(f"if (!pm_f_ignored({fa})) MPI_Status_f2c({fa}, &{fa}_c);")
+            call.append(f"(pm_f_ignored({fa}) ? MPI_STATUS_IGNORE : &{fa}_c)")
+            if q["param_direction"] in ("out", "inout"):
+                after.append(f"if (!pm_f_ignored({fa})) MPI_Status_c2f(&{fa}_c, {fa});")
+        elif role == "statuses":
+            args.append(f"MPI_Fint *{fa}")
+            incount = next(s[0] for s in steps if s[0] in ("count", "incount"))
+            outn = "*outcount" if any(s[0] == "outcount" for s in steps) else f"*{incount}"
+            before.append(f"MPI_Status *{fa}_c = pm_f_statuses({fa}, *{incount});")
+            call.append(f"({fa}_c ? {fa}_c : MPI_STATUSES_IGNORE)")
+            after.append(f"free:pm_f_statuses_done({fa}, {fa}_c, rc == MPI_SUCCESS || "
+                         f"rc == MPI_ERR_IN_STATUS ? {outn} : 0);")
+            count_of[fa] = incount
+        elif role == "string_in":
+            args.append(f"const char *{fa}")
+            hidden.append(f"size_t {fa}_len")
+            before.append(f"char *{fa}_c = pm_f_string_in({fa}, {fa}_len);")
+            call.append(f"{fa}_c")
+            after.append(f"free:free({fa}_c);")
+        elif role == "string_out":
+            args.append(f"char *{fa}")
+            hidden.append(f"size_t {fa}_len")
+            size = q["length"]
+            before.append(f"char {fa}_c[{size} + 1];")
+            before.append(f"{fa}_c[0] = '\\0';")
+            call.append(f"{fa}_c")
+            after.append(f"pm_f_string_out({fa}_c, {fa}, {fa}_len);")
+    if ret:
+        sig = f"{ret} {fname}({', '.join(args + hidden) or 'void'})"
+        body = [f"return {target}({', '.join(call)});"]
+    else:
+        args.append("MPI_Fint *ierror")
+        sig = f"void {fname}({', '.join(args + hidden)})"
+        body = before + [f"int rc = {target}({', '.join(call)});"]
+        # "free:" steps run whatever the call said (they release memory);
+        # the others define outputs, only where the call succeeded
+        outputs = [a for a in after if not a.startswith("free:")]
+        if outputs:
+            body += ["if (rc == MPI_SUCCESS) {"] + ["    " + a for a in outputs] + ["}"]
+        body += [a[len("free:"):] for a in after if a.startswith("free:")]
+        body += ["*ierror = rc;"]
+    return f"{sig};\n{sig}\n{{\n" + "".join(f"    {b}\n" for b in body) + "}\n"
+
+
+def bound(procs, protos):
+    """(name, proc) of every procedure bound, and {name: why not} of the others."""
+    ok, why = [], {}
+    for name in sorted(protos):
+        if name.startswith("PMPI_") or name not in procs:
+            continue
+        proc = procs[name]
+        if proc.express.f90 is None:
+            why[name] = "no Fortran form in the standard"
+            continue
+        try:
+            plan(name, proc, protos[name])
+            ok.append((name, proc))
+        except Unbound as e:
+            why[name] = str(e)
+    return ok, why
+
+
+HEADER_C = """/* f77_wrappers.c -- generated by tools/fortran/gen_fortran.py from the MPI
+ * Forum's API description and include/mpi.h: do not edit. The entry points
+ * of mpif.h and the mpi module (gfortran's names: lower case, one trailing
+ * underscore), each calling the C function (mpi_x_) or its profiling
+ * twin (pmpi_x_). The helpers are in src/mpi/fortran/fortran_glue.c. */
+#include <stdlib.h>
+
+#include "fortran_glue.h"
+
+"""
+
+
+def emit_wrappers(ok, protos, path):
+    with open(path, "w") as f:
+        f.write(HEADER_C)
+        for name, proc in ok:
+            f.write(wrapper(name, proc, protos[name], False))
+            f.write(wrapper(name, proc, protos[name], True))
+            f.write("\n")
+
+
+def fortran_line(text):
+    """A statement that fits fixed form (columns 7-72) and free form."""
+    if len(text) + 6 <= 72:
+        return "      " + text + "\n"
+    raise SystemExit(f"mpif.h line too long: {text}")
+
+
+# Integer constants of mpi.h that are not Fortran's (C-only names, or the
+# private ones), and the ones Fortran defines differently.
+C_ONLY = re.compile(r"^(MPI_F_|PROUST_|MPI_.*_C$)")
+FORTRAN_ONLY = {
+    "MPI_STATUS_SIZE": "MPI_F_STATUS_SIZE",
+    "MPI_SOURCE": "MPI_F_SOURCE + 1", "MPI_TAG": "MPI_F_TAG + 1", "MPI_ERROR": "MPI_F_ERROR + 1",
+    "MPI_ADDRESS_KIND": "sizeof(MPI_Aint)", "MPI_OFFSET_KIND": "sizeof(MPI_Offset)",
+    "MPI_COUNT_KIND": "sizeof(MPI_Count)", "MPI_INTEGER_KIND": "sizeof(MPI_Fint)",
+}
+
+
+def constant_names(mpi_h):
+    src = re.sub(r"/\*.*?\*/", " ", open(mpi_h).read(), flags=re.S)
+    names = []
+    for m in re.finditer(r"^\s*#\s*define\s+(MPI_\w+)\s+(.+)$", src, flags=re.M):
+        name = m.group(1)
+        if not C_ONLY.match(name) and name not in names:
+            names.append(name)
+    return names
+
+
+def emit_constants_program(mpi_h, path):
+    names = constant_names(mpi_h)
+    with open(path, "w") as f:
+        f.write("/* generated by tools/fortran/gen_fortran.py: prints mpi.h's integer\n"
+                " * constants for mpif.h (NAME VALUE); others are left out. */\n")
+        f.write("#include <stdio.h>\n#include <mpi.h>\n\n")
+        f.write("#define INTEGRAL(x) _Generic((x), int: 1, unsigned: 1, long: 1, "
+                "unsigned long: 1, long long: 1, unsigned long long: 1, default: 0)\n")
+        f.write("#define SHOW(name, x) do { if (INTEGRAL(x)) printf(\"%s %lld\\n\", name, "
+                "(long long)_Generic((x), int: (x), unsigned: (x), long: (x), unsigned long: "
+                "(x), long long: (x), unsigned long long: (x), default: 0)); } while (0)\n")
+        f.write("int main(void)\n{\n")
+        for n in names:
+            f.write(f"#ifdef {n}\n    SHOW(\"{n}\", {n});\n#endif\n")
+        for n, expr in FORTRAN_ONLY.items():
+            f.write(f"    printf(\"{n} %lld\\n\", (long long)({expr}));\n")
+        f.write("    return 0;\n}\n")
+
+
+def emit_mpif(consts_path, ok, path):
+    consts = []
+    for line in open(consts_path):
+        name, value = line.split()
+        consts.append((name, int(value)))
+    have = {n for n, _ in consts}
+    with open(path, "w") as f:
+        f.write("! mpif.h -- Proust MPI for Fortran (fixed and free form), generated by\n"
+                "! tools/fortran/gen_fortran.py from include/mpi.h: do not edit.\n")
+        for name, value in consts:
+            if name in {s[0] for s in SENTINELS} or name in FUNCTIONS:
+                continue
+            if value < -2**31 or value >= 2**31:
+                kind = "INTEGER*8"
+            else:
+                kind = "INTEGER"
+            f.write(fortran_line(f"{kind} {name}"))
+            f.write(fortran_line(f"PARAMETER ({name}={value})"))
+        for fname, block, decl, _, _ in SENTINELS:
+            f.write(fortran_line(decl))
+            f.write(fortran_line(f"COMMON /{block}/ {fname}"))
+        for name, ctype in FUNCTIONS.items():
+            if any(n == name for n, _ in ok):
+                ftype = "DOUBLE PRECISION" if ctype == "double" else "INTEGER*8"
+                for n in (name, "P" + name):
+                    f.write(fortran_line(f"{ftype} {n.upper()}"))
+                    f.write(fortran_line(f"EXTERNAL {n.upper()}"))
+    missing = [n for n in ("MPI_STATUS_SIZE", "MPI_COMM_WORLD") if n not in have]
+    if missing:
+        raise SystemExit(f"constants missing from {consts_path}: {missing}")
+
+
+def emit_sentinels(path):
+    with open(path, "w") as f:
+        f.write("/* generated by tools/fortran/gen_fortran.py: the storage of mpif.h's\n"
+                " * sentinel COMMON blocks, and their C values. */\n")
+        f.write('#include "fortran_glue.h"\n\n')
+        for fname, block, _, ints, cval in SENTINELS:
+            f.write(f"_Alignas(16) MPI_Fint {block}_[{max(ints, 4)}];\n")
+        f.write("\nvoid *pm_f_sentinel_c(const void *p)\n{\n")
+        for fname, block, _, _, cval in SENTINELS:
+            f.write(f"    if (p == (const void *){block}_)\n        return (void *){cval};\n")
+        f.write("    return (void *)p;\n}\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("what", choices=["constants", "bindings", "list"])
+    ap.add_argument("--mpi-h", required=True)
+    ap.add_argument("--consts")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    if a.what == "constants":
+        emit_constants_program(a.mpi_h, a.out)
+        return
+    procs, protos = load_standard(), c_prototypes(a.mpi_h)
+    ok, why = bound(procs, protos)
+    if a.what == "list":
+        print(f"{len(ok)} procedures bound")
+        for n, w in sorted(why.items()):
+            print(f"  not bound: {n}: {w}")
+        return
+    emit_wrappers(ok, protos, f"{a.out}/f77_wrappers.c")
+    emit_sentinels(f"{a.out}/f77_sentinels.c")
+    emit_mpif(a.consts, ok, f"{a.out}/mpif.h")
+    print(f"gen_fortran: {len(ok)} procedures bound, {len(why)} not yet", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
