@@ -4,7 +4,9 @@
 !   - Testsome's indices (1-based) with their statuses;
 !   - a derived datatype (MPI_Type_vector) built, committed, used, freed;
 !   - strings out: MPI_Error_string, MPI_Get_library_version;
-!   - MPI_Type_size, MPI_Get_elements through an in-status.
+!   - MPI_Type_size, MPI_Get_elements through an in-status;
+!   - attributes read: MPI_TAG_UB (MPI_Comm_get_attr, MPI_Attr_get), a
+!     window's base, size and displacement unit (MPI_Win_get_attr).
 ! Prints "f77_more: ok" on each rank.
 program f77_more
   implicit none
@@ -15,6 +17,8 @@ program f77_more
   logical :: flag, periods(1), periods_out(1), inited
   character(len=MPI_MAX_ERROR_STRING) :: msg
   character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
+  integer(kind=MPI_ADDRESS_KIND) :: aval, addr, wsize
+  integer :: ival, win, warr(10)
 
   call MPI_INITIALIZED(inited, ierr)
   call check(.not. inited, 'not initialized before MPI_Init')
@@ -82,6 +86,23 @@ program f77_more
   call check(ierr == MPI_SUCCESS .and. n > 0 .and. len_trim(msg) == n, 'error string')
   call MPI_GET_LIBRARY_VERSION(version, n, ierr)
   call check(index(version, 'Proust') > 0 .and. n == len_trim(version), 'library version')
+
+  ! attributes
+  call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_TAG_UB, aval, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. aval >= 32767, 'MPI_TAG_UB by comm_get_attr')
+  call MPI_ATTR_GET(MPI_COMM_WORLD, MPI_TAG_UB, ival, flag, ierr)
+  call check(flag .and. ival == aval, 'MPI_TAG_UB by attr_get')
+  wsize = 40
+  call MPI_WIN_CREATE(warr, wsize, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call check(ierr == MPI_SUCCESS, 'win_create')
+  call MPI_WIN_GET_ATTR(win, MPI_WIN_SIZE, aval, flag, ierr)
+  call check(flag .and. aval == 40, 'MPI_WIN_SIZE')
+  call MPI_WIN_GET_ATTR(win, MPI_WIN_DISP_UNIT, aval, flag, ierr)
+  call check(flag .and. aval == 4, 'MPI_WIN_DISP_UNIT')
+  call MPI_WIN_GET_ATTR(win, MPI_WIN_BASE, aval, flag, ierr)
+  call MPI_GET_ADDRESS(warr, addr, ierr)
+  call check(flag .and. aval == addr, 'MPI_WIN_BASE is the array''s address')
+  call MPI_WIN_FREE(win, ierr)
 
   call MPI_FINALIZE(ierr)
   print '(A)', 'f77_more: ok'

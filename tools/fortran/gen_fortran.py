@@ -26,7 +26,7 @@ import pympistandard as std
 # Parameters whose Fortran form the wrappers do not handle yet: procedures
 # that have one are not bound (issue 42's next steps).
 UNHANDLED_KINDS = {
-    "FUNCTION", "POLYFUNCTION", "ATTRIBUTE_VAL", "ATTRIBUTE_VAL_10", "EXTRA_STATE",
+    "FUNCTION", "POLYFUNCTION", "EXTRA_STATE",
     "EXTRA_STATE2", "C_BUFFER", "C_BUFFER2", "C_BUFFER3", "C_BUFFER4", "WEIGHT",
     "STRING_ARRAY", "ARGUMENT_LIST_2D",
 }
@@ -101,6 +101,12 @@ def plan(name, proc, proto):
             role = "dropped"
         elif kind in UNHANDLED_KINDS:
             raise Unbound(f"parameter {q['name']} of kind {kind}")
+        elif kind in ("ATTRIBUTE_VAL", "ATTRIBUTE_VAL_10"):
+            # reading one: predefined attributes and values alike (fortran_glue.c);
+            # setting one needs a keyval made in Fortran (callbacks: not yet)
+            if q["param_direction"] != "out":
+                raise Unbound(f"parameter {q['name']} of kind {kind} (in)")
+            role = "attr_out" if kind == "ATTRIBUTE_VAL" else "attr_out_int"
         elif kind == "BUFFER":
             role = "buffer"
         elif kind == "STATUS":
@@ -179,6 +185,15 @@ def wrapper(name, proc, proto, profile):
             after.append(f"free:pm_f_statuses_done({fa}, {fa}_c, rc == MPI_SUCCESS || "
                          f"rc == MPI_ERR_IN_STATUS ? {outn} : 0);")
             count_of[fa] = incount
+        elif role in ("attr_out", "attr_out_int"):
+            ftype = "MPI_Aint" if role == "attr_out" else "MPI_Fint"
+            obj = {"MPI_Win": "'w'", "MPI_Type": "'t'"}.get(name[:8].rstrip("_"), "'c'")
+            keyval = next(st[0] for st in steps if st[0].endswith("keyval"))
+            args.append(f"{ftype} *{fa}")
+            before.append(f"void *{fa}_c = NULL;")
+            call.append(f"&{fa}_c")
+            after.append(f"if (*flag) *{fa} = ({ftype})pm_f_attr_value({obj}, *{keyval}, "
+                         f"{fa}_c);")
         elif role == "string_in":
             args.append(f"const char *{fa}")
             hidden.append(f"size_t {fa}_len")

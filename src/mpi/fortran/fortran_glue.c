@@ -2,6 +2,7 @@
  * fortran_glue.c — the hand-written part of the Fortran bindings: what
  * the generated wrappers cannot derive from the standard's description.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,4 +48,20 @@ void pm_f_string_out(const char *c, char *f, size_t len)
     size_t n = strnlen(c, len);
     memcpy(f, c, n);
     memset(f + n, ' ', len - n);
+}
+
+MPI_Aint pm_f_attr_value(char object, int keyval, void *ptr)
+{
+    if (object == 'c' && keyval >= MPI_TAG_UB && keyval <= MPI_APPNUM)
+        return ptr ? *(int *)ptr : 0;
+    if (object == 'w') {
+        if (keyval == MPI_WIN_BASE)
+            return (MPI_Aint)(intptr_t)ptr;
+        if (keyval == MPI_WIN_SIZE)
+            return ptr ? *(MPI_Aint *)ptr : 0;
+        if (keyval == MPI_WIN_DISP_UNIT || keyval == MPI_WIN_CREATE_FLAVOR ||
+            keyval == MPI_WIN_MODEL)
+            return ptr ? *(int *)ptr : 0;
+    }
+    return (MPI_Aint)(intptr_t)ptr;
 }

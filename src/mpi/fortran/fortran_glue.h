@@ -37,6 +37,12 @@ void pm_f_statuses_done(MPI_Fint *f, MPI_Status *c, int n);
 /* Indices of a C call made 1-based (MPI_UNDEFINED stays). */
 void pm_f_index_plus_one(int *index, int n);
 
+/* The value a Fortran program reads for the attribute C returned as `ptr`
+ * (object 'c' communicator, 'w' window, 't' datatype): the predefined ones
+ * are pointers to their value (the window's base is its address itself);
+ * any other holds its value, as a Fortran MPI_*_set_attr stores it. */
+MPI_Aint pm_f_attr_value(char object, int keyval, void *ptr);
+
 /* A Fortran string (len characters, blank-padded) as a C one: trailing
  * blanks dropped; free() it. NULL only when out of memory. */
 char *pm_f_string_in(const char *f, size_t len);
