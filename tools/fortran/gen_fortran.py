@@ -25,8 +25,15 @@ import pympistandard as std
 
 # Parameters whose Fortran form the wrappers do not handle yet: procedures
 # that have one are not bound (issue 42's next steps).
+# Callbacks whose Fortran form is called as C calls them (every argument
+# by reference): the procedure's address passes through. The others
+# (attribute copy/delete, generalized requests) need the C side to call
+# them the Fortran way: not yet.
+PASS_FUNCTIONS = {"MPI_User_function", "MPI_Comm_errhandler_function",
+                  "MPI_Win_errhandler_function", "MPI_Session_errhandler_function",
+                  "MPI_File_errhandler_function"}
 UNHANDLED_KINDS = {
-    "FUNCTION", "POLYFUNCTION", "EXTRA_STATE",
+    "EXTRA_STATE",
     "EXTRA_STATE2", "C_BUFFER", "C_BUFFER2", "C_BUFFER3", "C_BUFFER4", "WEIGHT",
     "STRING_ARRAY", "ARGUMENT_LIST_2D",
 }
@@ -101,6 +108,10 @@ def plan(name, proc, proto):
             role = "dropped"
         elif kind in UNHANDLED_KINDS:
             raise Unbound(f"parameter {q['name']} of kind {kind}")
+        elif kind in ("FUNCTION", "POLYFUNCTION"):
+            if q.get("func_type") not in PASS_FUNCTIONS:
+                raise Unbound(f"callback {q['name']} ({q.get('func_type')})")
+            role = "pass"
         elif kind in ("ATTRIBUTE_VAL", "ATTRIBUTE_VAL_10"):
             # reading one: predefined attributes and values alike (fortran_glue.c);
             # setting one needs a keyval made in Fortran (callbacks: not yet)
