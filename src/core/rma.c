@@ -238,6 +238,11 @@ static int transfer(proust_session_t *s, int peer, int write, void *local, size_
         atomic_fetch_add_explicit(write ? &n_bytes_written : &n_bytes_read, len,
                                   memory_order_relaxed);
     }
+    return proust__rma_posted(req, rc, out);
+}
+
+int proust__rma_posted(proust_request_t *req, int rc, proust_request_t **out)
+{
     if (rc == PROUST__INPROGRESS) {
         *out = req;
         return PROUST_OK;

@@ -37,6 +37,11 @@ struct rma_split {
 };
 void proust__rma_split_answer(struct rma_split *sp, int status);
 
+/* The end of a one-sided call that made `req` and handed it to a rail
+ * (rc: PROUST__INPROGRESS, PROUST_OK for nothing to do, or an error, the
+ * request then freed): what the call returns, *out set unless it fails. */
+int proust__rma_posted(proust_request_t *req, int rc, proust_request_t **out);
+
 /* proust_rma_atomic calls started (rma_atomic.c), for proust_rma_counts. */
 uint64_t proust__rma_atomics_started(void);
 

@@ -146,17 +146,5 @@ int proust_rma_atomic(proust_session_t *s, int peer, int op, int type, const voi
                                part_len, offset, req);
     if (rc == PROUST__INPROGRESS || rc == PROUST_OK)
         atomic_fetch_add_explicit(&n_atomics, 1, memory_order_relaxed);
-    if (rc == PROUST__INPROGRESS) {
-        *out = req;
-        return PROUST_OK;
-    }
-    if (rc == PROUST_OK) { /* nothing to do */
-        req->status.size = 0;
-        proust_request_complete(req, PROUST_OK);
-        *out = req;
-        return PROUST_OK;
-    }
-    proust_request_complete(req, rc);
-    proust_request_free(&req);
-    return rc == PROUST_ERR_PROTO ? PROUST_ERR_INVALID : rc;
+    return proust__rma_posted(req, rc, out);
 }

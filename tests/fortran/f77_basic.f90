@@ -12,6 +12,7 @@
 program f77_basic
   implicit none
   include 'mpif.h'
+  character(len=*), parameter :: prog = 'f77_basic'
   integer :: ierr, rank, nprocs, right, left, i, n, idx, color, sub, subrank
   integer :: status(MPI_STATUS_SIZE), statuses(MPI_STATUS_SIZE, 4), reqs(4)
   integer :: val, got, total, ints(3), namelen
@@ -113,15 +114,6 @@ program f77_basic
 
 contains
 
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    integer :: e
-    if (.not. ok) then
-      print '(A,A)', 'f77_basic: FAILED: ', what
-      call MPI_ABORT(MPI_COMM_WORLD, 1, e)
-      stop 1
-    end if
-  end subroutine check
+  include 'check.inc'
 
 end program f77_basic

@@ -34,6 +34,7 @@ program f77_callbacks
   use f77_callbacks_state
   implicit none
   include 'mpif.h'
+  character(len=*), parameter :: prog = 'f77_callbacks'
   external weighted, keep_error
   integer :: ierr, rank, nprocs, op, eh, v(2), r(2), want, i, cls
 
@@ -71,15 +72,6 @@ program f77_callbacks
 
 contains
 
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    integer :: e
-    if (.not. ok) then
-      print '(A,A)', 'f77_callbacks: FAILED: ', what
-      call MPI_ABORT(MPI_COMM_WORLD, 1, e)
-      stop 1
-    end if
-  end subroutine check
+  include 'check.inc'
 
 end program f77_callbacks

@@ -11,6 +11,7 @@
 program f77_more
   implicit none
   include 'mpif.h'
+  character(len=*), parameter :: prog = 'f77_more'
   integer :: ierr, rank, nprocs, right, left, i, outcount, vec, sz, n, cart
   integer :: status(MPI_STATUS_SIZE), statuses(MPI_STATUS_SIZE, 3), reqs(3), idx(3)
   integer :: dims(1), coords(1), grid(12), got(12), vals(3)
@@ -109,15 +110,6 @@ program f77_more
 
 contains
 
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    integer :: e
-    if (.not. ok) then
-      print '(A,A)', 'f77_more: FAILED: ', what
-      call MPI_ABORT(MPI_COMM_WORLD, 1, e)
-      stop 1
-    end if
-  end subroutine check
+  include 'check.inc'
 
 end program f77_more

@@ -36,6 +36,22 @@ bool pm_rma_nic_pays(const struct pm_win *w, int target, uint64_t tbytes)
            (tbytes >= PM_NIC_POLLED_MIN && tbytes <= PM_NIC_POLLED_MAX);
 }
 
+/* The MPI request of a request-based operation `o`, or NULL (out of
+ * memory: `o` is then finished, counted and gone). */
+static struct pm_request *nic_request(struct pm_win *w, struct rma_op *o,
+                                      const struct rma_args *a)
+{
+    struct pm_request *r = pm_request_new(PM_REQ_ASYNC, w->comm);
+    if (!r) {
+        o->err = MPI_ERR_NO_MEM;
+        atomic_fetch_add_explicit(&w->pending[a->target], 1, memory_order_relaxed);
+        pm_rma_op_part_done(o);
+        return NULL;
+    }
+    o->mreq = r;
+    return r;
+}
+
 static int nic_fail(MPI_Win win, const struct rma_args *a, int64_t *lay)
 {
     free(lay);
@@ -79,16 +95,8 @@ int pm_rma_issue_nic(MPI_Win win, struct pm_win *w, const struct rma_args *a,
         local = tmp;
     }
     struct pm_request *r = NULL;
-    if (request) {
-        r = pm_request_new(PM_REQ_ASYNC, w->comm);
-        if (!r) {
-            o->err = MPI_ERR_NO_MEM;
-            atomic_fetch_add_explicit(&w->pending[a->target], 1, memory_order_relaxed);
-            pm_rma_op_part_done(o);
-            return nic_fail(win, a, lay);
-        }
-        o->mreq = r;
-    }
+    if (request && !(r = nic_request(w, o, a)))
+        return nic_fail(win, a, lay);
     atomic_fetch_add_explicit(&w->pending[a->target], 1, memory_order_relaxed);
     int world = pm_comm_peer(w->comm, a->target);
     const uint8_t *key = w->nic_keys[a->target];
@@ -278,16 +286,8 @@ int pm_rma_issue_nic_atomic(MPI_Win win, struct pm_win *w, const struct rma_args
         }
     }
     struct pm_request *r = NULL;
-    if (request) {
-        r = pm_request_new(PM_REQ_ASYNC, w->comm);
-        if (!r) {
-            o->err = MPI_ERR_NO_MEM;
-            atomic_fetch_add_explicit(&w->pending[a->target], 1, memory_order_relaxed);
-            pm_rma_op_part_done(o);
-            return nic_fail(win, a, lay);
-        }
-        o->mreq = r;
-    }
+    if (request && !(r = nic_request(w, o, a)))
+        return nic_fail(win, a, lay);
     /* the provider does not keep atomics in order: this one waits for the
      * earlier ones to this rank (accumulate_ordering, unless "none") */
     if (w->nic_acc_wait)
