@@ -149,17 +149,18 @@ static bool split_get(struct proust_session *s, int peer, struct proust_request 
     return true;
 }
 
-/* A get the rail does asynchronously, as a one-sided read of the
- * sender's exposed memory (rma(), answered by proust__on_rma_done): the
- * receiver goes on while the bytes come, so a sender that computes after
- * its Isend stalls nobody, and nonblocking sends may expose their bytes
- * too (send_path.c). */
 /* KiB of asynchronous gets in flight at most (one larger goes alone),
  * those beyond by puts (CTS), as before. tcp;ofi_rxm, a window of 64
  * sends: no bound put 128 reads of 512 KiB in rxm's hands at 1 MiB and ran
  * at 0.6-0.7 of the puts; 4 MiB held 256 KiB at 6.8-7.0 GB/s, 8 MiB gave
  * 7.2-7.3 there and 9.0-9.5 from 512 KiB up, 16 MiB was erratic above. */
 #define ASYNC_GET_KB 8192
+
+/* A get the rail does asynchronously, as a one-sided read of the
+ * sender's exposed memory (rma(), answered by proust__on_rma_done): the
+ * receiver goes on while the bytes come, so a sender that computes after
+ * its Isend stalls nobody, and nonblocking sends may expose their bytes
+ * too (send_path.c). */
 struct async_get {
     struct proust_session *s;
     int peer;
