@@ -5,6 +5,8 @@
 # runtests sets for every test).
 # Usage: scripts/mpich-suite.sh [dir...]   (default: the directories of the
 #        suite's top-level testlist; e.g. "threads pt2pt coll")
+#        MPICH_SUITE_FORTRAN=1 scripts/mpich-suite.sh f77/pt2pt f77/coll ...
+#        runs the Fortran directories, in a copy configured with mpifort
 #
 # Needs the MPICH source package: `apt-get source` wants a deb-src line;
 # with ADD_DEB_SRC=1 (root) this script adds one for the running Debian
@@ -29,12 +31,25 @@ if ! ls "$work"/mpich-*/test/mpi/configure > /dev/null 2>&1; then
   tar -xJf "$work"/mpich_*.orig.tar.xz -C "$work" --wildcards 'mpich-*/test/mpi'
 fi
 suite=$(ls -d "$work"/mpich-*/test/mpi | head -1)
+fortran=(--disable-fortran)
+if [ "${MPICH_SUITE_FORTRAN:-0}" = 1 ]; then
+  # The Fortran directories (f77/...: mpif.h) need the suite configured
+  # with our mpifort: a copy of its own (timestamps kept: no automake)
+  [ -x "$prefix/bin/mpifort" ] || { echo "mpich-suite: no $prefix/bin/mpifort" >&2; exit 2; }
+  if [ ! -d "$work/fortran/mpi" ]; then
+    mkdir -p "$work/fortran" && cp -a "$suite" "$work/fortran/"
+    (cd "$work/fortran/mpi" && { make distclean > /dev/null 2>&1 || true; })
+  fi
+  suite=$work/fortran/mpi
+  fortran=(--enable-fortran=f77 F77="$prefix/bin/mpifort" FC="$prefix/bin/mpifort")
+fi
 cd "$suite"
 if [ ! -f Makefile ]; then
-  ./configure --with-mpi="$prefix" --disable-fortran --disable-cxx --disable-romio \
+  ./configure --with-mpi="$prefix" "${fortran[@]}" --disable-cxx --disable-romio \
     --disable-spawn --disable-dtpools --enable-strictmpi \
     --enable-threads=multiple MPIEXEC="$prefix/bin/mpiexec" > configure.log 2>&1 ||
     { echo "mpich-suite: configure failed, see $suite/configure.log" >&2; exit 2; }
+  make -C util > util.log 2>&1 || { echo "mpich-suite: its util library failed, see $suite/util.log" >&2; exit 2; }
 fi
 [ -f testlist.all ] || cp testlist testlist.all
 if [ $# -gt 0 ]; then printf '%s\n' "$@" > testlist; else cp testlist.all testlist; fi

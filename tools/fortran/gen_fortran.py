@@ -123,12 +123,19 @@ def plan(name, proc, proto):
         elif kind == "STATUS":
             role = "status" if q["length"] is None else "statuses"
         elif kind == "STRING":
-            if q["param_direction"] == "in" and q["length"] is None:
+            length = q["length"]
+            if q["param_direction"] == "in" and length in (None, "*"):
                 role = "string_in"
-            elif q["param_direction"] == "out" and str(q["length"]).startswith("MPI_MAX_"):
+            elif q["param_direction"] == "out" and str(length).startswith("MPI_MAX_"):
                 role = "string_out"
+            elif q["param_direction"] == "out" and length == "valuelen":  # MPI_Info_get
+                role = "string_out"
+                q = dict(q, length="*valuelen")
+            elif q["param_direction"] == "out" and name == "MPI_Info_get_nthkey":
+                role = "string_out"
+                q = dict(q, length="MPI_MAX_INFO_KEY")
             else:
-                raise Unbound(f"string {q['name']} ({q['param_direction']}, {q['length']})")
+                raise Unbound(f"string {q['name']} ({q['param_direction']}, {length})")
         elif kind == "LOGICAL":
             role = "logical_in" if q["param_direction"] == "in" and "[" not in ctype and \
                 "*" not in ctype else "pass"
@@ -182,8 +189,9 @@ def wrapper(name, proc, proto, profile):
         elif role == "status":
             args.append(f"MPI_Fint *{fa}")
             before.append(f"MPI_Status {fa}_c;")
-            if q["param_direction"] in ("in", "inout"):  # MPI_Get_count & co read it
-                before.append(f"if (!pm_f_ignored({fa})) MPI_Status_f2c({fa}, &{fa}_c);")
+            # in (MPI_Get_count & co read it), and out too: the fields a call
+            # leaves alone (MPI_ERROR of single completions) stay as they were
+            before.append(f"if (!pm_f_ignored({fa})) MPI_Status_f2c({fa}, &{fa}_c);")
             call.append(f"(pm_f_ignored({fa}) ? MPI_STATUS_IGNORE : &{fa}_c)")
             if q["param_direction"] in ("out", "inout"):
                 after.append(f"if (!pm_f_ignored({fa})) MPI_Status_c2f(&{fa}_c, {fa});")
@@ -208,17 +216,20 @@ def wrapper(name, proc, proto, profile):
         elif role == "string_in":
             args.append(f"const char *{fa}")
             hidden.append(f"size_t {fa}_len")
-            before.append(f"char *{fa}_c = pm_f_string_in({fa}, {fa}_len);")
+            # info keys and values lose their leading blanks too (MPI-4.1 10.1)
+            strip = "pm_f_string_in_info" if name.startswith("MPI_Info_") else "pm_f_string_in"
+            before.append(f"char *{fa}_c = {strip}({fa}, {fa}_len);")
             call.append(f"{fa}_c")
             after.append(f"free:free({fa}_c);")
         elif role == "string_out":
             args.append(f"char *{fa}")
             hidden.append(f"size_t {fa}_len")
-            size = q["length"]
-            before.append(f"char {fa}_c[{size} + 1];")
-            before.append(f"{fa}_c[0] = '\\0';")
+            before.append(f"char *{fa}_c = pm_f_string_buf({q['length']});")
             call.append(f"{fa}_c")
-            after.append(f"pm_f_string_out({fa}_c, {fa}, {fa}_len);")
+            # (a value not found leaves the argument as it was: MPI_Info_get)
+            found = " && *flag" if any(st[0] == "flag" for st in steps) else ""
+            after.append(f"if ({fa}_c{found}) pm_f_string_out({fa}_c, {fa}, {fa}_len);")
+            after.append(f"free:free({fa}_c);")
     if ret:
         sig = f"{ret} {fname}({', '.join(args + hidden) or 'void'})"
         body = [f"return {target}({', '.join(call)});"]
@@ -290,6 +301,10 @@ FORTRAN_ONLY = {
     "MPI_SOURCE": "MPI_F_SOURCE + 1", "MPI_TAG": "MPI_F_TAG + 1", "MPI_ERROR": "MPI_F_ERROR + 1",
     "MPI_ADDRESS_KIND": "sizeof(MPI_Aint)", "MPI_OFFSET_KIND": "sizeof(MPI_Offset)",
     "MPI_COUNT_KIND": "sizeof(MPI_Count)", "MPI_INTEGER_KIND": "sizeof(MPI_Fint)",
+    # combiners of the Fortran-only MPI-1 constructors (never returned: they
+    # are not provided; programs compare with them)
+    "MPI_COMBINER_HVECTOR_INTEGER": "1001", "MPI_COMBINER_HINDEXED_INTEGER": "1002",
+    "MPI_COMBINER_STRUCT_INTEGER": "1003",
 }
 
 
@@ -343,8 +358,10 @@ def emit_mpif(consts_path, ok, path):
         for fname, block, decl, _, _ in SENTINELS:
             f.write(fortran_line(decl))
             f.write(fortran_line(f"COMMON /{block}/ {fname}"))
+        # (MPI_Aint_add and MPI_Aint_diff are left to the program to declare,
+        # as with MPICH: programs declare them themselves)
         for name, ctype in FUNCTIONS.items():
-            if any(n == name for n, _ in ok):
+            if ctype == "double" and any(n == name for n, _ in ok):
                 ftype = "DOUBLE PRECISION" if ctype == "double" else "INTEGER*8"
                 for n in (name, "P" + name):
                     f.write(fortran_line(f"{ftype} {n.upper()}"))

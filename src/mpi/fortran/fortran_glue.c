@@ -12,7 +12,24 @@ MPI_Status *pm_f_statuses(const MPI_Fint *f, int count)
 {
     if (pm_f_ignored(f) || count <= 0)
         return NULL;
-    return malloc((size_t)count * sizeof(MPI_Status));
+    MPI_Status *c = malloc((size_t)count * sizeof(MPI_Status));
+    for (int i = 0; c && i < count; i++)
+        MPI_Status_f2c(f + (size_t)i * MPI_F_STATUS_SIZE, &c[i]);
+    return c;
+}
+
+char *pm_f_string_in_info(const char *f, size_t len)
+{
+    while (len > 0 && f[0] == ' ') {
+        f++;
+        len--;
+    }
+    return pm_f_string_in(f, len);
+}
+
+char *pm_f_string_buf(long long n)
+{
+    return n < 0 ? NULL : calloc((size_t)n + 1, 1);
 }
 
 void pm_f_statuses_done(MPI_Fint *f, MPI_Status *c, int n)

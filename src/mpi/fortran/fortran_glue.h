@@ -28,8 +28,9 @@ static inline bool pm_f_ignored(const MPI_Fint *status)
     return pm_f_sentinel_c(status) != (const void *)status;
 }
 
-/* C statuses for `count` Fortran ones (NULL when they are ignored or
- * count is 0, or out of memory: the call then gets MPI_STATUSES_IGNORE). */
+/* C statuses for `count` Fortran ones, as they are (a call leaves some
+ * fields alone); NULL when they are ignored or count is 0, or out of
+ * memory: the call then gets MPI_STATUSES_IGNORE. */
 MPI_Status *pm_f_statuses(const MPI_Fint *f, int count);
 /* The first n C statuses back into the Fortran array; frees c. */
 void pm_f_statuses_done(MPI_Fint *f, MPI_Status *c, int n);
@@ -46,6 +47,11 @@ MPI_Aint pm_f_attr_value(char object, int keyval, void *ptr);
 /* A Fortran string (len characters, blank-padded) as a C one: trailing
  * blanks dropped; free() it. NULL only when out of memory. */
 char *pm_f_string_in(const char *f, size_t len);
+/* The same without leading blanks either (info keys and values). */
+char *pm_f_string_in_info(const char *f, size_t len);
+/* A buffer for a C string of at most n characters, zeroed; free() it.
+ * NULL when n is negative or memory is out (the call then fails). */
+char *pm_f_string_buf(long long n);
 /* A C string into a Fortran one of len characters, blank-padded. */
 void pm_f_string_out(const char *c, char *f, size_t len);
 
