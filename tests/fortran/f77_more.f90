@@ -6,7 +6,10 @@
 !   - strings out: MPI_Error_string, MPI_Get_library_version;
 !   - MPI_Type_size, MPI_Get_elements through an in-status;
 !   - attributes read: MPI_TAG_UB (MPI_Comm_get_attr, MPI_Attr_get), a
-!     window's base, size and displacement unit (MPI_Win_get_attr).
+!     window's base, size and displacement unit (MPI_Win_get_attr);
+!   - a receive leaves its status's MPI_ERROR as it was (MPI 3.2.5);
+!   - info keys and values lose leading and trailing blanks; a key not
+!     there leaves the value argument as it was.
 ! Prints "f77_more: ok" on each rank.
 program f77_more
   implicit none
@@ -19,7 +22,8 @@ program f77_more
   character(len=MPI_MAX_ERROR_STRING) :: msg
   character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version
   integer(kind=MPI_ADDRESS_KIND) :: aval, addr, wsize
-  integer :: ival, win, warr(10)
+  integer :: ival, win, warr(10), info
+  character(len=20) :: ival_s
 
   call MPI_INITIALIZED(inited, ierr)
   call check(.not. inited, 'not initialized before MPI_Init')
@@ -104,6 +108,26 @@ program f77_more
   call MPI_GET_ADDRESS(warr, addr, ierr)
   call check(flag .and. aval == addr, 'MPI_WIN_BASE is the array''s address')
   call MPI_WIN_FREE(win, ierr)
+
+  ! a single completion does not set MPI_ERROR
+  status(MPI_ERROR) = MPI_ERR_DIMS
+  call MPI_SENDRECV(rank, 1, MPI_INTEGER, right, 13, n, 1, MPI_INTEGER, left, 13, &
+                    MPI_COMM_WORLD, status, ierr)
+  call check(status(MPI_ERROR) == MPI_ERR_DIMS .and. status(MPI_SOURCE) == left, &
+             'MPI_ERROR left alone')
+
+  ! info strings
+  call MPI_INFO_CREATE(info, ierr)
+  call MPI_INFO_SET(info, '  padded key  ', '  a value ', ierr)
+  ival_s = 'unchanged'
+  call MPI_INFO_GET(info, 'padded key', 20, ival_s, flag, ierr)
+  call check(flag .and. ival_s == 'a value', 'info key and value without their blanks')
+  ival_s = 'unchanged'
+  call MPI_INFO_GET(info, 'nothing', 20, ival_s, flag, ierr)
+  call check(.not. flag .and. ival_s == 'unchanged', 'a key not found leaves the value')
+  call MPI_INFO_GET_NTHKEY(info, 0, ival_s, ierr)
+  call check(ival_s == 'padded key', 'info_get_nthkey')
+  call MPI_INFO_FREE(info, ierr)
 
   call MPI_FINALIZE(ierr)
   print '(A)', 'f77_more: ok'
