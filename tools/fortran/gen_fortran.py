@@ -97,8 +97,9 @@ class Unbound(Exception):
 def plan(name, proc, proto):
     """The wrapper of one procedure: [(fortran arg, c type, role, param dict)]."""
     ret, cparams = proto
+    # (large_only: a parameter of the _c form alone: MPI_Type_get_contents)
     fparams = [q for q in proc._parseset["parameters"]
-               if "c_parameter" not in (q.get("suppress") or "")]
+               if "c_parameter" not in (q.get("suppress") or "") and not q.get("large_only")]
     if len(fparams) != len(cparams):
         raise Unbound(f"{len(fparams)} parameters in the standard, {len(cparams)} in mpi.h")
     out = []
