@@ -12,10 +12,12 @@ set(MPIFORT ${PROJECT_BINARY_DIR}/tools/mpi/mpifort)
 function(fortran_job)
   cmake_parse_arguments(F "" "NAME;SOURCE;NPROCS;RAILS" "" ${ARGN})
   get_filename_component(prog ${F_SOURCE} NAME_WE)
-  set(exe ${CMAKE_CURRENT_BINARY_DIR}/fortran/${F_NAME})
+  # each test compiles in a folder of its own: gfortran writes module files
+  # (.mod) where it runs, and the shm and tcp jobs of a program run at once
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/fortran/${F_NAME}.d)
   add_test(NAME fortran_${F_NAME}
-           COMMAND sh -c "mkdir -p \"$(dirname \"$1\")\" && \"$0\" -O1 -w -o \"$1\" \"$2\" && \"$3\" -n $4 \"$1\""
-                   ${MPIFORT} ${exe} ${FORTRAN_TEST_DIR}/${F_SOURCE} ${PROUSTRUN} ${F_NPROCS})
+           COMMAND sh -c "mkdir -p \"$1\" && cd \"$1\" && \"$0\" -O1 -w -o prog \"$2\" && \"$3\" -n $4 ./prog"
+                   ${MPIFORT} ${dir} ${FORTRAN_TEST_DIR}/${F_SOURCE} ${PROUSTRUN} ${F_NPROCS})
   set(oks "${prog}: ok") # one line per rank
   foreach(i RANGE 2 ${F_NPROCS})
     string(APPEND oks "[^\n]*\n(.|\n)*${prog}: ok")
