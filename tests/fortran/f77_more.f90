@@ -9,7 +9,8 @@
 !     window's base, size and displacement unit (MPI_Win_get_attr);
 !   - a receive leaves its status's MPI_ERROR as it was (MPI 3.2.5);
 !   - info keys and values lose leading and trailing blanks; a key not
-!     there leaves the value argument as it was.
+!     there leaves the value argument as it was; MPI_Info_get_string's
+!     buflen counts characters.
 ! Prints "f77_more: ok" on each rank.
 program f77_more
   implicit none
@@ -127,6 +128,14 @@ program f77_more
   call check(.not. flag .and. ival_s == 'unchanged', 'a key not found leaves the value')
   call MPI_INFO_GET_NTHKEY(info, 0, ival_s, ierr)
   call check(ival_s == 'padded key', 'info_get_nthkey')
+  ! MPI_Info_get_string: buflen counts characters (no terminator)
+  ival_s = 'unchanged'
+  n = 0
+  call MPI_INFO_GET_STRING(info, 'padded key', n, ival_s, flag, ierr)
+  call check(flag .and. n == 7 .and. ival_s == 'unchanged', 'info_get_string, buflen 0')
+  n = 3
+  call MPI_INFO_GET_STRING(info, 'padded key', n, ival_s, flag, ierr)
+  call check(flag .and. n == 7 .and. ival_s == 'a v', 'info_get_string, 3 characters')
   call MPI_INFO_FREE(info, ierr)
 
   call MPI_FINALIZE(ierr)

@@ -82,3 +82,46 @@ MPI_Aint pm_f_attr_value(char object, int keyval, void *ptr)
     }
     return (MPI_Aint)(intptr_t)ptr;
 }
+
+/* ---- Procedures written by hand: what the standard's description does
+ * not say well enough for the generator (gen_fortran.py leaves them) ---- */
+
+/* MPI_INFO_GET_STRING: Fortran's buflen counts characters, no terminator:
+ * in, how many to copy (0: none, the value argument untouched); out, the
+ * value's length. */
+static void info_get_string(int (*fn)(MPI_Info, const char *, int *, char *, int *),
+                            MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                            MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
+{
+    char *key_c = pm_f_string_in_info(key, key_len);
+    int want = *buflen;
+    int cl = want > 0 ? want + 1 : 0;
+    char *value_c = want > 0 ? pm_f_string_buf(want) : NULL;
+    int rc = want > 0 && !value_c ? MPI_ERR_NO_MEM : fn(*info, key_c, &cl, value_c, flag);
+    if (rc == MPI_SUCCESS && *flag) {
+        *buflen = cl - 1;
+        if (value_c)
+            pm_f_string_out(value_c, value, value_len);
+    }
+    free(key_c);
+    free(value_c);
+    *ierror = rc;
+}
+
+void mpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                          MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len);
+void mpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                          MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
+{
+    info_get_string(MPI_Info_get_string, info, key, buflen, value, flag, ierror, key_len,
+                    value_len);
+}
+
+void pmpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                           MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len);
+void pmpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
+                           MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
+{
+    info_get_string(PMPI_Info_get_string, info, key, buflen, value, flag, ierror, key_len,
+                    value_len);
+}
