@@ -10,7 +10,8 @@
 !   - a receive leaves its status's MPI_ERROR as it was (MPI 3.2.5);
 !   - info keys and values lose leading and trailing blanks; a key not
 !     there leaves the value argument as it was; MPI_Info_get_string's
-!     buflen counts characters.
+!     buflen counts characters;
+!   - distributed graphs with weights and with MPI_UNWEIGHTED.
 ! Prints "f77_more: ok" on each rank.
 program f77_more
   implicit none
@@ -25,6 +26,8 @@ program f77_more
   integer(kind=MPI_ADDRESS_KIND) :: aval, addr, wsize
   integer :: ival, win, warr(10), info
   character(len=20) :: ival_s
+  integer :: dg, srcs(1), dsts(1), sw(1), dw(1), indeg, outdeg
+  logical :: weighted
 
   call MPI_INITIALIZED(inited, ierr)
   call check(.not. inited, 'not initialized before MPI_Init')
@@ -137,6 +140,24 @@ program f77_more
   call MPI_INFO_GET_STRING(info, 'padded key', n, ival_s, flag, ierr)
   call check(flag .and. n == 7 .and. ival_s == 'a v', 'info_get_string, 3 characters')
   call MPI_INFO_FREE(info, ierr)
+
+  ! distributed graphs: a ring with weights, then without
+  call MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, 1, (/ left /), (/ 10 + left /), 1, &
+                                      (/ right /), (/ 10 + rank /), MPI_INFO_NULL, .false., &
+                                      dg, ierr)
+  call check(ierr == MPI_SUCCESS, 'dist_graph_create_adjacent, weighted')
+  call MPI_DIST_GRAPH_NEIGHBORS_COUNT(dg, indeg, outdeg, weighted, ierr)
+  call check(indeg == 1 .and. outdeg == 1 .and. weighted, 'weighted neighbours count')
+  call MPI_DIST_GRAPH_NEIGHBORS(dg, 1, srcs, sw, 1, dsts, dw, ierr)
+  call check(srcs(1) == left .and. sw(1) == 10 + left .and. dw(1) == 10 + rank, &
+             'neighbours and their weights')
+  call MPI_COMM_FREE(dg, ierr)
+  call MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, 1, (/ left /), MPI_UNWEIGHTED, 1, &
+                                      (/ right /), MPI_UNWEIGHTED, MPI_INFO_NULL, .false., &
+                                      dg, ierr)
+  call MPI_DIST_GRAPH_NEIGHBORS_COUNT(dg, indeg, outdeg, weighted, ierr)
+  call check(ierr == MPI_SUCCESS .and. .not. weighted, 'MPI_UNWEIGHTED')
+  call MPI_COMM_FREE(dg, ierr)
 
   call MPI_FINALIZE(ierr)
   print '(A)', 'f77_more: ok'

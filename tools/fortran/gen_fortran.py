@@ -34,7 +34,7 @@ PASS_FUNCTIONS = {"MPI_User_function", "MPI_Comm_errhandler_function",
                   "MPI_File_errhandler_function"}
 UNHANDLED_KINDS = {
     "EXTRA_STATE",
-    "EXTRA_STATE2", "C_BUFFER", "C_BUFFER2", "C_BUFFER3", "C_BUFFER4", "WEIGHT",
+    "EXTRA_STATE2", "C_BUFFER", "C_BUFFER2", "C_BUFFER3", "C_BUFFER4",
     "STRING_ARRAY", "ARGUMENT_LIST_2D",
 }
 # The procedures whose INDEX parameters are positions in a Fortran array
@@ -54,6 +54,10 @@ SENTINELS = [
      "INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)", 6, "MPI_STATUS_IGNORE"),
     ("MPI_STATUSES_IGNORE", "proust_mpi_statuses_ignore",
      "INTEGER MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)", 6, "MPI_STATUSES_IGNORE"),
+    ("MPI_UNWEIGHTED", "proust_mpi_unweighted", "INTEGER MPI_UNWEIGHTED(1)", 1,
+     "MPI_UNWEIGHTED"),
+    ("MPI_WEIGHTS_EMPTY", "proust_mpi_weights_empty", "INTEGER MPI_WEIGHTS_EMPTY(1)", 1,
+     "MPI_WEIGHTS_EMPTY"),
 ]
 
 
@@ -121,6 +125,8 @@ def plan(name, proc, proto):
             role = "attr_out" if kind == "ATTRIBUTE_VAL" else "attr_out_int"
         elif kind == "BUFFER":
             role = "buffer"
+        elif kind == "WEIGHT":  # an array, or MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY
+            role = "weights"
         elif kind == "STATUS":
             role = "status" if q["length"] is None else "statuses"
         elif kind == "STRING":
@@ -171,6 +177,9 @@ def wrapper(name, proc, proto, profile):
         if role == "buffer":
             args.append(f"void *{fa}")
             call.append(f"pm_f_buffer({fa})")
+        elif role == "weights":
+            args.append(f"int *{fa}")
+            call.append(f"(int *)pm_f_sentinel_c({fa})")
         elif role == "value":
             args.append(f"{pointer_type(ctype)}{fa}")
             call.append(f"*{fa}")
