@@ -26,12 +26,6 @@ uint64_t proust__rma_atomics_started(void)
     return atomic_load_explicit(&n_atomics, memory_order_relaxed);
 }
 
-static size_t type_bytes(int type)
-{
-    static const size_t bytes[PROUST_ATOMIC_TYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
-    return bytes[type];
-}
-
 /* The rail atomics to `peer` go through (see the top), or NULL. It must
  * carry some peer's traffic: a rail that carries none is never polled
  * (one host, shm between all), and its completions would never be read. */
@@ -88,7 +82,7 @@ static int split(proust__rail_t *rail, int peer, int op, int type, const char *o
     atomic_init(&sp->left, 1);
     atomic_init(&sp->status, PROUST_OK);
     void *ctx = (void *)((uintptr_t)sp | PROUST__RMA_CTX_SPLIT);
-    size_t esz = type_bytes(type);
+    size_t esz = proust__atomic_type_bytes(type);
     int rc = PROUST_OK;
     for (size_t at = 0; at < count && rc == PROUST_OK; at += max) {
         size_t n = count - at < max ? count - at : max;

@@ -30,6 +30,7 @@
 #include <sys/uio.h>
 
 #include "boot/boot.h"
+#include "proust.h"
 
 /* Returned by send/put when the operation will complete later through
  * upcalls->send_done(ctx). PROUST_OK means it completed already (ctx is not
@@ -58,6 +59,13 @@
  * posted (reads and writes alike), which MPI's accumulate ordering needs. */
 #define PROUST__RAIL_CAN_ATOMIC 0x40u
 #define PROUST__RAIL_ATOMIC_ORDERED 0x80u
+
+/* Bytes of one element of proust_atomic_type_t `type` (a valid one). */
+static inline size_t proust__atomic_type_bytes(int type)
+{
+    static const unsigned char bytes[PROUST_ATOMIC_TYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
+    return bytes[type];
+}
 
 struct proust__rail_caps {
     size_t max_iov;         /* iovec entries send() accepts */

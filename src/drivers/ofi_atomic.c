@@ -44,8 +44,6 @@ static const enum fi_datatype fi_types[PROUST_ATOMIC_TYPES] = {
     [PROUST_ATOMIC_FLOAT] = FI_FLOAT,   [PROUST_ATOMIC_DOUBLE] = FI_DOUBLE,
 };
 
-static const size_t type_bytes[PROUST_ATOMIC_TYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
-
 /* Which call an (op, fetching) pair is: 0 fi_atomic, 1 fi_fetch_atomic,
  * 2 fi_compare_atomic. */
 static int variant(int op, int fetching)
@@ -169,13 +167,13 @@ int proust__ofi_atomic(proust__rail_t *rail, int peer, int op, int type, const v
     size_t max = proust__ofi_atomic_max(rail, op, type, result != NULL);
     if (!max || count > max)
         return PROUST_ERR_NOT_SUPPORTED; /* (callers split: proust_rma_atomic) */
-    size_t len = count * type_bytes[type];
+    size_t len = count * proust__atomic_type_bytes(type);
     struct ofi_get_key k;
     fi_addr_t to;
     int crc = proust__ofi_remote_check(o, peer, key, key_len, offset, len, &k, &to);
     if (crc != PROUST_OK)
         return crc == OFI_NOTHING_TO_MOVE ? PROUST_OK : crc;
-    if ((k.raddr + offset) % type_bytes[type])
+    if ((k.raddr + offset) % proust__atomic_type_bytes(type))
         return PROUST_ERR_PROTO; /* a NIC updates aligned elements only */
     struct ofi_atomic *a = calloc(1, sizeof *a);
     if (!a)

@@ -169,7 +169,8 @@ def wrapper(name, proc, proto, profile):
     ret = FUNCTIONS.get(name)
     steps = plan(name, proc, proto)
     args, before, call, after, hidden = [], [], [], [], []
-    count_of = {}  # statuses: which argument gives their number
+    # Waitsome & co.: how many indices and statuses the call filled
+    filled = "*outcount" if any(st[0] == "outcount" for st in steps) else None
     for fa, ctype, cname, role, q in steps:
         if role == "dropped":
             call.append("NULL" if "*" in ctype or "[]" in ctype else "0")
@@ -193,8 +194,7 @@ def wrapper(name, proc, proto, profile):
             args.append(f"{pointer_type(ctype)}{fa}")
             call.append(f"({ctype.replace('[]', '*')}){fa}" if "const" in ctype else fa)
             if role == "index":
-                n = "1" if q["length"] is None else \
-                    ("*outcount" if any(s[0] == "outcount" for s in steps) else "*count")
+                n = "1" if q["length"] is None else filled or "*count"
                 after.append(f"pm_f_index_plus_one({fa}, {n});")
         elif role == "status":
             args.append(f"MPI_Fint *{fa}")
@@ -208,12 +208,11 @@ def wrapper(name, proc, proto, profile):
         elif role == "statuses":
             args.append(f"MPI_Fint *{fa}")
             incount = next(s[0] for s in steps if s[0] in ("count", "incount"))
-            outn = "*outcount" if any(s[0] == "outcount" for s in steps) else f"*{incount}"
+            outn = filled or f"*{incount}"
             before.append(f"MPI_Status *{fa}_c = pm_f_statuses({fa}, *{incount});")
             call.append(f"({fa}_c ? {fa}_c : MPI_STATUSES_IGNORE)")
             after.append(f"free:pm_f_statuses_done({fa}, {fa}_c, rc == MPI_SUCCESS || "
                          f"rc == MPI_ERR_IN_STATUS ? {outn} : 0);")
-            count_of[fa] = incount
         elif role in ("attr_out", "attr_out_int"):
             ftype = "MPI_Aint" if role == "attr_out" else "MPI_Fint"
             obj = {"MPI_Win": "'w'", "MPI_Type": "'t'"}.get(name[:8].rstrip("_"), "'c'")
