@@ -125,3 +125,45 @@ void pmpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, ch
     info_get_string(PMPI_Info_get_string, info, key, buflen, value, flag, ierror, key_len,
                     value_len);
 }
+
+/* MPI_SESSION_GET_NTH_PSET: as MPI_INFO_GET_STRING, Fortran's pset_len
+ * counts characters with no terminator: 0 asks for the length. */
+static void session_get_nth_pset(int (*fn)(MPI_Session, MPI_Info, int, int *, char *),
+                                 MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
+                                 MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
+                                 size_t name_len)
+{
+    int want = *pset_len;
+    int cl = want > 0 ? want + 1 : 0;
+    char *name_c = want > 0 ? pm_f_string_buf(want) : NULL;
+    int rc = want > 0 && !name_c ? MPI_ERR_NO_MEM : fn(*session, *info, *n, &cl, name_c);
+    if (rc == MPI_SUCCESS) {
+        *pset_len = cl - 1;
+        if (name_c)
+            pm_f_string_out(name_c, pset_name, name_len);
+    }
+    free(name_c);
+    *ierror = rc;
+}
+
+void mpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
+                               MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
+                               size_t name_len);
+void mpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
+                               MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
+                               size_t name_len)
+{
+    session_get_nth_pset(MPI_Session_get_nth_pset, session, info, n, pset_len, pset_name,
+                         ierror, name_len);
+}
+
+void pmpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
+                                MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
+                                size_t name_len);
+void pmpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
+                                MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
+                                size_t name_len)
+{
+    session_get_nth_pset(PMPI_Session_get_nth_pset, session, info, n, pset_len, pset_name,
+                         ierror, name_len);
+}
