@@ -7,6 +7,8 @@
 #        suite's top-level testlist; e.g. "threads pt2pt coll")
 #        MPICH_SUITE_FORTRAN=1 scripts/mpich-suite.sh f77/pt2pt f77/coll ...
 #        runs the Fortran directories, in a copy configured with mpifort
+#        (1: mpif.h only; or the interfaces, as configure takes them:
+#        MPICH_SUITE_FORTRAN=f77,f90 for mpif.h and the mpi module)
 #
 # Needs the MPICH source package: `apt-get source` wants a deb-src line;
 # with ADD_DEB_SRC=1 (root) this script adds one for the running Debian
@@ -32,7 +34,9 @@ if ! ls "$work"/mpich-*/test/mpi/configure > /dev/null 2>&1; then
 fi
 suite=$(ls -d "$work"/mpich-*/test/mpi | head -1)
 fortran=(--disable-fortran)
-if [ "${MPICH_SUITE_FORTRAN:-0}" = 1 ]; then
+langs=${MPICH_SUITE_FORTRAN:-0}
+[ "$langs" = 1 ] && langs=f77
+if [ "$langs" != 0 ]; then
   # The Fortran directories (f77/...: mpif.h) need the suite configured
   # with our mpifort: a copy of its own (timestamps kept: no automake)
   [ -x "$prefix/bin/mpifort" ] || { echo "mpich-suite: no $prefix/bin/mpifort" >&2; exit 2; }
@@ -41,9 +45,14 @@ if [ "${MPICH_SUITE_FORTRAN:-0}" = 1 ]; then
     (cd "$work/fortran/mpi" && { make distclean > /dev/null 2>&1 || true; })
   fi
   suite=$work/fortran/mpi
-  fortran=(--enable-fortran=f77 F77="$prefix/bin/mpifort" FC="$prefix/bin/mpifort")
+  fortran=(--enable-fortran="$langs" F77="$prefix/bin/mpifort" FC="$prefix/bin/mpifort")
 fi
 cd "$suite"
+# configured for other Fortran interfaces: again
+if [ -f Makefile ] && [ "$(cat .fortran-langs 2> /dev/null)" != "$langs" ]; then
+  make distclean > /dev/null 2>&1 || true
+fi
+echo "$langs" > .fortran-langs
 if [ ! -f Makefile ]; then
   ./configure --with-mpi="$prefix" "${fortran[@]}" --disable-cxx --disable-romio \
     --disable-spawn --disable-dtpools --enable-strictmpi \

@@ -167,3 +167,18 @@ void pmpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
     session_get_nth_pset(PMPI_Session_get_nth_pset, session, info, n, pset_len, pset_name,
                          ierror, name_len);
 }
+
+/* MPI_F_SYNC_REG(BUF): does nothing, where the compiler cannot see it: a
+ * call it must assume reads and writes BUF, so a register copy of a buffer
+ * of a nonblocking call is not kept across it (MPI-4.1 19.1.17). */
+void mpi_f_sync_reg_(void *buf);
+void mpi_f_sync_reg_(void *buf)
+{
+    __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+void pmpi_f_sync_reg_(void *buf);
+void pmpi_f_sync_reg_(void *buf)
+{
+    __asm__ volatile("" : : "r"(buf) : "memory");
+}

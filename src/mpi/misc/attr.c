@@ -9,15 +9,46 @@
  * head deletes in LIFO order (which MPI-2.2 asks for MPI_COMM_SELF at
  * MPI_Finalize). Callbacks may call MPI: no lock is held while they run.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "attr_language.h"
 #include "comm.h"
 
 struct pm_attr {
     struct pm_keyval *kv;
     void *val;
+    int lang; /* PROUST_MPI_ATTR_*: who set it */
+    int ival; /* set from Fortran as INTEGER: the value C reads a pointer to */
     struct pm_attr *next;
 };
+
+/* ---- Language of the caller (attr_language.h) ------------------------------------ */
+
+static _Thread_local int attr_language = PROUST_MPI_ATTR_C;
+
+__attribute__((visibility("default"))) int proust_mpi_attr_language(int lang)
+{
+    int old = attr_language;
+    attr_language = lang;
+    return old;
+}
+
+/* The value of a as the calling language reads it: C reads an integer
+ * that Fortran set through a pointer to it; the rest as stored. */
+static void *value_read(struct pm_attr *a)
+{
+    if (attr_language != PROUST_MPI_ATTR_C || a->lang == PROUST_MPI_ATTR_C)
+        return a->val;
+    return a->lang == PROUST_MPI_ATTR_FORTRAN_INT ? (void *)&a->ival : (void *)&a->val;
+}
+
+static void set_value(struct pm_attr *a, void *val, int lang)
+{
+    a->val = val;
+    a->lang = lang;
+    a->ival = (int)(intptr_t)val;
+}
 
 /* Datatypes have no lock of their own for their attributes. */
 static atomic_flag type_attr_lock = ATOMIC_FLAG_INIT;
@@ -70,7 +101,12 @@ static bool find_attr(struct pm_attr *list, const struct pm_keyval *kv, void **v
 bool pm_attr_get(const struct pm_attr_host *h, const struct pm_keyval *kv, void **val)
 {
     pm_lock(h->lock);
-    bool found = find_attr(*h->list, kv, val);
+    bool found = false;
+    for (struct pm_attr *a = *h->list; a && !found; a = a->next)
+        if (a->kv == kv) {
+            *val = value_read(a);
+            found = true;
+        }
     pm_unlock(h->lock);
     return found;
 }
@@ -101,6 +137,7 @@ int pm_attr_delete(const struct pm_attr_host *h, struct pm_keyval *kv)
 /* As if the old value were deleted first, then the new one stored. */
 int pm_attr_set(const struct pm_attr_host *h, struct pm_keyval *kv, void *val)
 {
+    int lang = attr_language; /* (before the delete callback, which may call MPI) */
     int rc = pm_attr_delete(h, kv);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -109,7 +146,7 @@ int pm_attr_set(const struct pm_attr_host *h, struct pm_keyval *kv, void *val)
         return MPI_ERR_NO_MEM;
     pm_kv_retain(kv);
     a->kv = kv;
-    a->val = val;
+    set_value(a, val, lang);
     pm_lock(h->lock);
     struct pm_attr *old = unlink_attr(h->list, kv); /* set by a racing thread */
     a->next = *h->list;
@@ -181,7 +218,7 @@ static int attrs_copy(const struct pm_attr_host *from, const struct pm_attr_host
             struct pm_attr *a = malloc(sizeof *a);
             if (a) {
                 a->kv = kv; /* takes the snapshot's reference */
-                a->val = out;
+                set_value(a, out, snap[i].lang);
                 pm_lock(to->lock);
                 a->next = *to->list;
                 *to->list = a;
