@@ -24,6 +24,7 @@ import sys
 
 import pympistandard as std
 
+import mpi_f08_module as f08
 from mpi_module import emit_module
 
 # Parameters whose Fortran form the wrappers do not handle yet: procedures
@@ -361,6 +362,42 @@ def emit_mpi_module(consts_path, ok, procs, path):
                 procedures, LOGICAL_CONSTANTS)
 
 
+# mpi_f08's sentinels: their Fortran type (the storage is mpif.h's)
+F08_SENTINEL_TYPES = {
+    "MPI_BOTTOM": "integer", "MPI_IN_PLACE": "integer",
+    "MPI_STATUS_IGNORE": "type(MPI_Status)",
+    "MPI_STATUSES_IGNORE": "type(MPI_Status), dimension(1)",
+    "MPI_UNWEIGHTED": "integer, dimension(1)", "MPI_WEIGHTS_EMPTY": "integer, dimension(1)",
+}
+# mpi_f08's predefined callbacks and their abstract interface (the MPI-1
+# INTEGER ones have no mpi_f08 form)
+F08_PREDEFINED = {
+    f"MPI_{obj.upper()}_{fn}": f"MPI_{obj}_{iface}"
+    for obj in ("Comm", "Type", "Win")
+    for fn, iface in (("DUP_FN", "copy_attr_function"), ("NULL_COPY_FN", "copy_attr_function"),
+                      ("NULL_DELETE_FN", "delete_attr_function"))
+}
+# In mpi_f08, MPI_SUBARRAYS_SUPPORTED: sections become datatypes (fortran_f08.c)
+F08_LOGICAL_CONSTANTS = [("MPI_SUBARRAYS_SUPPORTED", ".true."),
+                         ("MPI_ASYNC_PROTECTS_NONBLOCKING", ".false.")]
+
+
+def emit_mpi_f08(consts_path, ok, procs, mpi_h, out):
+    consts = [(n, int(v)) for n, v in (line.split() for line in open(consts_path))]
+    consts = [(n, v) for n, v in consts
+              if n not in {s[0] for s in SENTINELS} and n not in FUNCTIONS]
+    names = [n for n, _ in ok] + sorted(HAND_WRITTEN) + FORTRAN_ONLY_PROCEDURES
+    procedures = [(procs[n]._parseset["name"], procs[n]) for n in names
+                  if procs[n].express.f08 is not None]
+    callbacks = [(c._parseset["name"], c.express.f08) for c in std.CALLBACKS.values()
+                 if c.express.f08 is not None]
+    sentinels = [(s[0], s[1], F08_SENTINEL_TYPES[s[0]]) for s in SENTINELS]
+    f08.emit_types(f"{out}/mpi_f08_types.f90", consts, f08.handle_constants(mpi_h), sentinels,
+                   callbacks, sorted(F08_PREDEFINED.items()), F08_LOGICAL_CONSTANTS)
+    f08.emit_wrappers(f"{out}/mpi_f08_wrappers.f90", procedures)
+    f08.emit_module(f"{out}/mpi_f08.f90", procedures)
+
+
 def fortran_line(text):
     """A statement that fits fixed form (columns 7-72) and free form."""
     if len(text) + 6 <= 72:
@@ -457,7 +494,7 @@ def emit_sentinels(path):
                 " * sentinel COMMON blocks, and their C values. */\n")
         f.write('#include "fortran_glue.h"\n\n')
         for fname, block, _, ints, cval in SENTINELS:
-            f.write(f"_Alignas(16) MPI_Fint {block}_[{max(ints, 4)}];\n")
+            f.write(f"_Alignas(16) MPI_Fint {block}_[{ints}];\n")
         f.write("\nvoid *pm_f_sentinel_c(const void *p)\n{\n")
         for fname, block, _, _, cval in SENTINELS:
             f.write(f"    if (p == (const void *){block}_)\n        return (void *){cval};\n")
@@ -485,6 +522,7 @@ def main():
     emit_sentinels(f"{a.out}/f77_sentinels.c")
     emit_mpif(a.consts, ok, f"{a.out}/mpif.h")
     emit_mpi_module(a.consts, ok, procs, f"{a.out}/mpi.f90")
+    emit_mpi_f08(a.consts, ok, procs, a.mpi_h, a.out)
     print(f"gen_fortran: {len(ok)} procedures bound, {len(why)} not yet", file=sys.stderr)
 
 

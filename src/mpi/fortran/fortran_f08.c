@@ -1,0 +1,116 @@
+/*
+ * fortran_f08.c — mpi_f08's choice buffers: a TYPE(*), DIMENSION(..)
+ * argument arrives as a descriptor (ISO_Fortran_binding.h, TS 29113). A
+ * contiguous one is its base address. A non-contiguous array section
+ * a(1:n:2) is, as the standard says (MPI-4.1 19.1.12), as if copied into
+ * a contiguous buffer that (count, datatype) then describes: where the
+ * datatype is one element of the array, that is a datatype of `count`
+ * elements at the section's own addresses, so nothing is copied and
+ * nonblocking calls work on sections too (MPI_SUBARRAYS_SUPPORTED).
+ */
+#include <ISO_Fortran_binding.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fortran_glue.h"
+
+/* An error outside any object: MPI_COMM_SELF's handler (MPI-4.1 9.3). */
+static MPI_Fint buffer_error(const char *why)
+{
+    fprintf(stderr, "[proust mpi] mpi_f08 choice buffer: %s\n", why);
+    MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_BUFFER);
+    return MPI_ERR_BUFFER;
+}
+
+static int contiguous(const CFI_cdesc_t *d)
+{
+    return d->rank == 0 || CFI_is_contiguous(d);
+}
+
+void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fint *datatype,
+                       intptr_t *addr, MPI_Fint *newcount, MPI_Fint *newtype, MPI_Fint *ierror);
+void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fint *datatype,
+                       intptr_t *addr, MPI_Fint *newcount, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    *addr = (intptr_t)d->base_addr;
+    *newcount = *count;
+    *newtype = *datatype;
+    *ierror = MPI_SUCCESS;
+    if (contiguous(d) || *count <= 0)
+        return;
+    size_t elements = 1;
+    for (int r = 0; r < d->rank; r++)
+        elements *= (size_t)d->dim[r].extent;
+    MPI_Aint lb = 0, extent = 0;
+    int size = 0;
+    if (MPI_Type_get_extent(*datatype, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_size(*datatype, &size) != MPI_SUCCESS) {
+        *ierror = MPI_ERR_TYPE;
+        return;
+    }
+    if (lb != 0 || extent != (MPI_Aint)d->elem_len || size != extent) {
+        *ierror = buffer_error("a non-contiguous section needs a datatype of exactly one of "
+                               "its elements (same size and extent, no holes)");
+        return;
+    }
+    if ((size_t)*count > elements) {
+        *ierror = buffer_error("count is larger than the section");
+        return;
+    }
+    /* The addresses of the first `count` elements, in array element order
+     * (the first index varies fastest). */
+    MPI_Aint *displs = malloc((size_t)*count * sizeof *displs);
+    if (!displs) {
+        *ierror = MPI_ERR_NO_MEM;
+        return;
+    }
+    CFI_index_t index[CFI_MAX_RANK] = {0};
+    for (MPI_Fint k = 0; k < *count; k++) {
+        MPI_Aint at = 0;
+        for (int r = 0; r < d->rank; r++)
+            at += (MPI_Aint)index[r] * (MPI_Aint)d->dim[r].sm;
+        displs[k] = at;
+        for (int r = 0; r < d->rank && ++index[r] == d->dim[r].extent; r++)
+            index[r] = 0;
+    }
+    MPI_Datatype section;
+    int rc = MPI_Type_create_hindexed_block(*count, 1, displs, *datatype, &section);
+    free(displs);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(&section);
+    if (rc != MPI_SUCCESS) {
+        *ierror = rc;
+        return;
+    }
+    *newcount = 1;
+    *newtype = section;
+}
+
+/* After the call: a datatype made for a section goes (a nonblocking
+ * operation keeps what it needs: freeing a datatype in use is allowed). */
+void proust_f08_buffer_done(const MPI_Fint *datatype, const MPI_Fint *newtype);
+void proust_f08_buffer_done(const MPI_Fint *datatype, const MPI_Fint *newtype)
+{
+    if (*newtype != *datatype) {
+        MPI_Datatype t = *newtype;
+        MPI_Type_free(&t);
+    }
+}
+
+/* A buffer with no (count, datatype) of its own (v and w collectives'
+ * displacements, MPI_Win_create's base...): contiguous only. */
+void proust_f08_address(const CFI_cdesc_t *d, intptr_t *addr, MPI_Fint *ierror);
+void proust_f08_address(const CFI_cdesc_t *d, intptr_t *addr, MPI_Fint *ierror)
+{
+    *addr = (intptr_t)d->base_addr;
+    *ierror = contiguous(d) ? MPI_SUCCESS
+                            : buffer_error("this argument takes contiguous arrays only");
+}
+
+/* MPI_F_sync_reg's mpi_f08 form: a call the compiler cannot see into. */
+void proust_f08_sync_reg(const CFI_cdesc_t *d);
+void proust_f08_sync_reg(const CFI_cdesc_t *d)
+{
+    __asm__ volatile("" : : "r"(d) : "memory");
+}

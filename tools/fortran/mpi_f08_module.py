@@ -1,0 +1,283 @@
+"""mpi_f08_module.py -- the `mpi_f08` Fortran module, for gen_fortran.py.
+
+Three generated files:
+  mpi_f08_types.f90    module mpi_f08_types: the handle types (BIND(C), one
+                       INTEGER: the same storage as mpif.h's handles), the
+                       operators on them, TYPE(MPI_Status) (the layout of an
+                       mpif.h status), the constants, the sentinels (bound to
+                       mpif.h's COMMON storage), the callbacks' abstract
+                       interfaces and the predefined callbacks
+  mpi_f08_wrappers.f90 one external procedure per specific (MPI_Send_f08ts,
+                       MPI_Comm_rank_f08, and PMPI_...), which calls the
+                       mpif.h entry point (f77_wrappers.c) through an
+                       implicit interface: handles, statuses, logicals and
+                       strings have the same storage in both. Choice buffers
+                       (TYPE(*), DIMENSION(..)) arrive as descriptors, which
+                       fortran_f08.c turns into an address, and a
+                       non-contiguous section into a datatype over it
+  mpi_f08.f90          module mpi_f08: the generic interfaces (MPI_Send &
+                       co.) over those specifics; ierror is optional
+"""
+import re
+
+from mpi_module import SIZEOF_TYPES, wrap
+
+HANDLE_TYPES = ["MPI_Comm", "MPI_Datatype", "MPI_Errhandler", "MPI_File", "MPI_Group",
+                "MPI_Info", "MPI_Message", "MPI_Op", "MPI_Request", "MPI_Session", "MPI_Win"]
+# Kinds of the standard's description that say "a count of elements" (the
+# count a choice buffer's datatype goes with)
+COUNT_KIND = re.compile(r"(XFER|DTYPE)_NUM_ELEM")
+
+
+def handle_constants(mpi_h):
+    """{name: handle type} of mpi.h's handle constants."""
+    src = open(mpi_h).read()
+    out = {}
+    for m in re.finditer(r"^#define (MPI_\w+) +(.*)$", src, flags=re.M):
+        name, value = m.group(1), m.group(2).strip()
+        c = re.match(r"\(\((MPI_[A-Z][a-z]+)\)", value)
+        if c and c.group(1) in HANDLE_TYPES:
+            out[name] = c.group(1)
+        elif value.startswith("PROUST_MPI_TYPE("):
+            out[name] = "MPI_Datatype"
+        elif value in out:  # an alias (MPI_INTEGER16 MPI_DATATYPE_NULL)
+            out[name] = out[value]
+    return out
+
+
+def rendering_lines(rendering):
+    """(header, [declaration lines]) of an f08 rendering."""
+    lines = [line.strip() for line in str(rendering).split("\n") if line.strip()]
+    return lines[0], lines[1:]
+
+
+def declarations(decls):
+    """The rendering's declarations, USE lines first (they must come before IMPORT)."""
+    uses = [d for d in decls if d.upper().startswith("USE")]
+    return uses, [d for d in decls if not d.upper().startswith("USE")]
+
+
+def specific_name(name, proc, profile):
+    buffers = any(q["kind"] == "BUFFER" for q in proc._parseset["parameters"])
+    return ("P" if profile else "") + name + ("_f08ts" if buffers else "_f08")
+
+
+def buffer_plan(proc):
+    """[(buffer, count, datatype)] of the choice buffers; count and datatype
+    are None where the buffer has no (count, datatype) of its own (its
+    section must then be contiguous)."""
+    ps = [q for q in proc._parseset["parameters"]
+          if "c_parameter" not in (q.get("suppress") or "") and not q.get("large_only")]
+    out = []
+    for i, q in enumerate(ps):
+        if q["kind"] != "BUFFER":
+            continue
+        nxt = ps[i + 1:i + 3]
+        if len(nxt) == 2 and COUNT_KIND.search(nxt[0]["kind"]) and nxt[0]["length"] is None \
+                and nxt[1]["kind"] == "DATATYPE" and nxt[1]["length"] is None:
+            out.append((q["name"], nxt[0]["name"], nxt[1]["name"]))
+        else:
+            out.append((q["name"], None, None))
+    return out
+
+
+def wrapper(name, proc, profile):
+    """Fortran source of one external specific, or None."""
+    header, decls = rendering_lines(proc.express.f08)
+    m = re.match(r"^(.*?)\s*(MPI_\w+)\((.*)\)$", header)
+    result_type, args = m.group(1), [a.strip() for a in m.group(3).split(",") if a.strip()]
+    spec = specific_name(name, proc, profile)
+    target = ("p" if profile else "") + name.lower()
+    uses, rest = declarations(decls)
+    body = [f"use mpi_f08_types"] + uses + ["implicit none"] + rest
+    if result_type:
+        body.append(f"{result_type}, external :: {target}")
+        return ([f"function {spec}({', '.join(args)}) result(res)"] +
+                ["  " + b for b in body] + [f"  {result_type} :: res",
+                                            f"  res = {target}({', '.join(args)})",
+                                            f"end function {spec}"])
+    if "ierror" not in args:  # MPI_F_sync_reg: an opaque call that takes buf
+        return ([f"subroutine {spec}({', '.join(args)})"] + ["  " + b for b in body] +
+                [f"  call proust_f08_sync_reg({args[0]})", f"end subroutine {spec}"])
+    plan = buffer_plan(proc)
+    body.append("integer :: ierror_c")
+    call_args = []
+    pre, post = ["ierror_c = MPI_SUCCESS"], []
+    if plan:
+        body.insert(1, "use, intrinsic :: iso_c_binding, only : c_intptr_t")
+    for buf, count, dtype in plan:
+        body.append(f"integer(c_intptr_t) :: {buf}_a")
+        if count:
+            body.append(f"integer :: {buf}_n, {buf}_t")
+            pre.append(f"{buf}_t = {dtype}%MPI_VAL")
+            pre.append(f"if (ierror_c == MPI_SUCCESS) call proust_f08_buffer({buf}, {count}, "
+                       f"{dtype}%MPI_VAL, {buf}_a, {buf}_n, {buf}_t, ierror_c)")
+            post.append(f"call proust_f08_buffer_done({dtype}%MPI_VAL, {buf}_t)")
+        else:
+            pre.append(f"if (ierror_c == MPI_SUCCESS) call proust_f08_address({buf}, {buf}_a, "
+                       f"ierror_c)")
+    by_buffer = {b: (c, d) for b, c, d in plan}
+    for a in args:
+        if a == "ierror":
+            call_args.append("ierror_c")
+        elif a in by_buffer:
+            call_args.append(f"%val({a}_a)")
+        elif any(a == c for c, _ in by_buffer.values() if c):
+            buf = next(b for b, (c, _) in by_buffer.items() if c == a)
+            call_args.append(f"{buf}_n")
+        elif any(a == d for _, d in by_buffer.values() if d):
+            buf = next(b for b, (_, d) in by_buffer.items() if d == a)
+            call_args.append(f"{buf}_t")
+        else:
+            call_args.append(a)
+    call = f"call {target}({', '.join(call_args)})"
+    if plan:
+        call = f"if (ierror_c == MPI_SUCCESS) {call}"
+    lines = [f"subroutine {spec}({', '.join(args)})"] + ["  " + b for b in body]
+    lines += ["  " + p for p in (pre if plan else [])] + ["  " + call] + ["  " + p for p in post]
+    lines += ["  if (present(ierror)) ierror = ierror_c", f"end subroutine {spec}"]
+    return lines
+
+
+def interface_body(name, proc, profile):
+    header, decls = rendering_lines(proc.express.f08)
+    m = re.match(r"^(.*?)\s*(MPI_\w+)\((.*)\)$", header)
+    result_type, args = m.group(1), m.group(3)
+    spec = specific_name(name, proc, profile)
+    uses, rest = declarations(decls)
+    kind = "function" if result_type else "subroutine"
+    head = f"{kind} {spec}({args})" + (" result(res)" if result_type else "")
+    out = [head] + ["  " + u for u in uses] + ["  import", "  implicit none"]
+    out += ["  " + r for r in rest]
+    if result_type:
+        out.append(f"  {result_type} :: res")
+    out.append(f"end {kind} {spec}")
+    return out
+
+
+def emit_types(path, consts, handles, sentinels, callbacks, predefined, logical_consts):
+    w = ["! mpi_f08_types.f90 -- generated by tools/fortran/gen_fortran.py: do not edit.",
+         "module mpi_f08_types",
+         "  use, intrinsic :: iso_c_binding, only : c_int, c_intptr_t",
+         "  implicit none",
+         "  private :: c_int, c_intptr_t"]
+    for name, value in consts:
+        if name in handles:
+            continue
+        kind = "integer(kind=8)" if value < -2**31 or value >= 2**31 else "integer"
+        w.append(f"  {kind}, parameter :: {name} = {value}")
+    for name, value in logical_consts:
+        w.append(f"  logical, parameter :: {name} = {value}")
+    for t in HANDLE_TYPES:
+        w += [f"  type, bind(C) :: {t}", "    integer :: MPI_VAL", f"  end type {t}"]
+    w += ["  type, bind(C) :: MPI_Status",
+          "    integer :: MPI_SOURCE, MPI_TAG, MPI_ERROR",
+          "    integer :: proust_private(MPI_STATUS_SIZE - 3)",
+          "  end type MPI_Status"]
+    values = dict(consts)
+    for name, t in sorted(handles.items()):
+        if name in values:
+            w.append(f"  type({t}), parameter :: {name} = {t}({values[name]})")
+    # the sentinels: mpif.h's COMMON blocks (their storage: f77_sentinels.c)
+    for name, common, ftype in sentinels:
+        w.append(f"  {ftype} :: {name}")
+        w.append(f"  common /{common}/ {name}")
+    # operators on handles
+    ops = []
+    for t in HANDLE_TYPES:
+        short = t[4:].lower()
+        ops.append((f"proust_{short}_eq", f"proust_{short}_ne", t))
+    w.append("  interface operator(==)")
+    w.append("    module procedure " + ", ".join(e for e, _, _ in ops))
+    w.append("  end interface")
+    w.append("  interface operator(/=)")
+    w.append("    module procedure " + ", ".join(n for _, n, _ in ops))
+    w.append("  end interface")
+    for cb_name, rendering in callbacks:
+        header, decls = rendering_lines(rendering)
+        sig = decls[0]
+        uses, rest = declarations(decls[1:])
+        w += ["  abstract interface", f"    subroutine {sig}"]
+        w += ["      " + u for u in uses] + ["      import", "      implicit none"]
+        w += ["      " + r for r in rest]
+        w += [f"    end subroutine {sig.split('(')[0]}", "  end interface"]
+    for fn_name, iface in predefined:
+        w.append(f"  procedure({iface}) :: {fn_name}")
+    # choice buffers (fortran_f08.c)
+    w += ["  interface",
+          "    subroutine proust_f08_buffer(buf, count, datatype, addr, newcount, newtype, ierror) &",
+          "        bind(C, name=\"proust_f08_buffer\")",
+          "      import",
+          "      type(*), dimension(..), intent(in) :: buf",
+          "      integer(c_int), intent(in) :: count, datatype",
+          "      integer(c_intptr_t), intent(out) :: addr",
+          "      integer(c_int), intent(out) :: newcount, newtype, ierror",
+          "    end subroutine proust_f08_buffer",
+          "    subroutine proust_f08_buffer_done(datatype, newtype) &",
+          "        bind(C, name=\"proust_f08_buffer_done\")",
+          "      import",
+          "      integer(c_int), intent(in) :: datatype, newtype",
+          "    end subroutine proust_f08_buffer_done",
+          "    subroutine proust_f08_address(buf, addr, ierror) bind(C, name=\"proust_f08_address\")",
+          "      import",
+          "      type(*), dimension(..), intent(in) :: buf",
+          "      integer(c_intptr_t), intent(out) :: addr",
+          "      integer(c_int), intent(out) :: ierror",
+          "    end subroutine proust_f08_address",
+          "    subroutine proust_f08_sync_reg(buf) bind(C, name=\"proust_f08_sync_reg\")",
+          "      type(*), dimension(..) :: buf",
+          "    end subroutine proust_f08_sync_reg",
+          "  end interface"]
+    w.append("contains")
+    for eq, ne, t in ops:
+        for fn, op in ((eq, "=="), (ne, "/=")):
+            w += [f"  elemental logical function {fn}(a, b)",
+                  f"    type({t}), intent(in) :: a, b",
+                  f"    {fn} = a%MPI_VAL {op} b%MPI_VAL",
+                  f"  end function {fn}"]
+    w.append("end module mpi_f08_types")
+    write(path, w)
+
+
+def emit_wrappers(path, procedures):
+    w = ["! mpi_f08_wrappers.f90 -- generated by tools/fortran/gen_fortran.py: do not edit.",
+         "! The specific procedures of mpi_f08, each calling mpif.h's entry point."]
+    for name, proc in procedures:
+        for profile in (False, True):
+            w += wrapper(name, proc, profile)
+            w.append("")
+    write(path, w)
+
+
+def emit_module(path, procedures):
+    w = ["! mpi_f08.f90 -- Proust MPI's `mpi_f08` module, generated by",
+         "! tools/fortran/gen_fortran.py from the MPI Forum's API description: do not edit.",
+         "module mpi_f08",
+         "  use mpi_f08_types",
+         "  implicit none"]
+    for name, proc in procedures:
+        for profile in (False, True):
+            w.append(f"  interface {('P' if profile else '') + name}")
+            w += ["    " + b for b in interface_body(name, proc, profile)]
+            w.append("  end interface")
+    w.append("  interface MPI_SIZEOF")
+    w.append("    module procedure " + ", ".join(f"proust_f08_sizeof_{s}" for s, _ in SIZEOF_TYPES))
+    w.append("  end interface MPI_SIZEOF")
+    w.append("contains")
+    for suffix, spec in SIZEOF_TYPES:
+        w += [f"  subroutine proust_f08_sizeof_{suffix}(x, size, ierror)",
+              "    use, intrinsic :: iso_fortran_env",
+              f"    {spec}, dimension(..), intent(in) :: x",
+              "    integer, intent(out) :: size",
+              "    integer, optional, intent(out) :: ierror",
+              "    size = int(storage_size(x) / 8)",
+              "    if (present(ierror)) ierror = MPI_SUCCESS",
+              f"  end subroutine proust_f08_sizeof_{suffix}"]
+    w.append("end module mpi_f08")
+    write(path, w)
+
+
+def write(path, lines):
+    with open(path, "w") as f:
+        for line in lines:
+            f.write(wrap(line))
