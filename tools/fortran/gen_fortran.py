@@ -183,8 +183,9 @@ def pointer_type(ctype):
 
 def wrapper(name, proc, proto, profile, suffix=""):
     """C source of mpi_x_ (or pmpi_x_ with profile; mpi_x_cptr_ with
-    suffix "cptr_", the C pointer form of the mpi module: same ABI)."""
-    target = ("P" if profile else "") + name
+    suffix "cptr_", the C pointer form of the mpi module: same ABI;
+    mpi_x_c_ with suffix "c_", the large-count form that mpi_f08 calls)."""
+    target = ("P" if profile else "") + name + ("_c" if suffix == "c_" else "")
     fname = ("p" if profile else "") + name.lower() + "_" + suffix
     ret = FUNCTIONS.get(name)
     steps = plan(name, proc, proto)
@@ -335,7 +336,32 @@ def emit_wrappers(ok, protos, path):
             for suffix in ("", "cptr_") if has_c_pointer_out(proc) else ("",):
                 f.write(wrapper(name, proc, protos[name], False, suffix))
                 f.write(wrapper(name, proc, protos[name], True, suffix))
+            if name in large_counts(ok, protos):
+                f.write(wrapper(name, proc, protos[name + "_c"], False, "c_"))
+                f.write(wrapper(name, proc, protos[name + "_c"], True, "c_"))
             f.write("\n")
+
+
+# MPI_Op_create_c's callback is a different procedure type, which no
+# generic tells apart from MPI_Op_create's: not in mpi_f08's generic.
+NO_LARGE_SPECIFIC = {"MPI_Op_create"}
+
+
+def large_counts(ok, protos):
+    """The bound procedures whose large-count (_c) form mpi_f08 provides:
+    those of mpi.h, except where a parameter exists in that form alone."""
+    out = set()
+    for name, proc in ok:
+        if name + "_c" not in protos or name in NO_LARGE_SPECIFIC or \
+                not proc.has_embiggenment() or \
+                any(q.get("large_only") for q in proc._parseset["parameters"]):
+            continue
+        try:
+            plan(name, proc, protos[name + "_c"])
+            out.add(name)
+        except Unbound:
+            pass
+    return out
 
 
 def has_c_pointer_out(proc):
@@ -389,13 +415,14 @@ def emit_mpi_f08(consts_path, ok, procs, mpi_h, out):
     names = [n for n, _ in ok] + sorted(HAND_WRITTEN) + FORTRAN_ONLY_PROCEDURES
     procedures = [(procs[n]._parseset["name"], procs[n]) for n in names
                   if procs[n].express.f08 is not None]
+    large = large_counts(ok, c_prototypes(mpi_h))
     callbacks = [(c._parseset["name"], c.express.f08) for c in std.CALLBACKS.values()
                  if c.express.f08 is not None]
     sentinels = [(s[0], s[1], F08_SENTINEL_TYPES[s[0]]) for s in SENTINELS]
     f08.emit_types(f"{out}/mpi_f08_types.f90", consts, f08.handle_constants(mpi_h), sentinels,
                    callbacks, sorted(F08_PREDEFINED.items()), F08_LOGICAL_CONSTANTS)
-    f08.emit_wrappers(f"{out}/mpi_f08_wrappers.f90", procedures)
-    f08.emit_module(f"{out}/mpi_f08.f90", procedures)
+    f08.emit_wrappers(f"{out}/mpi_f08_wrappers.f90", procedures, large)
+    f08.emit_module(f"{out}/mpi_f08.f90", procedures, large)
 
 
 def fortran_line(text):

@@ -20,7 +20,7 @@ Three generated files:
 """
 import re
 
-from mpi_module import SIZEOF_TYPES, wrap
+from mpi_module import SIZEOF_TYPES, split_names, wrap
 
 HANDLE_TYPES = ["MPI_Comm", "MPI_Datatype", "MPI_Errhandler", "MPI_File", "MPI_Group",
                 "MPI_Info", "MPI_Message", "MPI_Op", "MPI_Request", "MPI_Session", "MPI_Win"]
@@ -45,6 +45,33 @@ def handle_constants(mpi_h):
     return out
 
 
+def rendering(proc, large):
+    return proc.express.embiggen.f08 if large else proc.express.f08
+
+
+def signature(r):
+    """The types and ranks of a rendering's arguments, in order, as a generic
+    tells specifics apart (MPI_COUNT_KIND and MPI_ADDRESS_KIND are both 8)."""
+    header, decls = rendering_lines(r)
+    args = [a.strip() for a in re.match(r"^.*?\((.*)\)$", header).group(1).split(",")]
+    types = {}
+    for d in decls:
+        if "::" not in d:
+            continue
+        spec, names = d.split("::", 1)
+        spec = re.sub(r",\s*(INTENT\(\w+\)|OPTIONAL|ASYNCHRONOUS|VALUE)", "", spec).strip()
+        spec = spec.replace("MPI_COUNT_KIND", "8").replace("MPI_ADDRESS_KIND", "8")
+        spec = spec.replace("MPI_OFFSET_KIND", "8")
+        for n in split_names(names):
+            types[n.split("(")[0].strip()] = (spec, "(" in n)
+    return [types.get(a) for a in args]
+
+
+def distinct_large(proc):
+    """Does the large-count form differ from the other where a generic sees?"""
+    return signature(proc.express.f08) != signature(proc.express.embiggen.f08)
+
+
 def rendering_lines(rendering):
     """(header, [declaration lines]) of an f08 rendering."""
     lines = [line.strip() for line in str(rendering).split("\n") if line.strip()]
@@ -57,9 +84,10 @@ def declarations(decls):
     return uses, [d for d in decls if not d.upper().startswith("USE")]
 
 
-def specific_name(name, proc, profile):
+def specific_name(name, proc, profile, large=False):
     buffers = any(q["kind"] == "BUFFER" for q in proc._parseset["parameters"])
-    return ("P" if profile else "") + name + ("_f08ts" if buffers else "_f08")
+    return (("P" if profile else "") + name + ("_c" if large else "") +
+            ("_f08ts" if buffers else "_f08"))
 
 
 def buffer_plan(proc):
@@ -81,13 +109,16 @@ def buffer_plan(proc):
     return out
 
 
-def wrapper(name, proc, profile):
-    """Fortran source of one external specific, or None."""
-    header, decls = rendering_lines(proc.express.f08)
+def wrapper(name, proc, profile, large=False):
+    """Fortran source of one external specific (large: its large-count
+    form, which calls mpi_x_c_)."""
+    header, decls = rendering_lines(rendering(proc, large))
     m = re.match(r"^(.*?)\s*(MPI_\w+)\((.*)\)$", header)
     result_type, args = m.group(1), [a.strip() for a in m.group(3).split(",") if a.strip()]
-    spec = specific_name(name, proc, profile)
-    target = ("p" if profile else "") + name.lower()
+    spec = specific_name(name, proc, profile, large)
+    target = ("p" if profile else "") + name.lower() + ("_c" if large else "")
+    helper = "proust_f08_buffer_c" if large else "proust_f08_buffer"
+    count_type = "integer(kind=MPI_COUNT_KIND)" if large else "integer"
     uses, rest = declarations(decls)
     body = [f"use mpi_f08_types"] + uses + ["implicit none"] + rest
     if result_type:
@@ -108,9 +139,10 @@ def wrapper(name, proc, profile):
     for buf, count, dtype in plan:
         body.append(f"integer(c_intptr_t) :: {buf}_a")
         if count:
-            body.append(f"integer :: {buf}_n, {buf}_t")
+            body.append(f"{count_type} :: {buf}_n")
+            body.append(f"integer :: {buf}_t")
             pre.append(f"{buf}_t = {dtype}%MPI_VAL")
-            pre.append(f"if (ierror_c == MPI_SUCCESS) call proust_f08_buffer({buf}, {count}, "
+            pre.append(f"if (ierror_c == MPI_SUCCESS) call {helper}({buf}, {count}, "
                        f"{dtype}%MPI_VAL, {buf}_a, {buf}_n, {buf}_t, ierror_c)")
             post.append(f"call proust_f08_buffer_done({dtype}%MPI_VAL, {buf}_t)")
         else:
@@ -139,11 +171,11 @@ def wrapper(name, proc, profile):
     return lines
 
 
-def interface_body(name, proc, profile):
-    header, decls = rendering_lines(proc.express.f08)
+def interface_body(name, proc, profile, large=False):
+    header, decls = rendering_lines(rendering(proc, large))
     m = re.match(r"^(.*?)\s*(MPI_\w+)\((.*)\)$", header)
     result_type, args = m.group(1), m.group(3)
-    spec = specific_name(name, proc, profile)
+    spec = specific_name(name, proc, profile, large)
     uses, rest = declarations(decls)
     kind = "function" if result_type else "subroutine"
     head = f"{kind} {spec}({args})" + (" result(res)" if result_type else "")
@@ -213,6 +245,16 @@ def emit_types(path, consts, handles, sentinels, callbacks, predefined, logical_
           "      integer(c_intptr_t), intent(out) :: addr",
           "      integer(c_int), intent(out) :: newcount, newtype, ierror",
           "    end subroutine proust_f08_buffer",
+          "    subroutine proust_f08_buffer_c(buf, count, datatype, addr, newcount, newtype, &",
+          "        ierror) bind(C, name=\"proust_f08_buffer_c\")",
+          "      import",
+          "      type(*), dimension(..), intent(in) :: buf",
+          "      integer(kind=MPI_COUNT_KIND), intent(in) :: count",
+          "      integer(c_int), intent(in) :: datatype",
+          "      integer(c_intptr_t), intent(out) :: addr",
+          "      integer(kind=MPI_COUNT_KIND), intent(out) :: newcount",
+          "      integer(c_int), intent(out) :: newtype, ierror",
+          "    end subroutine proust_f08_buffer_c",
           "    subroutine proust_f08_buffer_done(datatype, newtype) &",
           "        bind(C, name=\"proust_f08_buffer_done\")",
           "      import",
@@ -239,17 +281,22 @@ def emit_types(path, consts, handles, sentinels, callbacks, predefined, logical_
     write(path, w)
 
 
-def emit_wrappers(path, procedures):
+def emit_wrappers(path, procedures, large):
+    large = {n for n, p in procedures if n in large and distinct_large(p)}
     w = ["! mpi_f08_wrappers.f90 -- generated by tools/fortran/gen_fortran.py: do not edit.",
          "! The specific procedures of mpi_f08, each calling mpif.h's entry point."]
     for name, proc in procedures:
         for profile in (False, True):
             w += wrapper(name, proc, profile)
             w.append("")
+            if name in large:
+                w += wrapper(name, proc, profile, True)
+                w.append("")
     write(path, w)
 
 
-def emit_module(path, procedures):
+def emit_module(path, procedures, large):
+    large = {n for n, p in procedures if n in large and distinct_large(p)}
     w = ["! mpi_f08.f90 -- Proust MPI's `mpi_f08` module, generated by",
          "! tools/fortran/gen_fortran.py from the MPI Forum's API description: do not edit.",
          "module mpi_f08",
@@ -259,6 +306,8 @@ def emit_module(path, procedures):
         for profile in (False, True):
             w.append(f"  interface {('P' if profile else '') + name}")
             w += ["    " + b for b in interface_body(name, proc, profile)]
+            if name in large:
+                w += ["    " + b for b in interface_body(name, proc, profile, True)]
             w.append("  end interface")
     w.append("  interface MPI_SIZEOF")
     w.append("    module procedure " + ", ".join(f"proust_f08_sizeof_{s}" for s, _ in SIZEOF_TYPES))

@@ -28,24 +28,23 @@ static int contiguous(const CFI_cdesc_t *d)
     return d->rank == 0 || CFI_is_contiguous(d);
 }
 
-void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fint *datatype,
-                       intptr_t *addr, MPI_Fint *newcount, MPI_Fint *newtype, MPI_Fint *ierror);
-void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fint *datatype,
-                       intptr_t *addr, MPI_Fint *newcount, MPI_Fint *newtype, MPI_Fint *ierror)
+/* The address and (count, datatype) a call gets for a buffer descriptor. */
+static void buffer(const CFI_cdesc_t *d, MPI_Count count, MPI_Fint datatype, intptr_t *addr,
+                   MPI_Count *newcount, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     *addr = (intptr_t)d->base_addr;
-    *newcount = *count;
-    *newtype = *datatype;
+    *newcount = count;
+    *newtype = datatype;
     *ierror = MPI_SUCCESS;
-    if (contiguous(d) || *count <= 0)
+    if (contiguous(d) || count <= 0)
         return;
-    size_t elements = 1;
+    MPI_Count elements = 1;
     for (int r = 0; r < d->rank; r++)
-        elements *= (size_t)d->dim[r].extent;
+        elements *= (MPI_Count)d->dim[r].extent;
     MPI_Aint lb = 0, extent = 0;
-    int size = 0;
-    if (MPI_Type_get_extent(*datatype, &lb, &extent) != MPI_SUCCESS ||
-        MPI_Type_size(*datatype, &size) != MPI_SUCCESS) {
+    MPI_Count size = 0;
+    if (MPI_Type_get_extent(datatype, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_size_c(datatype, &size) != MPI_SUCCESS) {
         *ierror = MPI_ERR_TYPE;
         return;
     }
@@ -54,28 +53,28 @@ void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fi
                                "its elements (same size and extent, no holes)");
         return;
     }
-    if ((size_t)*count > elements) {
+    if (count > elements) {
         *ierror = buffer_error("count is larger than the section");
         return;
     }
     /* The addresses of the first `count` elements, in array element order
      * (the first index varies fastest). */
-    MPI_Aint *displs = malloc((size_t)*count * sizeof *displs);
+    MPI_Count *displs = malloc((size_t)count * sizeof *displs);
     if (!displs) {
         *ierror = MPI_ERR_NO_MEM;
         return;
     }
     CFI_index_t index[CFI_MAX_RANK] = {0};
-    for (MPI_Fint k = 0; k < *count; k++) {
-        MPI_Aint at = 0;
+    for (MPI_Count k = 0; k < count; k++) {
+        MPI_Count at = 0;
         for (int r = 0; r < d->rank; r++)
-            at += (MPI_Aint)index[r] * (MPI_Aint)d->dim[r].sm;
+            at += (MPI_Count)index[r] * (MPI_Count)d->dim[r].sm;
         displs[k] = at;
         for (int r = 0; r < d->rank && ++index[r] == d->dim[r].extent; r++)
             index[r] = 0;
     }
     MPI_Datatype section;
-    int rc = MPI_Type_create_hindexed_block(*count, 1, displs, *datatype, &section);
+    int rc = MPI_Type_create_hindexed_block_c(count, 1, displs, datatype, &section);
     free(displs);
     if (rc == MPI_SUCCESS)
         rc = MPI_Type_commit(&section);
@@ -85,6 +84,26 @@ void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fi
     }
     *newcount = 1;
     *newtype = section;
+}
+
+void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fint *datatype,
+                       intptr_t *addr, MPI_Fint *newcount, MPI_Fint *newtype, MPI_Fint *ierror);
+void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fint *datatype,
+                       intptr_t *addr, MPI_Fint *newcount, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    MPI_Count n = 0;
+    buffer(d, *count, *datatype, addr, &n, newtype, ierror);
+    *newcount = (MPI_Fint)n; /* *count, or 1 */
+}
+
+/* The large-count form (MPI_Send_c & co). */
+void proust_f08_buffer_c(const CFI_cdesc_t *d, const MPI_Count *count, const MPI_Fint *datatype,
+                         intptr_t *addr, MPI_Count *newcount, MPI_Fint *newtype,
+                         MPI_Fint *ierror);
+void proust_f08_buffer_c(const CFI_cdesc_t *d, const MPI_Count *count, const MPI_Fint *datatype,
+                         intptr_t *addr, MPI_Count *newcount, MPI_Fint *newtype, MPI_Fint *ierror)
+{
+    buffer(d, *count, *datatype, addr, newcount, newtype, ierror);
 }
 
 /* After the call: a datatype made for a section goes (a nonblocking
