@@ -40,6 +40,8 @@ foreach(rails shm tcp)
   fortran_job(NAME f77_callbacks_4_${rails} SOURCE f77_callbacks.f90 NPROCS 4 RAILS ${r})
   fortran_job(NAME f77_attributes_2_${rails} SOURCE f77_attributes.f90 NPROCS 2 RAILS ${r})
   fortran_job(NAME mpi_module_3_${rails} SOURCE mpi_module.f90 NPROCS 3 RAILS ${r})
+  fortran_job(NAME mpi_f08_3_${rails} SOURCE mpi_f08.f90 NPROCS 3 RAILS ${r})
+  fortran_job(NAME mpi_f08_1_${rails} SOURCE mpi_f08.f90 NPROCS 1 RAILS ${r})
 endforeach()
 
 # mpifort prints the command it runs (MPICH's -show), finding mpif.h

@@ -100,9 +100,14 @@ def buffer_plan(proc):
     for i, q in enumerate(ps):
         if q["kind"] != "BUFFER":
             continue
+        # (count, datatype) right after the buffer. Where two buffers share
+        # them (sendbuf, recvbuf, count, datatype: reductions), no one pair
+        # can describe a section of one and a contiguous other: contiguous
+        # only there, as for v and w collectives' buffers.
         nxt = ps[i + 1:i + 3]
-        if len(nxt) == 2 and COUNT_KIND.search(nxt[0]["kind"]) and nxt[0]["length"] is None \
-                and nxt[1]["kind"] == "DATATYPE" and nxt[1]["length"] is None:
+        if len(nxt) == 2 and COUNT_KIND.search(nxt[0]["kind"]) and \
+                nxt[0]["length"] is None and nxt[1]["kind"] == "DATATYPE" and \
+                nxt[1]["length"] is None:
             out.append((q["name"], nxt[0]["name"], nxt[1]["name"]))
         else:
             out.append((q["name"], None, None))
