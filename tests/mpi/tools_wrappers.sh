@@ -451,6 +451,62 @@ EOF
     expect_rc 0
     check_ring 2 cmake
     ;;
+findmpi_fortran)
+    # FindMPI's Fortran: mpif.h, the mpi and the mpi_f08 modules found
+    # through mpifort, then a program using mpi_f08 and MPI::MPI_Fortran
+    # built and run; pkg-config's mpi-fort builds one too.
+    mkdir "$TMP/proj"
+    cat > "$TMP/proj/ring.f90" << 'EOF'
+program ring
+  use mpi_f08
+  implicit none
+  integer :: rank, size, token
+  character(len=32) :: var
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_size(MPI_COMM_WORLD, size)
+  token = rank
+  call MPI_Allreduce(MPI_IN_PLACE, token, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  call get_environment_variable('PM_TEST_VAR', var)
+  if (token == size * (size - 1) / 2) print '(A,I0,A,A)', 'ring ok rank ', rank, ' var ', trim(var)
+  call MPI_Finalize()
+end program ring
+EOF
+    cat > "$TMP/proj/CMakeLists.txt" << 'EOF'
+cmake_minimum_required(VERSION 3.20)
+project(findmpi Fortran)
+set(MPI_DETERMINE_Fortran_CAPABILITIES TRUE) # runs a program with each interface
+find_package(MPI REQUIRED COMPONENTS Fortran)
+foreach(v MPI_Fortran_HAVE_F77_HEADER MPI_Fortran_HAVE_F90_MODULE MPI_Fortran_HAVE_F08_MODULE)
+  if(NOT ${v})
+    message(FATAL_ERROR "${v} is false")
+  endif()
+endforeach()
+message(STATUS "subarrays: f08 ${MPI_Fortran_F08_MODULE_SUBARRAYS} mpif.h ${MPI_Fortran_F77_HEADER_SUBARRAYS}")
+add_executable(ring ring.f90)
+target_link_libraries(ring PRIVATE MPI::MPI_Fortran)
+EOF
+    san=$("$W/mpifort" -showme:link | grep -o -- '-fsanitize=[^ ]*')
+    run "$CMAKE" -S "$TMP/proj" -B "$TMP/proj/build" -DMPI_Fortran_COMPILER="$W/mpifort" \
+        -DMPIEXEC_EXECUTABLE="$W/mpiexec" -DCMAKE_EXE_LINKER_FLAGS="$san"
+    expect_rc 0
+    expect_out 'Found MPI_Fortran: .*libmpifort\.so \(found version "4\.1"\)'
+    expect_out 'subarrays: f08 TRUE mpif.h FALSE'
+    run "$CMAKE" --build "$TMP/proj/build"
+    expect_rc 0
+    run "$W/mpiexec" -n 3 -x PM_TEST_VAR=cmake "$TMP/proj/build/ring"
+    expect_rc 0
+    expect_count '^ring ok rank [0-2] var cmake$' 3
+    # pkg-config, from an installed tree
+    run "$CMAKE" --install "$BUILD" --prefix "$TMP/prefix"
+    expect_rc 0
+    export PKG_CONFIG_PATH=$TMP/prefix/lib/pkgconfig
+    run sh -c "gfortran -o '$TMP/ring_pc' '$TMP/proj/ring.f90' \$(pkg-config --cflags --libs mpi-fort) $san"
+    expect_rc 0
+    run "$TMP/prefix/bin/mpiexec" -n 2 -x PM_TEST_VAR=pc "$TMP/ring_pc"
+    expect_rc 0
+    expect_count '^ring ok rank [01] var pc$' 2
+    ;;
 *)
     echo "tools_wrappers.sh: unknown case '$CASE'" >&2
     exit 2
