@@ -161,7 +161,9 @@ typedef struct MPI_F08_status {
 #define MPI_INTEGER8 PROUST_MPI_TYPE(56)
 #define MPI_REAL4 PROUST_MPI_TYPE(57)
 #define MPI_REAL8 PROUST_MPI_TYPE(58)
-#define PROUST_MPI_NUM_PREDEFINED_TYPES 59 /* indices 1..58; 0 unused */
+#define MPI_COMPLEX8 PROUST_MPI_TYPE(59)
+#define MPI_COMPLEX16 PROUST_MPI_TYPE(60)
+#define PROUST_MPI_NUM_PREDEFINED_TYPES 61 /* indices 1..60; 0 unused */
 
 /* Type classes of MPI_Type_match_size. */
 #define MPI_TYPECLASS_REAL 1
@@ -174,8 +176,6 @@ typedef struct MPI_F08_status {
 #define MPI_REAL2 MPI_DATATYPE_NULL
 #define MPI_REAL16 MPI_DATATYPE_NULL
 #define MPI_COMPLEX4 MPI_DATATYPE_NULL
-#define MPI_COMPLEX8 MPI_DATATYPE_NULL
-#define MPI_COMPLEX16 MPI_DATATYPE_NULL
 #define MPI_COMPLEX32 MPI_DATATYPE_NULL
 
 /* Predefined operations. */

@@ -43,6 +43,7 @@ foreach(rails shm tcp)
   fortran_job(NAME f77_attributes_2_${rails} SOURCE f77_attributes.f90 NPROCS 2 RAILS ${r})
   fortran_job(NAME mpi_module_3_${rails} SOURCE mpi_module.f90 NPROCS 3 RAILS ${r})
   fortran_job(NAME mpi_f08_3_${rails} SOURCE mpi_f08.f90 NPROCS 3 RAILS ${r})
+  fortran_job(NAME f08_types_4_${rails} SOURCE f08_types.f90 NPROCS 4 RAILS ${r})
 endforeach()
 
 fortran_job(NAME mpi_f08_1 SOURCE mpi_f08.f90 NPROCS 1 RAILS self,shm)

@@ -306,7 +306,9 @@ static void test_flags(void)
     test_block_limit();
     EXPECT(pm_type_check(MPI_DATATYPE_NULL, NULL) == MPI_ERR_TYPE, "NULL type");
     EXPECT(pm_type_check(PROUST_MPI_KIND_DATATYPE | 12345, NULL) == MPI_ERR_TYPE, "junk type");
-    EXPECT(pm_type_check(PROUST_MPI_KIND_DATATYPE | 60, NULL) == MPI_ERR_TYPE, "unused index");
+    EXPECT(pm_type_check(PROUST_MPI_KIND_DATATYPE | PROUST_MPI_NUM_PREDEFINED_TYPES, NULL) ==
+               MPI_ERR_TYPE,
+           "unused index");
     EXPECT(pm_type_check(MPI_COMM_WORLD, NULL) == MPI_ERR_TYPE, "a communicator");
     EXPECT(pm_type_check(MPI_LONG_DOUBLE_INT, NULL) == MPI_SUCCESS, "predefined");
 }

@@ -258,6 +258,8 @@ const struct pm_op_type pm_op_types[PROUST_MPI_NUM_PREDEFINED_TYPES] = {
             k_cldouble),
     T_PLAIN(MPI_COMPLEX, "MPI_COMPLEX", CX, pm_cfloat, k_cfloat),
     T_PLAIN(MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", CX, pm_cdouble, k_cdouble),
+    T_PLAIN(MPI_COMPLEX8, "MPI_COMPLEX8", CX, pm_cfloat, k_cfloat),
+    T_PLAIN(MPI_COMPLEX16, "MPI_COMPLEX16", CX, pm_cdouble, k_cdouble),
     /* Byte */
     T_PLAIN(MPI_BYTE, "MPI_BYTE", BY, pm_uchar, k_byte),
     /* Pairs of MINLOC/MAXLOC */

@@ -93,6 +93,8 @@ static const struct ext_desc ext_table[PROUST_MPI_NUM_PREDEFINED_TYPES] = {
     D(MPI_INTEGER8, EXT_SINT, 8, 8, 1),
     D(MPI_REAL4, EXT_REAL, 4, 4, 1),
     D(MPI_REAL8, EXT_REAL, 8, 8, 1),
+    D(MPI_COMPLEX8, EXT_REAL, 4, 4, 2),
+    D(MPI_COMPLEX16, EXT_REAL, 8, 8, 2),
 };
 
 /* The C pair types: a value, then an int (natively packed without the

@@ -106,6 +106,8 @@ static const struct predef_desc predef[PROUST_MPI_NUM_PREDEFINED_TYPES] = {
     FIXED(MPI_INTEGER8, 8, 8),
     FIXED(MPI_REAL4, 4, 4),
     FIXED(MPI_REAL8, 8, 8),
+    FIXED(MPI_COMPLEX8, 8, 4),
+    FIXED(MPI_COMPLEX16, 16, 8),
 };
 
 /* Blocks and stream offsets of the predefined types (at most two blocks). */
