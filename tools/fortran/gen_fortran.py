@@ -219,13 +219,12 @@ def wrapper(name, proc, proto, profile, suffix=""):
                 after.append(f"pm_f_index_plus_one({fa}, {n});")
         elif role == "status":
             args.append(f"MPI_Fint *{fa}")
-            before.append(f"MPI_Status {fa}_c;")
             # in (MPI_Get_count & co read it), and out too: the fields a call
             # leaves alone (MPI_ERROR of single completions) stay as they were
-            before.append(f"if (!pm_f_ignored({fa})) MPI_Status_f2c({fa}, &{fa}_c);")
-            call.append(f"(pm_f_ignored({fa}) ? MPI_STATUS_IGNORE : &{fa}_c)")
+            before.append(f"MPI_Status {fa}_tmp, *{fa}_c = pm_f_status({fa}, &{fa}_tmp);")
+            call.append(f"{fa}_c")
             if q["param_direction"] in ("out", "inout"):
-                after.append(f"if (!pm_f_ignored({fa})) MPI_Status_c2f(&{fa}_c, {fa});")
+                after.append(f"free:pm_f_status_done({fa}, {fa}_c, &{fa}_tmp);")
         elif role == "statuses":
             args.append(f"MPI_Fint *{fa}")
             incount = next(s[0] for s in steps if s[0] in ("count", "incount"))

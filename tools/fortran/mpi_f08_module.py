@@ -125,6 +125,11 @@ def wrapper(name, proc, profile, large=False):
     helper = "proust_f08_buffer_c" if large else "proust_f08_buffer"
     count_type = "integer(kind=MPI_COUNT_KIND)" if large else "integer"
     uses, rest = declarations(decls)
+    # choice buffers are TARGETs here (not in the module's interface: the
+    # same ABI), so that a contiguous one's address is c_loc's, without a
+    # call to C (fortran_f08.c is for sections)
+    rest = [re.sub(r"^(TYPE\(\*\), DIMENSION\(\.\.\)[^:]*)::", r"\1, TARGET ::", r)
+            for r in rest]
     body = [f"use mpi_f08_types"] + uses + ["implicit none"] + rest
     if result_type:
         body.append(f"{result_type}, external :: {target}")
@@ -140,19 +145,27 @@ def wrapper(name, proc, profile, large=False):
     call_args = []
     pre, post = ["ierror_c = MPI_SUCCESS"], []
     if plan:
-        body.insert(1, "use, intrinsic :: iso_c_binding, only : c_intptr_t")
+        body.insert(1, "use, intrinsic :: iso_c_binding, only : c_intptr_t, c_loc")
     for buf, count, dtype in plan:
         body.append(f"integer(c_intptr_t) :: {buf}_a")
+        contiguous = [f"if (is_contiguous({buf})) then",
+                      f"  {buf}_a = transfer(c_loc({buf}), {buf}_a)"]
         if count:
             body.append(f"{count_type} :: {buf}_n")
             body.append(f"integer :: {buf}_t")
-            pre.append(f"{buf}_t = {dtype}%MPI_VAL")
-            pre.append(f"if (ierror_c == MPI_SUCCESS) call {helper}({buf}, {count}, "
-                       f"{dtype}%MPI_VAL, {buf}_a, {buf}_n, {buf}_t, ierror_c)")
-            post.append(f"call proust_f08_buffer_done({dtype}%MPI_VAL, {buf}_t)")
+            pre += contiguous + [f"  {buf}_n = {count}", f"  {buf}_t = {dtype}%MPI_VAL",
+                                 "else",
+                                 f"  {buf}_t = {dtype}%MPI_VAL",
+                                 f"  if (ierror_c == MPI_SUCCESS) call {helper}({buf}, {count}, "
+                                 f"{dtype}%MPI_VAL, {buf}_a, {buf}_n, {buf}_t, ierror_c)",
+                                 "end if"]
+            post.append(f"if ({buf}_t /= {dtype}%MPI_VAL) call proust_f08_buffer_done("
+                        f"{dtype}%MPI_VAL, {buf}_t)")
         else:
-            pre.append(f"if (ierror_c == MPI_SUCCESS) call proust_f08_address({buf}, {buf}_a, "
-                       f"ierror_c)")
+            pre += contiguous + ["else",
+                                 f"  if (ierror_c == MPI_SUCCESS) call proust_f08_address({buf}, "
+                                 f"{buf}_a, ierror_c)",
+                                 "end if"]
     by_buffer = {b: (c, d) for b, c, d in plan}
     for a in args:
         if a == "ierror":

@@ -9,23 +9,53 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include <mpi.h>
 
 /* The C value of a sentinel of mpif.h passed by address (MPI_BOTTOM,
- * MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE: f77_sentinels.c), else p. */
+ * MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE...: f77_sentinels.c), else p. */
 void *pm_f_sentinel_c(const void *p);
 
-/* A choice buffer as C wants it. */
+/* The sentinels' storage (mpif.h's COMMON blocks): f77_sentinels.c. */
+extern MPI_Fint proust_mpi_bottom_[], proust_mpi_in_place_[], proust_mpi_status_ignore_[],
+    proust_mpi_statuses_ignore_[];
+
+/* A choice buffer as C wants it (inline: every buffer of every call). */
 static inline void *pm_f_buffer(const void *p)
 {
-    return pm_f_sentinel_c(p);
+    if (p == (const void *)proust_mpi_bottom_)
+        return MPI_BOTTOM;
+    if (p == (const void *)proust_mpi_in_place_)
+        return MPI_IN_PLACE;
+    return (void *)p;
 }
 
 /* Is this status argument MPI_STATUS_IGNORE or MPI_STATUSES_IGNORE? */
 static inline bool pm_f_ignored(const MPI_Fint *status)
 {
-    return pm_f_sentinel_c(status) != (const void *)status;
+    return status == proust_mpi_status_ignore_ || status == proust_mpi_statuses_ignore_;
+}
+
+/* A Fortran status as a C one: the same MPI_F_STATUS_SIZE integers
+ * (MPI_Status_f2c is a copy), so the Fortran one itself where it is
+ * aligned for the C struct, else a copy in *tmp (pm_f_status_done copies
+ * it back); MPI_STATUS_IGNORE for the sentinels. */
+static inline MPI_Status *pm_f_status(MPI_Fint *f, MPI_Status *tmp)
+{
+    if (pm_f_ignored(f))
+        return MPI_STATUS_IGNORE;
+    if (((uintptr_t)f & (_Alignof(MPI_Status) - 1)) == 0)
+        return (MPI_Status *)(void *)f;
+    memcpy(tmp, f, sizeof *tmp);
+    return tmp;
+}
+
+static inline void pm_f_status_done(MPI_Fint *f, const MPI_Status *c, const MPI_Status *tmp)
+{
+    if (c == tmp)
+        memcpy(f, tmp, sizeof *tmp);
 }
 
 /* C statuses for `count` Fortran ones, as they are (a call leaves some
