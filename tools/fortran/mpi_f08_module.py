@@ -148,7 +148,11 @@ def wrapper(name, proc, profile, large=False):
         body.insert(1, "use, intrinsic :: iso_c_binding, only : c_intptr_t, c_loc")
     for buf, count, dtype in plan:
         body.append(f"integer(c_intptr_t) :: {buf}_a")
-        contiguous = [f"if (is_contiguous({buf})) then",
+        # (a scalar is contiguous: no call to libgfortran's is_contiguous)
+        body.append(f"logical :: {buf}_k")
+        contiguous = [f"{buf}_k = rank({buf}) == 0",
+                      f"if (.not. {buf}_k) {buf}_k = is_contiguous({buf})",
+                      f"if ({buf}_k) then",
                       f"  {buf}_a = transfer(c_loc({buf}), {buf}_a)"]
         if count:
             body.append(f"{count_type} :: {buf}_n")
