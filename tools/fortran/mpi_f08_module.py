@@ -122,7 +122,7 @@ def wrapper(name, proc, profile, large=False):
     result_type, args = m.group(1), [a.strip() for a in m.group(3).split(",") if a.strip()]
     spec = specific_name(name, proc, profile, large)
     target = ("p" if profile else "") + name.lower() + ("_c" if large else "")
-    helper = "proust_f08_buffer_c" if large else "proust_f08_buffer"
+    helper = "proust_f08_section_c" if large else "proust_f08_section"
     count_type = "integer(kind=MPI_COUNT_KIND)" if large else "integer"
     uses, rest = declarations(decls)
     # choice buffers are TARGETs here (not in the module's interface: the
@@ -167,7 +167,7 @@ def wrapper(name, proc, profile, large=False):
                         f"{dtype}%MPI_VAL, {buf}_t)")
         else:
             pre += contiguous + ["else",
-                                 f"  if (ierror_c == MPI_SUCCESS) call proust_f08_address({buf}, "
+                                 f"  if (ierror_c == MPI_SUCCESS) call proust_f08_section_address({buf}, "
                                  f"{buf}_a, ierror_c)",
                                  "end if"]
     by_buffer = {b: (c, d) for b, c, d in plan}
@@ -293,6 +293,30 @@ def emit_types(path, consts, handles, sentinels, callbacks, predefined, logical_
           "    end subroutine proust_f08_sync_reg",
           "  end interface"]
     w.append("contains")
+    # The specifics' way to fortran_f08.c for what is not contiguous: out of
+    # line, so that their own fast path has no CFI descriptor to set up
+    w += ["  subroutine proust_f08_section(buf, count, datatype, addr, newcount, newtype, ierror)",
+          "    type(*), dimension(..), intent(in) :: buf",
+          "    integer(c_int), intent(in) :: count, datatype",
+          "    integer(c_intptr_t), intent(out) :: addr",
+          "    integer(c_int), intent(out) :: newcount, newtype, ierror",
+          "    call proust_f08_buffer(buf, count, datatype, addr, newcount, newtype, ierror)",
+          "  end subroutine proust_f08_section",
+          "  subroutine proust_f08_section_c(buf, count, datatype, addr, newcount, newtype, ierror)",
+          "    type(*), dimension(..), intent(in) :: buf",
+          "    integer(kind=MPI_COUNT_KIND), intent(in) :: count",
+          "    integer(c_int), intent(in) :: datatype",
+          "    integer(c_intptr_t), intent(out) :: addr",
+          "    integer(kind=MPI_COUNT_KIND), intent(out) :: newcount",
+          "    integer(c_int), intent(out) :: newtype, ierror",
+          "    call proust_f08_buffer_c(buf, count, datatype, addr, newcount, newtype, ierror)",
+          "  end subroutine proust_f08_section_c",
+          "  subroutine proust_f08_section_address(buf, addr, ierror)",
+          "    type(*), dimension(..), intent(in) :: buf",
+          "    integer(c_intptr_t), intent(out) :: addr",
+          "    integer(c_int), intent(out) :: ierror",
+          "    call proust_f08_address(buf, addr, ierror)",
+          "  end subroutine proust_f08_section_address"]
     for eq, ne, t in ops:
         for fn, op in ((eq, "=="), (ne, "/=")):
             w += [f"  elemental logical function {fn}(a, b)",
