@@ -8,16 +8,21 @@ endif()
 set(FORTRAN_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fortran)
 set(MPIFORT ${PROJECT_BINARY_DIR}/tools/mpi/mpifort)
 
-# fortran_job(NAME n SOURCE file NPROCS k RAILS r)
+# fortran_job(NAME n SOURCE file NPROCS k RAILS r [EXTRA c-file])
 function(fortran_job)
-  cmake_parse_arguments(F "" "NAME;SOURCE;NPROCS;RAILS" "" ${ARGN})
+  cmake_parse_arguments(F "" "NAME;SOURCE;NPROCS;RAILS;EXTRA" "" ${ARGN})
+  set(extra "")
+  if(F_EXTRA)
+    set(extra ${FORTRAN_TEST_DIR}/${F_EXTRA})
+  endif()
   get_filename_component(prog ${F_SOURCE} NAME_WE)
   # each test compiles in a folder of its own: gfortran writes module files
   # (.mod) where it runs, and the shm and tcp jobs of a program run at once
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/fortran/${F_NAME}.d)
   add_test(NAME fortran_${F_NAME}
-           COMMAND sh -c "mkdir -p \"$1\" && cd \"$1\" && \"$0\" -O1 -w -o prog \"$2\" && \"$3\" -n $4 ./prog"
-                   ${MPIFORT} ${dir} ${FORTRAN_TEST_DIR}/${F_SOURCE} ${PROUSTRUN} ${F_NPROCS})
+           COMMAND sh -c "mkdir -p \"$1\" && cd \"$1\" && \"$0\" -O1 -w -o prog \"$2\" $5 && \"$3\" -n $4 ./prog"
+                   ${MPIFORT} ${dir} ${FORTRAN_TEST_DIR}/${F_SOURCE} ${PROUSTRUN} ${F_NPROCS}
+                   "${extra}")
   set(oks "${prog}: ok") # one line per rank
   if(F_NPROCS GREATER 1)
     foreach(i RANGE 2 ${F_NPROCS})
@@ -44,9 +49,14 @@ foreach(rails shm tcp)
   fortran_job(NAME mpi_module_3_${rails} SOURCE mpi_module.f90 NPROCS 3 RAILS ${r})
   fortran_job(NAME mpi_f08_3_${rails} SOURCE mpi_f08.f90 NPROCS 3 RAILS ${r})
   fortran_job(NAME f08_types_4_${rails} SOURCE f08_types.f90 NPROCS 4 RAILS ${r})
+  fortran_job(NAME f08_sections_3_${rails} SOURCE f08_sections.f90 NPROCS 3 RAILS ${r})
+  fortran_job(NAME attr_lang_2_${rails} SOURCE attr_lang.f90 NPROCS 2 RAILS ${r}
+              EXTRA attr_lang_c.c)
 endforeach()
 
 fortran_job(NAME mpi_f08_1 SOURCE mpi_f08.f90 NPROCS 1 RAILS self,shm)
+fortran_job(NAME f08_sections_1 SOURCE f08_sections.f90 NPROCS 1 RAILS self,shm)
+fortran_job(NAME f77_errors_2 SOURCE f77_errors.f90 NPROCS 2 RAILS self,shm)
 
 # mpifort prints the command it runs (MPICH's -show), finding mpif.h
 add_test(NAME fortran_mpifort_show COMMAND ${MPIFORT} -show -c x.f90)

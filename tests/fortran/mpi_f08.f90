@@ -6,7 +6,8 @@
 !     strided 1-D section sent nonblocking, a 2-D section a(2:6:2, 1:3)
 !     received nonblocking into, a section of a 3-D array broadcast; the
 !     elements outside the section untouched; a reduction of a section
-!     refused (its buffers share one count and datatype);
+!     refused (its buffers share one count and datatype), the error
+!     returned on the communicator;
 !   - TYPE(MPI_Status) fields and MPI_Get_count; MPI_STATUS(ES)_IGNORE;
 !   - large counts: MPI_Send/MPI_Recv/MPI_Get_count with
 !     INTEGER(KIND=MPI_COUNT_KIND) counts;
@@ -112,10 +113,11 @@ program mpi_f08_test
   end do
   call MPI_Bcast(cube(1:4:3, :, :), 12, MPI_INTEGER, nprocs - 1, comm)
   ! (sendbuf and recvbuf share one (count, datatype): a section there is
-  ! refused, an error raised on MPI_COMM_SELF)
-  call MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN)
+  ! refused, the error raised on the communicator)
+  call MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN)
   call MPI_Allreduce(cube(1:4:3, :, :), mine, 12, MPI_INTEGER, MPI_SUM, comm, ierr)
   call check(ierr == MPI_ERR_BUFFER, 'reduction of a section: refused')
+  call MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL)
   call check(all(cube(1:4:3, :, :) == reshape((/ ((((nprocs - 1) + i + 10 * j + 100 * k, &
              i = 1, 4, 3), j = 1, 3), k = 1, 2) /), (/ 2, 3, 2 /))), '3-D section broadcast')
   call check(all(cube(2:3, :, :) == reshape((/ (((rank + i + 10 * j + 100 * k, &

@@ -183,12 +183,16 @@ def pointer_type(ctype):
 
 def wrapper(name, proc, proto, profile, suffix=""):
     """C source of mpi_x_ (or pmpi_x_ with profile; mpi_x_cptr_ with
-    suffix "cptr_", the C pointer form of the mpi module: same ABI;
-    mpi_x_c_ with suffix "c_", the large-count form that mpi_f08 calls)."""
-    target = ("P" if profile else "") + name + ("_c" if suffix == "c_" else "")
+    suffix "cptr_", the C pointer form of the mpi module and mpi_f08: same
+    ABI, but MPI_Buffer_detach's address is returned there; mpi_x_c_ with
+    suffix "c_", the large-count form that mpi_f08 calls)."""
+    target = ("P" if profile else "") + name + ("_c" if suffix.startswith("c_") else "")
     fname = ("p" if profile else "") + name.lower() + "_" + suffix
     ret = FUNCTIONS.get(name)
     steps = plan(name, proc, proto)
+    if suffix.endswith("cptr_"):
+        steps = [(fa, ct, cn, "address_out" if role == "address_dropped" else role, q)
+                 for fa, ct, cn, role, q in steps]
     args, before, call, after, hidden = [], [], [], [], []
     # Waitsome & co.: how many indices and statuses the call filled
     filled = "*outcount" if any(st[0] == "outcount" for st in steps) else None
@@ -214,9 +218,14 @@ def wrapper(name, proc, proto, profile, suffix=""):
         elif role == "pass" or role == "index":
             args.append(f"{pointer_type(ctype)}{fa}")
             call.append(f"({ctype.replace('[]', '*')}){fa}" if "const" in ctype else fa)
-            if role == "index":
-                n = "1" if q["length"] is None else filled or "*count"
-                after.append(f"pm_f_index_plus_one({fa}, {n});")
+            if role == "index" and q["length"] is None:
+                # (an error may leave it unset: then MPI_UNDEFINED, left as is)
+                before.append(f"*{fa} = MPI_UNDEFINED;")
+                after.append(f"free:pm_f_index_plus_one({fa}, 1);")
+            elif role == "index":  # Waitsome & co.: filled on MPI_ERR_IN_STATUS too
+                n = filled or "*count"
+                after.append(f"free:if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) "
+                             f"pm_f_index_plus_one({fa}, {n});")
         elif role == "status":
             args.append(f"MPI_Fint *{fa}")
             # in (MPI_Get_count & co read it), and out too: the fields a call
@@ -332,12 +341,13 @@ def emit_wrappers(ok, protos, path):
     with open(path, "w") as f:
         f.write(HEADER_C)
         for name, proc in ok:
-            for suffix in ("", "cptr_") if has_c_pointer_out(proc) else ("",):
+            for suffix in ("", "cptr_") if has_c_pointer_out(proc, True) else ("",):
                 f.write(wrapper(name, proc, protos[name], False, suffix))
                 f.write(wrapper(name, proc, protos[name], True, suffix))
             if name in large_counts(ok, protos):
-                f.write(wrapper(name, proc, protos[name + "_c"], False, "c_"))
-                f.write(wrapper(name, proc, protos[name + "_c"], True, "c_"))
+                for suffix in ("c_", "c_cptr_") if has_c_pointer_out(proc, True) else ("c_",):
+                    f.write(wrapper(name, proc, protos[name + "_c"], False, suffix))
+                    f.write(wrapper(name, proc, protos[name + "_c"], True, suffix))
             f.write("\n")
 
 
@@ -363,8 +373,11 @@ def large_counts(ok, protos):
     return out
 
 
-def has_c_pointer_out(proc):
-    return any(q["kind"] == "C_BUFFER" for q in proc._parseset["parameters"])
+def has_c_pointer_out(proc, detach=False):
+    """Does proc return a C pointer (MPI_Alloc_mem & co.; with detach,
+    MPI_Buffer_detach & co. too, whose address only mpi_f08 returns)?"""
+    kinds = ("C_BUFFER", "C_BUFFER2") if detach else ("C_BUFFER",)
+    return any(q["kind"] in kinds for q in proc._parseset["parameters"])
 
 
 # Fortran-only procedures of the standard that libmpifort provides

@@ -90,27 +90,46 @@ def specific_name(name, proc, profile, large=False):
             ("_f08ts" if buffers else "_f08"))
 
 
+# The collectives whose buffer counts are each rank's share (MPI_Gather's
+# recvcount...): only a 1-D section there (fortran_f08.c)
+PER_RANK = re.compile(r"^MPI_I?(Neighbor_)?(Gather|Scatter|Allgather|Alltoall)(_init)?$")
+
+
+def raise_on(decls):
+    """The mpif.h routine and handle a refused buffer's error is raised on:
+    the call's communicator or window, else MPI_COMM_SELF."""
+    for d in decls:
+        for t, fn in (("TYPE(MPI_Comm)", "mpi_comm_call_errhandler"),
+                      ("TYPE(MPI_Win)", "mpi_win_call_errhandler")):
+            if d.startswith(t) and "INTENT(IN)" in d and "::" in d:
+                name = split_names(d.split("::", 1)[1])[0]
+                if "(" not in name:
+                    return fn, name
+    return "mpi_comm_call_errhandler", "MPI_COMM_SELF"
+
+
 def buffer_plan(proc):
-    """[(buffer, count, datatype)] of the choice buffers; count and datatype
-    are None where the buffer has no (count, datatype) of its own (its
-    section must then be contiguous)."""
+    """[(buffer, count, datatype, shared)] of the choice buffers; count and
+    datatype are None where the buffer has no (count, datatype) of its own
+    (its section must then be contiguous: v and w collectives, windows);
+    shared names the buffer before it where the two share the pair
+    (sendbuf, recvbuf, count, datatype: reductions). No one pair can describe
+    a section of one and a contiguous other, so there recvbuf may be a
+    section only when sendbuf is MPI_IN_PLACE."""
     ps = [q for q in proc._parseset["parameters"]
           if "c_parameter" not in (q.get("suppress") or "") and not q.get("large_only")]
     out = []
     for i, q in enumerate(ps):
         if q["kind"] != "BUFFER":
             continue
-        # (count, datatype) right after the buffer. Where two buffers share
-        # them (sendbuf, recvbuf, count, datatype: reductions), no one pair
-        # can describe a section of one and a contiguous other: contiguous
-        # only there, as for v and w collectives' buffers.
         nxt = ps[i + 1:i + 3]
+        shared = ps[i - 1]["name"] if i > 0 and ps[i - 1]["kind"] == "BUFFER" else None
         if len(nxt) == 2 and COUNT_KIND.search(nxt[0]["kind"]) and \
                 nxt[0]["length"] is None and nxt[1]["kind"] == "DATATYPE" and \
                 nxt[1]["length"] is None:
-            out.append((q["name"], nxt[0]["name"], nxt[1]["name"]))
+            out.append((q["name"], nxt[0]["name"], nxt[1]["name"], shared))
         else:
-            out.append((q["name"], None, None))
+            out.append((q["name"], None, None, None))
     return out
 
 
@@ -146,7 +165,7 @@ def wrapper(name, proc, profile, large=False):
     pre, post = ["ierror_c = MPI_SUCCESS"], []
     if plan:
         body.insert(1, "use, intrinsic :: iso_c_binding, only : c_intptr_t, c_loc")
-    for buf, count, dtype in plan:
+    for buf, count, dtype, shared in plan:
         body.append(f"integer(c_intptr_t) :: {buf}_a")
         # (a scalar is contiguous: no call to libgfortran's is_contiguous)
         body.append(f"logical :: {buf}_k")
@@ -157,12 +176,16 @@ def wrapper(name, proc, profile, large=False):
         if count:
             body.append(f"{count_type} :: {buf}_n")
             body.append(f"integer :: {buf}_t")
+            per_rank = 1 if PER_RANK.match(name) else 0
+            section = [f"  if (ierror_c == MPI_SUCCESS) call {helper}({buf}, {count}, "
+                       f"{dtype}%MPI_VAL, {per_rank}, {buf}_a, {buf}_n, {buf}_t, ierror_c)"]
+            if shared:
+                section = ([f"  if ({shared}_a == loc(MPI_IN_PLACE)) then"] +
+                           ["  " + x for x in section] + ["  else"] +
+                           [f"    if (ierror_c == MPI_SUCCESS) call proust_f08_section_address("
+                            f"{buf}, {buf}_a, ierror_c)", "  end if"])
             pre += contiguous + [f"  {buf}_n = {count}", f"  {buf}_t = {dtype}%MPI_VAL",
-                                 "else",
-                                 f"  {buf}_t = {dtype}%MPI_VAL",
-                                 f"  if (ierror_c == MPI_SUCCESS) call {helper}({buf}, {count}, "
-                                 f"{dtype}%MPI_VAL, {buf}_a, {buf}_n, {buf}_t, ierror_c)",
-                                 "end if"]
+                                 "else", f"  {buf}_t = {dtype}%MPI_VAL"] + section + ["end if"]
             post.append(f"if ({buf}_t /= {dtype}%MPI_VAL) call proust_f08_buffer_done("
                         f"{dtype}%MPI_VAL, {buf}_t)")
         else:
@@ -170,7 +193,7 @@ def wrapper(name, proc, profile, large=False):
                                  f"  if (ierror_c == MPI_SUCCESS) call proust_f08_section_address({buf}, "
                                  f"{buf}_a, ierror_c)",
                                  "end if"]
-    by_buffer = {b: (c, d) for b, c, d in plan}
+    by_buffer = {b: (c, d) for b, c, d, _ in plan}
     for a in args:
         if a == "ierror":
             call_args.append("ierror_c")
@@ -184,8 +207,13 @@ def wrapper(name, proc, profile, large=False):
             call_args.append(f"{buf}_t")
         else:
             call_args.append(a)
+    if any(q["kind"] == "C_BUFFER2" for q in proc._parseset["parameters"]):
+        target += "_cptr"  # (MPI_Buffer_detach's address: returned there)
     call = f"call {target}({', '.join(call_args)})"
     if plan:
+        fn, handle = raise_on(rest)
+        body.append("integer :: ierror_raise")
+        pre.append(f"if (ierror_c /= MPI_SUCCESS) call {fn}({handle}, ierror_c, ierror_raise)")
         call = f"if (ierror_c == MPI_SUCCESS) {call}"
     lines = [f"subroutine {spec}({', '.join(args)})"] + ["  " + b for b in body]
     lines += ["  " + p for p in (pre if plan else [])] + ["  " + call] + ["  " + p for p in post]
@@ -259,20 +287,20 @@ def emit_types(path, consts, handles, sentinels, callbacks, predefined, logical_
         w.append(f"  procedure({iface}) :: {fn_name}")
     # choice buffers (fortran_f08.c)
     w += ["  interface",
-          "    subroutine proust_f08_buffer(buf, count, datatype, addr, newcount, newtype, ierror) &",
-          "        bind(C, name=\"proust_f08_buffer\")",
+          "    subroutine proust_f08_buffer(buf, count, datatype, per_rank, addr, newcount, &",
+          "        newtype, ierror) bind(C, name=\"proust_f08_buffer\")",
           "      import",
           "      type(*), dimension(..), intent(in) :: buf",
-          "      integer(c_int), intent(in) :: count, datatype",
+          "      integer(c_int), intent(in) :: count, datatype, per_rank",
           "      integer(c_intptr_t), intent(out) :: addr",
           "      integer(c_int), intent(out) :: newcount, newtype, ierror",
           "    end subroutine proust_f08_buffer",
-          "    subroutine proust_f08_buffer_c(buf, count, datatype, addr, newcount, newtype, &",
-          "        ierror) bind(C, name=\"proust_f08_buffer_c\")",
+          "    subroutine proust_f08_buffer_c(buf, count, datatype, per_rank, addr, newcount, &",
+          "        newtype, ierror) bind(C, name=\"proust_f08_buffer_c\")",
           "      import",
           "      type(*), dimension(..), intent(in) :: buf",
           "      integer(kind=MPI_COUNT_KIND), intent(in) :: count",
-          "      integer(c_int), intent(in) :: datatype",
+          "      integer(c_int), intent(in) :: datatype, per_rank",
           "      integer(c_intptr_t), intent(out) :: addr",
           "      integer(kind=MPI_COUNT_KIND), intent(out) :: newcount",
           "      integer(c_int), intent(out) :: newtype, ierror",
@@ -295,21 +323,25 @@ def emit_types(path, consts, handles, sentinels, callbacks, predefined, logical_
     w.append("contains")
     # The specifics' way to fortran_f08.c for what is not contiguous: out of
     # line, so that their own fast path has no CFI descriptor to set up
-    w += ["  subroutine proust_f08_section(buf, count, datatype, addr, newcount, newtype, ierror)",
+    w += ["  subroutine proust_f08_section(buf, count, datatype, per_rank, addr, newcount, &",
+          "      newtype, ierror)",
           "    type(*), dimension(..), intent(in) :: buf",
-          "    integer(c_int), intent(in) :: count, datatype",
+          "    integer(c_int), intent(in) :: count, datatype, per_rank",
           "    integer(c_intptr_t), intent(out) :: addr",
           "    integer(c_int), intent(out) :: newcount, newtype, ierror",
-          "    call proust_f08_buffer(buf, count, datatype, addr, newcount, newtype, ierror)",
+          "    call proust_f08_buffer(buf, count, datatype, per_rank, addr, newcount, newtype, &",
+          "                           ierror)",
           "  end subroutine proust_f08_section",
-          "  subroutine proust_f08_section_c(buf, count, datatype, addr, newcount, newtype, ierror)",
+          "  subroutine proust_f08_section_c(buf, count, datatype, per_rank, addr, newcount, &",
+          "      newtype, ierror)",
           "    type(*), dimension(..), intent(in) :: buf",
           "    integer(kind=MPI_COUNT_KIND), intent(in) :: count",
-          "    integer(c_int), intent(in) :: datatype",
+          "    integer(c_int), intent(in) :: datatype, per_rank",
           "    integer(c_intptr_t), intent(out) :: addr",
           "    integer(kind=MPI_COUNT_KIND), intent(out) :: newcount",
           "    integer(c_int), intent(out) :: newtype, ierror",
-          "    call proust_f08_buffer_c(buf, count, datatype, addr, newcount, newtype, ierror)",
+          "    call proust_f08_buffer_c(buf, count, datatype, per_rank, addr, newcount, newtype, &",
+          "                             ierror)",
           "  end subroutine proust_f08_section_c",
           "  subroutine proust_f08_section_address(buf, addr, ierror)",
           "    type(*), dimension(..), intent(in) :: buf",

@@ -142,6 +142,11 @@ struct pm_keyval {
     void *extra;
     int refs;   /* the number (until freed) + attributes using it (keyval lock) */
     bool freed; /* MPI_*_free_keyval was called */
+    /* made from Fortran (attr_language.h): its callbacks are trampolines
+     * that take stored values as they are, and free_extra(extra) runs
+     * when the keyval goes */
+    bool fortran;
+    void (*free_extra)(void *extra);
 };
 /* The name of a predefined window keyval (MPI_WIN_BASE & co: outside the
  * keyval number space, read by MPI_Win_get_attr only), else NULL. */

@@ -8,10 +8,10 @@
  * extra_state. Also the predefined MPI_*_DUP_FN / NULL_*_FN that Fortran
  * passes: their Fortran forms.
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "attr_language.h"
 #include "fortran_glue.h"
 
 /* COPY_FN(OLD, KEYVAL, EXTRA_STATE, ATTRIBUTE_VAL_IN, ATTRIBUTE_VAL_OUT,
@@ -25,31 +25,22 @@ typedef void fortran_delete_fn(MPI_Fint *obj, MPI_Fint *keyval, void *value, voi
 struct fortran_keyval {
     fortran_copy_fn *copy;
     fortran_delete_fn *del;
-    MPI_Aint extra;       /* the program's extra_state */
-    bool int_flavour;     /* MPI_KEYVAL_CREATE: INTEGER values */
-    struct fortran_keyval *next;
+    MPI_Aint extra;   /* the program's extra_state */
+    bool int_flavour; /* MPI_KEYVAL_CREATE: INTEGER values */
 };
 
 /* A keyval's callbacks may still run after it is freed (attributes that
- * hold it keep it alive), so the trampolines' states live as long as the
- * library: a list, one entry per keyval made. */
-static struct fortran_keyval *keyvals;
-static pthread_mutex_t keyvals_lock = PTHREAD_MUTEX_INITIALIZER;
-
+ * hold it keep it alive): the library frees the state when the keyval
+ * goes (proust_mpi_keyval_fortran). */
 static struct fortran_keyval *keyval_state(void *copy, void *del, MPI_Aint extra,
                                            bool int_flavour)
 {
     struct fortran_keyval *k = malloc(sizeof(*k));
-    if (!k)
-        return NULL;
-    *k = (struct fortran_keyval){.copy = (fortran_copy_fn *)copy,
-                                 .del = (fortran_delete_fn *)del,
-                                 .extra = extra,
-                                 .int_flavour = int_flavour};
-    pthread_mutex_lock(&keyvals_lock);
-    k->next = keyvals;
-    keyvals = k;
-    pthread_mutex_unlock(&keyvals_lock);
+    if (k)
+        *k = (struct fortran_keyval){.copy = (fortran_copy_fn *)copy,
+                                     .del = (fortran_delete_fn *)del,
+                                     .extra = extra,
+                                     .int_flavour = int_flavour};
     return k;
 }
 
@@ -98,6 +89,10 @@ static void create_keyval(create_keyval_fn *create, void *copy, void *del, MPI_F
 {
     struct fortran_keyval *k = keyval_state(copy, del, extra, int_flavour);
     *ierror = k ? create(copy_trampoline, delete_trampoline, keyval, k) : MPI_ERR_NO_MEM;
+    if (*ierror == MPI_SUCCESS)
+        proust_mpi_keyval_fortran(*keyval, free);
+    else
+        free(k);
 }
 
 /* The entry points: mpi_x_ and pmpi_x_ of each. The C functions of the

@@ -4,22 +4,23 @@
  * contiguous one is its base address. A non-contiguous array section
  * a(1:n:2) is, as the standard says (MPI-4.1 19.1.12), as if copied into
  * a contiguous buffer that (count, datatype) then describes: where the
- * datatype is one element of the array, that is a datatype of `count`
- * elements at the section's own addresses, so nothing is copied and
+ * datatype is one element of the array, that is a datatype over the
+ * section's own elements (buffer() below), so nothing is copied and
  * nonblocking calls work on sections too (MPI_SUBARRAYS_SUPPORTED).
  */
 #include <ISO_Fortran_binding.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "fortran_glue.h"
 
-/* An error outside any object: MPI_COMM_SELF's handler (MPI-4.1 9.3). */
+/* A section refused: the specific raises MPI_ERR_BUFFER on the call's
+ * communicator or window (mpi_f08_wrappers.f90); the message says why. */
 static MPI_Fint buffer_error(const char *why)
 {
     fprintf(stderr, "[proust mpi] mpi_f08 choice buffer: %s\n", why);
-    MPI_Comm_call_errhandler(MPI_COMM_SELF, MPI_ERR_BUFFER);
     return MPI_ERR_BUFFER;
 }
 
@@ -28,9 +29,14 @@ static int contiguous(const CFI_cdesc_t *d)
     return d->rank == 0 || CFI_is_contiguous(d);
 }
 
-/* The address and (count, datatype) a call gets for a buffer descriptor. */
-static void buffer(const CFI_cdesc_t *d, MPI_Count count, MPI_Fint datatype, intptr_t *addr,
-                   MPI_Count *newcount, MPI_Fint *newtype, MPI_Fint *ierror)
+/* The address and (count, datatype) a call gets for a buffer descriptor.
+ * per_rank: count is each rank's share of the buffer (MPI_Gather's
+ * recvcount & co.), not all of it. A 1-D section with a positive stride is
+ * the datatype resized to the stride, with the same count: right for any
+ * call. Another section is a datatype of its first `count` elements
+ * (count becomes 1), which needs count to be all of the buffer. */
+static void buffer(const CFI_cdesc_t *d, MPI_Count count, MPI_Fint datatype, bool per_rank,
+                   intptr_t *addr, MPI_Count *newcount, MPI_Fint *newtype, MPI_Fint *ierror)
 {
     *addr = (intptr_t)d->base_addr;
     *newcount = count;
@@ -53,6 +59,25 @@ static void buffer(const CFI_cdesc_t *d, MPI_Count count, MPI_Fint datatype, int
                                "its elements (same size and extent, no holes)");
         return;
     }
+    MPI_Datatype section;
+    if (d->rank == 1 && d->dim[0].sm > 0) {
+        if (!per_rank && count > elements) {
+            *ierror = buffer_error("count is larger than the section");
+            return;
+        }
+        int rc = MPI_Type_create_resized(datatype, 0, (MPI_Aint)d->dim[0].sm, &section);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Type_commit(&section);
+        *ierror = rc;
+        if (rc == MPI_SUCCESS)
+            *newtype = section;
+        return;
+    }
+    if (per_rank) {
+        *ierror = buffer_error("where count is each rank's share, a section must have one "
+                               "dimension and a positive stride");
+        return;
+    }
     if (count > elements) {
         *ierror = buffer_error("count is larger than the section");
         return;
@@ -73,7 +98,6 @@ static void buffer(const CFI_cdesc_t *d, MPI_Count count, MPI_Fint datatype, int
         for (int r = 0; r < d->rank && ++index[r] == d->dim[r].extent; r++)
             index[r] = 0;
     }
-    MPI_Datatype section;
     int rc = MPI_Type_create_hindexed_block_c(count, 1, displs, datatype, &section);
     free(displs);
     if (rc == MPI_SUCCESS)
@@ -87,23 +111,26 @@ static void buffer(const CFI_cdesc_t *d, MPI_Count count, MPI_Fint datatype, int
 }
 
 void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fint *datatype,
-                       intptr_t *addr, MPI_Fint *newcount, MPI_Fint *newtype, MPI_Fint *ierror);
+                       const MPI_Fint *per_rank, intptr_t *addr, MPI_Fint *newcount,
+                       MPI_Fint *newtype, MPI_Fint *ierror);
 void proust_f08_buffer(const CFI_cdesc_t *d, const MPI_Fint *count, const MPI_Fint *datatype,
-                       intptr_t *addr, MPI_Fint *newcount, MPI_Fint *newtype, MPI_Fint *ierror)
+                       const MPI_Fint *per_rank, intptr_t *addr, MPI_Fint *newcount,
+                       MPI_Fint *newtype, MPI_Fint *ierror)
 {
     MPI_Count n = 0;
-    buffer(d, *count, *datatype, addr, &n, newtype, ierror);
+    buffer(d, *count, *datatype, *per_rank != 0, addr, &n, newtype, ierror);
     *newcount = (MPI_Fint)n; /* *count, or 1 */
 }
 
 /* The large-count form (MPI_Send_c & co). */
 void proust_f08_buffer_c(const CFI_cdesc_t *d, const MPI_Count *count, const MPI_Fint *datatype,
-                         intptr_t *addr, MPI_Count *newcount, MPI_Fint *newtype,
-                         MPI_Fint *ierror);
+                         const MPI_Fint *per_rank, intptr_t *addr, MPI_Count *newcount,
+                         MPI_Fint *newtype, MPI_Fint *ierror);
 void proust_f08_buffer_c(const CFI_cdesc_t *d, const MPI_Count *count, const MPI_Fint *datatype,
-                         intptr_t *addr, MPI_Count *newcount, MPI_Fint *newtype, MPI_Fint *ierror)
+                         const MPI_Fint *per_rank, intptr_t *addr, MPI_Count *newcount,
+                         MPI_Fint *newtype, MPI_Fint *ierror)
 {
-    buffer(d, *count, *datatype, addr, newcount, newtype, ierror);
+    buffer(d, *count, *datatype, *per_rank != 0, addr, newcount, newtype, ierror);
 }
 
 /* After the call: a datatype made for a section goes (a nonblocking

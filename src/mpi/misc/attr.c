@@ -67,13 +67,39 @@ static struct pm_attr_host host_type(struct pm_datatype *t)
     return (struct pm_attr_host){&t->attrs, &type_attr_lock, PM_KV_TYPE, t->handle};
 }
 
-static int call_delete(const struct pm_attr_host *h, struct pm_keyval *kv, void *val)
+/* The value a copy or delete callback gets: a C keyval's callback reads
+ * a value Fortran set through a pointer to it, as C's get_attr does (into
+ * *a, a copy the callback may point to); a Fortran keyval's trampoline
+ * gets the stored value itself. */
+static void *callback_value(const struct pm_keyval *kv, struct pm_attr *a)
 {
-    if (h->kind == PM_KV_COMM)
-        return kv->cdel ? kv->cdel(h->handle, kv->id, val, kv->extra) : MPI_SUCCESS;
-    if (h->kind == PM_KV_WIN)
-        return kv->wdel ? kv->wdel(h->handle, kv->id, val, kv->extra) : MPI_SUCCESS;
-    return kv->tdel ? kv->tdel(h->handle, kv->id, val, kv->extra) : MPI_SUCCESS;
+    if (kv->fortran || a->lang == PROUST_MPI_ATTR_C)
+        return a->val;
+    return a->lang == PROUST_MPI_ATTR_FORTRAN_INT ? (void *)&a->ival : (void *)&a->val;
+}
+
+/* Callbacks run as C code: the calls they make are C's, whoever called
+ * the function that runs them (a Fortran keyval's trampoline calls into
+ * Fortran, whose calls say so again). Returns the language to restore. */
+static int callbacks_begin(void)
+{
+    int was = attr_language;
+    attr_language = PROUST_MPI_ATTR_C;
+    return was;
+}
+
+static int call_delete(const struct pm_attr_host *h, struct pm_keyval *kv, struct pm_attr a)
+{
+    void *val = callback_value(kv, &a);
+    int was = callbacks_begin(), rc = MPI_SUCCESS;
+    if (h->kind == PM_KV_COMM && kv->cdel)
+        rc = kv->cdel(h->handle, kv->id, val, kv->extra);
+    else if (h->kind == PM_KV_WIN && kv->wdel)
+        rc = kv->wdel(h->handle, kv->id, val, kv->extra);
+    else if (h->kind == PM_KV_TYPE && kv->tdel)
+        rc = kv->tdel(h->handle, kv->id, val, kv->extra);
+    attr_language = was;
+    return rc;
 }
 
 /* Take the attribute of kv out of the list (lock held); NULL if none. */
@@ -88,11 +114,11 @@ static struct pm_attr *unlink_attr(struct pm_attr **list, const struct pm_keyval
     return NULL;
 }
 
-static bool find_attr(struct pm_attr *list, const struct pm_keyval *kv, void **val)
+static bool find_attr(struct pm_attr *list, const struct pm_keyval *kv, struct pm_attr *copy)
 {
     for (struct pm_attr *a = list; a; a = a->next)
         if (a->kv == kv) {
-            *val = a->val;
+            *copy = *a;
             return true;
         }
     return false;
@@ -115,13 +141,13 @@ bool pm_attr_get(const struct pm_attr_host *h, const struct pm_keyval *kv, void 
  * attribute stays. */
 int pm_attr_delete(const struct pm_attr_host *h, struct pm_keyval *kv)
 {
-    void *val;
+    struct pm_attr found_attr;
     pm_lock(h->lock);
-    bool found = find_attr(*h->list, kv, &val);
+    bool found = find_attr(*h->list, kv, &found_attr);
     pm_unlock(h->lock);
     if (!found)
         return MPI_SUCCESS;
-    int rc = call_delete(h, kv, val);
+    int rc = call_delete(h, kv, found_attr);
     if (rc != MPI_SUCCESS)
         return rc;
     pm_lock(h->lock);
@@ -171,7 +197,7 @@ int pm_attrs_delete_all(const struct pm_attr_host *h)
         pm_unlock(h->lock);
         if (!a)
             return MPI_SUCCESS;
-        int rc = call_delete(h, a->kv, a->val);
+        int rc = call_delete(h, a->kv, *a);
         if (rc != MPI_SUCCESS) {
             pm_lock(h->lock);
             a->next = *h->list;
@@ -209,10 +235,13 @@ static int attrs_copy(const struct pm_attr_host *from, const struct pm_attr_host
         void *out = NULL;
         int flag = 0;
         if (!rc) {
+            void *in = callback_value(kv, &snap[i]);
+            int was = callbacks_begin();
             if (from->kind == PM_KV_COMM && kv->ccopy)
-                rc = kv->ccopy(from->handle, kv->id, kv->extra, snap[i].val, &out, &flag);
+                rc = kv->ccopy(from->handle, kv->id, kv->extra, in, &out, &flag);
             else if (from->kind == PM_KV_TYPE && kv->tcopy)
-                rc = kv->tcopy(from->handle, kv->id, kv->extra, snap[i].val, &out, &flag);
+                rc = kv->tcopy(from->handle, kv->id, kv->extra, in, &out, &flag);
+            attr_language = was;
         }
         if (!rc && flag) {
             struct pm_attr *a = malloc(sizeof *a);

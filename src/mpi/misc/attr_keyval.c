@@ -94,8 +94,24 @@ void pm_kv_release(struct pm_keyval *kv)
     if (last && kvs[kv->id] == kv)
         kvs[kv->id] = NULL;
     pm_unlock(&kv_lock);
+    if (last && kv->free_extra)
+        kv->free_extra(kv->extra);
     if (last)
         free(kv);
+}
+
+/* attr_language.h: the Fortran bindings mark the keyvals they make. */
+__attribute__((visibility("default"))) int proust_mpi_keyval_fortran(int keyval,
+                                                                     void (*free_extra)(void *))
+{
+    pm_lock(&kv_lock);
+    struct pm_keyval *kv = keyval > 0 && keyval < kv_cap ? kvs[keyval] : NULL;
+    if (kv) {
+        kv->fortran = true;
+        kv->free_extra = free_extra;
+    }
+    pm_unlock(&kv_lock);
+    return kv ? MPI_SUCCESS : MPI_ERR_KEYVAL;
 }
 
 static const char *kind_name(int kind)

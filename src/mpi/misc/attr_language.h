@@ -18,4 +18,10 @@ enum {
  * the language before, to restore once the call is done. */
 int proust_mpi_attr_language(int lang);
 
+/* A keyval just made from Fortran: its callbacks are trampolines that take
+ * stored values as they are (C's get a pointer to a value Fortran set),
+ * and free_extra(extra_state) runs when the keyval goes (freed, and no
+ * attribute holds it). MPI_ERR_KEYVAL if there is no such keyval. */
+int proust_mpi_keyval_fortran(int keyval, void (*free_extra)(void *extra_state));
+
 #endif
