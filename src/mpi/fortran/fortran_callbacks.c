@@ -199,12 +199,12 @@ static int cancel_trampoline(void *extra_state, int complete)
     return ierror;
 }
 
-typedef int grequest_start_fn(MPI_Grequest_query_function *, MPI_Grequest_free_function *,
-                              MPI_Grequest_cancel_function *, void *, MPI_Request *);
-
-static void grequest_start(grequest_start_fn *start, void *query, void *free_fn, void *cancel,
-                           MPI_Aint *extra, MPI_Fint *request, MPI_Fint *ierror)
+static void grequest_start_impl(int profile, void *query, void *free_fn, void *cancel,
+                                MPI_Aint *extra, MPI_Fint *request, MPI_Fint *ierror)
 {
+    int (*start)(MPI_Grequest_query_function *, MPI_Grequest_free_function *,
+                 MPI_Grequest_cancel_function *, void *, MPI_Request *) =
+        profile ? PMPI_Grequest_start : MPI_Grequest_start;
     struct fortran_grequest *g = malloc(sizeof(*g));
     if (!g) {
         *ierror = MPI_ERR_NO_MEM;
@@ -219,18 +219,7 @@ static void grequest_start(grequest_start_fn *start, void *query, void *free_fn,
         free(g);
 }
 
-void mpi_grequest_start_(void *query, void *free_fn, void *cancel, MPI_Aint *extra,
-                         MPI_Fint *request, MPI_Fint *ierror);
-void mpi_grequest_start_(void *query, void *free_fn, void *cancel, MPI_Aint *extra,
-                         MPI_Fint *request, MPI_Fint *ierror)
-{
-    grequest_start(MPI_Grequest_start, query, free_fn, cancel, extra, request, ierror);
-}
-
-void pmpi_grequest_start_(void *query, void *free_fn, void *cancel, MPI_Aint *extra,
-                          MPI_Fint *request, MPI_Fint *ierror);
-void pmpi_grequest_start_(void *query, void *free_fn, void *cancel, MPI_Aint *extra,
-                          MPI_Fint *request, MPI_Fint *ierror)
-{
-    grequest_start(PMPI_Grequest_start, query, free_fn, cancel, extra, request, ierror);
-}
+PM_F_BOTH(grequest_start,
+          (void *query, void *free_fn, void *cancel, MPI_Aint *extra, MPI_Fint *request,
+           MPI_Fint *ierror),
+          (query, free_fn, cancel, extra, request, ierror))

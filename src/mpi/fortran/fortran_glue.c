@@ -89,10 +89,12 @@ MPI_Aint pm_f_attr_value(char object, int keyval, void *ptr)
 /* MPI_INFO_GET_STRING: Fortran's buflen counts characters, no terminator:
  * in, how many to copy (0: none, the value argument untouched); out, the
  * value's length. */
-static void info_get_string(int (*fn)(MPI_Info, const char *, int *, char *, int *),
-                            MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
-                            MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
+static void info_get_string_impl(int profile, MPI_Fint *info, const char *key,
+                                 MPI_Fint *buflen, char *value, MPI_Fint *flag,
+                                 MPI_Fint *ierror, size_t key_len, size_t value_len)
 {
+    int (*fn)(MPI_Info, const char *, int *, char *, int *) =
+        profile ? PMPI_Info_get_string : MPI_Info_get_string;
     char *key_c = pm_f_string_in_info(key, key_len);
     int want = *buflen;
     int cl = want > 0 ? want + 1 : 0;
@@ -108,31 +110,19 @@ static void info_get_string(int (*fn)(MPI_Info, const char *, int *, char *, int
     *ierror = rc;
 }
 
-void mpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
-                          MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len);
-void mpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
-                          MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
-{
-    info_get_string(MPI_Info_get_string, info, key, buflen, value, flag, ierror, key_len,
-                    value_len);
-}
-
-void pmpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
-                           MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len);
-void pmpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value,
-                           MPI_Fint *flag, MPI_Fint *ierror, size_t key_len, size_t value_len)
-{
-    info_get_string(PMPI_Info_get_string, info, key, buflen, value, flag, ierror, key_len,
-                    value_len);
-}
+PM_F_BOTH(info_get_string,
+          (MPI_Fint * info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
+           MPI_Fint *ierror, size_t key_len, size_t value_len),
+          (info, key, buflen, value, flag, ierror, key_len, value_len))
 
 /* MPI_SESSION_GET_NTH_PSET: as MPI_INFO_GET_STRING, Fortran's pset_len
  * counts characters with no terminator: 0 asks for the length. */
-static void session_get_nth_pset(int (*fn)(MPI_Session, MPI_Info, int, int *, char *),
-                                 MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
-                                 MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
-                                 size_t name_len)
+static void session_get_nth_pset_impl(int profile, MPI_Fint *session, MPI_Fint *info,
+                                      MPI_Fint *n, MPI_Fint *pset_len, char *pset_name,
+                                      MPI_Fint *ierror, size_t name_len)
 {
+    int (*fn)(MPI_Session, MPI_Info, int, int *, char *) =
+        profile ? PMPI_Session_get_nth_pset : MPI_Session_get_nth_pset;
     int want = *pset_len;
     int cl = want > 0 ? want + 1 : 0;
     char *name_c = want > 0 ? pm_f_string_buf(want) : NULL;
@@ -146,39 +136,17 @@ static void session_get_nth_pset(int (*fn)(MPI_Session, MPI_Info, int, int *, ch
     *ierror = rc;
 }
 
-void mpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
-                               MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
-                               size_t name_len);
-void mpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
-                               MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
-                               size_t name_len)
-{
-    session_get_nth_pset(MPI_Session_get_nth_pset, session, info, n, pset_len, pset_name,
-                         ierror, name_len);
-}
-
-void pmpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
-                                MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
-                                size_t name_len);
-void pmpi_session_get_nth_pset_(MPI_Fint *session, MPI_Fint *info, MPI_Fint *n,
-                                MPI_Fint *pset_len, char *pset_name, MPI_Fint *ierror,
-                                size_t name_len)
-{
-    session_get_nth_pset(PMPI_Session_get_nth_pset, session, info, n, pset_len, pset_name,
-                         ierror, name_len);
-}
+PM_F_BOTH(session_get_nth_pset,
+          (MPI_Fint * session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name,
+           MPI_Fint *ierror, size_t name_len),
+          (session, info, n, pset_len, pset_name, ierror, name_len))
 
 /* MPI_F_SYNC_REG(BUF): does nothing, where the compiler cannot see it: a
  * call it must assume reads and writes BUF, so a register copy of a buffer
  * of a nonblocking call is not kept across it (MPI-4.1 19.1.17). */
-void mpi_f_sync_reg_(void *buf);
-void mpi_f_sync_reg_(void *buf)
+static void f_sync_reg_impl(int profile, void *buf)
 {
+    (void)profile;
     __asm__ volatile("" : : "r"(buf) : "memory");
 }
-
-void pmpi_f_sync_reg_(void *buf);
-void pmpi_f_sync_reg_(void *buf)
-{
-    __asm__ volatile("" : : "r"(buf) : "memory");
-}
+PM_F_BOTH(f_sync_reg, (void *buf), (buf))

@@ -85,4 +85,15 @@ char *pm_f_string_buf(long long n);
 /* A C string into a Fortran one of len characters, blank-padded. */
 void pm_f_string_out(const char *c, char *f, size_t len);
 
+/* The two entry points of a procedure written by hand: mpi_x_ and its
+ * profiling twin pmpi_x_, each calling x_impl(profile, args) (profile: 0
+ * calls MPI_X, 1 PMPI_X). params is the parenthesised parameter list, args
+ * the parenthesised argument list. */
+#define PM_F_ARGS(...) __VA_ARGS__
+#define PM_F_BOTH(name, params, args)                                                          \
+    void mpi_##name##_ params;                                                                 \
+    void mpi_##name##_ params { name##_impl(0, PM_F_ARGS args); }                              \
+    void pmpi_##name##_ params;                                                                \
+    void pmpi_##name##_ params { name##_impl(1, PM_F_ARGS args); }
+
 #endif

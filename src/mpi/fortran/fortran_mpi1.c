@@ -30,14 +30,6 @@ static MPI_Aint *aint_array(const MPI_Fint *f, int n)
     return a;
 }
 
-/* mpi_x_ and pmpi_x_ of x_impl; args is the parenthesised argument list. */
-#define ARGS(...) __VA_ARGS__
-#define BOTH(name, params, args)                                                               \
-    void mpi_##name##_ params;                                                                 \
-    void mpi_##name##_ params { name##_impl(0, ARGS args); }                                  \
-    void pmpi_##name##_ params;                                                                \
-    void pmpi_##name##_ params { name##_impl(1, ARGS args); }
-
 static void type_hvector_impl(int profile, MPI_Fint *count, MPI_Fint *blocklength,
                               MPI_Fint *stride, MPI_Fint *oldtype, MPI_Fint *newtype,
                               MPI_Fint *ierror)
@@ -48,7 +40,7 @@ static void type_hvector_impl(int profile, MPI_Fint *count, MPI_Fint *blocklengt
 #define HVECTOR_PARAMS                                                                         \
     (MPI_Fint * count, MPI_Fint * blocklength, MPI_Fint * stride, MPI_Fint * oldtype,          \
      MPI_Fint * newtype, MPI_Fint * ierror)
-BOTH(type_hvector, HVECTOR_PARAMS, (count, blocklength, stride, oldtype, newtype, ierror))
+PM_F_BOTH(type_hvector, HVECTOR_PARAMS, (count, blocklength, stride, oldtype, newtype, ierror))
 
 static void type_hindexed_impl(int profile, MPI_Fint *count, MPI_Fint *blocklengths,
                                MPI_Fint *displacements, MPI_Fint *oldtype, MPI_Fint *newtype,
@@ -63,7 +55,7 @@ static void type_hindexed_impl(int profile, MPI_Fint *count, MPI_Fint *blockleng
 #define HINDEXED_PARAMS                                                                        \
     (MPI_Fint * count, MPI_Fint * blocklengths, MPI_Fint * displacements, MPI_Fint * oldtype,  \
      MPI_Fint * newtype, MPI_Fint * ierror)
-BOTH(type_hindexed, HINDEXED_PARAMS,
+PM_F_BOTH(type_hindexed, HINDEXED_PARAMS,
      (count, blocklengths, displacements, oldtype, newtype, ierror))
 
 static void type_struct_impl(int profile, MPI_Fint *count, MPI_Fint *blocklengths,
@@ -79,7 +71,7 @@ static void type_struct_impl(int profile, MPI_Fint *count, MPI_Fint *blocklength
 #define STRUCT_PARAMS                                                                          \
     (MPI_Fint * count, MPI_Fint * blocklengths, MPI_Fint * displacements, MPI_Fint * types,    \
      MPI_Fint * newtype, MPI_Fint * ierror)
-BOTH(type_struct, STRUCT_PARAMS, (count, blocklengths, displacements, types, newtype, ierror))
+PM_F_BOTH(type_struct, STRUCT_PARAMS, (count, blocklengths, displacements, types, newtype, ierror))
 
 /* MPI_TYPE_EXTENT, _LB, _UB: parts of MPI_Type_get_extent. */
 static void extent_part(int profile, MPI_Fint *type, int part, MPI_Fint *out, MPI_Fint *ierror)
@@ -102,6 +94,6 @@ static void type_ub_impl(int profile, MPI_Fint *type, MPI_Fint *out, MPI_Fint *i
     extent_part(profile, type, 2, out, ierror);
 }
 #define EXTENT_PARAMS (MPI_Fint * type, MPI_Fint * out, MPI_Fint * ierror)
-BOTH(type_extent, EXTENT_PARAMS, (type, out, ierror))
-BOTH(type_lb, EXTENT_PARAMS, (type, out, ierror))
-BOTH(type_ub, EXTENT_PARAMS, (type, out, ierror))
+PM_F_BOTH(type_extent, EXTENT_PARAMS, (type, out, ierror))
+PM_F_BOTH(type_lb, EXTENT_PARAMS, (type, out, ierror))
+PM_F_BOTH(type_ub, EXTENT_PARAMS, (type, out, ierror))
