@@ -156,6 +156,13 @@ static inline void *pm_sched_scratch_any(struct pm_sched *s, size_t bytes)
  * was one. */
 int pm_coll_sched_go(struct pm_sched *s, const struct pm_own_block *own, MPI_Comm comm,
                      const char *fname, int rank, MPI_Request *request, bool nonblocking);
+/* A collective that moves no byte anywhere, decided from what all ranks'
+ * arguments say alike: MPI_SUCCESS at once, a nonblocking one with its
+ * request already complete. */
+int pm_coll_nothing(struct pm_comm *c, MPI_Comm comm, const char *fname, MPI_Request *request,
+                    bool nonblocking);
+/* count instances of a checked type, in bytes. */
+MPI_Count pm_coll_bytes(MPI_Count count, MPI_Datatype type);
 /* Argument checks shared by the collectives (MPI_SUCCESS or raised error). */
 int pm_coll_check_comm(const char *fname, MPI_Comm comm, struct pm_comm **c);
 int pm_coll_check_root(const char *fname, struct pm_comm *c, int root);

@@ -243,11 +243,27 @@ static int allgather_build(struct pm_sched *s, const struct allgather *g)
     return allgather_ring(s, g);
 }
 
+/* No block has a byte: the receive counts every rank has alike say so. */
+static bool allgather_empty(const struct allgather *g)
+{
+    if (g->c->is_inter ||
+        (g->sbuf != MPI_IN_PLACE && pm_coll_bytes(g->scount, g->stype) != 0))
+        return false;
+    if (pm_type_get(g->rtype)->size == 0)
+        return true;
+    for (int i = 0; i < g->c->size; i++)
+        if (count_of(g, i) != 0)
+            return false;
+    return true;
+}
+
 static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblocking)
 {
     int rc = allgather_check(g, request, nonblocking);
     if (rc)
         return rc;
+    if (allgather_empty(g))
+        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
     struct pm_sched *s = pm_sched_create(g->c);
     if (!s)
         return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);

@@ -358,6 +358,10 @@ static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
     int rc = a2a_check(a, request, nonblocking);
     if (rc)
         return rc;
+    /* all blocks empty: every rank's counts say so alike (MPI_Alltoall) */
+    if (a->kind == A2A && !a->c->is_inter && pm_coll_bytes(a->rcount, a->rtype) == 0 &&
+        (a->sbuf == MPI_IN_PLACE || pm_coll_bytes(a->scount, a->stype) == 0))
+        return pm_coll_nothing(a->c, a->comm, a->fname, request, nonblocking);
     struct pm_sched *s = pm_sched_create(a->c);
     if (!s)
         return pm_error(a->comm, MPI_ERR_NO_MEM, "%s: out of memory", a->fname);

@@ -148,3 +148,28 @@ int pm_coll_sched_go(struct pm_sched *s, const struct pm_own_block *own, MPI_Com
                         nonblocking ? "starting the operation" : "the operation");
     return MPI_SUCCESS;
 }
+
+/* A collective that moves no byte anywhere returns at once (a nonblocking
+ * one with a request already complete), as MPICH and Open MPI do: callers
+ * decide so only from what every rank's arguments say alike (a count the
+ * ranks must agree on, the counts of a v collective every rank has). */
+int pm_coll_nothing(struct pm_comm *c, MPI_Comm comm, const char *fname, MPI_Request *request,
+                    bool nonblocking)
+{
+    if (!nonblocking)
+        return MPI_SUCCESS;
+    struct pm_request *r = pm_request_new(PM_REQ_DONE, c);
+    if (!r)
+        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fname);
+    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    r->status.MPI_TAG = MPI_ANY_TAG;
+    r->status.proust_bytes = 0;
+    pm_request_set_done(r, MPI_SUCCESS);
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+MPI_Count pm_coll_bytes(MPI_Count count, MPI_Datatype type)
+{
+    return count * (MPI_Count)pm_type_get(type)->size;
+}

@@ -229,6 +229,13 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
     int rc = gather_check(g, request, nonblocking);
     if (rc)
         return rc;
+    /* MPI_Gather with empty blocks: the root's recvcount and every rank's
+     * sendcount must say so alike (Gatherv's counts only the root has) */
+    bool root = g->c->rank == g->root;
+    if (!g->v && !g->c->is_inter &&
+        (g->sbuf == MPI_IN_PLACE || pm_coll_bytes(g->scount, g->stype) == 0) &&
+        (!root || pm_coll_bytes(g->rcount, g->rtype) == 0))
+        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
     struct pm_sched *s = pm_sched_create(g->c);
     if (!s)
         return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);

@@ -227,6 +227,12 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
     int rc = scatter_check(g, request, nonblocking);
     if (rc)
         return rc;
+    /* MPI_Scatter with empty blocks (as MPI_Gather) */
+    bool root = g->c->rank == g->root;
+    if (!g->v && !g->c->is_inter &&
+        (g->rbuf == MPI_IN_PLACE || pm_coll_bytes(g->rcount, g->rtype) == 0) &&
+        (!root || pm_coll_bytes(g->scount, g->stype) == 0))
+        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
     struct pm_sched *s = pm_sched_create(g->c);
     if (!s)
         return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);

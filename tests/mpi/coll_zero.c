@@ -1,0 +1,111 @@
+/*
+ * coll_zero.c — collectives that move no byte: MPI_Alltoall, MPI_Allgather,
+ * MPI_Allgatherv (every count 0), MPI_Gather, MPI_Scatter, MPI_Bcast,
+ * MPI_Allreduce, blocking and nonblocking, count 0 and zero-size types,
+ * every root. Each returns with its buffers untouched; a nonblocking one's
+ * request is complete at once (MPI_Test says so the first time); and the
+ * collectives after them, with data, still match (no rank left one
+ * behind): an MPI_Alltoall and an MPI_Allgather of rank-dependent values
+ * after each empty one, checked. Also empty MPI_Alltoallv/Gatherv, which
+ * take part as before (some ranks' counts there are not every rank's).
+ *
+ * Usage: coll_zero   (any number of ranks)
+ */
+#include "mpitest.h"
+
+enum { MAXR = 64, SENTINEL = -7 };
+static int rank, size;
+
+/* Data after an empty collective: still in step. */
+static void follow_up(const char *after)
+{
+    int out[MAXR], in[MAXR];
+    for (int i = 0; i < size; i++)
+        out[i] = rank * 1000 + i;
+    MPI_CHECK(MPI_Alltoall(out, 1, MPI_INT, in, 1, MPI_INT, MPI_COMM_WORLD));
+    for (int i = 0; i < size; i++)
+        CHECK(in[i] == i * 1000 + rank, "alltoall after %s: from %d got %d", after, i, in[i]);
+    int me = rank * 7 + 1;
+    MPI_CHECK(MPI_Allgather(&me, 1, MPI_INT, in, 1, MPI_INT, MPI_COMM_WORLD));
+    for (int i = 0; i < size; i++)
+        CHECK(in[i] == i * 7 + 1, "allgather after %s: from %d got %d", after, i, in[i]);
+}
+
+static void untouched(const int *buf, const char *what)
+{
+    for (int i = 0; i < MAXR; i++)
+        CHECK(buf[i] == SENTINEL, "%s wrote element %d (%d)", what, i, buf[i]);
+}
+
+/* A nonblocking one: complete at the first MPI_Test. */
+static void done_at_once(MPI_Request *req, const char *what)
+{
+    int flag = 0;
+    MPI_Status st;
+    MPI_CHECK(MPI_Test(req, &flag, &st));
+    CHECK(flag && *req == MPI_REQUEST_NULL, "%s: not complete at once", what);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(size <= MAXR, "at most %d ranks", MAXR);
+    int s[MAXR], r[MAXR], zeros[MAXR] = {0}, displs[MAXR] = {0};
+    MPI_Datatype empty; /* a type of no byte */
+    MPI_CHECK(MPI_Type_contiguous(0, MPI_INT, &empty));
+    MPI_CHECK(MPI_Type_commit(&empty));
+    MPI_Request req;
+    for (int i = 0; i < MAXR; i++)
+        s[i] = rank;
+
+    for (int round = 0; round < 2; round++) {
+        int cnt = round == 0 ? 0 : 5;
+        MPI_Datatype t = round == 0 ? MPI_INT : empty; /* 0 ints, or 5 empty ones */
+        for (int i = 0; i < MAXR; i++)
+            r[i] = SENTINEL;
+        MPI_CHECK(MPI_Alltoall(s, cnt, t, r, cnt, t, MPI_COMM_WORLD));
+        untouched(r, "alltoall");
+        follow_up("an empty alltoall");
+        MPI_CHECK(MPI_Ialltoall(s, cnt, t, r, cnt, t, MPI_COMM_WORLD, &req));
+        done_at_once(&req, "ialltoall");
+        MPI_CHECK(MPI_Allgather(s, cnt, t, r, cnt, t, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Iallgather(s, cnt, t, r, cnt, t, MPI_COMM_WORLD, &req));
+        done_at_once(&req, "iallgather");
+        MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, cnt, t, MPI_COMM_WORLD));
+        untouched(r, "allgather");
+        follow_up("an empty allgather");
+        MPI_CHECK(MPI_Allgatherv(s, 0, MPI_INT, r, zeros, displs, MPI_INT, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Iallgatherv(s, 0, MPI_INT, r, zeros, displs, MPI_INT, MPI_COMM_WORLD,
+                                  &req));
+        done_at_once(&req, "iallgatherv");
+        untouched(r, "allgatherv");
+        follow_up("an empty allgatherv");
+        for (int root = 0; root < size; root++) {
+            MPI_CHECK(MPI_Gather(s, cnt, t, r, cnt, t, root, MPI_COMM_WORLD));
+            MPI_CHECK(MPI_Scatter(s, cnt, t, r, cnt, t, root, MPI_COMM_WORLD));
+            MPI_CHECK(MPI_Igather(s, cnt, t, r, cnt, t, root, MPI_COMM_WORLD, &req));
+            done_at_once(&req, "igather");
+            MPI_CHECK(MPI_Iscatter(s, cnt, t, r, cnt, t, root, MPI_COMM_WORLD, &req));
+            done_at_once(&req, "iscatter");
+            MPI_CHECK(MPI_Bcast(r, cnt, t, root, MPI_COMM_WORLD));
+            untouched(r, "gather, scatter, bcast");
+            follow_up("empty gathers and scatters");
+        }
+        MPI_CHECK(MPI_Allreduce(s, r, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        untouched(r, "allreduce");
+        /* counts only some ranks know: these still take part */
+        MPI_CHECK(MPI_Alltoallv(s, zeros, displs, MPI_INT, r, zeros, displs, MPI_INT,
+                                MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Gatherv(s, 0, MPI_INT, r, zeros, displs, MPI_INT, 0, MPI_COMM_WORLD));
+        untouched(r, "alltoallv, gatherv");
+        follow_up("empty v collectives");
+    }
+    MPI_CHECK(MPI_Type_free(&empty));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("coll_zero: %d ranks OK\n", size);
+    MPI_Finalize();
+    return 0;
+}
