@@ -17,10 +17,11 @@
 #   coll_persistent      persistent collectives (MPI-4.0), every family
 #   coll_large_count     the _c large-count collectives (MPI-4.0), every family
 #   coll_zero            collectives that move no byte: at once, in step
+#   coll_paths_mixed     ranks on a latency path and on a schedule in one call
 
 foreach(prog coll_gather_scatter coll_allgather coll_alltoall coll_move_errors
              coll_move_inflight coll_move_comms coll_move_datatypes coll_move_threads
-             coll_persistent coll_zero)
+             coll_persistent coll_zero coll_paths_mixed)
   mpi_test_program(${prog} ${MPI_TEST_DIR}/${prog}.c)
 endforeach()
 
@@ -41,7 +42,7 @@ foreach(rail shm tcp)
               PROGRAM ${prog} ARGS ${max})
     endforeach()
     foreach(prog coll_move_errors coll_move_inflight coll_move_comms coll_move_datatypes
-                 coll_move_threads coll_persistent coll_zero)
+                 coll_move_threads coll_persistent coll_zero coll_paths_mixed)
       mpi_job(NAME ${prog}_${np}_${rail} NPROCS ${np} RAILS ${rails} PROGRAM ${prog})
     endforeach()
   endforeach()

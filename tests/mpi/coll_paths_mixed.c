@@ -1,0 +1,77 @@
+/*
+ * coll_paths_mixed.c — collectives where ranks take different paths for
+ * the same call: a rank whose datatype is predefined may take a latency
+ * path straight on the engine (MPI_Allgather and MPI_Alltoall of two or a
+ * few ranks), one whose datatype is derived goes by a schedule; their
+ * messages must still meet. Each rank alternates, per round, between
+ * MPI_INT x 4 and a contiguous type of 4 ints, in or out of place; the
+ * gathered values are checked. Then counts that disagree (rank 0 gives 1
+ * element where its block holds 4): every rank reports it, whichever path
+ * it took, and the next collective works.
+ *
+ * Usage: coll_paths_mixed   (any number of ranks; 2 is the interesting one)
+ */
+#include <stdbool.h>
+
+#include "mpitest.h"
+
+enum { MAXR = 64, K = 4 };
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(size <= MAXR, "at most %d ranks", MAXR);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Datatype four;
+    MPI_CHECK(MPI_Type_contiguous(K, MPI_INT, &four));
+    MPI_CHECK(MPI_Type_commit(&four));
+    int mine[K * MAXR], all[K * MAXR];
+    for (int round = 0; round < 8; round++) {
+        bool derived = (rank + round) % 2 == 1, in_place = round % 4 >= 2;
+        MPI_Datatype t = derived ? four : MPI_INT;
+        int n = derived ? 1 : K;
+        for (int i = 0; i < K * MAXR; i++)
+            all[i] = -1;
+        for (int j = 0; j < K; j++)
+            mine[j] = rank * 100 + round * 10 + j;
+        if (in_place) {
+            for (int j = 0; j < K; j++)
+                all[rank * K + j] = mine[j];
+            MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, n, t, MPI_COMM_WORLD));
+        } else {
+            MPI_CHECK(MPI_Allgather(mine, n, t, all, n, t, MPI_COMM_WORLD));
+        }
+        for (int i = 0; i < size; i++)
+            for (int j = 0; j < K; j++)
+                CHECK(all[i * K + j] == i * 100 + round * 10 + j,
+                      "round %d (%s%s): block %d element %d is %d", round,
+                      derived ? "derived" : "MPI_INT", in_place ? ", in place" : "", i, j,
+                      all[i * K + j]);
+        /* alltoall: block j for rank j */
+        int out[K * MAXR], in[K * MAXR];
+        for (int i = 0; i < size * K; i++)
+            out[i] = rank * 1000 + i;
+        MPI_CHECK(MPI_Alltoall(out, n, t, in, n, t, MPI_COMM_WORLD));
+        for (int i = 0; i < size; i++)
+            for (int j = 0; j < K; j++)
+                CHECK(in[i * K + j] == i * 1000 + rank * K + j, "round %d alltoall: %d from %d",
+                      round, in[i * K + j], i);
+    }
+    if (size > 1) {
+        int rc = MPI_Allgather(mine, rank == 0 ? 1 : K, MPI_INT, all, K, MPI_INT, MPI_COMM_WORLD);
+        CHECK(rc != MPI_SUCCESS, "rank %d: counts that disagree were not reported", rank);
+        int me = rank, back[MAXR];
+        MPI_CHECK(MPI_Allgather(&me, 1, MPI_INT, back, 1, MPI_INT, MPI_COMM_WORLD));
+        for (int i = 0; i < size; i++)
+            CHECK(back[i] == i, "after the mismatch: [%d] = %d", i, back[i]);
+    }
+    MPI_CHECK(MPI_Type_free(&four));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("coll_paths_mixed: %d ranks OK\n", size);
+    MPI_Finalize();
+    return 0;
+}
