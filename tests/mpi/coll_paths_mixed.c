@@ -5,7 +5,8 @@
  * few ranks), one whose datatype is derived goes by a schedule; their
  * messages must still meet. Each rank alternates, per round, between
  * MPI_INT x 4 and a contiguous type of 4 ints, in or out of place; the
- * gathered values are checked. Then counts that disagree (rank 0 gives 1
+ * gathered values are checked; then the same with blocks of 128 KiB (an
+ * exchange by rendezvous on the engine's path). Then counts that disagree (rank 0 gives 1
  * element where its block holds 4): every rank reports it, whichever path
  * it took, and the next collective works.
  *
@@ -60,6 +61,30 @@ int main(int argc, char **argv)
                 CHECK(in[i * K + j] == i * 1000 + rank * K + j, "round %d alltoall: %d from %d",
                       round, in[i * K + j], i);
     }
+    /* large blocks: 32768 ints, as MPI_INT x 32768 or one contiguous type */
+    enum { BIG = 32768 };
+    MPI_Datatype big;
+    MPI_CHECK(MPI_Type_contiguous(BIG, MPI_INT, &big));
+    MPI_CHECK(MPI_Type_commit(&big));
+    int *bmine = malloc(BIG * sizeof(int)), *ball = malloc((size_t)size * BIG * sizeof(int));
+    CHECK(bmine && ball, "out of memory");
+    for (int round = 0; round < 4; round++) {
+        bool derived = (rank + round) % 2 == 1;
+        for (int j = 0; j < BIG; j++)
+            bmine[j] = rank * 7919 + round * 31 + j;
+        for (int i = 0; i < size * BIG; i++)
+            ball[i] = -1;
+        MPI_CHECK(MPI_Allgather(bmine, derived ? 1 : BIG, derived ? big : MPI_INT, ball,
+                                derived ? 1 : BIG, derived ? big : MPI_INT, MPI_COMM_WORLD));
+        for (int i = 0; i < size; i++)
+            for (int j = 0; j < BIG; j++)
+                CHECK(ball[(size_t)i * BIG + j] == i * 7919 + round * 31 + j,
+                      "big round %d: block %d element %d is %d", round, i, j,
+                      ball[(size_t)i * BIG + j]);
+    }
+    free(bmine);
+    free(ball);
+    MPI_CHECK(MPI_Type_free(&big));
     if (size > 1) {
         int rc = MPI_Allgather(mine, rank == 0 ? 1 : K, MPI_INT, all, K, MPI_INT, MPI_COMM_WORLD);
         CHECK(rc != MPI_SUCCESS, "rank %d: counts that disagree were not reported", rank);

@@ -275,21 +275,23 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
     return pm_coll_sched_go(s, &g->own, g->comm, g->fname, g->c->rank, request, nonblocking);
 }
 
-/* Latency path of two ranks (issue 43: 8 B took 0.58 us through a
- * schedule, Open MPI 0.39): blocks of predefined types up to 64 KiB go
- * straight on the engine, as the recursive doubling's one round would send
- * them (same tags, same bytes), so a rank whose datatype makes it take the
- * schedule still matches. Returns -1 when the call does not qualify, else
- * an MPI code. */
-#define ALLGATHER_PAIR_MAX 65536
+/* Two ranks (issue 43: 8 B took 0.58 us through a schedule, Open MPI
+ * 0.39; 256 KiB 37 us, Open MPI 22): blocks of predefined types straight
+ * on the engine, as the recursive doubling's one round sends them (same
+ * tags, same bytes: a rank whose datatype takes the schedule still
+ * matches; the schedule takes that round for these sizes too, 2 blocks
+ * being at most ALLGATHER_RD_MAX). The own block is copied while the
+ * exchange runs. Returns -1 when the call does not qualify, else an MPI
+ * code. */
+#define ALLGATHER_PAIR_MAX (ALLGATHER_RD_MAX / 2)
 static int allgather_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                           MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
     struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
     int64_t rs = pm_type_fast_size(rtype);
     if (!c || c->is_inter || c->size != 2 || rs <= 0 || rcount <= 0 || !rbuf ||
-        rbuf == MPI_IN_PLACE ||
-        rcount > ALLGATHER_PAIR_MAX || (size_t)rcount * (size_t)rs > ALLGATHER_PAIR_MAX)
+        rbuf == MPI_IN_PLACE || rcount > ALLGATHER_PAIR_MAX ||
+        (size_t)rcount * (size_t)rs > ALLGATHER_PAIR_MAX)
         return -1;
     size_t bs = (size_t)rcount * (size_t)rs;
     int me = c->rank, peer = 1 - me;
@@ -303,24 +305,25 @@ static int allgather_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype
         mine = sbuf;
     }
     uint32_t seq = pm_coll_next_seq(c);
-    proust_request_t *req = NULL;
+    proust_request_t *reqs[2] = {NULL, NULL};
     int rc = proust_irecv(pm_session, out + (size_t)peer * bs, bs, pm_comm_peer(c, peer),
-                          c->tag_coll | seq, PM_COLL_RECV_MASK, &req);
+                          c->tag_coll | seq, PM_COLL_RECV_MASK, &reqs[0]);
+    if (rc == PROUST_OK)
+        rc = proust_isend(pm_session, mine, bs, pm_comm_peer(c, peer),
+                          c->tag_coll | c->tag_src | seq, &reqs[1]);
     if (sbuf != MPI_IN_PLACE)
         proust_copy(out + (size_t)me * bs, mine, bs);
-    if (rc == PROUST_OK)
-        rc = proust_send(pm_session, mine, bs, pm_comm_peer(c, peer),
-                         c->tag_coll | c->tag_src | seq);
-    bool posted = req != NULL;
+    bool posted = reqs[0] != NULL;
     if (rc != PROUST_OK && posted)
-        proust_cancel(req);
-    proust_status_t st;
-    if (posted)
-        proust_waitall(1, &req, &st); /* (sets req to NULL) */
-    int err = pm_error_from_proust(rc); /* a failed send; else the receive's */
+        proust_cancel(reqs[0]);
+    proust_status_t st[2] = {{0}, {0}};
+    proust_waitall(2, reqs, st); /* (sets the requests to NULL; NULL ones are done) */
+    int err = pm_error_from_proust(rc);
+    if (!err)
+        err = pm_error_from_proust(st[1].error); /* the send */
     if (!err && posted) {
         bool stop;
-        err = pm_coll_recv_outcome(st.error, &st, bs, &stop);
+        err = pm_coll_recv_outcome(st[0].error, &st[0], bs, &stop);
     }
     return err;
 }
