@@ -96,7 +96,7 @@ static struct blk send_blk(const struct a2a *a, int i)
 
 static size_t blk_bytes(struct blk b)
 {
-    return (size_t)(b.count * pm_type_get(b.type)->size);
+    return (size_t)pm_coll_bytes(b.count, b.type);
 }
 
 /* One side's counts and types (the standard's order: send side, then
