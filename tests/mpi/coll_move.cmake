@@ -48,6 +48,13 @@ foreach(rail shm tcp)
   endforeach()
 endforeach()
 
+# 70 ranks: a root's linear gather(v)/scatter(v) and an all-to-all batch
+# post more requests than a blocking collective's table holds (PM_CX_MAXREQ,
+# coll_algo.h), so the table is drained as it fills. tcp: no rings per pair.
+foreach(prog coll_gather_scatter coll_alltoall)
+  mpi_job(NAME ${prog}_70_tcp NPROCS 70 RAILS tcp PROGRAM ${prog} ARGS 65536 TIMEOUT 300)
+endforeach()
+
 # MPI-4.0 large counts: every _c collective, blocking, nonblocking and
 # persistent; the `big` job broadcasts INT_MAX + 4099 bytes (2 GiB a rank).
 mpi_test_program(coll_large_count ${MPI_TEST_DIR}/coll_large_count.c)

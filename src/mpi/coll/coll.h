@@ -150,12 +150,6 @@ static inline void *pm_sched_scratch_any(struct pm_sched *s, size_t bytes)
     return pm_sched_scratch(s, bytes ? bytes : 1);
 }
 
-/* Start (nonblocking: its request in *request) or run a built schedule,
- * after noting this rank's own-block mismatch `own` in it (pm_sched_note);
- * MPI_SUCCESS or the error raised on `comm`, naming the mismatch when there
- * was one. */
-int pm_coll_sched_go(struct pm_sched *s, const struct pm_own_block *own, MPI_Comm comm,
-                     const char *fname, int rank, MPI_Request *request, bool nonblocking);
 /* A collective that moves no byte anywhere, decided from what all ranks'
  * arguments say alike: MPI_SUCCESS at once, a nonblocking one with its
  * request already complete. */

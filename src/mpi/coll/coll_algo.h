@@ -1,7 +1,7 @@
 /*
- * coll_algo.h — private to the reduction-family collectives (coll_sched.c,
- * coll_cx.c, coll_check.c, coll_barrier.c, coll_bcast.c, coll_reduce.c,
- * coll_allreduce.c, coll_reduce_scatter.c, coll_scan.c).
+ * coll_algo.h — private to the collectives written against a collective
+ * context (coll_sched.c, coll_cx.c, coll_check.c and every coll_*.c but
+ * coll_neighbor.c and coll_persistent.c).
  *
  * An algorithm is written once against a *collective context* (struct
  * pm_cx) and runs in one of two modes:
@@ -45,8 +45,9 @@ extern bool pm_coll_crowded;
 /* Direct mode: sends up to this size are blocking (eager, no request);
  * larger ones are posted and waited for at the next fence. */
 #define PM_CX_BLOCKING_SEND 4096
-/* Direct mode: receives and sends outstanding in one round at most. */
-#define PM_CX_MAXREQ 32
+/* Direct mode: receives and sends outstanding in one round at most (a
+ * pairwise batch of 32 rounds posts 32 of each). */
+#define PM_CX_MAXREQ 64
 
 /* ---- Collective context ---------------------------------------------------- */
 struct pm_cx_req {
@@ -89,6 +90,21 @@ int pm_cx_sched(struct pm_cx *cx, struct pm_comm *c);
 /* Schedule mode: start the schedule (its request in *request), or drop it
  * when building failed; MPI_SUCCESS or the error class. */
 int pm_cx_start(struct pm_cx *cx, MPI_Request *request);
+/* The mode a call asks for: direct when blocking, else a schedule
+ * (MPI_SUCCESS or MPI_ERR_NO_MEM). */
+int pm_cx_begin(struct pm_cx *cx, struct pm_comm *c, bool nonblocking);
+/* End what pm_cx_begin began: pm_cx_end or pm_cx_start. */
+int pm_cx_finish(struct pm_cx *cx, MPI_Request *request);
+/* A mismatch found before the first step (pm_own_block): the collective
+ * runs all the same, its sends carrying PM_COLL_FAILED_BIT, and ends with
+ * `err`. No-op for MPI_SUCCESS. */
+void pm_cx_note(struct pm_cx *cx, int err);
+/* A failure that ends the collective: every further step is a no-op. */
+int pm_cx_fail(struct pm_cx *cx, int err);
+/* Direct mode, a round whose requests do not wait on each other (a root's
+ * receives of a linear gather, its sends of a scatter): when the request
+ * table is full, wait for what it holds. No-op in schedule mode. */
+void pm_cx_room(struct pm_cx *cx);
 
 /* Steps; each returns cx->err. Peers are ranks of the peer group (remote
  * group of an intercommunicator), or of the local group while cx->local. */
@@ -130,6 +146,12 @@ int pm_coll_check_reduce_bufs(const char *fname, struct pm_comm *c, const void *
                               MPI_Count scount, const void *rbuf, MPI_Count rcount,
                               MPI_Datatype dt, bool in_place_ok, bool need_rbuf);
 int pm_coll_check_request(const char *fname, struct pm_comm *c, MPI_Request *request);
+/* Finish a collective of the gather/scatter/allgather/alltoall families
+ * (pm_cx_finish) whose own-block mismatch `own` was noted at its start;
+ * MPI_SUCCESS or the error raised on `comm`, naming the mismatch when there
+ * was one. */
+int pm_coll_cx_go(struct pm_cx *cx, const struct pm_own_block *own, MPI_Comm comm,
+                  const char *fname, int rank, MPI_Request *request);
 
 /* ---- Algorithms shared between the files ------------------------------------ */
 static inline int pm_pof2_floor(int n)

@@ -2,10 +2,11 @@
  * coll_allgather.c — MPI_Allgather, MPI_Allgatherv and their nonblocking
  * forms.
  *
- * Every call builds a schedule (coll.h): the blocking calls run it, the
- * nonblocking ones return its request. Local copies run when their round
- * starts, in order, so a copy may feed a send of its own round. Algorithms (total = bytes of the
- * whole result, the same on every rank):
+ * Every algorithm is written once against a collective context
+ * (coll_algo.h): blocking calls run its steps at once, nonblocking ones
+ * return the request of its schedule. Local copies run when their round
+ * starts, in order, so a copy may feed a send of its own round. Algorithms
+ * (total = bytes of the whole result, the same on every rank):
  *  - recursive doubling: Allgather, power-of-two ranks, total <= 512 KiB;
  *    log2(n) exchanges of aligned block ranges, straight in the receive
  *    buffer;
@@ -20,7 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "coll.h"
+#include "coll_algo.h"
 
 #define ALLGATHER_RD_MAX (512 * 1024)
 #define ALLGATHER_BRUCK_MAX (80 * 1024)
@@ -103,144 +104,138 @@ static int allgather_check(struct allgather *g, MPI_Request *request, bool nonbl
     return MPI_SUCCESS;
 }
 
-static int own_copy(struct pm_sched *s, const struct allgather *g)
+static void own_copy(struct pm_cx *cx, const struct allgather *g)
 {
-    if (g->sbuf == MPI_IN_PLACE)
-        return MPI_SUCCESS;
     int me = g->c->rank;
-    return pm_sched_copy(s, g->sbuf, g->scount, g->stype, block_of(g, me), count_of(g, me),
-                         g->rtype);
+    if (g->sbuf != MPI_IN_PLACE)
+        pm_cx_copy(cx, g->sbuf, g->scount, g->stype, block_of(g, me), count_of(g, me), g->rtype);
 }
 
 /* Power-of-two ranks: at step `mask` each rank holds the aligned range of
- * `mask` blocks containing its own and swaps it with rank ^ mask. */
-static int allgather_rd(struct pm_sched *s, const struct allgather *g)
+ * `mask` blocks containing its own and swaps it with rank ^ mask. The first
+ * step sends the own block from the send buffer, and copies it into place
+ * while the exchange runs. */
+static void allgather_rd(struct pm_cx *cx, const struct allgather *g)
 {
     int n = g->c->size, me = g->c->rank;
-    int rc = own_copy(s, g); /* runs before the first send of its round */
-    for (int mask = 1; mask < n && !rc; mask <<= 1) {
+    for (int mask = 1; mask < n && !cx->stop; mask <<= 1) {
         if (mask > 1)
-            rc = pm_sched_fence(s);
+            pm_cx_fence(cx);
         int peer = me ^ mask;
         int mine = me & ~(mask - 1), theirs = peer & ~(mask - 1);
         MPI_Count cnt = (MPI_Count)mask * g->rcount;
-        if (!rc)
-            rc = pm_sched_recv(s, block_of(g, theirs), cnt, g->rtype, peer);
-        if (!rc)
-            rc = pm_sched_send(s, block_of(g, mine), cnt, g->rtype, peer);
+        pm_cx_recv(cx, block_of(g, theirs), cnt, g->rtype, peer);
+        if (mask == 1 && g->sbuf != MPI_IN_PLACE) {
+            pm_cx_send(cx, g->sbuf, g->scount, g->stype, peer);
+            own_copy(cx, g);
+        } else {
+            pm_cx_send(cx, block_of(g, mine), cnt, g->rtype, peer);
+        }
     }
-    return rc;
 }
 
 /* Ring: step i passes block me - i to the right and takes me - i - 1 from
  * the left. */
-static int allgather_ring(struct pm_sched *s, const struct allgather *g)
+static void allgather_ring(struct pm_cx *cx, const struct allgather *g)
 {
     int n = g->c->size, me = g->c->rank;
     int right = (me + 1) % n, left = (me - 1 + n) % n;
-    int rc = own_copy(s, g); /* runs before the first send of its round */
-    for (int i = 0; i < n - 1 && !rc; i++) {
+    own_copy(cx, g); /* runs before the first send of its round */
+    for (int i = 0; i < n - 1 && !cx->stop; i++) {
         int out = (me - i + n) % n, in = (me - i - 1 + n) % n;
         if (i)
-            rc = pm_sched_fence(s);
-        if (!rc)
-            rc = pm_sched_recv(s, block_of(g, in), count_of(g, in), g->rtype, left);
-        if (!rc)
-            rc = pm_sched_send(s, block_of(g, out), count_of(g, out), g->rtype, right);
+            pm_cx_fence(cx);
+        pm_cx_recv(cx, block_of(g, in), count_of(g, in), g->rtype, left);
+        pm_cx_send(cx, block_of(g, out), count_of(g, out), g->rtype, right);
     }
-    return rc;
 }
 
 /* Bruck: scratch holds the blocks of ranks me, me+1, ... (mod n) packed;
  * off[j] is where the j-th starts. Step k sends the first min(k, n-k)
  * blocks to me - k and receives as many from me + k behind the k held. */
-static int allgather_bruck(struct pm_sched *s, const struct allgather *g)
+static void allgather_bruck(struct pm_cx *cx, const struct allgather *g)
 {
     int n = g->c->size, me = g->c->rank;
-    size_t *off = malloc(((size_t)n + 1) * sizeof *off);
+    size_t *off = pm_cx_scratch(cx, ((size_t)n + 1) * sizeof *off);
     if (!off)
-        return MPI_ERR_NO_MEM;
+        return;
     off[0] = 0;
     for (int j = 0; j < n; j++)
         off[j + 1] = off[j] + (size_t)(count_of(g, (me + j) % n) * g->rsize);
-    int rc = MPI_SUCCESS;
-    char *tmp = pm_sched_scratch_any(s, off[n]);
+    char *tmp = pm_cx_scratch(cx, off[n]);
     if (!tmp)
-        rc = MPI_ERR_NO_MEM;
-    if (!rc && g->sbuf == MPI_IN_PLACE)
-        rc = pm_sched_copy(s, block_of(g, me), count_of(g, me), g->rtype, tmp, (MPI_Count)off[1],
-                           MPI_BYTE);
-    else if (!rc)
-        rc = pm_sched_copy(s, g->sbuf, g->scount, g->stype, tmp, (MPI_Count)off[1], MPI_BYTE);
-    if (!rc)
-        rc = own_copy(s, g);
-    for (int k = 1; k < n && !rc; k <<= 1) {
+        return;
+    if (g->sbuf == MPI_IN_PLACE)
+        pm_cx_copy(cx, block_of(g, me), count_of(g, me), g->rtype, tmp, (MPI_Count)off[1],
+                   MPI_BYTE);
+    else
+        pm_cx_copy(cx, g->sbuf, g->scount, g->stype, tmp, (MPI_Count)off[1], MPI_BYTE);
+    own_copy(cx, g);
+    for (int k = 1; k < n && !cx->stop; k <<= 1) {
         int cnt = k < n - k ? k : n - k;
         if (k > 1)
-            rc = pm_sched_fence(s);
-        if (!rc)
-            rc = pm_sched_recv(s, tmp + off[k], (MPI_Count)(off[k + cnt] - off[k]), MPI_BYTE,
-                               (me + k) % n);
-        if (!rc)
-            rc = pm_sched_send(s, tmp, (MPI_Count)off[cnt], MPI_BYTE, (me - k + n) % n);
+            pm_cx_fence(cx);
+        pm_cx_recv(cx, tmp + off[k], (MPI_Count)(off[k + cnt] - off[k]), MPI_BYTE,
+                   (me + k) % n);
+        pm_cx_send(cx, tmp, (MPI_Count)off[cnt], MPI_BYTE, (me - k + n) % n);
     }
-    if (!rc)
-        rc = pm_sched_fence(s);
-    if (!rc && !g->v) {
+    pm_cx_fence(cx);
+    if (!g->v) {
         /* Ranks me+1..n-1 then 0..me-1 are each one run of the buffer. */
         int tail = n - 1 - me;
-        rc = pm_sched_copy(s, tmp + off[1], (MPI_Count)(off[1 + tail] - off[1]), MPI_BYTE,
-                           block_of(g, me + 1), (MPI_Count)tail * g->rcount, g->rtype);
-        if (!rc)
-            rc = pm_sched_copy(s, tmp + off[1 + tail], (MPI_Count)(off[n] - off[1 + tail]),
-                               MPI_BYTE, block_of(g, 0), (MPI_Count)me * g->rcount, g->rtype);
+        pm_cx_copy(cx, tmp + off[1], (MPI_Count)(off[1 + tail] - off[1]), MPI_BYTE,
+                   block_of(g, me + 1), (MPI_Count)tail * g->rcount, g->rtype);
+        pm_cx_copy(cx, tmp + off[1 + tail], (MPI_Count)(off[n] - off[1 + tail]), MPI_BYTE,
+                   block_of(g, 0), (MPI_Count)me * g->rcount, g->rtype);
+        return;
     }
-    for (int j = 1; j < n && !rc && g->v; j++) {
+    for (int j = 1; j < n && !cx->stop; j++) {
         int i = (me + j) % n;
-        rc = pm_sched_copy(s, tmp + off[j], (MPI_Count)(off[j + 1] - off[j]), MPI_BYTE,
-                           block_of(g, i), count_of(g, i), g->rtype);
+        pm_cx_copy(cx, tmp + off[j], (MPI_Count)(off[j + 1] - off[j]), MPI_BYTE, block_of(g, i),
+                   count_of(g, i), g->rtype);
     }
-    free(off);
-    return rc;
 }
 
 /* Intercommunicator: at step i send to (me + i) and receive from (me - i)
  * modulo the larger group's size, skipping ranks the other group lacks; the
  * peer meets us at the same step. */
-static int allgather_inter(struct pm_sched *s, const struct allgather *g)
+static void allgather_inter(struct pm_cx *cx, const struct allgather *g)
 {
     struct pm_comm *c = g->c;
     int me = c->rank, nr = c->remote->size;
     int mx = c->size > nr ? c->size : nr;
-    int rc = MPI_SUCCESS;
-    for (int i = 0; i < mx && !rc; i++) {
+    for (int i = 0; i < mx && !cx->stop; i++) {
         if (i && i % ALLGATHER_INTER_BATCH == 0)
-            rc = pm_sched_fence(s);
+            pm_cx_fence(cx);
         int dst = (me + i) % mx, src = (me - i + mx) % mx;
-        if (!rc && src < nr)
-            rc = pm_sched_recv(s, block_of(g, src), count_of(g, src), g->rtype, src);
-        if (!rc && dst < nr)
-            rc = pm_sched_send(s, g->sbuf, g->scount, g->stype, dst);
+        if (src < nr)
+            pm_cx_recv(cx, block_of(g, src), count_of(g, src), g->rtype, src);
+        if (dst < nr)
+            pm_cx_send(cx, g->sbuf, g->scount, g->stype, dst);
     }
-    return rc;
 }
 
-static int allgather_build(struct pm_sched *s, const struct allgather *g)
+static void allgather_build(struct pm_cx *cx, const struct allgather *g)
 {
     struct pm_comm *c = g->c;
-    if (c->is_inter)
-        return allgather_inter(s, g);
     int n = c->size;
-    if (n == 1)
-        return own_copy(s, g);
+    if (c->is_inter) {
+        allgather_inter(cx, g);
+        return;
+    }
+    if (n == 1) {
+        own_copy(cx, g);
+        return;
+    }
     MPI_Count total = 0;
     for (int i = 0; i < n; i++)
         total += count_of(g, i) * g->rsize;
     if (!g->v && (n & (n - 1)) == 0 && total <= ALLGATHER_RD_MAX)
-        return allgather_rd(s, g);
-    if (total <= ALLGATHER_BRUCK_MAX)
-        return allgather_bruck(s, g);
-    return allgather_ring(s, g);
+        allgather_rd(cx, g);
+    else if (total <= ALLGATHER_BRUCK_MAX)
+        allgather_bruck(cx, g);
+    else
+        allgather_ring(cx, g);
 }
 
 /* No block has a byte: the receive counts every rank has alike say so. */
@@ -264,15 +259,12 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
         return rc;
     if (allgather_empty(g))
         return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
-    struct pm_sched *s = pm_sched_create(g->c);
-    if (!s)
+    struct pm_cx cx;
+    if (pm_cx_begin(&cx, g->c, nonblocking))
         return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);
-    rc = allgather_build(s, g);
-    if (rc) {
-        pm_sched_discard(s);
-        return pm_error(g->comm, rc, "%s: cannot build the schedule", g->fname);
-    }
-    return pm_coll_sched_go(s, &g->own, g->comm, g->fname, g->c->rank, request, nonblocking);
+    pm_cx_note(&cx, g->own.err);
+    allgather_build(&cx, g);
+    return pm_coll_cx_go(&cx, &g->own, g->comm, g->fname, g->c->rank, request);
 }
 
 /* Two ranks (issue 43: 8 B took 0.58 us through a schedule, Open MPI

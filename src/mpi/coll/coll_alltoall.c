@@ -2,8 +2,9 @@
  * coll_alltoall.c — MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw and their
  * nonblocking forms.
  *
- * Every call builds a schedule (coll.h): the blocking calls run it, the
- * nonblocking ones return its request. The three functions differ only in
+ * Every algorithm is written once against a collective context
+ * (coll_algo.h): blocking calls run its steps at once, nonblocking ones
+ * return the request of its schedule. The three functions differ only in
  * where block i lives, so one descriptor (struct a2a) answers "block i to
  * send / to receive" and the algorithms are written once:
  *  - Bruck (Alltoall, blocks <= 256 bytes, >= 8 ranks): ceil(log2(n))
@@ -20,7 +21,7 @@
 
 #include <string.h>
 
-#include "coll.h"
+#include "coll_algo.h"
 
 #define A2A_BRUCK_MAX_BLOCK 256
 #define A2A_BRUCK_MIN_RANKS 16 /* below, all pairs at once beat log(n) rounds (8 ranks on 2 cores: 70 vs 11-15 us) */
@@ -157,12 +158,12 @@ static int a2a_check(struct a2a *a, MPI_Request *request, bool nonblocking)
     return MPI_SUCCESS;
 }
 
-static int own_copy(struct pm_sched *s, const struct a2a *a)
+static void own_copy(struct pm_cx *cx, const struct a2a *a)
 {
     if (a->sbuf == MPI_IN_PLACE)
-        return MPI_SUCCESS;
+        return;
     struct blk sb = send_blk(a, a->c->rank), rb = recv_blk(a, a->c->rank);
-    return pm_sched_copy(s, sb.buf, sb.count, sb.type, rb.buf, rb.count, rb.type);
+    pm_cx_copy(cx, sb.buf, sb.count, sb.type, rb.buf, rb.count, rb.type);
 }
 
 /* ---- Pairwise ------------------------------------------------------------ */
@@ -189,7 +190,7 @@ static int pair_partner(int me, int t, int n)
     return p == me ? m : p;
 }
 
-static int a2a_pairwise(struct pm_sched *s, const struct a2a *a)
+static void a2a_pairwise(struct pm_cx *cx, const struct a2a *a)
 {
     struct pm_comm *c = a->c;
     int n = c->size, me = c->rank;
@@ -198,7 +199,6 @@ static int a2a_pairwise(struct pm_sched *s, const struct a2a *a)
     for (int i = 0; i < n; i++)
         mine += blk_bytes(recv_blk(a, i));
     int batch = mine / (size_t)n <= A2A_BATCH_BIG ? A2A_BATCH : A2A_BATCH_LARGE;
-    int rc = own_copy(s, a);
     /* In place: each batch copies its peers' blocks aside first; one scratch
      * buffer, as large as the largest batch, serves every batch. */
     char *aside = NULL;
@@ -213,40 +213,46 @@ static int a2a_pairwise(struct pm_sched *s, const struct a2a *a)
             }
             most = sum > most ? sum : most;
         }
-        aside = pm_sched_scratch_any(s, most);
+        aside = pm_cx_scratch(cx, most);
         if (!aside)
-            return MPI_ERR_NO_MEM;
+            return;
     }
-    for (int t0 = 0; t0 < rounds && !rc; t0 += batch) {
+    for (int t0 = 0; t0 < rounds && !cx->stop; t0 += batch) {
         int t1 = t0 + batch < rounds ? t0 + batch : rounds;
+        if (t0 == batch)
+            own_copy(cx, a); /* while the first batch's messages travel */
         if (t0)
-            rc = pm_sched_fence(s);
+            pm_cx_fence(cx);
         size_t pos = 0;
-        for (int t = t0; t < t1 && !rc; t++) {
+        for (int t = t0; t < t1 && !cx->stop; t++) {
             int p = pair_partner(me, t, n);
             if (p == me)
                 continue;
             struct blk rb = recv_blk(a, p);
+            /* An empty block is no message: both sides know it from
+             * their own counts (as Open MPI does). */
+            if (aside && !blk_bytes(rb))
+                continue;
             if (aside) {
                 /* The copy runs as the round starts: before the receive
                  * that overwrites the block is even posted. */
                 size_t bytes = blk_bytes(rb);
-                rc = pm_sched_copy(s, rb.buf, rb.count, rb.type, aside + pos, (MPI_Count)bytes,
-                                   MPI_BYTE);
-                if (!rc)
-                    rc = pm_sched_recv(s, rb.buf, rb.count, rb.type, p);
-                if (!rc)
-                    rc = pm_sched_send(s, aside + pos, (MPI_Count)bytes, MPI_BYTE, p);
+                pm_cx_copy(cx, rb.buf, rb.count, rb.type, aside + pos, (MPI_Count)bytes,
+                           MPI_BYTE);
+                pm_cx_recv(cx, rb.buf, rb.count, rb.type, p);
+                pm_cx_send(cx, aside + pos, (MPI_Count)bytes, MPI_BYTE, p);
                 pos += bytes;
             } else {
                 struct blk sb = send_blk(a, p);
-                rc = pm_sched_recv(s, rb.buf, rb.count, rb.type, p);
-                if (!rc)
-                    rc = pm_sched_send(s, sb.buf, sb.count, sb.type, p);
+                if (blk_bytes(rb))
+                    pm_cx_recv(cx, rb.buf, rb.count, rb.type, p);
+                if (blk_bytes(sb))
+                    pm_cx_send(cx, sb.buf, sb.count, sb.type, p);
             }
         }
     }
-    return rc;
+    if (rounds <= batch)
+        own_copy(cx, a);
 }
 
 /* ---- Bruck (Alltoall, small blocks) --------------------------------------- */
@@ -254,20 +260,18 @@ static int a2a_pairwise(struct pm_sched *s, const struct a2a *a)
 /* Copy the blocks j of tmp with bit k of j set (runs [j, j + k) for j = k,
  * 3k, ...) to consecutive bytes of buf (pack) or back (unpack); *bytes
  * gets the length. */
-static int bruck_runs(struct pm_sched *s, char *tmp, char *buf, int k, int n, size_t bs,
-                      bool pack, size_t *bytes)
+static size_t bruck_runs(struct pm_cx *cx, char *tmp, char *buf, int k, int n, size_t bs,
+                         bool pack)
 {
     size_t pos = 0;
-    int rc = MPI_SUCCESS;
-    for (int j = k; j < n && !rc; j += 2 * k) {
+    for (int j = k; j < n; j += 2 * k) {
         size_t len = (size_t)(j + k <= n ? k : n - j) * bs;
         char *t = tmp + (size_t)j * bs;
-        rc = pm_sched_copy(s, pack ? t : buf + pos, (MPI_Count)len, MPI_BYTE,
-                           pack ? buf + pos : t, (MPI_Count)len, MPI_BYTE);
+        pm_cx_copy(cx, pack ? t : buf + pos, (MPI_Count)len, MPI_BYTE, pack ? buf + pos : t,
+                   (MPI_Count)len, MPI_BYTE);
         pos += len;
     }
-    *bytes = pos;
-    return rc;
+    return pos;
 }
 
 /* tmp[j] starts as my block for me + j. Round k moves every tmp[j] with bit
@@ -275,82 +279,79 @@ static int bruck_runs(struct pm_sched *s, char *tmp, char *buf, int k, int n, si
  * from me - j. Blocks are `bs` bytes. Copies run in order as their round
  * starts, so each round unpacks the previous exchange, packs the next and
  * sends it. */
-static int a2a_bruck(struct pm_sched *s, const struct a2a *a, size_t bs)
+static void a2a_bruck(struct pm_cx *cx, const struct a2a *a, size_t bs)
 {
     struct pm_comm *c = a->c;
     int n = c->size, me = c->rank;
-    char *tmp = pm_sched_scratch_any(s, (size_t)n * bs);
-    char *out = pm_sched_scratch_any(s, (size_t)(n / 2 + 1) * bs);
-    char *in = pm_sched_scratch_any(s, (size_t)(n / 2 + 1) * bs);
+    char *tmp = pm_cx_scratch(cx, (size_t)n * bs);
+    char *out = pm_cx_scratch(cx, (size_t)(n / 2 + 1) * bs);
+    char *in = pm_cx_scratch(cx, (size_t)(n / 2 + 1) * bs);
     if (!tmp || !out || !in)
-        return MPI_ERR_NO_MEM;
+        return;
     struct blk first = send_blk(a, me), zero = send_blk(a, 0);
-    int rc = pm_sched_copy(s, first.buf, (MPI_Count)(n - me) * first.count, first.type, tmp,
-                           (MPI_Count)(n - me) * (MPI_Count)bs, MPI_BYTE);
-    if (!rc)
-        rc = pm_sched_copy(s, zero.buf, (MPI_Count)me * zero.count, zero.type,
-                           tmp + (size_t)(n - me) * bs, (MPI_Count)me * (MPI_Count)bs, MPI_BYTE);
-    size_t bytes;
-    for (int k = 1; !rc; k <<= 1) {
+    pm_cx_copy(cx, first.buf, (MPI_Count)(n - me) * first.count, first.type, tmp,
+               (MPI_Count)(n - me) * (MPI_Count)bs, MPI_BYTE);
+    pm_cx_copy(cx, zero.buf, (MPI_Count)me * zero.count, zero.type, tmp + (size_t)(n - me) * bs,
+               (MPI_Count)me * (MPI_Count)bs, MPI_BYTE);
+    for (int k = 1; !cx->stop; k <<= 1) {
         if (k > 1) {
-            rc = pm_sched_fence(s);
-            if (!rc)
-                rc = bruck_runs(s, tmp, in, k >> 1, n, bs, false, &bytes);
+            pm_cx_fence(cx);
+            bruck_runs(cx, tmp, in, k >> 1, n, bs, false);
         }
-        if (rc || k >= n)
+        if (k >= n)
             break;
-        rc = bruck_runs(s, tmp, out, k, n, bs, true, &bytes);
-        if (!rc)
-            rc = pm_sched_recv(s, in, (MPI_Count)bytes, MPI_BYTE, (me - k + n) % n);
-        if (!rc)
-            rc = pm_sched_send(s, out, (MPI_Count)bytes, MPI_BYTE, (me + k) % n);
+        size_t bytes = bruck_runs(cx, tmp, out, k, n, bs, true);
+        pm_cx_recv(cx, in, (MPI_Count)bytes, MPI_BYTE, (me - k + n) % n);
+        pm_cx_send(cx, out, (MPI_Count)bytes, MPI_BYTE, (me + k) % n);
     }
     /* In the round of the last unpack: block from me - j is tmp[j]. */
-    for (int j = 0; j < n && !rc; j++) {
+    for (int j = 0; j < n && !cx->stop; j++) {
         struct blk b = recv_blk(a, (me - j + n) % n);
-        rc = pm_sched_copy(s, tmp + (size_t)j * bs, (MPI_Count)bs, MPI_BYTE, b.buf, b.count,
-                           b.type);
+        pm_cx_copy(cx, tmp + (size_t)j * bs, (MPI_Count)bs, MPI_BYTE, b.buf, b.count, b.type);
     }
-    return rc;
 }
 
 /* ---- Intercommunicators ------------------------------------------------- */
 
-static int a2a_inter(struct pm_sched *s, const struct a2a *a)
+static void a2a_inter(struct pm_cx *cx, const struct a2a *a)
 {
     struct pm_comm *c = a->c;
     int me = c->rank, nr = c->remote->size;
     int mx = c->size > nr ? c->size : nr;
-    int rc = MPI_SUCCESS;
-    for (int t = 0; t < mx && !rc; t++) {
+    for (int t = 0; t < mx && !cx->stop; t++) {
         if (t && t % A2A_BATCH == 0)
-            rc = pm_sched_fence(s);
+            pm_cx_fence(cx);
         int dst = (me + t) % mx, src = (me - t + mx) % mx;
-        if (!rc && src < nr) {
+        if (src < nr) {
             struct blk rb = recv_blk(a, src);
-            rc = pm_sched_recv(s, rb.buf, rb.count, rb.type, src);
+            pm_cx_recv(cx, rb.buf, rb.count, rb.type, src);
         }
-        if (!rc && dst < nr) {
+        if (dst < nr) {
             struct blk sb = send_blk(a, dst);
-            rc = pm_sched_send(s, sb.buf, sb.count, sb.type, dst);
+            pm_cx_send(cx, sb.buf, sb.count, sb.type, dst);
         }
     }
-    return rc;
 }
 
-static int a2a_build(struct pm_sched *s, const struct a2a *a)
+static void a2a_build(struct pm_cx *cx, const struct a2a *a)
 {
     struct pm_comm *c = a->c;
-    if (c->is_inter)
-        return a2a_inter(s, a);
-    if (c->size == 1)
-        return own_copy(s, a);
+    if (c->is_inter) {
+        a2a_inter(cx, a);
+        return;
+    }
+    if (c->size == 1) {
+        own_copy(cx, a);
+        return;
+    }
     if (a->kind == A2A && c->size >= A2A_BRUCK_MIN_RANKS) {
         size_t bs = (size_t)(a->rcount * pm_type_get(a->rtype)->size);
-        if (bs <= A2A_BRUCK_MAX_BLOCK)
-            return a2a_bruck(s, a, bs);
+        if (bs <= A2A_BRUCK_MAX_BLOCK) {
+            a2a_bruck(cx, a, bs);
+            return;
+        }
     }
-    return a2a_pairwise(s, a);
+    a2a_pairwise(cx, a);
 }
 
 static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
@@ -362,15 +363,12 @@ static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
     if (a->kind == A2A && !a->c->is_inter && pm_coll_bytes(a->rcount, a->rtype) == 0 &&
         (a->sbuf == MPI_IN_PLACE || pm_coll_bytes(a->scount, a->stype) == 0))
         return pm_coll_nothing(a->c, a->comm, a->fname, request, nonblocking);
-    struct pm_sched *s = pm_sched_create(a->c);
-    if (!s)
+    struct pm_cx cx;
+    if (pm_cx_begin(&cx, a->c, nonblocking))
         return pm_error(a->comm, MPI_ERR_NO_MEM, "%s: out of memory", a->fname);
-    rc = a2a_build(s, a);
-    if (rc) {
-        pm_sched_discard(s);
-        return pm_error(a->comm, rc, "%s: cannot build the schedule", a->fname);
-    }
-    return pm_coll_sched_go(s, &a->own, a->comm, a->fname, a->c->rank, request, nonblocking);
+    pm_cx_note(&cx, a->own.err);
+    a2a_build(&cx, a);
+    return pm_coll_cx_go(&cx, &a->own, a->comm, a->fname, a->c->rank, request);
 }
 
 /* ---- Entry points ---------------------------------------------------------- */

@@ -134,11 +134,11 @@ int pm_coll_check_request(const char *fname, struct pm_comm *c, MPI_Request *req
     return MPI_SUCCESS;
 }
 
-int pm_coll_sched_go(struct pm_sched *s, const struct pm_own_block *own, MPI_Comm comm,
-                     const char *fname, int rank, MPI_Request *request, bool nonblocking)
+int pm_coll_cx_go(struct pm_cx *cx, const struct pm_own_block *own, MPI_Comm comm,
+                  const char *fname, int rank, MPI_Request *request)
 {
-    pm_sched_note(s, own->err);
-    int rc = nonblocking ? pm_sched_start(s, request) : pm_sched_run(s);
+    bool nonblocking = cx->s != NULL;
+    int rc = pm_cx_finish(cx, request);
     if (rc && own->err)
         return pm_error(comm, rc, "%s: rank %d sends itself %lld bytes into a block of %lld "
                         "(the ranks' counts or types differ)", fname, rank, own->have,

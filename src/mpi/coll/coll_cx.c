@@ -97,6 +97,29 @@ static inline int set_err(struct pm_cx *cx, int rc)
     return cx->err;
 }
 
+int pm_cx_fail(struct pm_cx *cx, int err)
+{
+    return set_err(cx, err);
+}
+
+int pm_cx_begin(struct pm_cx *cx, struct pm_comm *c, bool nonblocking)
+{
+    if (nonblocking)
+        return pm_cx_sched(cx, c);
+    pm_cx_direct(cx, c);
+    return MPI_SUCCESS;
+}
+
+void pm_cx_note(struct pm_cx *cx, int err)
+{
+    if (!err)
+        return;
+    if (cx->s)
+        pm_sched_note(cx->s, err); /* cx->err would discard the schedule */
+    else if (!cx->err)
+        cx->err = err;
+}
+
 /* A failure the collective goes on after, unless `stop`. */
 static inline void note_err(struct pm_cx *cx, int rc, bool stop)
 {
@@ -183,6 +206,17 @@ static void wait_all(struct pm_cx *cx)
         }
     }
     cx->nreq = 0;
+}
+
+int pm_cx_finish(struct pm_cx *cx, MPI_Request *request)
+{
+    return cx->s ? pm_cx_start(cx, request) : pm_cx_end(cx);
+}
+
+void pm_cx_room(struct pm_cx *cx)
+{
+    if (!cx->s && cx->nreq + (cx->deferred ? 1 : 0) >= PM_CX_MAXREQ)
+        wait_all(cx);
 }
 
 int pm_cx_end(struct pm_cx *cx)
@@ -365,8 +399,11 @@ int pm_cx_copy(struct pm_cx *cx, const void *src, MPI_Count scount, MPI_Datatype
         return cx->err;
     if (cx->s)
         return set_err(cx, pm_sched_copy(cx->s, src, scount, stype, dst, rcount, rtype));
-    return local_err(cx, pm_coll_copy(src, scount, pm_type_get(stype), dst, rcount,
-                                      pm_type_get(rtype)));
+    const struct pm_datatype *st = pm_type_get(stype);
+    /* A large copy (a root's own block) overlaps the receive before it. */
+    if (cx->deferred && (size_t)scount * (size_t)st->size > PM_CX_BLOCKING_SEND)
+        post_deferred(cx);
+    return local_err(cx, pm_coll_copy(src, scount, st, dst, rcount, pm_type_get(rtype)));
 }
 
 int pm_cx_fence(struct pm_cx *cx)

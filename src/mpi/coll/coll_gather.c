@@ -1,8 +1,9 @@
 /*
  * coll_gather.c — MPI_Gather, MPI_Gatherv and their nonblocking forms.
  *
- * Every call builds a schedule (coll.h): the blocking calls run it, the
- * nonblocking ones return its request. Gather of small blocks walks a
+ * Every algorithm is written once against a collective context
+ * (coll_algo.h): blocking calls run its steps at once, nonblocking ones
+ * return the request of its schedule. Gather of small blocks walks a
  * binomial tree: an inner node packs its own block and its children's
  * subtrees (bytes, in rank order relative to the root) into scratch and
  * forwards them; the root receives every child subtree straight into the
@@ -13,7 +14,7 @@
  */
 #include <stdint.h>
 
-#include "coll.h"
+#include "coll_algo.h"
 
 /* Binomial tree while a block is at most this many bytes; inner nodes then
  * buffer at most (ranks / 2) blocks. */
@@ -105,123 +106,121 @@ static int gather_check(struct gather *g, MPI_Request *request, bool nonblocking
     return MPI_SUCCESS;
 }
 
-static int gather_root_own(struct pm_sched *s, const struct gather *g)
+static void gather_root_own(struct pm_cx *cx, const struct gather *g)
 {
     int me = g->c->rank;
-    if (g->sbuf == MPI_IN_PLACE)
-        return MPI_SUCCESS;
-    return pm_sched_copy(s, g->sbuf, g->scount, g->stype, gather_block(g, me),
-                         g->v ? pm_cnt(g->rcounts, me) : g->rcount, g->rtype);
+    if (g->sbuf != MPI_IN_PLACE)
+        pm_cx_copy(cx, g->sbuf, g->scount, g->stype, gather_block(g, me),
+                   g->v ? pm_cnt(g->rcounts, me) : g->rcount, g->rtype);
 }
 
 /* Linear: every block straight to/from the root, all posted at once. */
-static int gather_linear(struct pm_sched *s, const struct gather *g)
+static void gather_linear(struct pm_cx *cx, const struct gather *g)
 {
     struct pm_comm *c = g->c;
-    int rc = MPI_SUCCESS;
     bool inter = c->is_inter;
     bool at_root = inter ? g->root == MPI_ROOT : g->root == c->rank;
     if (inter && g->root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    if (!at_root)
-        return pm_sched_send(s, g->sbuf, g->scount, g->stype, g->root);
-    for (int i = 0; i < c->remote->size && !rc; i++) {
-        if (!inter && i == c->rank)
-            continue;
-        rc = pm_sched_recv(s, gather_block(g, i), g->v ? pm_cnt(g->rcounts, i) : g->rcount,
-                           g->rtype, i);
+        return;
+    /* An empty block is no message: both sides know it from their own
+     * counts (as Open MPI does; a mismatch then waits instead of failing). */
+    if (!at_root) {
+        if (pm_coll_bytes(g->scount, g->stype))
+            pm_cx_send(cx, g->sbuf, g->scount, g->stype, g->root);
+        return;
     }
-    if (!rc && !inter)
-        rc = gather_root_own(s, g);
-    return rc;
+    for (int i = 0; i < c->remote->size && !cx->stop; i++) {
+        MPI_Count cnt = g->v ? pm_cnt(g->rcounts, i) : g->rcount;
+        if ((!inter && i == c->rank) || !pm_coll_bytes(cnt, g->rtype))
+            continue;
+        pm_cx_room(cx);
+        pm_cx_recv(cx, gather_block(g, i), cnt, g->rtype, i);
+    }
+    if (!inter)
+        gather_root_own(cx, g);
 }
 
 /* Binomial tree over ranks relative to the root (intracommunicator). */
-static int gather_tree(struct pm_sched *s, const struct gather *g, size_t block)
+static void gather_tree(struct pm_cx *cx, const struct gather *g, size_t block)
 {
     struct pm_comm *c = g->c;
     int n = c->size, root = g->root;
     int vr = (c->rank - root + n) % n;
-    int rc = MPI_SUCCESS;
     if (vr == 0) {
         /* Children vr + mask own subtrees of min(mask, n - child) ranks;
          * the subtrees cover relative ranks 1..n-1 in order, so at most one
-         * of them wraps past rank n-1. */
-        struct {
-            void *tmp;
-            int first, k;
-        } wrap[1] = {{NULL, 0, 0}};
-        int nwrap = 0;
-        for (int mask = 1; mask < n && !rc; mask <<= 1) {
+         * of them wraps past rank n-1: it lands in scratch. */
+        void *wrap = NULL;
+        int wrap_first = 0, wrap_k = 0;
+        for (int mask = 1; mask < n && !cx->stop; mask <<= 1) {
             int k = mask < n - mask ? mask : n - mask;
             int first = (mask + root) % n;
             if (first + k <= n) {
-                rc = pm_sched_recv(s, gather_block(g, first), (MPI_Count)k * g->rcount, g->rtype,
-                                   first);
-            } else {
-                void *tmp = pm_sched_scratch_any(s, (size_t)k * block);
-                if (!tmp)
-                    return MPI_ERR_NO_MEM;
-                if (nwrap == 1)
-                    return MPI_ERR_INTERN;
-                wrap[nwrap].tmp = tmp;
-                wrap[nwrap].first = first;
-                wrap[nwrap++].k = k;
-                rc = pm_sched_recv(s, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, first);
+                pm_cx_recv(cx, gather_block(g, first), (MPI_Count)k * g->rcount, g->rtype, first);
+                continue;
             }
+            if (wrap) {
+                pm_cx_fail(cx, MPI_ERR_INTERN);
+                return;
+            }
+            wrap = pm_cx_scratch(cx, (size_t)k * block);
+            if (!wrap)
+                return;
+            wrap_first = first;
+            wrap_k = k;
+            pm_cx_recv(cx, wrap, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, first);
         }
-        if (!rc)
-            rc = gather_root_own(s, g);
-        if (!rc && nwrap)
-            rc = pm_sched_fence(s);
-        for (int w = 0; w < nwrap && !rc; w++) {
-            int tail = n - wrap[w].first; /* ranks first..n-1, then 0.. */
-            rc = pm_sched_copy(s, wrap[w].tmp, (MPI_Count)tail * (MPI_Count)block, MPI_BYTE,
-                               gather_block(g, wrap[w].first), (MPI_Count)tail * g->rcount,
-                               g->rtype);
-            if (!rc)
-                rc = pm_sched_copy(s, pm_at(wrap[w].tmp, (MPI_Aint)tail * (MPI_Aint)block),
-                                   (MPI_Count)(wrap[w].k - tail) * (MPI_Count)block, MPI_BYTE,
-                                   gather_block(g, 0), (MPI_Count)(wrap[w].k - tail) * g->rcount,
-                                   g->rtype);
-        }
-        return rc;
+        gather_root_own(cx, g);
+        if (!wrap)
+            return;
+        pm_cx_fence(cx);
+        int tail = n - wrap_first; /* ranks first..n-1, then 0.. */
+        pm_cx_copy(cx, wrap, (MPI_Count)tail * (MPI_Count)block, MPI_BYTE,
+                   gather_block(g, wrap_first), (MPI_Count)tail * g->rcount, g->rtype);
+        pm_cx_copy(cx, pm_at(wrap, (MPI_Aint)tail * (MPI_Aint)block),
+                   (MPI_Count)(wrap_k - tail) * (MPI_Count)block, MPI_BYTE, gather_block(g, 0),
+                   (MPI_Count)(wrap_k - tail) * g->rcount, g->rtype);
+        return;
     }
     int low = vr & -vr;
     int parent = (vr - low + root) % n;
     int k = low < n - vr ? low : n - vr; /* ranks in my subtree */
-    if (k == 1) /* leaf */
-        return pm_sched_send(s, g->sbuf, g->scount, g->stype, parent);
-    char *tmp = pm_sched_scratch_any(s, (size_t)k * block);
+    if (k == 1) { /* leaf */
+        pm_cx_send(cx, g->sbuf, g->scount, g->stype, parent);
+        return;
+    }
+    char *tmp = pm_cx_scratch(cx, (size_t)k * block);
     if (!tmp)
-        return MPI_ERR_NO_MEM;
-    rc = pm_sched_copy(s, g->sbuf, g->scount, g->stype, tmp, (MPI_Count)block, MPI_BYTE);
-    for (int mask = 1; mask < low && vr + mask < n && !rc; mask <<= 1) {
+        return;
+    pm_cx_copy(cx, g->sbuf, g->scount, g->stype, tmp, (MPI_Count)block, MPI_BYTE);
+    for (int mask = 1; mask < low && vr + mask < n && !cx->stop; mask <<= 1) {
         int child = vr + mask;
         int ck = mask < n - child ? mask : n - child;
-        rc = pm_sched_recv(s, tmp + (size_t)mask * block, (MPI_Count)ck * (MPI_Count)block,
-                           MPI_BYTE, (child + root) % n);
+        pm_cx_recv(cx, tmp + (size_t)mask * block, (MPI_Count)ck * (MPI_Count)block, MPI_BYTE,
+                   (child + root) % n);
     }
-    if (!rc)
-        rc = pm_sched_fence(s);
-    if (!rc)
-        rc = pm_sched_send(s, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, parent);
-    return rc;
+    pm_cx_fence(cx);
+    pm_cx_send(cx, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, parent);
 }
 
-static int gather_build(struct pm_sched *s, const struct gather *g)
+static void gather_build(struct pm_cx *cx, const struct gather *g)
 {
     struct pm_comm *c = g->c;
-    if (c->is_inter || g->v)
-        return gather_linear(s, g);
-    if (c->size == 1)
-        return gather_root_own(s, g);
+    if (c->is_inter || g->v) {
+        gather_linear(cx, g);
+        return;
+    }
+    if (c->size == 1) {
+        gather_root_own(cx, g);
+        return;
+    }
     bool at_root = g->root == c->rank;
     MPI_Count block = at_root ? g->rcount * pm_type_get(g->rtype)->size
                               : g->scount * pm_type_get(g->stype)->size;
     if (block <= GATHER_TREE_MAX_BLOCK)
-        return gather_tree(s, g, (size_t)block);
-    return gather_linear(s, g);
+        gather_tree(cx, g, (size_t)block);
+    else
+        gather_linear(cx, g);
 }
 
 static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
@@ -236,15 +235,12 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         (g->sbuf == MPI_IN_PLACE || pm_coll_bytes(g->scount, g->stype) == 0) &&
         (!root || pm_coll_bytes(g->rcount, g->rtype) == 0))
         return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
-    struct pm_sched *s = pm_sched_create(g->c);
-    if (!s)
+    struct pm_cx cx;
+    if (pm_cx_begin(&cx, g->c, nonblocking))
         return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);
-    rc = gather_build(s, g);
-    if (rc) {
-        pm_sched_discard(s);
-        return pm_error(g->comm, rc, "%s: out of memory building the schedule", g->fname);
-    }
-    return pm_coll_sched_go(s, &g->own, g->comm, g->fname, g->c->rank, request, nonblocking);
+    pm_cx_note(&cx, g->own.err);
+    gather_build(&cx, g);
+    return pm_coll_cx_go(&cx, &g->own, g->comm, g->fname, g->c->rank, request);
 }
 
 /* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */

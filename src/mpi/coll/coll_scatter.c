@@ -1,8 +1,9 @@
 /*
  * coll_scatter.c — MPI_Scatter, MPI_Scatterv and their nonblocking forms.
  *
- * Every call builds a schedule (coll.h): the blocking calls run it, the
- * nonblocking ones return its request. Scatter of small blocks walks a
+ * Every algorithm is written once against a collective context
+ * (coll_algo.h): blocking calls run its steps at once, nonblocking ones
+ * return the request of its schedule. Scatter of small blocks walks a
  * binomial tree: the root sends each child its whole subtree straight from
  * the send buffer (through scratch when the subtree's ranks wrap past the
  * end, non-zero root); an inner node receives its subtree as bytes into
@@ -12,7 +13,7 @@
  */
 #include <stdint.h>
 
-#include "coll.h"
+#include "coll_algo.h"
 
 /* Binomial tree while a block is at most this many bytes. */
 #define SCATTER_TREE_MAX_BLOCK 8192
@@ -103,44 +104,45 @@ static int scatter_check(struct scatter *g, MPI_Request *request, bool nonblocki
     return MPI_SUCCESS;
 }
 
-static int scatter_root_own(struct pm_sched *s, const struct scatter *g)
+static void scatter_root_own(struct pm_cx *cx, const struct scatter *g)
 {
     int me = g->c->rank;
-    if (g->rbuf == MPI_IN_PLACE)
-        return MPI_SUCCESS;
-    return pm_sched_copy(s, scatter_block(g, me), g->v ? pm_cnt(g->scounts, me) : g->scount,
-                         g->stype, g->rbuf, g->rcount, g->rtype);
+    if (g->rbuf != MPI_IN_PLACE)
+        pm_cx_copy(cx, scatter_block(g, me), g->v ? pm_cnt(g->scounts, me) : g->scount,
+                   g->stype, g->rbuf, g->rcount, g->rtype);
 }
 
 /* Linear: every block straight from the root, all posted at once. */
-static int scatter_linear(struct pm_sched *s, const struct scatter *g)
+static void scatter_linear(struct pm_cx *cx, const struct scatter *g)
 {
     struct pm_comm *c = g->c;
-    int rc = MPI_SUCCESS;
     bool inter = c->is_inter;
     bool at_root = inter ? g->root == MPI_ROOT : g->root == c->rank;
     if (inter && g->root == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    if (!at_root)
-        return pm_sched_recv(s, g->rbuf, g->rcount, g->rtype, g->root);
-    for (int i = 0; i < c->remote->size && !rc; i++) {
-        if (!inter && i == c->rank)
-            continue;
-        rc = pm_sched_send(s, scatter_block(g, i), g->v ? pm_cnt(g->scounts, i) : g->scount,
-                           g->stype, i);
+        return;
+    /* An empty block is no message (as in gather_linear). */
+    if (!at_root) {
+        if (pm_coll_bytes(g->rcount, g->rtype))
+            pm_cx_recv(cx, g->rbuf, g->rcount, g->rtype, g->root);
+        return;
     }
-    if (!rc && !inter)
-        rc = scatter_root_own(s, g);
-    return rc;
+    for (int i = 0; i < c->remote->size && !cx->stop; i++) {
+        MPI_Count cnt = g->v ? pm_cnt(g->scounts, i) : g->scount;
+        if ((!inter && i == c->rank) || !pm_coll_bytes(cnt, g->stype))
+            continue;
+        pm_cx_room(cx);
+        pm_cx_send(cx, scatter_block(g, i), cnt, g->stype, i);
+    }
+    if (!inter)
+        scatter_root_own(cx, g);
 }
 
 /* Binomial tree over ranks relative to the root (intracommunicator). */
-static int scatter_tree(struct pm_sched *s, const struct scatter *g, size_t block)
+static void scatter_tree(struct pm_cx *cx, const struct scatter *g, size_t block)
 {
     struct pm_comm *c = g->c;
     int n = c->size, root = g->root;
     int vr = (c->rank - root + n) % n;
-    int rc = MPI_SUCCESS;
     if (vr == 0) {
         /* Child `mask` gets relative ranks mask..mask+k-1. The subtrees cover
          * 1..n-1 in order, so at most one wraps past rank n-1: that one is
@@ -148,78 +150,80 @@ static int scatter_tree(struct pm_sched *s, const struct scatter *g, size_t bloc
          * sends after them). */
         char *tmp = NULL;
         int wrap_mask = 0;
-        for (int mask = 1; mask < n && !rc; mask <<= 1) {
+        for (int mask = 1; mask < n; mask <<= 1) {
             int k = mask < n - mask ? mask : n - mask;
             int first = (mask + root) % n;
             if (first + k <= n)
                 continue;
-            tmp = pm_sched_scratch_any(s, (size_t)k * block);
+            tmp = pm_cx_scratch(cx, (size_t)k * block);
             if (!tmp)
-                return MPI_ERR_NO_MEM;
+                return;
             wrap_mask = mask;
             int tail = n - first;
-            rc = pm_sched_copy(s, scatter_block(g, first), (MPI_Count)tail * g->scount, g->stype,
-                               tmp, (MPI_Count)tail * (MPI_Count)block, MPI_BYTE);
-            if (!rc)
-                rc = pm_sched_copy(s, scatter_block(g, 0), (MPI_Count)(k - tail) * g->scount,
-                                   g->stype, tmp + (size_t)tail * block,
-                                   (MPI_Count)(k - tail) * (MPI_Count)block, MPI_BYTE);
+            pm_cx_copy(cx, scatter_block(g, first), (MPI_Count)tail * g->scount, g->stype, tmp,
+                       (MPI_Count)tail * (MPI_Count)block, MPI_BYTE);
+            pm_cx_copy(cx, scatter_block(g, 0), (MPI_Count)(k - tail) * g->scount, g->stype,
+                       tmp + (size_t)tail * block, (MPI_Count)(k - tail) * (MPI_Count)block,
+                       MPI_BYTE);
             break;
         }
         /* Largest subtree first: it has the longest way to go. */
         int top = 1;
         while (top * 2 < n)
             top *= 2;
-        for (int mask = top; mask >= 1 && !rc; mask >>= 1) {
+        for (int mask = top; mask >= 1 && !cx->stop; mask >>= 1) {
             int k = mask < n - mask ? mask : n - mask;
             int first = (mask + root) % n;
             if (mask == wrap_mask)
-                rc = pm_sched_send(s, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, first);
+                pm_cx_send(cx, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, first);
             else
-                rc = pm_sched_send(s, scatter_block(g, first), (MPI_Count)k * g->scount, g->stype,
-                                   first);
+                pm_cx_send(cx, scatter_block(g, first), (MPI_Count)k * g->scount, g->stype,
+                           first);
         }
-        if (!rc)
-            rc = scatter_root_own(s, g);
-        return rc;
+        scatter_root_own(cx, g);
+        return;
     }
     int low = vr & -vr;
     int parent = (vr - low + root) % n;
     int k = low < n - vr ? low : n - vr; /* ranks in my subtree */
-    if (k == 1) /* leaf */
-        return pm_sched_recv(s, g->rbuf, g->rcount, g->rtype, parent);
-    char *tmp = pm_sched_scratch_any(s, (size_t)k * block);
+    if (k == 1) { /* leaf */
+        pm_cx_recv(cx, g->rbuf, g->rcount, g->rtype, parent);
+        return;
+    }
+    char *tmp = pm_cx_scratch(cx, (size_t)k * block);
     if (!tmp)
-        return MPI_ERR_NO_MEM;
-    rc = pm_sched_recv(s, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, parent);
-    if (!rc)
-        rc = pm_sched_fence(s);
-    for (int mask = low >> 1; mask >= 1 && !rc; mask >>= 1) {
+        return;
+    pm_cx_recv(cx, tmp, (MPI_Count)k * (MPI_Count)block, MPI_BYTE, parent);
+    pm_cx_fence(cx);
+    for (int mask = low >> 1; mask >= 1 && !cx->stop; mask >>= 1) {
         int child = vr + mask;
         if (child >= n)
             continue;
         int ck = mask < n - child ? mask : n - child;
-        rc = pm_sched_send(s, tmp + (size_t)mask * block, (MPI_Count)ck * (MPI_Count)block,
-                           MPI_BYTE, (child + root) % n);
+        pm_cx_send(cx, tmp + (size_t)mask * block, (MPI_Count)ck * (MPI_Count)block, MPI_BYTE,
+                   (child + root) % n);
     }
-    if (!rc)
-        rc = pm_sched_copy(s, tmp, (MPI_Count)block, MPI_BYTE, g->rbuf, g->rcount, g->rtype);
-    return rc;
+    pm_cx_copy(cx, tmp, (MPI_Count)block, MPI_BYTE, g->rbuf, g->rcount, g->rtype);
 }
 
-static int scatter_build(struct pm_sched *s, const struct scatter *g)
+static void scatter_build(struct pm_cx *cx, const struct scatter *g)
 {
     struct pm_comm *c = g->c;
-    if (c->is_inter || g->v)
-        return scatter_linear(s, g);
-    if (c->size == 1)
-        return scatter_root_own(s, g);
+    if (c->is_inter || g->v) {
+        scatter_linear(cx, g);
+        return;
+    }
+    if (c->size == 1) {
+        scatter_root_own(cx, g);
+        return;
+    }
     bool at_root = g->root == c->rank;
     MPI_Count block = at_root ? g->scount * pm_type_get(g->stype)->size
                               : g->rcount * pm_type_get(g->rtype)->size;
     if (block <= SCATTER_TREE_MAX_BLOCK)
-        return scatter_tree(s, g, (size_t)block);
-    return scatter_linear(s, g);
+        scatter_tree(cx, g, (size_t)block);
+    else
+        scatter_linear(cx, g);
 }
 
 static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
@@ -233,15 +237,12 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         (g->rbuf == MPI_IN_PLACE || pm_coll_bytes(g->rcount, g->rtype) == 0) &&
         (!root || pm_coll_bytes(g->scount, g->stype) == 0))
         return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
-    struct pm_sched *s = pm_sched_create(g->c);
-    if (!s)
+    struct pm_cx cx;
+    if (pm_cx_begin(&cx, g->c, nonblocking))
         return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);
-    rc = scatter_build(s, g);
-    if (rc) {
-        pm_sched_discard(s);
-        return pm_error(g->comm, rc, "%s: cannot build the schedule", g->fname);
-    }
-    return pm_coll_sched_go(s, &g->own, g->comm, g->fname, g->c->rank, request, nonblocking);
+    pm_cx_note(&cx, g->own.err);
+    scatter_build(&cx, g);
+    return pm_coll_cx_go(&cx, &g->own, g->comm, g->fname, g->c->rank, request);
 }
 
 /* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
