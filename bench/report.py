@@ -43,8 +43,8 @@ OVERHEAD_SIZES = [8, 0]
 def parse_line(line):
     """(test, metric, size or None, value) or None for a line to skip."""
     tok = line.split()
-    if len(tok) < 3 or tok[0].startswith("#"):
-        return None
+    if len(tok) < 3 or tok[0].startswith("#") or tok[0].startswith("sweep:"):
+        return None  # the sweep has its own report (sweep_report.py)
     try:
         value = float(tok[-1])
     except ValueError:

@@ -8,22 +8,28 @@
 # The MPI versions of the loops (bench/mpi/*.c) are built here with each
 # MPI's compiler wrapper (MPICH, Open MPI, Proust MPI). Every implementation
 # runs every benchmark it has on each transport (shm, tcp): pingpong and
-# multiflow with 2 ranks, coll_latency (MPI only) with 2, 4 and 8 ranks;
+# multiflow with 2 ranks, coll_latency and sweep (MPI only: every
+# point-to-point pattern and collective, every power-of-two size, see
+# bench/mpi/sweep.c) with 2, 4 and 8 ranks;
 # BENCH_REPS times, interleaved (rep 1 of everything, then rep 2, ...) so
 # that a change in machine load hits every implementation alike. Raw outputs go to
 # bench/results/<date>/raw/, then bench/report.py prints medians and the
-# Proust / best-peer ratios and bench/plot.py draws PNGs (if matplotlib).
+# Proust / best-peer ratios and bench/plot.py draws PNGs (if matplotlib);
+# bench/sweep_report.py writes the sweep's matrix of ratios (sweep.md), the
+# cells a peer wins first, and a plot per pattern.
 #
 # Environment:
 #   BENCH_REPS=5          process-level repetitions (1 with BENCH_QUICK)
 #   BENCH_QUICK=1         smoke run: sizes up to 64 KiB, few iterations
 #   BENCH_TRANSPORTS      "shm tcp"
-#   BENCH_BENCHES         "pingpong multiflow coll_latency"
+#   BENCH_BENCHES         "pingpong multiflow coll_latency sweep"
 #   BENCH_IMPLS           only these implementations (names below), e.g. "proust mpich"
 #   BENCH_PINGPONG_ARGS   extra/overriding pingpong options, e.g. "-t lat -M 1M"
 #   BENCH_MULTIFLOW_ARGS  extra/overriding multiflow options, e.g. "-k 4 -n 16"
 #   BENCH_COLL_ARGS       extra/overriding coll_latency options, e.g. "-t bcast -M 64K"
 #   BENCH_COLL_NPROCS     numbers of ranks of coll_latency ("2 4 8")
+#   BENCH_SWEEP_ARGS      extra/overriding sweep options, e.g. "-p p2p,alltoall -M 1M"
+#   BENCH_SWEEP_NPROCS    numbers of ranks of sweep ("2 4 8")
 #   BENCH_TIMEOUT=900     seconds allowed for one run
 #   BENCH_RESULTS         results root (default bench/results)
 set -uo pipefail
@@ -38,15 +44,18 @@ if [ "$QUICK" = 1 ]; then
   PP_ARGS="-M 64K -i 0.02 ${BENCH_PINGPONG_ARGS:-}"
   MF_ARGS="-i 200 ${BENCH_MULTIFLOW_ARGS:-}"
   CL_ARGS="-M 4K -i 0.01 -r 2 ${BENCH_COLL_ARGS:-}"
+  SW_ARGS="-M 64K -T 2 ${BENCH_SWEEP_ARGS:-}"
 else
   REPS=${BENCH_REPS:-5}
   PP_ARGS="${BENCH_PINGPONG_ARGS:-}"
   MF_ARGS="${BENCH_MULTIFLOW_ARGS:-}"
   CL_ARGS="${BENCH_COLL_ARGS:-}"
+  SW_ARGS="${BENCH_SWEEP_ARGS:-}"
 fi
 TRANSPORTS=${BENCH_TRANSPORTS:-shm tcp}
-BENCHES=${BENCH_BENCHES:-pingpong multiflow coll_latency}
+BENCHES=${BENCH_BENCHES:-pingpong multiflow coll_latency sweep}
 COLL_NPROCS=${BENCH_COLL_NPROCS:-2 4 8}
+SWEEP_NPROCS=${BENCH_SWEEP_NPROCS:-2 4 8}
 ONLY=${BENCH_IMPLS:-}
 TIMEOUT=${BENCH_TIMEOUT:-900}
 RESULTS=${BENCH_RESULTS:-$HERE/results}
@@ -65,9 +74,9 @@ RESULTS=${BENCH_RESULTS:-$HERE/results}
 IMPLS=(
   "proust|proust|pingpong multiflow|native|$PREFIX/bin/proustrun|PROUST_RAILS=self,shm PROUST_STRATEGY=default|PROUST_RAILS=tcp PROUST_STRATEGY=default"
   "proust-aggreg|proust|multiflow|native|$PREFIX/bin/proustrun|PROUST_RAILS=self,shm PROUST_STRATEGY=aggreg|PROUST_RAILS=tcp PROUST_STRATEGY=aggreg"
-  "proust-mpi|proust|pingpong multiflow coll_latency|$PREFIX/bin/mpicc|$PREFIX/bin/mpiexec|PROUST_RAILS=self,shm PROUST_STRATEGY=default|PROUST_RAILS=tcp PROUST_STRATEGY=default"
-  "mpich|peer|pingpong multiflow coll_latency|mpicc.mpich|mpiexec.mpich||MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self"
-  "openmpi|peer|pingpong multiflow coll_latency|mpicc.openmpi|mpiexec.openmpi --allow-run-as-root --oversubscribe||--mca pml ob1 --mca btl tcp,self"
+  "proust-mpi|proust|pingpong multiflow coll_latency sweep|$PREFIX/bin/mpicc|$PREFIX/bin/mpiexec|PROUST_RAILS=self,shm PROUST_STRATEGY=default|PROUST_RAILS=tcp PROUST_STRATEGY=default"
+  "mpich|peer|pingpong multiflow coll_latency sweep|mpicc.mpich|mpiexec.mpich||MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self"
+  "openmpi|peer|pingpong multiflow coll_latency sweep|mpicc.openmpi|mpiexec.openmpi --allow-run-as-root --oversubscribe||--mca pml ob1 --mca btl tcp,self"
 )
 
 note() { echo "bench: $*" >&2; }
@@ -132,6 +141,7 @@ if [ ${#ACTIVE[@]} -eq 0 ]; then note "nothing to run"; rm -rf "$OUT"; exit 1; f
   echo "pingpong args: ${PP_ARGS:-(defaults)}"
   echo "multiflow args: ${MF_ARGS:-(defaults)}"
   echo "coll_latency args: ${CL_ARGS:-(defaults)} ranks: $COLL_NPROCS"
+  echo "sweep args: ${SW_ARGS:-(defaults)} ranks: $SWEEP_NPROCS"
   command -v mpichversion > /dev/null && echo "mpich: $(mpichversion 2>/dev/null | head -3 | tr -s '\t ' ' ' | paste -sd';')"
   command -v ompi_info > /dev/null && echo "openmpi: $(ompi_info --version 2>/dev/null | head -1)"
 } > "$OUT/meta.txt"
@@ -150,10 +160,11 @@ run_one() {
   case $bench in
   pingpong) args=$PP_ARGS ;;
   multiflow) args=$MF_ARGS ;;
+  sweep) args=$SW_ARGS ;;
   *) args=$CL_ARGS ;;
   esac
   local dir=$OUT/raw/$tr/$impl run=$bench
-  [ "$bench" = coll_latency ] && run=$bench.np$np
+  [ "$bench" = coll_latency ] || [ "$bench" = sweep ] && run=$bench.np$np
   mkdir -p "$dir"
   local out=$dir/$run.$rep.txt err=$dir/$run.$rep.err
   # shellcheck disable=SC2086
@@ -178,6 +189,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
     for bench in $BENCHES; do
       nps=2
       [ "$bench" = coll_latency ] && nps=$COLL_NPROCS
+      [ "$bench" = sweep ] && nps=$SWEEP_NPROCS
       for np in $nps; do
         for impl in "${ACTIVE[@]}"; do
           [[ " ${BENCHES_OF[$impl]} " == *" $bench "* ]] || continue
@@ -203,6 +215,14 @@ for p in "$PY" /usr/bin/python3; do
     break
   fi
 done
+if [[ " $BENCHES " == *" sweep "* ]]; then
+  echo
+  plots=
+  for p in "$PY" /usr/bin/python3; do
+    if [ -x "$p" ] && "$p" -c 'import matplotlib' > /dev/null 2>&1; then PY=$p plots=--plots; break; fi
+  done
+  "$PY" "$HERE/sweep_report.py" "$OUT" $plots || note "sweep report failed"
+fi
 if [ -s "$OUT/notes.txt" ]; then echo; echo "notes:"; sed 's/^/  /' "$OUT/notes.txt"; fi
 echo "results in $OUT"
 exit "$rc"
