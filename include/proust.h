@@ -111,8 +111,15 @@ int proust_peer_status(const proust_session_t *s, int rank);
 /* Name of the rail (driver) that carries traffic to `peer` ("self", "shm",
  * "tcp"). Errors: PROUST_ERR_RANK. */
 int proust_peer_rail(const proust_session_t *session, int peer, const char **rail_name);
-/* Name of the strategy in force ("default", "aggreg"). */
+/* Name of the strategy in force: PROUST_STRATEGY ("auto", "default",
+ * "aggreg", "coalesce", "split_balance"). */
 const char *proust_strategy_name(const proust_session_t *session);
+/* The strategy that packs traffic to `peer` now: under "auto", the one its
+ * rail's measured cost of a small packet calls for ("default" on shm,
+ * "coalesce" on tcp), with that cost in nanoseconds in *packet_ns (may be
+ * NULL). Errors: PROUST_ERR_INVALID, PROUST_ERR_RANK. */
+int proust_peer_strategy(const proust_session_t *session, int peer, const char **name,
+                         unsigned *packet_ns);
 /* Advance communication from the calling thread; returns immediately. */
 int proust_progress(proust_session_t *session);
 

@@ -12,7 +12,7 @@ set(API_DIR ${CMAKE_CURRENT_SOURCE_DIR}/api)
 
 foreach(prog integrity ordering wildcard many alltoall pack threads sync errors peer_death finalize
              placement match_threads offer shm_resident cancel match_many reuse rma
-             rma_atomic)
+             rma_atomic strategy_choice shm_ring_fail late_peer)
   if(EXISTS ${API_DIR}/${prog}.c)
     proust_add_api_program(api_${prog} ${API_DIR}/${prog}.c)
     target_include_directories(api_${prog} PRIVATE ${API_DIR})
@@ -81,7 +81,7 @@ echo "$# cases, each registered"]=] $<TARGET_FILE:api_${prog}> ${registered})
 endfunction()
 
 # ---- 1. integrity: every size, unaligned, posted and unexpected -------------
-foreach(strategy default aggreg)
+foreach(strategy default aggreg coalesce)
   api_job(NAME integrity_self_${strategy} NPROCS 1 RAILS self PROGRAM integrity
           ENV PROUST_STRATEGY=${strategy})
   api_job(NAME integrity_shm_${strategy} NPROCS 2 RAILS self,shm PROGRAM integrity
@@ -123,7 +123,7 @@ api_job(NAME integrity_shm_ring16k_rdv1k NPROCS 2 RAILS self,shm PROGRAM integri
 # One test per case of api_ordering (`api_ordering --help`):
 # api_ordering_<case>_<variant>.
 set(_ordering_cases same_tag tags_reversed any_tag flood)
-foreach(strategy default aggreg)
+foreach(strategy default aggreg coalesce)
   api_cases(PROGRAM ordering VARIANT self_${strategy} NPROCS 1 RAILS self
             CASES ${_ordering_cases} ENV PROUST_STRATEGY=${strategy})
   api_cases(PROGRAM ordering VARIANT shm_${strategy} NPROCS 2 RAILS self,shm
@@ -151,7 +151,7 @@ api_cases_check(match_many)
 # One test per case of api_wildcard (`api_wildcard --help`):
 # api_wildcard_<case>_<variant>.
 set(_wildcard_cases any_source tag_masks_unexpected tag_masks_posted posting_order)
-foreach(strategy default aggreg)
+foreach(strategy default aggreg coalesce)
   api_cases(PROGRAM wildcard VARIANT shm_4_${strategy} NPROCS 4 RAILS self,shm
             CASES ${_wildcard_cases} ENV PROUST_STRATEGY=${strategy})
   api_cases(PROGRAM wildcard VARIANT tcp_4_${strategy} NPROCS 4 RAILS tcp
@@ -164,7 +164,7 @@ api_cases_check(wildcard)
 # ---- 4. many outstanding requests; testsome / waitany loops ------------------
 # One test per case of api_many (`api_many --help`): api_many_<case>_<variant>.
 set(_many_cases outstanding testsome waitany test_and_null)
-foreach(strategy default aggreg)
+foreach(strategy default aggreg coalesce)
   api_cases(PROGRAM many VARIANT self_${strategy} NPROCS 1 RAILS self CASES ${_many_cases}
             ENV PROUST_STRATEGY=${strategy})
   api_cases(PROGRAM many VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_many_cases}
@@ -175,7 +175,7 @@ endforeach()
 api_cases_check(many)
 
 # ---- 5. scale: all-to-all with 2, 3, 4 and 8 processes ----------------------
-foreach(strategy default aggreg)
+foreach(strategy default aggreg coalesce)
   api_job(NAME alltoall_shm_2_${strategy} NPROCS 2 RAILS self,shm PROGRAM alltoall
           ENV PROUST_STRATEGY=${strategy})
   api_job(NAME alltoall_tcp_2_${strategy} NPROCS 2 RAILS tcp PROGRAM alltoall
@@ -197,7 +197,7 @@ api_job(NAME alltoall_shm_8_ring16k NPROCS 8 RAILS self,shm PROGRAM alltoall
 # ---- 6. packs: multi-segment messages, hints, truncation, API errors --------
 # One test per case of api_pack (`api_pack --help`): api_pack_<case>_<variant>.
 set(_pack_cases segments urgent_overtake truncation api_errors)
-foreach(strategy default aggreg)
+foreach(strategy default aggreg coalesce)
   api_cases(PROGRAM pack VARIANT self_${strategy} NPROCS 1 RAILS self CASES ${_pack_cases}
             ENV PROUST_STRATEGY=${strategy})
   api_cases(PROGRAM pack VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_pack_cases}
@@ -213,7 +213,7 @@ api_cases(PROGRAM pack VARIANT tcp_rdv1k NPROCS 2 RAILS tcp CASES ${_pack_cases}
 # ---- 7. threads: 4 threads per process, own tags and one shared tag ----------
 # One test per case of api_threads (`api_threads --help`): api_threads_<case>_<variant>.
 set(_threads_cases own_tags shared_tag)
-foreach(strategy default aggreg)
+foreach(strategy default aggreg coalesce)
   api_cases(PROGRAM threads VARIANT shm_${strategy} NPROCS 2 RAILS self,shm
             CASES ${_threads_cases} ENV PROUST_STRATEGY=${strategy})
   api_cases(PROGRAM threads VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_threads_cases}
@@ -279,7 +279,7 @@ api_cases_check(pack)
 # One test per case of api_sync (`api_sync --help`): api_sync_<case>_<variant>.
 set(_sync_cases ssend issend probe cancel cancel_matched request_monitor_before
     request_monitor_after request_monitor_posts request_monitor_free session_monitor)
-foreach(strategy default aggreg)
+foreach(strategy default aggreg coalesce)
   api_cases(PROGRAM sync VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_sync_cases}
             ENV PROUST_STRATEGY=${strategy})
   api_cases(PROGRAM sync VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_sync_cases}
@@ -293,7 +293,7 @@ api_cases(PROGRAM sync VARIANT shm_noget NPROCS 2 RAILS self,shm CASES ${_sync_c
 set(_cancel_cases unmatched middle matched pack monitor freed)
 api_cases(PROGRAM cancel VARIANT self NPROCS 1 RAILS self CASES ${_cancel_cases})
 api_cases(PROGRAM cancel VARIANT shm_loopback NPROCS 1 RAILS shm CASES ${_cancel_cases})
-foreach(strategy default aggreg)
+foreach(strategy default aggreg coalesce)
   api_cases(PROGRAM cancel VARIANT shm_${strategy} NPROCS 2 RAILS self,shm CASES ${_cancel_cases}
             ENV PROUST_STRATEGY=${strategy})
   api_cases(PROGRAM cancel VARIANT tcp_${strategy} NPROCS 2 RAILS tcp CASES ${_cancel_cases}
@@ -645,3 +645,35 @@ add_test(NAME api_shm_no_memory
                  sh ${PROUSTRUN} $<TARGET_FILE:api_shm_resident>)
 set_tests_properties(api_shm_no_memory PROPERTIES TIMEOUT 30 SKIP_RETURN_CODE 77
                      ENVIRONMENT "PROUST_RAILS=self,shm")
+
+# ---- per-rail strategy (PROUST_STRATEGY=auto, strategy/strategy.c) -----------
+# Each peer's strategy follows its rail's measured cost of a small packet:
+# default on shm, coalesce on tcp; PROUST_COALESCE_NS moves the line; a named
+# strategy wins. Bursts of small sends and large ones among them, checked.
+api_job(NAME strategy_auto_shm NPROCS 2 RAILS self,shm PROGRAM strategy_choice ARGS default)
+api_job(NAME strategy_auto_tcp NPROCS 2 RAILS tcp PROGRAM strategy_choice
+        ARGS coalesce --measured)
+api_job(NAME strategy_auto_shm_low NPROCS 2 RAILS self,shm PROGRAM strategy_choice
+        ARGS coalesce ENV PROUST_COALESCE_NS=0)
+api_job(NAME strategy_auto_tcp_high NPROCS 2 RAILS tcp PROGRAM strategy_choice
+        ARGS default ENV PROUST_COALESCE_NS=1000000000)
+api_job(NAME strategy_forced_aggreg NPROCS 2 RAILS tcp PROGRAM strategy_choice ARGS aggreg
+        ENV PROUST_STRATEGY=aggreg)
+
+# ---- shm rings made on first use (drivers/shm.c) ------------------------------
+# A ring /dev/shm cannot hold: a clear PROUST_ERR_NOMEM, the rings made before
+# still work. /dev/shm of 112 KiB (a mount namespace of its own): the two
+# processes' segments and one 64 KiB ring fit, a second ring does not.
+if(TARGET api_shm_ring_fail)
+  add_test(NAME api_shm_ring_fail
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/small_dev_shm.sh 112k
+                   ${PROUSTRUN} -n 2 $<TARGET_FILE:api_shm_ring_fail>)
+  set_tests_properties(api_shm_ring_fail PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PROUST_RAILS=self,shm;PROUST_SHM_RING_SIZE=64K")
+endif()
+# Peers first contacted late (rings made then), one of them asleep; every
+# pair at once afterwards, 0 B - 16 MiB.
+foreach(np 2 5 16)
+  api_job(NAME late_peer_${np}_shm NPROCS ${np} RAILS self,shm PROGRAM late_peer TIMEOUT 240)
+endforeach()
+api_job(NAME late_peer_3_tcp NPROCS 3 RAILS self,tcp PROGRAM late_peer)

@@ -41,6 +41,7 @@ static void print_rail(const struct proust__rail_ops *ops, int in_use)
         printf("        unavailable here: %s\n", proust_strerror(rc));
     } else {
         const struct proust__rail_caps *c = &rail.caps;
+        const char *strategy_line;
         size_t room = proust__eager_room(c);
         printf("        max packet %zu B, rendezvous from %zu B, %zu iovec entries, "
                "put fragments %zu B\n",
@@ -48,9 +49,16 @@ static void print_rail(const struct proust__rail_ops *ops, int in_use)
                c->put_fragment);
         printf("        profile %.2f us, %.1f GB/s; get (receiver pulls): %s",
                c->latency_us, c->bandwidth_gbs, (c->flags & PROUST__RAIL_CAN_GET) ? "yes" : "no");
+        long coalesce_ns = 1000;
+        proust__config_long(PROUST_CFG_COALESCE_NS, &coalesce_ns);
+        unsigned prior = proust__packet_ns_prior(c->latency_us);
+        strategy_line = proust__strategy_for_cost(prior, (unsigned)coalesce_ns)->name;
         if (c->flags & PROUST__RAIL_CAN_GET)
             printf(" from %zu B", c->get_threshold);
         printf("; blocking fd: %s\n", (c->flags & PROUST__RAIL_HAS_FD) ? "yes" : "no");
+        printf("        PROUST_STRATEGY=auto: %s to begin with (a small packet %u ns by the "
+               "profile, PROUST_COALESCE_NS=%ld), then as the measured cost says\n",
+               strategy_line, prior, coalesce_ns);
         if (c->stream_max)
             printf("        a rendezvous between a blocking send and a blocking receive: "
                    "streamed through the rail by the sender\n");

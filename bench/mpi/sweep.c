@@ -27,7 +27,7 @@
  *
  * One point (pattern, size): a few calls to warm up and to estimate the
  * time of one, agreed by every rank; then as many iterations as fit in -T
- * milliseconds (at least 5, at most 10000), started by an MPI_Barrier. The
+ * milliseconds (at least 3, at most 10000), started by an MPI_Barrier. The
  * value is the mean over the ranks of each rank's time per iteration, in
  * microseconds (OSU's "average latency"); for bw and bibw the time per
  * message. Lower is better everywhere.
@@ -416,12 +416,17 @@ static double timed(const struct pattern *p, bool nb, struct ctx *x, long iters)
 static void point(const struct pattern *p, bool nb, struct ctx *x, double budget_ms)
 {
     set_layout(x, p->layout);
-    /* warm up, and agree on the iterations from the slowest rank's estimate */
-    timed(p, nb, x, 2);
-    double est = timed(p, nb, x, 3) / 3, most;
+    /* warm up, and agree on the iterations from the slowest rank's estimate
+     * (a call slower than the budget gets 3 timed iterations: an
+     * oversubscribed peer can take a second a call) */
+    double est = timed(p, nb, x, 1), most;
     MPI_Allreduce(&est, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (most < budget_ms * 1e-3 / 4) {
+        est = timed(p, nb, x, 4) / 4;
+        MPI_Allreduce(&est, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
     long iters = most > 0 ? (long)(budget_ms * 1e-3 / most) : 10000;
-    iters = iters < 5 ? 5 : iters > 10000 ? 10000 : iters;
+    iters = iters < 3 ? 3 : iters > 10000 ? 10000 : iters;
     double per = timed(p, nb, x, iters) / (double)iters, sum;
     if (p->kind == P2P && (p->fn == p_bw || p->fn == p_bibw))
         per /= WINDOW;

@@ -14,11 +14,17 @@
 
 /* X(id, environment name, default, documentation) */
 #define PROUST_CONFIG_LIST(X)                                                                   \
-    X(STRATEGY, "PROUST_STRATEGY", "default",                                                   \
-      "packet scheduling strategy: default (one chunk per packet, sent at once), aggreg "       \
-      "(merge pending small chunks to the same peer into one packet) or split_balance (as "     \
-      "default, and the data of a large rendezvous sent by puts is split across every rail "    \
-      "of PROUST_RAILS that reaches the peer, in proportion to their bandwidth)")               \
+    X(STRATEGY, "PROUST_STRATEGY", "auto",                                                      \
+      "packet scheduling strategy: auto (each peer's from its rail's measured cost of a small " \
+      "packet: coalesce from PROUST_COALESCE_NS, as on tcp, else default, as on shm), default " \
+      "(one chunk per packet, sent at once), aggreg (merge pending small chunks to the same "   \
+      "peer into one packet), coalesce (a lone chunk at once, a burst of posts merged) or "     \
+      "split_balance (as default, and the data of a large rendezvous sent by puts is split "    \
+      "across every rail of PROUST_RAILS that reaches the peer, in proportion to their "        \
+      "bandwidth)")                                                                             \
+    X(COALESCE_NS, "PROUST_COALESCE_NS", "1000",                                                \
+      "PROUST_STRATEGY=auto: a rail whose small packets cost this many nanoseconds to send or " \
+      "more (measured on one send in 32) gets coalesce, a cheaper one default")                \
     X(BOOT, "PROUST_BOOT", "auto",                                                              \
       "how a process finds its job: auto (proustrun's embedded protocol where PROUST_BOOT_FD "  \
       "is set, else PMIx where PMIX_NAMESPACE and PMIX_RANK are: Open MPI's mpirun, srun "    \
@@ -69,9 +75,9 @@
       "message size (bytes, K/M suffixes) from which rendezvous is used; 0 = each rail's own")  \
     X(LOG_LEVEL, "PROUST_LOG_LEVEL", "warn", "error, warn, info, debug or trace")               \
     X(SHM_RING_SIZE, "PROUST_SHM_RING_SIZE", "0",                                               \
-      "bytes of each shared-memory receive ring (one per sending peer); a power of two; "      \
-      "0 = by processes on the node: 1M up to 8, 512K up to 32, else 256K; the first 4M of "   \
-      "each ring get their memory at init")                                                    \
+      "bytes of each shared-memory ring (one per pair that talks, made by the sender on its " \
+      "first message); a power of two; 0 = by processes on the node: 1M up to 8, 512K up to " \
+      "32, else 256K; the first 4M of each ring get their memory when it is made")            \
     X(SHM_GET_THRESHOLD, "PROUST_SHM_GET_THRESHOLD", "0",                                       \
       "shm rendezvous size from which the receiver copies straight from the sender "           \
       "(process_vm_readv); smaller ones stream through the ring; 0 = every rendezvous")        \

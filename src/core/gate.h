@@ -17,6 +17,7 @@
 #include "core/wire.h"
 #include "drivers/driver.h"
 #include "proust.h"
+#include "progress/progress.h"
 #include "strategy/strategy.h"
 
 struct proust_session;
@@ -67,6 +68,12 @@ struct proust__gate {
     struct proust__window win;
     uint32_t send_seq;
     struct proust__packet_slot slots[2]; /* one on the wire, one prepared ahead */
+    /* the last chunk posted under a strategy that defers bursts: which
+     * thread posted it, in which of its progress epochs (coalesce) */
+    const void *burst_owner;
+    unsigned burst_epoch;
+    uint64_t burst_ns; /* when that thread last posted here */
+    unsigned send_ticks; /* packets sent: one in 32 small ones is timed */
     _Atomic int failed; /* 0 or the PROUST_ERR_* that broke the gate */
     /* receive side, under ms->lock (the gate's match stripe) */
     struct proust__match_stripe *ms;
@@ -100,6 +107,35 @@ struct proust__gate {
      * gate->lock */
     struct proust_request *cancels;
 };
+
+/* ---- bursts (coalesce) --------------------------------------------------- */
+/* This thread's progress passes (wait.c): what a thread posts to a peer
+ * between two of them is one burst. */
+extern _Thread_local unsigned proust__progress_epoch;
+
+/* Under the gate lock, for each chunk posted: may it leave at once under
+ * `st`? Not with a strategy that gathers, nor, with one that defers
+ * bursts, when the same thread posted to this peer less than one of the
+ * rail's packet times ago with no progress pass of its own since (an
+ * application posting back to back; the rest of its burst follows). A
+ * progress thread (a callback that posts) never defers: it may sleep next. */
+static inline bool proust__gate_post_at_once(struct proust__gate *g,
+                                             const struct proust__strategy_ops *st)
+{
+    if (!st->flush_on_submit)
+        return false;
+    if (!st->defer_bursts || proust__in_progress_thread)
+        return true;
+    uint64_t now = proust__now_ns();
+    bool burst = g->burst_owner == (const void *)&proust__progress_epoch &&
+                 g->burst_epoch == proust__progress_epoch &&
+                 now - g->burst_ns < atomic_load_explicit(&g->rail->packet_ns,
+                                                          memory_order_relaxed);
+    g->burst_owner = &proust__progress_epoch;
+    g->burst_epoch = proust__progress_epoch;
+    g->burst_ns = now;
+    return !burst;
+}
 
 /* ---- gates and scheduling (gate.c) ----------------------------------------- */
 int proust__gates_init(struct proust_session *s);

@@ -145,7 +145,8 @@ static int send_now(struct proust_session *s, const void *buf, size_t len, int d
                     proust_tag_t tag)
 {
     struct proust__gate *g = &s->gates[dest];
-    if (len < g->rdv_threshold && g->rail->ops->try_send && s->strategy->flush_on_submit)
+    if (len < g->rdv_threshold && g->rail->ops->try_send &&
+        proust__gate_strategy(s, g->rail)->flush_on_submit)
         return proust__send_eager_now(s, g, buf, len, tag);
     return PROUST_ERR_BUSY;
 }

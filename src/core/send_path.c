@@ -215,9 +215,13 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
         atomic_fetch_add_explicit(&s->sends_waiting, 1, memory_order_relaxed);
     }
     struct proust__packet_slot *slot;
-    if (req->nseg == 1 && s->strategy->flush_on_submit && (slot = proust__gate_idle_slot(g))) {
+    const struct proust__strategy_ops *st = proust__gate_strategy(s, g->rail);
+    bool at_once = proust__gate_post_at_once(g, st);
+    if (req->nseg == 1 && at_once && (slot = proust__gate_idle_slot(g))) {
         /* fast path: nothing queued, rail idle — no window, no strategy */
         int rc = proust__gate_send_packet(g, slot, first, 1);
+        if (st->defer_bursts) /* a burst's gaps count from the end of a send */
+            g->burst_ns = proust__now_ns();
         if (rc == PROUST_OK && events == 1) {
             /* the request never left this thread: complete it without a
              * locked instruction */
@@ -236,13 +240,17 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
         proust__unlock(&g->lock);
         return PROUST_OK;
     }
+    /* the first chunk a burst holds back: a progress thread sends it if the
+     * application does not come back first */
+    bool held_first = !at_once && st->defer_bursts && !g->win.head;
     proust__window_push(g, first, last, req->nseg);
-    if (s->strategy->flush_on_submit ||
-        (s->strategy->flush_when_full && g->win.count >= g->packet_chunks))
+    if (at_once || (st->flush_when_full && g->win.count >= g->packet_chunks))
         proust__gate_schedule(s, g);
     else
         proust__gate_mark_pending(s, g);
     proust__unlock(&g->lock);
+    if (held_first)
+        proust__threads_wake(&s->prog);
     return PROUST_OK;
 }
 

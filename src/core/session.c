@@ -112,6 +112,7 @@ static int open_rails(struct proust_session *s)
         s->nrails++;
         if ((rc = proust__rail_apply_profile(rail)) != PROUST_OK)
             return rc;
+        atomic_init(&rail->packet_ns, proust__packet_ns_prior(rail->caps.latency_us));
     }
     if (s->nrails == 0) {
         PROUST_ERROR("PROUST_RAILS names no rail");
@@ -178,9 +179,18 @@ static int read_config(struct proust_session *s)
     const char *name = proust__config_str(PROUST_CFG_STRATEGY);
     s->strategy = proust__strategy_find(name);
     if (!s->strategy) {
-        PROUST_ERROR("PROUST_STRATEGY=%s is not a strategy (default, aggreg)", name);
+        PROUST_ERROR("PROUST_STRATEGY=%s is not a strategy (auto, default, aggreg, coalesce, "
+                     "split_balance)", name);
         return PROUST_ERR_INVALID;
     }
+    long coalesce_ns;
+    if (proust__config_long(PROUST_CFG_COALESCE_NS, &coalesce_ns) != PROUST_OK)
+        return PROUST_ERR_INVALID;
+    if (coalesce_ns < 0 || coalesce_ns > 1000000000) {
+        PROUST_ERROR("PROUST_COALESCE_NS=%ld: expected 0 to 1000000000", coalesce_ns);
+        return PROUST_ERR_INVALID;
+    }
+    s->coalesce_ns = (unsigned)coalesce_ns;
     if (proust__config_size(PROUST_CFG_RDV_THRESHOLD, &s->rdv_threshold_override) != PROUST_OK)
         return PROUST_ERR_INVALID;
     if (proust__config_long(PROUST_CFG_PEER_CHECK_MS, &s->peer_check_ms) != PROUST_OK ||
@@ -448,6 +458,20 @@ int proust_peer_rail(const proust_session_t *s, int peer, const char **name)
 const char *proust_strategy_name(const proust_session_t *s)
 {
     return s ? s->strategy->name : NULL;
+}
+
+int proust_peer_strategy(const proust_session_t *s, int peer, const char **name,
+                         unsigned *packet_ns)
+{
+    if (!s || !name)
+        return PROUST_ERR_INVALID;
+    if (peer < 0 || peer >= s->size)
+        return PROUST_ERR_RANK;
+    const proust__rail_t *rail = s->gates[peer].rail;
+    *name = proust__gate_strategy(s, rail)->name;
+    if (packet_ns)
+        *packet_ns = atomic_load_explicit(&rail->packet_ns, memory_order_relaxed);
+    return PROUST_OK;
 }
 
 int proust_session_monitor(proust_session_t *s, unsigned events, proust_event_cb_t cb, void *arg)

@@ -25,6 +25,7 @@
 #include "drivers/driver.h"
 #include "progress/progress.h"
 #include "proust.h"
+#include "strategy/strategy.h"
 #include "topology/placement.h"
 
 #define PROUST__MAX_RAILS 4
@@ -53,7 +54,8 @@ struct proust_session {
     struct proust__rail_slot rails[PROUST__MAX_RAILS];
     int nrails;
     struct proust__gate *gates;
-    const struct proust__strategy_ops *strategy;
+    const struct proust__strategy_ops *strategy; /* PROUST_STRATEGY; auto: per gate */
+    unsigned coalesce_ns; /* PROUST_COALESCE_NS: auto's threshold */
     size_t rdv_threshold_override; /* 0 = each rail's own */
     struct proust__match_stripe *stripes;
     int nstripes; /* PROUST_MATCH_STRIPES, then at most one per rank */
@@ -111,5 +113,16 @@ struct proust_session {
                           decision is described, not applied) */
     double place_ms;   /* what deciding and applying cost init */
 };
+
+/* The strategy a gate packs with now: PROUST_STRATEGY, or under auto the
+ * one its rail's measured packet cost calls for (strategy/strategy.h). */
+static inline const struct proust__strategy_ops *proust__gate_strategy(
+    const struct proust_session *s, const proust__rail_t *rail)
+{
+    if (s->strategy != &proust__strategy_auto)
+        return s->strategy;
+    return proust__strategy_for_cost(atomic_load_explicit(&rail->packet_ns, memory_order_relaxed),
+                                     s->coalesce_ns);
+}
 
 #endif

@@ -24,9 +24,12 @@
 #include "core/session.h"
 #include "core/wait.h"
 
+_Thread_local unsigned proust__progress_epoch;
+
 int proust__progress(struct proust_session *s)
 {
     int events = 0;
+    proust__progress_epoch++; /* ends this thread's burst (gate.h) */
     PROUST__COARSE_ENTER(&s->prog);
     for (int i = 0; i < s->nrails; i++) {
         struct proust__rail_slot *rs = &s->rails[i];

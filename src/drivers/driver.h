@@ -25,6 +25,7 @@
 #ifndef PROUST_DRIVER_H
 #define PROUST_DRIVER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -124,6 +125,10 @@ typedef struct proust__rail {
     proust__boot_t *boot;
     int index;  /* position in the engine's rail table */
     void *priv; /* driver state */
+    /* The engine's: what sending a small packet costs here, measured on
+     * traffic (a sample of sends; starts at caps.latency_us), in ns. The
+     * automatic strategy reads it (strategy/strategy.c). */
+    _Atomic unsigned packet_ns;
 } proust__rail_t;
 
 struct proust__rail_ops {

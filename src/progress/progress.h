@@ -383,6 +383,10 @@ int proust__threads_start(struct proust__progress *p, hwloc_topology_t topo,
 void proust__threads_stop(struct proust__progress *p);
 /* Bring napping progress threads back at once (new background work). */
 void proust__threads_kick(struct proust__progress *p);
+/* Work the application left for the background (chunks held back to be
+ * merged): bring back the progress threads, napping or blocked; nothing
+ * without progress threads. */
+void proust__threads_wake(struct proust__progress *p);
 /* The loop of a background thread, one step at a time (thread.c): a
  * pass; or a nap while application threads poll; or, after a few empty
  * passes, a sleep in the wait set until something happens or idle(ctx). */

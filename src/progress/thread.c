@@ -61,6 +61,16 @@ void proust__threads_kick(struct proust__progress *p)
     }
 }
 
+void proust__threads_wake(struct proust__progress *p)
+{
+    if (p->nthreads <= 0)
+        return;
+    proust__threads_kick(p);
+    uint64_t blocker = atomic_load_explicit(&p->blocker_id, memory_order_relaxed);
+    if (blocker && blocker != proust__thread_id())
+        proust__kick(p); /* out of epoll */
+}
+
 static bool stopping(void *ctx)
 {
     struct proust__progress *p = ctx;

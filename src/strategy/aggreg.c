@@ -7,9 +7,9 @@
 /* Move every chunk that fits, urgent ones first, keeping window order
  * otherwise; stop at the first normal chunk that does not fit so small
  * chunks never overtake a large one indefinitely. */
-static struct proust__chunk *aggreg_next_packet(struct proust__window *w,
-                                                const struct proust__packet_budget *budget,
-                                                unsigned *n)
+struct proust__chunk *proust__merged_packet(struct proust__window *w,
+                                            const struct proust__packet_budget *budget,
+                                            unsigned *n)
 {
     struct proust__chunk *first = NULL, *last = NULL;
     size_t bytes = 0;
@@ -52,5 +52,5 @@ const struct proust__strategy_ops proust__strategy_aggreg = {
     .description = "merge pending small chunks to the same peer into one packet",
     .flush_on_submit = false,
     .flush_when_full = true,
-    .next_packet = aggreg_next_packet,
+    .next_packet = proust__merged_packet,
 };

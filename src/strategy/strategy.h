@@ -12,6 +12,7 @@
 #ifndef PROUST_STRATEGY_H
 #define PROUST_STRATEGY_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/uio.h>
@@ -36,6 +37,11 @@ struct proust__strategy_ops {
      * receiver starts on the first packets while the application is still
      * posting. */
     bool flush_when_full;
+    /* With flush_on_submit: a chunk posted by a thread that already sent
+     * one to the same peer since its last progress pass (an application
+     * posting back to back) waits in the window instead, to leave merged
+     * with the rest of the burst (coalesce). */
+    bool defer_bursts;
     /* Unlink the chunks of the next packet from the window; return the first
      * (linked through ->next, NULL-terminated) and their count in *n. Must
      * take at least one chunk when the window is not empty (the engine never
@@ -50,6 +56,18 @@ struct proust__strategy_ops {
     void (*split)(const double *bandwidth_gbs, unsigned n, size_t len, size_t *share);
 };
 
+/* "auto" (the default): each peer's strategy follows the measured cost of
+ * a small packet on its rail (proust__rail_t.packet_ns): coalesce where it
+ * is at least `coalesce_ns` (a system call per packet, as on tcp), default
+ * below (shm: merging would only add latency). */
+const struct proust__strategy_ops *proust__strategy_for_cost(unsigned packet_ns,
+                                                             unsigned coalesce_ns);
+/* The cost a rail starts with before any measure: its profile's latency. */
+unsigned proust__packet_ns_prior(double latency_us);
+/* A measured send of a small packet that took `ns` (callers sample one
+ * send in 32): the rail's cost follows fast sends, slow ones barely. */
+void proust__packet_ns_sample(_Atomic unsigned *cost, unsigned long long ns);
+
 /* Window helpers for strategies. */
 void proust__window_unlink(struct proust__window *w, struct proust__chunk *prev,
                            struct proust__chunk *c);
@@ -59,13 +77,19 @@ const struct proust__strategy_ops *proust__strategy_find(const char *name);
 /* All strategies, NULL-terminated (for proust-info). */
 extern const struct proust__strategy_ops *const proust__strategies[];
 
+extern const struct proust__strategy_ops proust__strategy_auto;
 extern const struct proust__strategy_ops proust__strategy_default;
 extern const struct proust__strategy_ops proust__strategy_aggreg;
+extern const struct proust__strategy_ops proust__strategy_coalesce;
 extern const struct proust__strategy_ops proust__strategy_split_balance;
 
 /* The default's packing (default.c), which split_balance shares. */
 struct proust__chunk *proust__one_chunk_per_packet(struct proust__window *w,
                                                    const struct proust__packet_budget *budget,
                                                    unsigned *n);
+/* aggreg's packing (aggreg.c), which coalesce shares. */
+struct proust__chunk *proust__merged_packet(struct proust__window *w,
+                                            const struct proust__packet_budget *budget,
+                                            unsigned *n);
 
 #endif
