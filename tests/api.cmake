@@ -637,15 +637,6 @@ set_tests_properties(api_placement_bad_setting PROPERTIES TIMEOUT 30)
 api_job(NAME shm_resident NPROCS 3 RAILS self,shm PROGRAM shm_resident)
 api_job(NAME shm_resident_ring16k NPROCS 2 RAILS self,shm PROGRAM shm_resident
         ENV PROUST_SHM_RING_SIZE=16K)
-# A /dev/shm that cannot hold the rings fails init with a message on every
-# rank (was: a SIGBUS at the first send that reached an unbacked page).
-# Needs a private mount namespace (root or user namespaces): skipped without.
-add_test(NAME api_shm_no_memory
-         COMMAND sh -c "unshare -m sh -c 'mount -t tmpfs -o size=3m tmpfs /dev/shm' 2>/dev/null || exit 77; out=$(unshare -m sh -c 'mount -t tmpfs -o size=3m tmpfs /dev/shm && exec \"$0\" \"$@\"' \"$1\" -n 2 \"$2\" 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'shm: no memory for the' && ! echo \"$out\" | grep -qi 'signal'"
-                 sh ${PROUSTRUN} $<TARGET_FILE:api_shm_resident>)
-set_tests_properties(api_shm_no_memory PROPERTIES TIMEOUT 30 SKIP_RETURN_CODE 77
-                     ENVIRONMENT "PROUST_RAILS=self,shm")
-
 # ---- per-rail strategy (PROUST_STRATEGY=auto, strategy/strategy.c) -----------
 # Each peer's strategy follows its rail's measured cost of a small packet:
 # default on shm, coalesce on tcp; PROUST_COALESCE_NS moves the line; a named

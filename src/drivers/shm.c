@@ -1,10 +1,16 @@
 /*
  * shm.c — the shared-memory rail between processes of one machine.
  *
- * Each process owns one POSIX shared-memory segment holding one receive
- * ring per local peer (itself included). Packets and put fragments are
- * copied into the receiver's ring by the sender and out of it by the
- * receiver. Large rendezvous transfers can instead be pulled by the
+ * Each process owns a small POSIX shared-memory segment that every local
+ * peer maps at init: its header (doorbell state), one ready word per local
+ * peer and the claim words. The ring from one process to another is made
+ * by the sender on its first message to that peer, in a segment of its
+ * own: it sets its ready word in the receiver's segment and bumps the
+ * receiver's count of announced rings, and the receiver maps the ring at
+ * its next poll. So a node's shared memory grows with the pairs that talk
+ * (a hello world's barrier partners), not with the square of its ranks.
+ * Packets and put fragments are copied into the ring by the sender and out
+ * of it by the receiver. Large rendezvous transfers can instead be pulled by the
  * receiver in one copy with process_vm_readv (get); where the system
  * refuses that call (ptrace restrictions, seccomp) the engine falls back to
  * puts through the ring. Peers on this machine are those whose published
@@ -41,27 +47,41 @@
 
 #define SHM_MAX_PACKET ((size_t)(64u << 10) + 256u)
 
-/* Segment: header page, the rings, then the claim words. */
-static size_t seg_bytes(int nrings, size_t ring_size)
+/* A process's segment: header page, one ready word per local peer (a ring
+ * from it exists), then the claim words. */
+static size_t ready_bytes(int nlocal)
 {
-    size_t per_ring = sizeof(struct proust__shm_ring_ctl) + ring_size;
-    return 4096 + (size_t)nrings * per_ring + PROUST__SHM_CLAIMS * sizeof(uint64_t);
+    return ((size_t)nlocal * sizeof(uint32_t) + 63) & ~(size_t)63;
 }
 
-static uint8_t *ring_base(void *seg, int index, size_t ring_size)
+static size_t seg_bytes(int nlocal)
 {
-    size_t per_ring = sizeof(struct proust__shm_ring_ctl) + ring_size;
-    return (uint8_t *)seg + 4096 + (size_t)index * per_ring;
+    return 4096 + ready_bytes(nlocal) + PROUST__SHM_CLAIMS * sizeof(uint64_t);
 }
 
-/* The claim words start where a ring after the last one would. */
-static _Atomic uint64_t *claim_words(void *seg, int nrings, size_t ring_size)
+static _Atomic uint32_t *ready_words(void *seg)
 {
-    return (_Atomic uint64_t *)ring_base(seg, nrings, ring_size);
+    return (_Atomic uint32_t *)((uint8_t *)seg + 4096);
 }
 
-/* Rings are given their pages at connect, up to this much of each: a
- * ring page left to the first send that reaches it costs that send a page
+static _Atomic uint64_t *claim_words(void *seg, int nlocal)
+{
+    return (_Atomic uint64_t *)((uint8_t *)seg + 4096 + ready_bytes(nlocal));
+}
+
+/* A ring's segment: its control line, then its bytes. */
+static size_t ring_seg_bytes(size_t ring_size)
+{
+    return sizeof(struct proust__shm_ring_ctl) + ring_size;
+}
+
+static void ring_name(char *out, size_t len, const char *jobid, int from, int to)
+{
+    snprintf(out, len, "/proust-ring-%s-%d-%d", jobid, from, to);
+}
+
+/* Rings are given their pages when made, up to this much of each: a ring
+ * page left to the first send that reaches it costs that send a page
  * fault (zeroing, and the host backing the page), 256 of them per 1 MiB
  * ring, spread over the first messages to a peer, each then an order of
  * magnitude slower (docs/PERFORMANCE.md, "Figures behind the code").
@@ -99,16 +119,10 @@ static int prefault_ring(uint8_t *ring, size_t ring_size)
     return prefault(ring, sizeof(struct proust__shm_ring_ctl) + data);
 }
 
-/* Our segment: its header, each ring we receive on, the claim words. */
+/* Our segment: its header, the ready words, the claim words. */
 static int prefault_segment(struct shm_state *st)
 {
-    int rc = prefault(st->seg, 4096);
-    for (int i = 0; rc == PROUST_OK && i < st->nlocal; i++)
-        rc = prefault_ring(ring_base(st->seg, i, st->ring_size), st->ring_size);
-    if (rc == PROUST_OK)
-        rc = prefault(claim_words(st->seg, st->nlocal, st->ring_size),
-                      PROUST__SHM_CLAIMS * sizeof(uint64_t));
-    return rc;
+    return prefault(st->seg, st->seg_len);
 }
 
 
@@ -184,7 +198,7 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
         PROUST_ERROR("shm: cannot open rank %d's segment %s: %s", rank, name, strerror(errno));
         return PROUST_ERR_SYS;
     }
-    size_t len = seg_bytes(st->nlocal, st->ring_size);
+    size_t len = seg_bytes(st->nlocal);
     void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (map == MAP_FAILED) {
@@ -199,17 +213,6 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
         munmap(map, len);
         return PROUST_ERR_INVALID;
     }
-    int my_index = -1;
-    for (int i = 0; i < st->nlocal; i++)
-        if (st->local_ranks[i] == st->rank)
-            my_index = i;
-    uint8_t *rb = ring_base(map, my_index, st->ring_size);
-    if (prefault_ring(rb, st->ring_size) != PROUST_OK) { /* the ring we write */
-        PROUST_ERROR("shm: no memory for our ring in rank %d's segment (%s)", rank,
-                     strerror(errno));
-        munmap(map, len);
-        return PROUST_ERR_NOMEM;
-    }
     p->map = map;
     p->map_len = len;
     p->pid = h->owner_pid;
@@ -220,14 +223,117 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
         PROUST_INFO("shm: no doorbell to rank %d (%s): its sleeping threads wake by timeout",
                     rank, strerror(errno));
     p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
-    p->out.ctl = (struct proust__shm_ring_ctl *)rb;
-    p->out.data = rb + sizeof(struct proust__shm_ring_ctl);
-    p->out.size = st->ring_size;
-    uint8_t *mine = ring_base(st->seg, p->local_index, st->ring_size);
-    p->in.ctl = (struct proust__shm_ring_ctl *)mine;
-    p->in.data = mine + sizeof(struct proust__shm_ring_ctl);
-    p->in.size = st->ring_size;
     return PROUST_OK;
+}
+
+/* The ring we write to `peer`, made on our first message to it: a segment
+ * of ours, given its memory now (so that a full /dev/shm is an error here,
+ * not a SIGBUS later), then announced in the peer's segment. Under the
+ * peer's out_lock: senders of several threads make it once. */
+static int make_out_ring(struct shm_state *st, int peer, struct shm_peer *p)
+{
+    pthread_mutex_lock(&p->out_lock);
+    int rc = PROUST_OK;
+    if (atomic_load_explicit(&p->out_ready, memory_order_acquire))
+        goto out;
+    char name[96];
+    ring_name(name, sizeof name, st->jobid, st->rank, peer);
+    size_t len = ring_seg_bytes(st->ring_size);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST) { /* left by a crashed job with our id */
+        shm_unlink(name);
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    }
+    if (fd < 0) {
+        PROUST_ERROR("shm: cannot create the ring to rank %d (%s): %s", peer, name,
+                     strerror(errno));
+        rc = PROUST_ERR_SYS;
+        goto out;
+    }
+    void *map = MAP_FAILED;
+    if (ftruncate(fd, (off_t)len) == 0)
+        map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = errno;
+    close(fd);
+    if (map == MAP_FAILED || prefault_ring(map, st->ring_size) != PROUST_OK) {
+        PROUST_ERROR("shm: no memory for the %zu-byte ring to rank %d (%s: /dev/shm full, or a "
+                     "memory limit? PROUST_SHM_RING_SIZE sets the ring size): %s",
+                     len, peer, name,
+                     map == MAP_FAILED ? strerror(err) : "its pages cannot be given memory");
+        if (map != MAP_FAILED)
+            munmap(map, len);
+        shm_unlink(name);
+        rc = PROUST_ERR_NOMEM;
+        goto out;
+    }
+    p->out_map = map;
+    p->out_len = len;
+    snprintf(p->out_name, sizeof p->out_name, "%s", name);
+    p->out.ctl = map;
+    p->out.data = (uint8_t *)map + sizeof(struct proust__shm_ring_ctl);
+    p->out.size = st->ring_size;
+    p->out.head = p->out.tail_cache = 0;
+    atomic_store_explicit(&p->out_ready, 1, memory_order_release);
+    /* announce it: the peer maps it at its next poll (a record we write
+     * next wakes it if it sleeps) */
+    atomic_store_explicit(&ready_words(p->map)[st->my_index], 1, memory_order_release);
+    atomic_fetch_add_explicit(&((struct seg_header *)p->map)->announced, 1,
+                              memory_order_seq_cst);
+out:
+    pthread_mutex_unlock(&p->out_lock);
+    return rc;
+}
+
+/* The ring `rank` announced to us: map it, and its name can go. */
+static int map_in_ring(struct shm_state *st, int rank, struct shm_peer *p)
+{
+    char name[96];
+    ring_name(name, sizeof name, st->jobid, rank, st->rank);
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0)
+        return errno;
+    size_t len = ring_seg_bytes(st->ring_size);
+    struct stat sb;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &sb) == 0 && (size_t)sb.st_size == len)
+        map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = map == MAP_FAILED ? (errno ? errno : EINVAL) : 0;
+    close(fd);
+    if (err)
+        return err;
+    shm_unlink(name);
+    p->in_map = map;
+    p->in_len = len;
+    p->in.ctl = map;
+    p->in.data = (uint8_t *)map + sizeof(struct proust__shm_ring_ctl);
+    p->in.size = st->ring_size;
+    p->in.pos = p->in.published = 0;
+    return 0;
+}
+
+/* Map the rings announced to us since the last look (poll: one thread at
+ * a time). A ring that cannot be mapped cuts its sender off, with why. */
+static void adopt_rings(proust__rail_t *rail, struct shm_state *st)
+{
+    struct seg_header *h = st->seg;
+    uint32_t announced = atomic_load_explicit(&h->announced, memory_order_acquire);
+    if (announced == st->seen_announced)
+        return;
+    st->seen_announced = announced;
+    _Atomic uint32_t *ready = ready_words(st->seg);
+    for (int i = 0; i < st->nlocal; i++) {
+        int r = st->local_ranks[i];
+        struct shm_peer *p = &st->peers[r];
+        if (p->in.ctl || !atomic_load_explicit(&ready[i], memory_order_acquire))
+            continue;
+        int err = map_in_ring(st, r, p);
+        if (err && !atomic_exchange(&p->dead, 1)) {
+            char why[160];
+            snprintf(why, sizeof why, "cannot map the shared-memory ring rank %d made for us: %s",
+                     r, strerror(err));
+            rail->up.peer_failed(rail->up.engine, r, PROUST_ERR_CONN, why);
+        }
+    }
 }
 
 static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
@@ -248,6 +354,7 @@ static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
             continue; /* that rank has no shm rail */
         theirs[sizeof theirs - 1] = '\0';
         if (strcmp(mine, theirs) == 0) {
+            pthread_mutex_init(&st->peers[r].out_lock, NULL);
             st->peers[r].local_index = st->nlocal;
             st->local_ranks[st->nlocal++] = r;
         }
@@ -262,7 +369,11 @@ static int shm_connect(proust__rail_t *rail)
     if (rc != PROUST_OK)
         return rc;
     snprintf(st->seg_name, sizeof st->seg_name, "/proust-%s-%d", rail->boot->jobid, st->rank);
-    st->seg_len = seg_bytes(st->nlocal, st->ring_size);
+    st->seg_len = seg_bytes(st->nlocal);
+    snprintf(st->jobid, sizeof st->jobid, "%s", rail->boot->jobid);
+    for (int i = 0; i < st->nlocal; i++)
+        if (st->local_ranks[i] == st->rank)
+            st->my_index = i;
     int fd = shm_open(st->seg_name, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) {
         PROUST_ERROR("shm: cannot create %s: %s", st->seg_name, strerror(errno));
@@ -282,8 +393,8 @@ static int shm_connect(proust__rail_t *rail)
         shm_unlink(st->seg_name);
         return PROUST_ERR_SYS;
     }
-    /* our segment holds the rings we receive on: their pages go where
-     * placement puts this rail's receive buffers, before the first touch */
+    /* our segment holds what peers write to us (ready words, claims):
+     * its pages go where placement puts this rail's receive buffers */
     if (rail->up.place_memory)
         rail->up.place_memory(rail->up.engine, rail->index, st->seg, st->seg_len);
     if (prefault_segment(st) != PROUST_OK) { /* placed; before the peers map it */
@@ -295,7 +406,7 @@ static int shm_connect(proust__rail_t *rail)
         shm_unlink(st->seg_name);
         return PROUST_ERR_NOMEM;
     }
-    proust__shm_claims_init(&st->claims, claim_words(st->seg, st->nlocal, st->ring_size));
+    proust__shm_claims_init(&st->claims, claim_words(st->seg, st->nlocal));
     struct seg_header *h = st->seg;
     h->nrings = (uint32_t)st->nlocal;
     h->ring_size = st->ring_size;
@@ -372,6 +483,11 @@ static inline int write_or_queue(proust__rail_t *rail, int peer, uint16_t kind, 
         len += iov[i].iov_len;
     if (len > proust__shm_max_payload(st->ring_size))
         return PROUST_ERR_INVALID;
+    if (__builtin_expect(!atomic_load_explicit(&p->out_ready, memory_order_acquire), 0)) {
+        int rc = make_out_ring(st, peer, p);
+        if (rc != PROUST_OK)
+            return rc;
+    }
     if (!p->q_head) {
         int rc = proust__shm_ring_write(&p->out, kind, token, offset, iov, iovcnt, len);
         if (rc == PROUST_OK)
@@ -393,8 +509,9 @@ static int shm_try_send(proust__rail_t *rail, int peer, const struct iovec *iov,
     struct shm_peer *p = &st->peers[peer];
     if (atomic_load_explicit(&p->dead, memory_order_relaxed))
         return PROUST_ERR_PEER_FAILED;
-    if (p->q_head)
-        return PROUST_ERR_BUSY; /* order: queued packets go first */
+    if (p->q_head || !atomic_load_explicit(&p->out_ready, memory_order_acquire))
+        return PROUST_ERR_BUSY; /* order: queued packets go first; the first
+                                   message makes the ring (write_or_queue) */
     size_t len = 0;
     for (int i = 0; i < iovcnt; i++)
         len += iov[i].iov_len;
@@ -539,7 +656,7 @@ static int cross_copy(proust__rail_t *rail, int peer, const void *key, size_t ke
     /* a one-shot exposure: ours to write only if the owner did not take
      * it back first */
     if (k.claim && (!to_peer || !proust__shm_claim_take(claim_words(st->peers[peer].map,
-                                                                    st->nlocal, st->ring_size),
+                                                                    st->nlocal),
                                                         k.claim - 1, k.gen)))
         return PROUST_ERR_CANCELED;
     size_t done = 0;
@@ -609,9 +726,12 @@ static int shm_poll(proust__rail_t *rail)
 {
     struct shm_state *st = rail->priv;
     int events = 0;
+    adopt_rings(rail, st);
     for (int i = 0; i < st->nlocal; i++) {
         int r = st->local_ranks[i];
         struct shm_peer *p = &st->peers[r];
+        if (!p->in.ctl)
+            continue; /* it has sent us nothing yet */
         const char *err = NULL;
         const struct proust__shm_rec *rec;
         int batch = 0;
@@ -666,11 +786,30 @@ static void shm_check(proust__rail_t *rail)
         check_peers(rail, st);
 }
 
+/* Closing: we map no more rings; the names of those announced and never
+ * mapped go now (a message in them was never going to be read). */
+static void close_inbox(struct shm_state *st)
+{
+    if (!st->seg || !st->peers)
+        return;
+    atomic_store_explicit(&((struct seg_header *)st->seg)->closed, 1, memory_order_seq_cst);
+    _Atomic uint32_t *ready = ready_words(st->seg);
+    for (int i = 0; i < st->nlocal; i++) {
+        int r = st->local_ranks[i];
+        if (!st->peers[r].in.ctl && atomic_load(&ready[i])) {
+            char name[96];
+            ring_name(name, sizeof name, st->jobid, r, st->rank);
+            shm_unlink(name);
+        }
+    }
+}
+
 static void shm_close(proust__rail_t *rail)
 {
     struct shm_state *st = rail->priv;
     if (!st)
         return;
+    close_inbox(st);
     if (st->peers) {
         for (int r = 0; r < st->size; r++) {
             struct shm_peer *p = &st->peers[r];
@@ -680,8 +819,20 @@ static void shm_close(proust__rail_t *rail)
                 rail->up.send_done(rail->up.engine, op->ctx, PROUST_ERR_CANCELED);
                 free(op);
             }
+            /* our ring's name: the peer unlinks it once mapped, or at its
+             * close if announced by then; after that, or if it died, us */
+            if (p->out_name[0] && p->map &&
+                (atomic_load(&p->dead) ||
+                 atomic_load(&((struct seg_header *)p->map)->closed)))
+                shm_unlink(p->out_name);
             if (p->map)
                 munmap(p->map, p->map_len);
+            if (p->out_map)
+                munmap(p->out_map, p->out_len);
+            if (p->in_map)
+                munmap(p->in_map, p->in_len);
+            if (p->local_index >= 0)
+                pthread_mutex_destroy(&p->out_lock);
             if (p->pidfd >= 0)
                 close(p->pidfd);
             if (p->bell_fd >= 0)

@@ -7,6 +7,7 @@
 #ifndef PROUST_SHM_STATE_H
 #define PROUST_SHM_STATE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,6 +30,12 @@ struct seg_header {
     uint32_t pad;
     uint64_t ring_size;
     int32_t owner_pid;
+    /* rings made for the owner so far: a sender bumps it after setting its
+     * ready word (shm.c, make_out_ring); the owner maps what is new */
+    _Alignas(64) _Atomic uint32_t announced;
+    /* the owner closed the rail: it maps no more rings (their makers
+     * unlink them; the owner unlinked those announced before) */
+    _Atomic uint32_t closed;
     /* a thread of the owner blocks: ring its doorbell after writing */
     _Alignas(64) _Atomic uint32_t sleeping;
     /* where and when a waiting thread of the owner last polled (cpu + 1,
@@ -54,10 +61,20 @@ struct shm_peer {
     int local_index; /* -1: not on this machine */
     pid_t pid;
     int pidfd;
-    void *map; /* peer's segment */
+    void *map; /* peer's segment (header, ready words, claim words) */
     size_t map_len;
-    struct proust__shm_producer out; /* my ring in the peer's segment */
-    struct proust__shm_consumer in;  /* the peer's ring in my segment */
+    /* the ring I write to the peer: made on first use (out_ready, under
+     * out_lock), in a segment of mine the peer maps when announced */
+    _Atomic int out_ready;
+    pthread_mutex_t out_lock;
+    void *out_map;
+    size_t out_len;
+    char out_name[96]; /* until closed: the peer unlinks it once mapped */
+    struct proust__shm_producer out;
+    /* the ring the peer writes to me, once it made and announced it */
+    void *in_map;
+    size_t in_len;
+    struct proust__shm_consumer in;
     struct queued_op *q_head, *q_tail;
     _Atomic int dead;
     int bell_fd; /* write end of the peer's doorbell, or -1 */
@@ -66,7 +83,10 @@ struct shm_peer {
 
 struct shm_state {
     int rank, size;
+    int my_index; /* local index of this process */
+    char jobid[64];
     size_t ring_size;
+    uint32_t seen_announced; /* rings announced to me and mapped (poll) */
     char seg_name[96];
     void *seg; /* my segment */
     size_t seg_len;

@@ -1,17 +1,18 @@
 /*
- * shm_resident — the shm rail's segments have their pages when init
- * returns (drivers/shm.c, prefault): a ring page left to the first send
- * that reaches it costs that send a page fault (~5 us on a VM, hundreds of
- * them per ring, spread over the first messages to each peer).
+ * shm_resident — the shm rail's memory: small at init, rings made on first
+ * use (drivers/shm.c), and every page of it there before it is used (a page
+ * left to the first send that reaches it costs that send a page fault, ~5
+ * us on a VM, hundreds of them per ring).
  *
- * Every process maps its own segment (the rings it receives on) and each
- * local peer's (to write into its ring there); the segments are unlinked
- * once mapped, so they show in /proc/self/maps as
- * "/dev/shm/proust-<job>-<rank> (deleted)" (ours twice: to receive,
- * and as a peer of ourselves). mincore() tells which pages
- * of a shared-memory mapping exist: after init, all of our own segment's,
- * and all of every peer's (its owner gave them their pages before anyone
- * mapped it). Then messages of every ring size still arrive intact.
+ * Every process maps its own segment and each local peer's (header, ready
+ * words, claim words); the ring from A to B is a segment A makes on its
+ * first message to B, which B maps. All are unlinked once mapped, so they
+ * show in /proc/self/maps as "/dev/shm/proust-<job>-<rank> (deleted)" and
+ * "/dev/shm/proust-ring-<job>-<from>-<to> (deleted)". mincore() tells
+ * which pages of a shared-memory mapping exist. After init: one segment
+ * per local process, no ring, a few pages each. After messages of every
+ * ring size to every peer and back: two rings per peer (ours to it, its to
+ * us), every page of every mapping there, and the messages intact.
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -22,6 +23,7 @@ enum { MAX_SEGMENTS = 64 };
 
 struct seg_counts {
     int segments, own;          /* distinct segments; mappings of our own */
+    int rings;                  /* distinct ring segments */
     char names[MAX_SEGMENTS][128];
     size_t pages, missing;
 };
@@ -47,17 +49,21 @@ static void count_mapping(uintptr_t lo, uintptr_t hi, const char *path, struct s
     for (size_t i = 0; i < n; i++)
         missing += !(vec[i] & 1);
     free(vec);
-    note_name(c, path);
     c->pages += n;
     c->missing += missing;
+    if (missing)
+        fprintf(stderr, "[rank %d] %s: %zu of %zu pages missing\n", tu_rank, path, missing, n);
+    if (strstr(path, "/proust-ring-")) {
+        c->rings++; /* each ring is mapped once here: by its writer or its reader */
+        return;
+    }
+    note_name(c, path);
     /* our own segment: its name ends in -<our rank> */
     char mine[32];
     snprintf(mine, sizeof mine, "-%d (deleted)", tu_rank);
     const char *end = path + strlen(path) - strlen(mine);
     if (end > path && strcmp(end, mine) == 0)
         c->own++;
-    if (missing)
-        fprintf(stderr, "[rank %d] %s: %zu of %zu pages missing\n", tu_rank, path, missing, n);
 }
 
 static void scan_segments(struct seg_counts *c)
@@ -89,6 +95,11 @@ int main(void)
     EXPECT(c.own >= 1, "our own segment is not mapped");
     EXPECT(c.missing == 0, "%zu of %zu segment pages had no memory after init", c.missing,
            c.pages);
+    EXPECT(c.rings == 0, "%d rings mapped after init: they are made on first use", c.rings);
+    /* a segment is a header page, ready words and 8 KiB of claim words */
+    EXPECT(c.pages <= (size_t)(tu_size + 1) * 4, "%zu pages of segments after init for %d "
+           "processes: more than 4 a segment", c.pages, tu_size);
+    size_t init_pages = c.pages;
 
     /* the rings work: 1 B to 64 KiB (eager and rendezvous) to each peer */
     TU_PHASE("messages");
@@ -110,7 +121,16 @@ int main(void)
     free(out);
     free(in);
     tu_barrier(s);
+
+    TU_PHASE("rings");
+    static struct seg_counts after;
+    scan_segments(&after);
+    EXPECT(after.rings == 2 * (tu_size - 1), "%d rings mapped after talking to %d peers both "
+           "ways, expected %d", after.rings, tu_size - 1, 2 * (tu_size - 1));
+    EXPECT(after.missing == 0, "%zu of %zu pages had no memory after the messages",
+           after.missing, after.pages);
     CHECK(proust_finalize(s));
-    printf("rank %d: %d segments, %zu pages, all resident\n", tu_rank, c.segments, c.pages);
+    printf("rank %d: %d segments (%zu pages) at init; then %d rings, %zu pages, all resident\n",
+           tu_rank, c.segments, init_pages, after.rings, after.pages);
     return 0;
 }

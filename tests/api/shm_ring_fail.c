@@ -1,0 +1,54 @@
+/*
+ * shm_ring_fail — a shared-memory ring that cannot be made is a clear
+ * error, and what was made before still works (2 processes, shm).
+ *
+ * Run by tests/tools/shm_small.sh in a mount namespace whose /dev/shm holds
+ * the two processes' small segments and one ring, not two. Rank 0 sends
+ * to rank 1 first (that ring is made: the message arrives intact); then
+ * rank 1's first send to rank 0 must fail with PROUST_ERR_NOMEM, at once,
+ * without a crash or a hang, and a second try fails the same way. Rank 0
+ * then sends again over the ring that exists.
+ */
+#include "test_util.h"
+
+int main(void)
+{
+    proust_session_t *s = tu_init(60);
+    EXPECT(tu_size == 2, "2 processes, please");
+    const char *rail = NULL;
+    CHECK(proust_peer_rail(s, 1 - tu_rank, &rail));
+    EXPECT(strcmp(rail, "shm") == 0, "the peer is reached by %s, expected shm", rail);
+    char msg[64];
+    TU_PHASE("the first ring");
+    if (tu_rank == 0) {
+        tu_fill(msg, sizeof msg, 1);
+        CHECK(proust_send(s, msg, sizeof msg, 1, 7));
+    } else {
+        proust_status_t st;
+        CHECK(proust_recv(s, msg, sizeof msg, 0, 7, PROUST_TAG_MASK_FULL, &st));
+        EXPECT(st.count == sizeof msg && tu_first_diff(msg, sizeof msg, 1) < 0,
+               "message over the first ring damaged");
+    }
+    TU_PHASE("the ring that does not fit");
+    if (tu_rank == 1) {
+        for (int attempt = 0; attempt < 2; attempt++) {
+            double t0 = tu_now();
+            int rc = proust_send(s, msg, sizeof msg, 0, 8);
+            EXPECT(rc == PROUST_ERR_NOMEM, "send %d over a ring /dev/shm cannot hold returned %s, "
+                   "expected PROUST_ERR_NOMEM", attempt, proust_error_name(rc));
+            EXPECT(tu_now() - t0 < 5, "the failed send took %.1f s", tu_now() - t0);
+        }
+        printf("rank 1: a ring /dev/shm cannot hold: PROUST_ERR_NOMEM, as expected\n");
+    }
+    TU_PHASE("the first ring again");
+    if (tu_rank == 0) {
+        tu_fill(msg, sizeof msg, 2);
+        CHECK(proust_send(s, msg, sizeof msg, 1, 9));
+    } else {
+        proust_status_t st;
+        CHECK(proust_recv(s, msg, sizeof msg, 0, 9, PROUST_TAG_MASK_FULL, &st));
+        EXPECT(tu_first_diff(msg, sizeof msg, 2) < 0, "second message damaged");
+    }
+    proust_finalize(s);
+    return 0;
+}
