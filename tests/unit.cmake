@@ -1,5 +1,6 @@
 # Single-process unit tests of internal pieces.
 proust_add_unit_test(unit_wire unit/wire_test.c)
+proust_add_unit_test(unit_boot_all unit/boot_all_test.c)
 proust_add_unit_test(unit_strategy unit/strategy_test.c)
 proust_add_unit_test(unit_shm_ring unit/shm_ring_test.c)
 proust_add_unit_test(unit_shm_claim unit/shm_claim_test.c)

@@ -6,6 +6,7 @@
  */
 #include "boot/boot.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,4 +98,80 @@ int proust__boot_poll_failed_rank(proust__boot_t *boot)
     if (!boot || !boot->ops || !boot->ops->poll_failed)
         return -1;
     return boot->ops->poll_failed(boot);
+}
+
+/* ---- every rank's value -------------------------------------------------- */
+
+void proust__boot_values_free(struct proust__boot_values *v)
+{
+    if (!v)
+        return;
+    free(v->buf);
+    free(v->off);
+    free(v->len);
+    *v = (struct proust__boot_values){0};
+}
+
+/* Rank by rank, for launchers without get_all (PMI's gets are the
+ * launcher's own, often local: PMIx serves them from shared memory). */
+static int get_each(proust__boot_t *boot, const char *key, size_t max_len,
+                    struct proust__boot_values *v)
+{
+    int n = boot->size;
+    v->buf = malloc((size_t)n * (max_len ? max_len : 1));
+    if (!v->buf)
+        return PROUST_ERR_NOMEM;
+    for (int r = 0; r < n; r++) {
+        size_t len = max_len;
+        v->off[r] = (size_t)r * max_len;
+        int rc = boot->ops->get(boot, r, key, v->buf + v->off[r], &len);
+        if (rc == PROUST_ERR_INVALID) {
+            v->len[r] = SIZE_MAX;
+            continue;
+        }
+        if (rc != PROUST_OK)
+            return rc;
+        v->len[r] = len;
+    }
+    return PROUST_OK;
+}
+
+int proust__boot_get_all(proust__boot_t *boot, const char *key, size_t max_len,
+                         struct proust__boot_values *out)
+{
+    *out = (struct proust__boot_values){0};
+    int n = boot->size;
+    out->off = calloc((size_t)n, sizeof *out->off);
+    out->len = calloc((size_t)n, sizeof *out->len);
+    if (!out->off || !out->len) {
+        proust__boot_values_free(out);
+        return PROUST_ERR_NOMEM;
+    }
+    out->n = n;
+    int rc = PROUST_ERR_NOT_SUPPORTED;
+    if (boot->ops->get_all)
+        rc = boot->ops->get_all(boot, key, out);
+    if (rc == PROUST_ERR_NOMEM || rc == PROUST_ERR_NOT_SUPPORTED) {
+        free(out->buf);
+        out->buf = NULL;
+        rc = get_each(boot, key, max_len, out);
+    }
+    if (rc != PROUST_OK)
+        proust__boot_values_free(out);
+    return rc;
+}
+
+int proust__boot_value(const struct proust__boot_values *v, int rank, void *value, size_t *len)
+{
+    if (rank < 0 || rank >= v->n)
+        return PROUST_ERR_RANK;
+    if (v->len[rank] == SIZE_MAX)
+        return PROUST_ERR_INVALID;
+    if (v->len[rank] > *len) {
+        *len = v->len[rank];
+        return PROUST_ERR_NOMEM;
+    }
+    memcpy(value, v->buf + v->off[rank], v->len[rank]);
+    *len = v->len[rank];
+    return PROUST_OK;
 }

@@ -11,6 +11,14 @@
 
 typedef struct proust__boot proust__boot_t;
 
+/* Every rank's value under one key (proust__boot_get_all). */
+struct proust__boot_values {
+    unsigned char *buf; /* rank r's value: buf + off[r], len[r] bytes */
+    size_t *off;
+    size_t *len; /* SIZE_MAX: rank r put none */
+    int n;
+};
+
 struct proust__boot_ops {
     const char *name;
     /* Is this launcher present in the environment? */
@@ -22,6 +30,10 @@ struct proust__boot_ops {
     /* Fetch the value `rank` published under key; *len in: capacity, out: size.
      * PROUST_ERR_INVALID if absent, PROUST_ERR_NOMEM if the buffer is too small. */
     int (*get)(proust__boot_t *boot, int rank, const char *key, void *value, size_t *len);
+    /* Optional: every rank's value under key in one exchange with the
+     * launcher (proust__boot_get_all); PROUST_ERR_NOMEM or
+     * PROUST_ERR_NOT_SUPPORTED: ask rank by rank. */
+    int (*get_all)(proust__boot_t *boot, const char *key, struct proust__boot_values *out);
     /* Barrier over all ranks that also makes every earlier put visible. */
     int (*fence)(proust__boot_t *boot);
     /* Ask the launcher to stop the whole job with this exit code. */
@@ -44,6 +56,16 @@ struct proust__boot {
      * Failure notices are read with proust__boot_poll_failed_rank. */
     void *priv;
 };
+
+/* Every rank's value under `key` (each at most max_len bytes when asked
+ * rank by rank): in one exchange where the launcher can, else one get per
+ * rank. PROUST_OK (free with proust__boot_values_free) or an error. */
+int proust__boot_get_all(proust__boot_t *boot, const char *key, size_t max_len,
+                         struct proust__boot_values *out);
+/* Rank r's value, as ops->get gives it: *len in: capacity, out: size;
+ * PROUST_ERR_INVALID (none), PROUST_ERR_NOMEM (too small). */
+int proust__boot_value(const struct proust__boot_values *v, int rank, void *value, size_t *len);
+void proust__boot_values_free(struct proust__boot_values *v);
 
 /* Pick the launcher from the environment and initialise it. */
 int proust__boot_open(proust__boot_t *boot);

@@ -360,6 +360,44 @@ static int embedded_get(proust__boot_t *boot, int rank, const char *key, void *v
     return rc;
 }
 
+static int embedded_get_all(proust__boot_t *boot, const char *key,
+                            struct proust__boot_values *out)
+{
+    struct embedded *e = boot->priv;
+    if (!e || !key)
+        return PROUST_ERR_INVALID;
+    size_t klen = strlen(key);
+    if (klen == 0 || klen > PROUST_WIRE_MAX_KEY)
+        return PROUST_ERR_INVALID;
+    pthread_mutex_lock(&e->req);
+    int rc = send_record(boot, PROUST_WIRE_GET_ALL, boot->rank, 0, key, klen, NULL, 0);
+    struct proust__wire_hdr h;
+    const unsigned char *payload = NULL;
+    if (rc == PROUST_OK)
+        rc = wait_reply(boot, PROUST_WIRE_GET_ALL_REPLY, &h, &payload);
+    if (rc == PROUST_OK) {
+        int32_t *vlen = malloc((size_t)boot->size * sizeof *vlen);
+        if (h.arg != PROUST_OK) {
+            rc = h.arg == PROUST_ERR_NOMEM ? PROUST_ERR_NOMEM : PROUST_ERR_BOOT;
+        } else if (!vlen) {
+            rc = PROUST_ERR_NOMEM;
+        } else if (h.rank != boot->size ||
+                   proust__wire_all_parse(payload, h.len, boot->size, out->off, vlen) != 0) {
+            rc = set_broken(e, "malformed GET_ALL_REPLY");
+        } else if (!(out->buf = malloc(h.len ? h.len : 1))) {
+            rc = PROUST_ERR_NOMEM;
+        } else {
+            memcpy(out->buf, payload, h.len);
+            for (int r = 0; r < boot->size; r++)
+                out->len[r] = vlen[r] < 0 ? SIZE_MAX : (size_t)vlen[r];
+        }
+        free(vlen);
+        consume(e, &h);
+    }
+    pthread_mutex_unlock(&e->req);
+    return rc;
+}
+
 static int embedded_fence(proust__boot_t *boot)
 {
     struct embedded *e = boot->priv;
@@ -462,6 +500,7 @@ const struct proust__boot_ops proust__boot_embedded = {
     .init = embedded_init,
     .put = embedded_put,
     .get = embedded_get,
+    .get_all = embedded_get_all,
     .fence = embedded_fence,
     .abort = embedded_abort,
     .finalize = embedded_finalize,

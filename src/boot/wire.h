@@ -27,6 +27,10 @@
  *          replaces any earlier one under the same (rank, key); it is
  *          visible to every GET handled after it.
  *   GET    rank = owner of the wanted value, payload = key. Reply GET_REPLY.
+ *   GET_ALL  payload = key. Reply GET_ALL_REPLY: every rank's value under
+ *          that key in one exchange (a process that needs all of them, such
+ *          as the shm rail looking for its host's ranks, makes one request,
+ *          not one per rank: n per process was n^2 for the launcher).
  *   FENCE  no payload. Reply FENCE_DONE once every rank has entered the
  *          fence; puts sent before a FENCE are visible to gets after it.
  *   ABORT  arg = exit code wanted for the job, payload = reason (text, no
@@ -35,6 +39,11 @@
  * Launcher -> process:
  *   GET_REPLY   arg = PROUST_OK and payload = the value, or
  *               arg = PROUST_ERR_INVALID (no such key) and no payload.
+ *   GET_ALL_REPLY  arg = PROUST_OK, rank = the job's size n, payload = n
+ *               entries in rank order, each an int32 length (-1: that rank
+ *               put nothing under the key) then that many bytes; or arg =
+ *               PROUST_ERR_NOMEM (the values exceed a record) and no payload:
+ *               ask rank by rank.
  *   FENCE_DONE  arg = PROUST_OK, or PROUST_ERR_PEER_FAILED when the fence can
  *               never complete (a rank exited or closed its connection
  *               without entering it).
@@ -60,9 +69,11 @@ enum proust__wire_type {
     PROUST_WIRE_GET = 2,
     PROUST_WIRE_FENCE = 3,
     PROUST_WIRE_ABORT = 4,
+    PROUST_WIRE_GET_ALL = 5,
     PROUST_WIRE_GET_REPLY = 16,
     PROUST_WIRE_FENCE_DONE = 17,
     PROUST_WIRE_FAILED = 18,
+    PROUST_WIRE_GET_ALL_REPLY = 19,
 };
 
 struct proust__wire_hdr {
@@ -74,6 +85,28 @@ struct proust__wire_hdr {
 };
 
 _Static_assert(sizeof(struct proust__wire_hdr) == 16, "wire header must be 16 bytes");
+
+/* A GET_ALL_REPLY payload of `len` bytes for `n` ranks: off[r] and vlen[r]
+ * (-1: none) of each rank's value. 0, or -1 when the bytes do not make
+ * exactly n entries (a launcher that answers garbage). */
+static inline int proust__wire_all_parse(const unsigned char *p, size_t len, int n, size_t *off,
+                                         int32_t *vlen)
+{
+    size_t pos = 0;
+    for (int r = 0; r < n; r++) {
+        int32_t l;
+        if (len - pos < sizeof l)
+            return -1;
+        __builtin_memcpy(&l, p + pos, sizeof l);
+        pos += sizeof l;
+        if (l < -1 || (l >= 0 && (size_t)l > len - pos))
+            return -1;
+        off[r] = pos;
+        vlen[r] = l;
+        pos += l > 0 ? (size_t)l : 0;
+    }
+    return pos == len ? 0 : -1;
+}
 
 /* Environment variables set by the launcher for each rank. */
 #define PROUST_ENV_RANK "PROUST_RANK"

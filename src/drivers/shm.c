@@ -344,12 +344,16 @@ static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
     st->local_ranks = calloc((size_t)st->size, sizeof *st->local_ranks);
     if (!st->peers || !st->local_ranks)
         return PROUST_ERR_NOMEM;
+    struct proust__boot_values hosts; /* one request, not one per rank */
+    int grc = proust__boot_get_all(rail->boot, "shm.host", sizeof theirs, &hosts);
+    if (grc != PROUST_OK)
+        return grc;
     for (int r = 0; r < st->size; r++) {
         size_t len = sizeof theirs;
         st->peers[r].local_index = -1;
         st->peers[r].pidfd = -1;
         st->peers[r].bell_fd = -1;
-        int rc = rail->boot->ops->get(rail->boot, r, "shm.host", theirs, &len);
+        int rc = proust__boot_value(&hosts, r, theirs, &len);
         if (rc != PROUST_OK)
             continue; /* that rank has no shm rail */
         theirs[sizeof theirs - 1] = '\0';
@@ -359,6 +363,7 @@ static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
             st->local_ranks[st->nlocal++] = r;
         }
     }
+    proust__boot_values_free(&hosts);
     return PROUST_OK;
 }
 

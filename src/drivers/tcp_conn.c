@@ -236,9 +236,12 @@ const char *proust__tcp_hs_why(const struct tcp_hs *h, char *buf, size_t len)
     return buf;
 }
 
+static int resolve_each(struct tcp_rail *t, const struct proust__boot_values *addrs,
+                        const struct proust__boot_values *hosts, const char *mine,
+                        struct sockaddr_in *where);
+
 int proust__tcp_resolve(struct tcp_rail *t, proust__boot_t *boot, struct sockaddr_in *where)
 {
-    const int me = t->rank, n = t->size;
     /* Everyone's address (also kept for messages about ranks we accept):
      * loopback for a peer on this host, else one on our network */
     char mine[PROUST__HOST_ID_LEN];
@@ -250,14 +253,36 @@ int proust__tcp_resolve(struct tcp_rail *t, proust__boot_t *boot, struct sockadd
                      src != PROUST_OK ? proust_strerror(src) : "wrong length");
         return PROUST_ERR_CONN;
     }
+    /* one request a key, not one per rank */
+    struct proust__boot_values addrs, hosts;
+    int arc = proust__boot_get_all(boot, "tcp.addr", sizeof t->addr - 1, &addrs);
+    if (arc != PROUST_OK)
+        return arc;
+    arc = proust__boot_get_all(boot, "tcp.host", PROUST__HOST_ID_LEN - 1, &hosts);
+    if (arc != PROUST_OK) {
+        proust__boot_values_free(&addrs);
+        return arc;
+    }
+    int rc = resolve_each(t, &addrs, &hosts, mine, where);
+    proust__boot_values_free(&addrs);
+    proust__boot_values_free(&hosts);
+    return rc;
+}
+
+/* proust__tcp_resolve with everyone's address and host in hand. */
+static int resolve_each(struct tcp_rail *t, const struct proust__boot_values *addrs,
+                        const struct proust__boot_values *hosts, const char *mine,
+                        struct sockaddr_in *where)
+{
+    const int me = t->rank, n = t->size;
     for (int r = 0; r < n; r++) {
         char buf[sizeof t->addr], theirs[PROUST__HOST_ID_LEN];
         size_t len = sizeof buf - 1, hlen = sizeof theirs - 1;
         struct tcp_conn *c = &t->conns[r];
         snprintf(c->addr, sizeof c->addr, "?");
-        int grc = boot->ops->get(boot, r, "tcp.addr", buf, &len);
+        int grc = proust__boot_value(addrs, r, buf, &len);
         if (grc == PROUST_OK)
-            grc = boot->ops->get(boot, r, "tcp.host", theirs, &hlen);
+            grc = proust__boot_value(hosts, r, theirs, &hlen);
         if (grc != PROUST_OK) {
             if (r >= me || t->lazy) {
                 PROUST_ERROR("tcp: rank %d published no tcp address (%s)", r,

@@ -65,6 +65,7 @@ int main(void)
         peers[r].map = &peer_header; /* nobody sleeps: no doorbell */
     }
     peers[1].out = (struct proust__shm_producer){.data = ring, .ctl = &ctl, .size = RING};
+    atomic_store(&peers[1].out_ready, 1); /* made: no ring of the rail's own */
     struct proust__shm_consumer c = {.data = ring, .ctl = &ctl, .size = RING};
 
     /* nothing queued: nothing moves */

@@ -238,6 +238,37 @@ static void protocol_error(struct pr_job *job, struct pr_rank *r, const char *wh
 }
 
 /* Handle one whole record; the rank may be disconnected on return. */
+/* Every rank's value under a key, in rank order: int32 length (-1: none)
+ * then the bytes (wire.h, GET_ALL_REPLY); too many bytes for a record:
+ * PROUST_ERR_NOMEM, and the process asks rank by rank. */
+static void get_all(struct pr_job *job, struct pr_rank *r, const char *key, size_t klen)
+{
+    int n = job->opt.nprocs;
+    size_t total = 0;
+    for (int q = 0; q < n; q++) {
+        struct kv_entry *e = *kv_find(job->kvs, kv_hash(q, key, klen), q, key, klen);
+        total += sizeof(int32_t) + (e ? e->vlen : 0);
+    }
+    unsigned char *buf = total <= PROUST_WIRE_MAX_PAYLOAD ? malloc(total ? total : 1) : NULL;
+    if (!buf) {
+        send_record(job, r, PROUST_WIRE_GET_ALL_REPLY, n, PROUST_ERR_NOMEM, NULL, 0);
+        return;
+    }
+    size_t pos = 0;
+    for (int q = 0; q < n; q++) {
+        struct kv_entry *e = *kv_find(job->kvs, kv_hash(q, key, klen), q, key, klen);
+        int32_t len = e ? (int32_t)e->vlen : -1;
+        memcpy(buf + pos, &len, sizeof len);
+        pos += sizeof len;
+        if (e) {
+            memcpy(buf + pos, e->data + e->klen, e->vlen);
+            pos += e->vlen;
+        }
+    }
+    send_record(job, r, PROUST_WIRE_GET_ALL_REPLY, n, PROUST_OK, buf, total);
+    free(buf);
+}
+
 static void handle_record(struct pr_job *job, struct pr_rank *r,
                           const struct proust__wire_hdr *h, const char *p)
 {
@@ -267,6 +298,13 @@ static void handle_record(struct pr_job *job, struct pr_rank *r,
             send_record(job, r, PROUST_WIRE_GET_REPLY, h->rank, PROUST_ERR_INVALID, NULL, 0);
         return;
     }
+    case PROUST_WIRE_GET_ALL:
+        if (h->len < 1 || h->len > PROUST_WIRE_MAX_KEY) {
+            protocol_error(job, r, "bad key length");
+            return;
+        }
+        get_all(job, r, p, h->len);
+        return;
     case PROUST_WIRE_FENCE:
         if (r->in_fence) {
             protocol_error(job, r, "fence while already in a fence");

@@ -1,9 +1,14 @@
 /*
  * coll_barrier.c — MPI_Barrier and MPI_Ibarrier.
  *
- * Intracommunicator: dissemination (round k: a zero-byte message to rank +
- * 2^k, one from rank - 2^k; ceil(log2 n) rounds, any n). The blocking call
- * runs it directly (coll_algo.h), the nonblocking one as a schedule.
+ * Intracommunicator: log2(n) rounds of zero-byte messages. A power of two
+ * pairs rank with rank ^ 2^k in round k (recursive doubling): the pairs of
+ * the small allreduces and allgathers and of MPI_Init's agreement, so a
+ * node's shm rings (made per pair that talks) serve them all: 128 ranks,
+ * 7 rings a rank for a hello world instead of 10. Other sizes:
+ * dissemination (round k: to rank + 2^k, from rank - 2^k; ceil(log2 n)
+ * rounds). The blocking call runs it directly (coll_algo.h), the
+ * nonblocking one as a schedule.
  * Intercommunicator: a barrier in each local group, the two leaders (local
  * rank 0) exchange a message, then each leader releases its group with a
  * zero-byte broadcast — nobody leaves before every process of the other
@@ -13,9 +18,10 @@
 
 int pm_alg_barrier(struct pm_cx *cx, int rank, int size)
 {
+    bool pof2 = (size & (size - 1)) == 0;
     for (int k = 1; k < size; k <<= 1) {
-        pm_cx_recv(cx, NULL, 0, MPI_BYTE, (rank - k + size) % size);
-        pm_cx_send(cx, NULL, 0, MPI_BYTE, (rank + k) % size);
+        pm_cx_recv(cx, NULL, 0, MPI_BYTE, pof2 ? rank ^ k : (rank - k + size) % size);
+        pm_cx_send(cx, NULL, 0, MPI_BYTE, pof2 ? rank ^ k : (rank + k) % size);
         pm_cx_fence(cx);
     }
     return cx->err;
