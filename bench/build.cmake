@@ -38,13 +38,13 @@ endif()
 # built by a test (bench_mpi_build, with the build tree's mpicc, as a user
 # would) rather than by the build, so that a libmpi still missing functions
 # fails these tests instead of everybody's build. coll_latency runs at 2, 3
-# (not a power of two) and 8 ranks.
+# (not a power of two) and 8 ranks; the sweep at 3.
 set(BENCH_MPICC ${PROJECT_BINARY_DIR}/tools/mpi/mpicc)
 if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wrapper.in)
   set(bin ${CMAKE_CURRENT_BINARY_DIR}/mpi)
   set(src ${CMAKE_CURRENT_SOURCE_DIR}/mpi)
   add_test(NAME bench_mpi_build
-           COMMAND sh -c "mkdir -p '${bin}' && for b in pingpong multiflow coll_latency; do \
+           COMMAND sh -c "mkdir -p '${bin}' && for b in pingpong multiflow coll_latency sweep; do \
 '${BENCH_MPICC}' -std=c11 -O2 -g -Wall -Wextra -Wshadow -Werror -o '${bin}'/$b '${src}'/$b.c \
 || exit 1; done && '${BENCH_MPICC}' -std=c11 -O2 -g -Wall -Wextra -Wshadow -Werror \
 -o '${bin}'/match '${CMAKE_CURRENT_SOURCE_DIR}'/match/match.c && '${BENCH_MPICC}' -std=c11 \
@@ -71,6 +71,10 @@ if(TARGET mpi AND TARGET proustrun AND EXISTS ${PROJECT_SOURCE_DIR}/tools/mpi/wr
     add_test(NAME bench_mpi_rma_smoke_${rtag}_create
              COMMAND $<TARGET_FILE:proustrun> -n 2 ${bin}/rma -s flush -w create -i 40 -M 4096)
     list(APPEND smoke bench_mpi_rma_smoke_${rtag}_create)
+    # bench/mpi/sweep.c: every pattern, blocking and nonblocking, tiny sizes
+    add_test(NAME bench_mpi_sweep_smoke_${rtag}
+             COMMAND $<TARGET_FILE:proustrun> -n 3 ${bin}/sweep -M 4K -T 0.2)
+    list(APPEND smoke bench_mpi_sweep_smoke_${rtag})
     foreach(np 2 3 8)
       add_test(NAME bench_mpi_coll_latency_smoke_${rtag}_np${np}
                COMMAND $<TARGET_FILE:proustrun> -n ${np} ${bin}/coll_latency

@@ -46,6 +46,9 @@
 #include "proust.h"
 
 #define SHM_MAX_PACKET ((size_t)(64u << 10) + 256u)
+/* Nodes of up to this many ranks map every peer's segment at init (and so
+ * can unlink the names at once); larger ones on first need (shm_connect). */
+#define SHM_MAP_ALL_MAX 16
 
 /* A process's segment: header page, one ready word per local peer (a ring
  * from it exists), then the claim words. */
@@ -157,6 +160,9 @@ static int shm_open_rail(proust__rail_t *rail)
     char id[HOST_ID_LEN];
     proust__host_identity(id, sizeof id);
     int rc = rail->boot->ops->put(rail->boot, "shm.host", id, strlen(id) + 1);
+    int32_t pid = (int32_t)getpid(); /* peers watch it before they map us */
+    if (rc == PROUST_OK)
+        rc = rail->boot->ops->put(rail->boot, "shm.pid", &pid, sizeof pid);
     if (rc != PROUST_OK)
         return rc;
     size_t max_payload = proust__shm_max_payload(st->ring_size);
@@ -215,15 +221,30 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
     }
     p->map = map;
     p->map_len = len;
-    p->pid = h->owner_pid;
     char bell[128];
     proust__shm_bell_path(bell, sizeof bell, jobid, rank);
     p->bell_fd = proust__shm_bell_socket(bell, false);
     if (p->bell_fd < 0)
         PROUST_INFO("shm: no doorbell to rank %d (%s): its sleeping threads wake by timeout",
                     rank, strerror(errno));
-    p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
     return PROUST_OK;
+}
+
+/* The peer's segment and doorbell, on first need (a message to it,
+ * its ring to map, an offer of its to claim): a process of a full node
+ * talks to a few of its peers, and mapping all of them at init cost each
+ * process a dozen system calls per peer. */
+static int peer_ready(struct shm_state *st, int rank, struct shm_peer *p)
+{
+    if (atomic_load_explicit(&p->mapped, memory_order_acquire))
+        return PROUST_OK;
+    pthread_mutex_lock(&p->out_lock);
+    int rc = PROUST_OK;
+    if (!atomic_load_explicit(&p->mapped, memory_order_relaxed) &&
+        (rc = map_peer(st, rank, p, st->jobid)) == PROUST_OK)
+        atomic_store_explicit(&p->mapped, 1, memory_order_release);
+    pthread_mutex_unlock(&p->out_lock);
+    return rc;
 }
 
 /* The ring we write to `peer`, made on our first message to it: a segment
@@ -232,8 +253,10 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
  * peer's out_lock: senders of several threads make it once. */
 static int make_out_ring(struct shm_state *st, int peer, struct shm_peer *p)
 {
+    int rc = peer_ready(st, peer, p); /* to announce it there */
+    if (rc != PROUST_OK)
+        return rc;
     pthread_mutex_lock(&p->out_lock);
-    int rc = PROUST_OK;
     if (atomic_load_explicit(&p->out_ready, memory_order_acquire))
         goto out;
     char name[96];
@@ -326,7 +349,8 @@ static void adopt_rings(proust__rail_t *rail, struct shm_state *st)
         struct shm_peer *p = &st->peers[r];
         if (p->in.ctl || !atomic_load_explicit(&ready[i], memory_order_acquire))
             continue;
-        int err = map_in_ring(st, r, p);
+        /* its segment too: to ring it when we free room it waits for */
+        int err = peer_ready(st, r, p) == PROUST_OK ? map_in_ring(st, r, p) : ENOENT;
         if (err && !atomic_exchange(&p->dead, 1)) {
             char why[160];
             snprintf(why, sizeof why, "cannot map the shared-memory ring rank %d made for us: %s",
@@ -344,10 +368,15 @@ static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
     st->local_ranks = calloc((size_t)st->size, sizeof *st->local_ranks);
     if (!st->peers || !st->local_ranks)
         return PROUST_ERR_NOMEM;
-    struct proust__boot_values hosts; /* one request, not one per rank */
+    struct proust__boot_values hosts, pids; /* one request a key, not one per rank */
     int grc = proust__boot_get_all(rail->boot, "shm.host", sizeof theirs, &hosts);
     if (grc != PROUST_OK)
         return grc;
+    grc = proust__boot_get_all(rail->boot, "shm.pid", sizeof(int32_t), &pids);
+    if (grc != PROUST_OK) {
+        proust__boot_values_free(&hosts);
+        return grc;
+    }
     for (int r = 0; r < st->size; r++) {
         size_t len = sizeof theirs;
         st->peers[r].local_index = -1;
@@ -357,13 +386,18 @@ static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
         if (rc != PROUST_OK)
             continue; /* that rank has no shm rail */
         theirs[sizeof theirs - 1] = '\0';
-        if (strcmp(mine, theirs) == 0) {
+        int32_t pid = 0;
+        size_t plen = sizeof pid;
+        if (strcmp(mine, theirs) == 0 && proust__boot_value(&pids, r, &pid, &plen) == PROUST_OK &&
+            plen == sizeof pid && pid > 0) {
+            st->peers[r].pid = (pid_t)pid;
             pthread_mutex_init(&st->peers[r].out_lock, NULL);
             st->peers[r].local_index = st->nlocal;
             st->local_ranks[st->nlocal++] = r;
         }
     }
     proust__boot_values_free(&hosts);
+    proust__boot_values_free(&pids);
     return PROUST_OK;
 }
 
@@ -380,6 +414,10 @@ static int shm_connect(proust__rail_t *rail)
         if (st->local_ranks[i] == st->rank)
             st->my_index = i;
     int fd = shm_open(st->seg_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST) { /* left by a killed job with our id */
+        shm_unlink(st->seg_name);
+        fd = shm_open(st->seg_name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    }
     if (fd < 0) {
         PROUST_ERROR("shm: cannot create %s: %s", st->seg_name, strerror(errno));
         return PROUST_ERR_SYS;
@@ -426,14 +464,19 @@ static int shm_connect(proust__rail_t *rail)
         st->bell_path[0] = '\0';
     }
 
-    /* everyone's segment exists after this fence */
-    rc = rail->boot->ops->fence(rail->boot);
+    /* A small node maps every peer now and unlinks the names once all have
+     * (a killed job leaves nothing in /dev/shm); a larger one maps a peer
+     * when it first needs to, the names staying until close (the engine's
+     * fence after every rail has connected comes before the first
+     * message). */
+    if (st->nlocal > SHM_MAP_ALL_MAX)
+        return PROUST_OK;
+    rc = rail->boot->ops->fence(rail->boot); /* every segment exists */
     for (int i = 0; rc == PROUST_OK && i < st->nlocal; i++) {
         int r = st->local_ranks[i];
-        rc = map_peer(st, r, &st->peers[r], rail->boot->jobid);
+        rc = peer_ready(st, r, &st->peers[r]);
     }
-    /* everyone has mapped: the names can go, the memory stays until unmapped */
-    int rc2 = rail->boot->ops->fence(rail->boot);
+    int rc2 = rail->boot->ops->fence(rail->boot); /* every peer mapped ours */
     shm_unlink(st->seg_name);
     st->seg_name[0] = '\0';
     if (st->bell_path[0]) {
@@ -446,7 +489,7 @@ static int shm_connect(proust__rail_t *rail)
 static int shm_reaches(proust__rail_t *rail, int peer)
 {
     struct shm_state *st = rail->priv;
-    return st->peers && peer >= 0 && peer < st->size && st->peers[peer].map != NULL;
+    return st->peers && peer >= 0 && peer < st->size && st->peers[peer].local_index >= 0;
 }
 
 static int queue_op(struct shm_peer *p, uint16_t kind, uint64_t token, uint64_t offset,
@@ -660,6 +703,8 @@ static int cross_copy(proust__rail_t *rail, int peer, const void *key, size_t ke
         return PROUST_ERR_INVALID;
     /* a one-shot exposure: ours to write only if the owner did not take
      * it back first */
+    if (k.claim && to_peer && peer_ready(st, peer, &st->peers[peer]) != PROUST_OK)
+        return PROUST_ERR_PEER_FAILED;
     if (k.claim && (!to_peer || !proust__shm_claim_take(claim_words(st->peers[peer].map,
                                                                     st->nlocal),
                                                         k.claim - 1, k.gen)))
@@ -688,9 +733,14 @@ static int shm_write(proust__rail_t *rail, int peer, const void *key, size_t key
     return cross_copy(rail, peer, key, key_len, offset, (void *)src, len, true);
 }
 
-/* Is the peer's process still there? (pidfd becomes readable at exit) */
+/* Is the peer's process still there? (pidfd becomes readable at exit;
+ * opened at the first check: check_peers runs in one thread at a time) */
 static int peer_alive(struct shm_peer *p)
 {
+    if (p->pidfd == -1)
+        p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+    if (p->pidfd < 0)
+        p->pidfd = -2; /* not supported here: kill(pid, 0) from now on */
     if (p->pidfd >= 0) {
         struct pollfd pfd = {.fd = p->pidfd, .events = POLLIN};
         return poll(&pfd, 1, 0) == 0;

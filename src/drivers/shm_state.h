@@ -59,9 +59,12 @@ struct queued_op {
 
 struct shm_peer {
     int local_index; /* -1: not on this machine */
-    pid_t pid;
-    int pidfd;
-    void *map; /* peer's segment (header, ready words, claim words) */
+    pid_t pid;  /* from the launcher's store (shm.pid) */
+    int pidfd;  /* -1: not opened yet (check_peers opens it); -2: refused here */
+    /* the peer's segment (header, ready words, claim words) and doorbell:
+     * mapped on first need (shm.c, peer_ready), under out_lock */
+    _Atomic int mapped;
+    void *map;
     size_t map_len;
     /* the ring I write to the peer: made on first use (out_ready, under
      * out_lock), in a segment of mine the peer maps when announced */
@@ -87,7 +90,7 @@ struct shm_state {
     char jobid[64];
     size_t ring_size;
     uint32_t seen_announced; /* rings announced to me and mapped (poll) */
-    char seg_name[96];
+    char seg_name[96]; /* until closed: peers map it when they first need it */
     void *seg; /* my segment */
     size_t seg_len;
     int nlocal;
@@ -98,7 +101,7 @@ struct shm_state {
     long check_ms;
     int get_refused;
     int bell_fd;          /* my doorbell (bound datagram socket), or -1 */
-    char bell_path[128];  /* until every peer opened it */
+    char bell_path[128];  /* until closed: peers open it when they first need it */
     struct proust__shm_claims claims; /* one-shot exposures (offers) in my segment */
 };
 
@@ -129,6 +132,8 @@ static inline void proust__shm_wake_peer(struct shm_peer *p, int urgent)
 {
     atomic_thread_fence(memory_order_seq_cst);
     const struct seg_header *h = p->map;
+    if (__builtin_expect(!h, 0))
+        return; /* not mapped: we never wrote to it */
     uint32_t level = atomic_load_explicit(&h->sleeping, memory_order_relaxed);
     if (__builtin_expect(level != 0, 0) && (level == PROUST__ARM_ALL || urgent) &&
         p->bell_fd >= 0) {

@@ -444,6 +444,7 @@ int pr_run(struct pr_job *job)
     pr_stream_flush_partials(job, 1);
     if (job->exit_code != 0 || job->terminating)
         pr_kill_leftovers(job);
+    pr_shm_cleanup(job);
     for (int i = 0; i < n; i++) {
         struct pr_rank *r = &job->ranks[i];
         pr_stream_close(job, r, &r->out_s);

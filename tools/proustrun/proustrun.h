@@ -182,6 +182,8 @@ int pr_spawn_all(struct pr_job *job); /* 0, or an exit code on failure */
 void pr_signal_all(struct pr_job *job, int sig);
 /* SIGKILL what remains of the ranks' process groups (a failed job's end). */
 void pr_kill_leftovers(struct pr_job *job);
+/* After the last rank here ended: remove its shm names from /dev/shm. */
+void pr_shm_cleanup(struct pr_job *job);
 /* "exited with code 2" / "killed by signal 9 (Killed)"; returns the job
  * exit code for that status (0 if it exited 0). */
 int pr_describe_status(int status, char *text, size_t size);

@@ -3,6 +3,7 @@
  * boot socket and its stdio pipes. Every descriptor proustrun creates is
  * close-on-exec; a child keeps only 0/1/2 and its own boot socket.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -74,6 +75,38 @@ void pr_kill_leftovers(struct pr_job *job)
         if (r->alive || r->out_s.fd >= 0 || r->err_s.fd >= 0)
             signal_rank(r, SIGKILL);
     }
+}
+
+/* The job is over on this host: remove what its shm rails left in
+ * /dev/shm (a rank killed before it closed leaves its segment, doorbell and
+ * the rings it made: drivers/shm.c). Only names of ranks started here: in
+ * the test cluster, hosts share one /dev/shm. */
+void pr_shm_cleanup(struct pr_job *job)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    char seg[160], ring[160];
+    snprintf(seg, sizeof seg, "proust-%s-", job->jobid);
+    snprintf(ring, sizeof ring, "proust-ring-%s-", job->jobid);
+    size_t lseg = strlen(seg), lring = strlen(ring);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *rest = NULL;
+        if (strncmp(e->d_name, seg, lseg) == 0)
+            rest = e->d_name + lseg; /* <rank> or <rank>.bell */
+        else if (strncmp(e->d_name, ring, lring) == 0)
+            rest = e->d_name + lring; /* <from>-<to>: its maker's */
+        char *end;
+        long rank = rest ? strtol(rest, &end, 10) : -1;
+        if (!rest || end == rest || rank < 0 || rank >= job->opt.nprocs ||
+            job->ranks[rank].pid <= 0 || (*end && *end != '-' && *end != '.'))
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        unlink(path);
+    }
+    closedir(d);
 }
 
 static int is_exec_file(const char *path)

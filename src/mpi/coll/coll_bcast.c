@@ -225,6 +225,8 @@ static int bcast_nonblocking(const char *fn, void *buffer, MPI_Count count,
         return rc;
     if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
+    if (bytes == 0 && !c->is_inter) /* as the blocking call (0.09 -> 0.01 us) */
+        return pm_coll_nothing(c, comm, fn, request, true);
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);

@@ -261,6 +261,8 @@ static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
         return rc;
     if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
+    if (!total && !c->is_inter) /* as the blocking call */
+        return pm_coll_nothing(c, comm, fn, request, true);
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);

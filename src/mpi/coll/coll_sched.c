@@ -50,8 +50,59 @@ struct pm_step {
 
 struct scratch {
     struct scratch *next;
+    size_t size;
     alignas(max_align_t) unsigned char data[];
 };
+
+/* Large scratch blocks of finished schedules, kept for the next ones: a
+ * nonblocking reduction of 4 MiB otherwise faulted in fresh pages every
+ * call (1024 of them) where the blocking call's arena (coll_cx.c) is
+ * reused. At most SCRATCH_KEEP bytes are kept, in SCRATCH_SLOTS blocks. */
+#define SCRATCH_SLOTS 8
+#define SCRATCH_MIN ((size_t)64 << 10)  /* smaller ones come from malloc's bins */
+#define SCRATCH_KEEP ((size_t)32 << 20)
+static struct {
+    atomic_flag lock;
+    struct scratch *slot[SCRATCH_SLOTS];
+    size_t bytes;
+} kept = {.lock = ATOMIC_FLAG_INIT};
+
+/* The smallest kept block of at least `bytes`, or NULL. */
+static struct scratch *scratch_take(size_t bytes)
+{
+    if (bytes < SCRATCH_MIN)
+        return NULL;
+    pm_lock(&kept.lock);
+    int best = -1;
+    for (int i = 0; i < SCRATCH_SLOTS; i++)
+        if (kept.slot[i] && kept.slot[i]->size >= bytes &&
+            (best < 0 || kept.slot[i]->size < kept.slot[best]->size))
+            best = i;
+    struct scratch *b = NULL;
+    if (best >= 0) {
+        b = kept.slot[best];
+        kept.slot[best] = NULL;
+        kept.bytes -= b->size;
+    }
+    pm_unlock(&kept.lock);
+    return b;
+}
+
+static void scratch_give(struct scratch *b)
+{
+    if (b->size >= SCRATCH_MIN) {
+        pm_lock(&kept.lock);
+        for (int i = 0; i < SCRATCH_SLOTS; i++)
+            if (!kept.slot[i] && kept.bytes + b->size <= SCRATCH_KEEP) {
+                kept.slot[i] = b;
+                kept.bytes += b->size;
+                b = NULL;
+                break;
+            }
+        pm_unlock(&kept.lock);
+    }
+    free(b);
+}
 
 struct pm_sched {
     struct pm_comm *c;
@@ -114,7 +165,7 @@ static void sched_free(struct pm_sched *s)
     while (s->scratch) {
         struct scratch *b = s->scratch;
         s->scratch = b->next;
-        free(b);
+        scratch_give(b);
     }
     pm_comm_release(s->c);
     free(s->steps);
@@ -152,7 +203,9 @@ static struct pm_step *step_add(struct pm_sched *s, int kind)
 
 void *pm_sched_scratch(struct pm_sched *s, size_t bytes)
 {
-    struct scratch *b = malloc(sizeof *b + (bytes ? bytes : 1));
+    struct scratch *b = scratch_take(bytes);
+    if (!b && (b = malloc(sizeof *b + (bytes ? bytes : 1))))
+        b->size = bytes ? bytes : 1;
     if (!b)
         return NULL;
     b->next = s->scratch;
