@@ -495,6 +495,8 @@ int main(int argc, char **argv)
         }
     free(x.counts);
     free(x.displs);
+    free(x.sbuf);
+    free(x.rbuf);
     MPI_Finalize();
     return 0;
 }

@@ -82,6 +82,10 @@ void proust__shm_presence(proust__rail_t *rail, unsigned cpu, uint64_t now_ns)
  * one guess wrong: a waiter then spins or sleeps once too many) */
 static bool peer_behind(struct shm_peer *p, unsigned cpu, uint64_t since_ns)
 {
+    /* a peer not mapped yet (shm.c, peer_ready: another thread may map it
+     * now) is not one we wait behind */
+    if (!atomic_load_explicit(&p->mapped, memory_order_acquire))
+        return false;
     const struct seg_header *h = p->map;
     if (!h || atomic_load_explicit(&p->dead, memory_order_relaxed))
         return false;

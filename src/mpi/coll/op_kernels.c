@@ -17,8 +17,10 @@
 
 /* Each loop also built for AVX2 and AVX-512, picked at load time by the
  * CPU it runs on (the baseline x86-64 build is SSE2 only: MPI_SUM of 64K
- * floats took 1.5 x Open MPI's AVX loops). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+ * floats took 1.5 x Open MPI's AVX loops). Not under ASan or TSan: the
+ * resolvers of such functions run before the sanitizer's runtime is up. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define PM_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define PM_KERNEL_CLONES
