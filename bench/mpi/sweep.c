@@ -25,9 +25,10 @@
  *   allgatherv alltoall alltoallv reduce_scatter reduce_scatter_block scan
  *   exscan, and the same with an i in front.
  *
- * One point (pattern, size): a few calls to warm up and to estimate the
- * time of one, agreed by every rank; then as many iterations as fit in -T
- * milliseconds (at least 3, at most 10000), started by an MPI_Barrier. The
+ * One point (pattern, size): calls to warm up for a quarter of -T (200 at
+ * most), timed to estimate one, agreed by every rank; then as many
+ * iterations as fit in -T milliseconds (at least 3, at most 10000),
+ * started by an MPI_Barrier. The
  * value is the mean over the ranks of each rank's time per iteration, in
  * microseconds (OSU's "average latency"); for bw and bibw the time per
  * message. Lower is better everywhere.
@@ -418,15 +419,17 @@ static double timed(const struct pattern *p, bool nb, struct ctx *x, long iters)
 static void point(const struct pattern *p, bool nb, struct ctx *x, double budget_ms)
 {
     set_layout(x, p->layout);
-    /* warm up, and agree on the iterations from the slowest rank's estimate
-     * (a call slower than the budget gets 3 timed iterations: an
+    /* warm up (a quarter of the budget, 200 calls at most, as OSU warms up
+     * small sizes: the first calls of a pattern make shm rings, and waiters
+     * settle), and agree on the iterations from the slowest rank's
+     * estimate (a call slower than the budget gets 3 timed iterations: an
      * oversubscribed peer can take a second a call) */
     double est = timed(p, nb, x, 1), most;
     MPI_Allreduce(&est, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (most < budget_ms * 1e-3 / 4) {
-        est = timed(p, nb, x, 4) / 4;
-        MPI_Allreduce(&est, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    }
+    long warm = most > 0 ? (long)(budget_ms * 1e-3 / 4 / most) : 200;
+    warm = warm < 1 ? 1 : warm > 200 ? 200 : warm;
+    est = timed(p, nb, x, warm) / (double)warm;
+    MPI_Allreduce(&est, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     long iters = most > 0 ? (long)(budget_ms * 1e-3 / most) : 10000;
     iters = iters < 3 ? 3 : iters > 10000 ? 10000 : iters;
     double per = timed(p, nb, x, iters) / (double)iters, sum;
@@ -474,6 +477,12 @@ int main(int argc, char **argv)
                x.size, lib, o.budget_ms);
         fflush(stdout);
     }
+    /* Every pair talks once before the first point: connections, shared
+     * memory rings and the like are made on first use by all three MPIs,
+     * and would otherwise land in whichever point comes first. */
+    for (int k = 0; k < 20; k++)
+        MPI_Alltoall(x.sbuf, 1, MPI_BYTE, x.rbuf, 1, MPI_BYTE, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
     for (int nb = 0; nb < 2; nb++)
         for (size_t i = 0; i < NPATTERNS; i++) {
             const struct pattern *p = &patterns[i];
