@@ -30,6 +30,7 @@ static void reset(void)
     for (int r = 0; r < NRANKS; r++) {
         peers[r].local_index = r;
         peers[r].map = &headers[r];
+        atomic_store(&peers[r].mapped, 1);
         peers[r].bell_fd = -1;
     }
 }
