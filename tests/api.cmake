@@ -641,7 +641,11 @@ api_job(NAME shm_resident_ring16k NPROCS 2 RAILS self,shm PROGRAM shm_resident
 # Each peer's strategy follows its rail's measured cost of a small packet:
 # default on shm, coalesce on tcp; PROUST_COALESCE_NS moves the line; a named
 # strategy wins. Bursts of small sends and large ones among them, checked.
-api_job(NAME strategy_auto_shm NPROCS 2 RAILS self,shm PROGRAM strategy_choice ARGS default)
+# (shm under poll: a send that rings a sleeping receiver's doorbell costs
+# that system call too, which can tip a run to coalesce; poll keeps the
+# receivers awake, so the cost measured is the ring's own)
+api_job(NAME strategy_auto_shm NPROCS 2 RAILS self,shm PROGRAM strategy_choice ARGS default
+        ENV PROUST_PROGRESS=poll)
 api_job(NAME strategy_auto_tcp NPROCS 2 RAILS tcp PROGRAM strategy_choice
         ARGS coalesce --measured)
 api_job(NAME strategy_auto_shm_low NPROCS 2 RAILS self,shm PROGRAM strategy_choice
