@@ -144,12 +144,6 @@ static inline void *pm_at(const void *base, MPI_Aint off)
     return (void *)((uintptr_t)base + (uintptr_t)off);
 }
 
-/* Scratch of `bytes`, at least one (so NULL only means out of memory). */
-static inline void *pm_sched_scratch_any(struct pm_sched *s, size_t bytes)
-{
-    return pm_sched_scratch(s, bytes ? bytes : 1);
-}
-
 /* A collective that moves no byte anywhere, decided from what all ranks'
  * arguments say alike: MPI_SUCCESS at once, a nonblocking one with its
  * request already complete. */

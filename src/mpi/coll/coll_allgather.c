@@ -19,7 +19,6 @@
  * ALLGATHER_INTER_BATCH steps in flight.
  */
 #include <stdint.h>
-#include <stdlib.h>
 
 #include "coll_algo.h"
 
@@ -270,11 +269,12 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
 /* Two ranks (issue 43: 8 B took 0.58 us through a schedule, Open MPI
  * 0.39; 256 KiB 37 us, Open MPI 22): blocks of predefined types straight
  * on the engine, as the recursive doubling's one round sends them (same
- * tags, same bytes: a rank whose datatype takes the schedule still
- * matches; the schedule takes that round for these sizes too, 2 blocks
- * being at most ALLGATHER_RD_MAX). The own block is copied while the
- * exchange runs. Returns -1 when the call does not qualify, else an MPI
- * code. */
+ * tags, same bytes: a rank whose datatype takes the general path still
+ * matches; it takes that round for these sizes too, 2 blocks being at most
+ * ALLGATHER_RD_MAX). The own block is copied while the exchange runs.
+ * Since the blocking path runs in direct mode too (no schedule), what this
+ * saves is the context's bookkeeping only: a candidate for removal once
+ * measured. Returns -1 when the call does not qualify, else an MPI code. */
 #define ALLGATHER_PAIR_MAX (ALLGATHER_RD_MAX / 2)
 static int allgather_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                           MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
