@@ -174,6 +174,19 @@ static int node_cpus(int mine)
     return v && *end == '\0' && n > 0 && n < 1 << 20 ? (int)n : mine;
 }
 
+/* A whole-number variable that must lie in [lo, hi]: PROUST_OK, or
+ * PROUST_ERR_INVALID with a message naming it. */
+static int config_long_between(proust__config_id_t id, const char *name, long lo, long hi, long *out)
+{
+    if (proust__config_long(id, out) != PROUST_OK)
+        return PROUST_ERR_INVALID;
+    if (*out < lo || *out > hi) {
+        PROUST_ERROR("%s=%ld: expected %ld to %ld", name, *out, lo, hi);
+        return PROUST_ERR_INVALID;
+    }
+    return PROUST_OK;
+}
+
 static int read_config(struct proust_session *s)
 {
     const char *name = proust__config_str(PROUST_CFG_STRATEGY);
@@ -184,12 +197,9 @@ static int read_config(struct proust_session *s)
         return PROUST_ERR_INVALID;
     }
     long coalesce_ns;
-    if (proust__config_long(PROUST_CFG_COALESCE_NS, &coalesce_ns) != PROUST_OK)
+    if (config_long_between(PROUST_CFG_COALESCE_NS, "PROUST_COALESCE_NS", 0, 1000000000,
+                            &coalesce_ns) != PROUST_OK)
         return PROUST_ERR_INVALID;
-    if (coalesce_ns < 0 || coalesce_ns > 1000000000) {
-        PROUST_ERROR("PROUST_COALESCE_NS=%ld: expected 0 to 1000000000", coalesce_ns);
-        return PROUST_ERR_INVALID;
-    }
     s->coalesce_ns = (unsigned)coalesce_ns;
     if (proust__config_size(PROUST_CFG_RDV_THRESHOLD, &s->rdv_threshold_override) != PROUST_OK)
         return PROUST_ERR_INVALID;
@@ -201,12 +211,9 @@ static int read_config(struct proust_session *s)
     if (proust__config_size(PROUST_CFG_IDLE_PULL_BYTES, &s->idle_pull_budget) != PROUST_OK)
         return PROUST_ERR_INVALID;
     long stripes;
-    if (proust__config_long(PROUST_CFG_MATCH_STRIPES, &stripes) != PROUST_OK)
+    if (config_long_between(PROUST_CFG_MATCH_STRIPES, "PROUST_MATCH_STRIPES", 1, 4096,
+                            &stripes) != PROUST_OK)
         return PROUST_ERR_INVALID;
-    if (stripes < 1 || stripes > 4096) {
-        PROUST_ERROR("PROUST_MATCH_STRIPES=%ld: expected 1 to 4096", stripes);
-        return PROUST_ERR_INVALID;
-    }
     s->nstripes = (int)stripes;
     return PROUST_OK;
 }
