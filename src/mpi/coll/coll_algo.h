@@ -185,10 +185,13 @@ int pm_alg_reduce(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count coun
  * (newrank 0..pof2-1; extra ranks folded in: participant p < rem is rank
  * 2p+1, the others p + rem). Segment i is elements [disps[i], disps[i] +
  * cnts[i]) of `res` (reduced in place; `tmp` is the same size). At the end
- * participant p holds the reduction of segment p. Commutative ops only. */
-int pm_alg_rs_halving(struct pm_cx *cx, void *res, void *tmp, const MPI_Count *cnts,
-                      const MPI_Count *disps, MPI_Datatype dt, MPI_Op op, int newrank, int pof2,
-                      int rem);
+ * participant p holds the reduction of segment p. Commutative ops only.
+ * The vector starts in `src` (== res, or a buffer of the same layout: the
+ * first exchange sends from it, receives the partner's half straight into
+ * res and combines src's half into it). */
+int pm_alg_rs_halving(struct pm_cx *cx, const void *src, void *res, void *tmp,
+                      const MPI_Count *cnts, const MPI_Count *disps, MPI_Datatype dt, MPI_Op op,
+                      int newrank, int pof2, int rem);
 /* Recursive-doubling allgather of the segments after pm_alg_rs_halving. */
 int pm_alg_ag_doubling(struct pm_cx *cx, void *res, const MPI_Count *cnts,
                        const MPI_Count *disps, MPI_Datatype dt, int newrank, int pof2, int rem);

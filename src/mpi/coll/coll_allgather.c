@@ -14,6 +14,8 @@
  *    exchanges of a packed scratch buffer holding the blocks in order of
  *    rank relative to the caller, then copied out;
  *  - ring: large totals; n-1 steps, each passing one block to the right.
+ * The first exchange sends the own block from the send buffer and copies it
+ * into place while the exchange runs.
  * Intercommunicators: each process exchanges its block with every process of
  * the other group, steps paired so both sides agree, at most
  * ALLGATHER_INTER_BATCH steps in flight.
@@ -139,13 +141,20 @@ static void allgather_ring(struct pm_cx *cx, const struct allgather *g)
 {
     int n = g->c->size, me = g->c->rank;
     int right = (me + 1) % n, left = (me - 1 + n) % n;
-    own_copy(cx, g); /* runs before the first send of its round */
     for (int i = 0; i < n - 1 && !cx->stop; i++) {
         int out = (me - i + n) % n, in = (me - i - 1 + n) % n;
         if (i)
             pm_cx_fence(cx);
         pm_cx_recv(cx, block_of(g, in), count_of(g, in), g->rtype, left);
-        pm_cx_send(cx, block_of(g, out), count_of(g, out), g->rtype, right);
+        if (i == 0 && g->sbuf != MPI_IN_PLACE) {
+            /* the own block leaves from the send buffer and is copied
+             * into place while the exchange runs (copying it first put
+             * a block's copy before every byte of the exchange) */
+            pm_cx_send(cx, g->sbuf, g->scount, g->stype, right);
+            own_copy(cx, g);
+        } else {
+            pm_cx_send(cx, block_of(g, out), count_of(g, out), g->rtype, right);
+        }
     }
 }
 

@@ -54,18 +54,25 @@ static int allreduce_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_C
     void *tmp = pm_cx_tmp(cx, count, dt);
     if (!tmp)
         return cx->err;
-    if (in != rbuf)
+    bool folded = rank < 2 * rem; /* the partner's vector comes in first */
+    size_t bytes = (size_t)count * (size_t)pm_type_get(dt)->size;
+    bool rabenseifner = pm_op_commutative(op) && bytes >= PM_ALLREDUCE_LARGE && count >= pof2;
+    /* Rabenseifner's halving copies only the half it keeps, during its
+     * first exchange */
+    const void *src = rbuf;
+    if (in != rbuf && rabenseifner && !folded)
+        src = in;
+    else if (in != rbuf)
         pm_cx_copy(cx, in, count, dt, rbuf, count, dt);
     int newrank = rank - rem;
-    if (rank < 2 * rem) {
+    if (folded) {
         pm_cx_recv(cx, tmp, count, dt, rank - 1);
         pm_cx_fence(cx);
         pm_cx_reduce(cx, tmp, rbuf, count, dt, op); /* rank-1 op rank */
         newrank = rank / 2;
     }
     bool commute = pm_op_commutative(op);
-    size_t bytes = (size_t)count * (size_t)pm_type_get(dt)->size;
-    if (commute && bytes >= PM_ALLREDUCE_LARGE && count >= pof2) {
+    if (rabenseifner) {
         MPI_Count *cnts = pm_cx_scratch(cx, 2 * (size_t)pof2 * sizeof *cnts);
         if (!cnts)
             return cx->err;
@@ -74,7 +81,7 @@ static int allreduce_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_C
             cnts[i] = count / pof2 + (i < count % pof2);
             disps[i] = i ? disps[i - 1] + cnts[i - 1] : 0;
         }
-        pm_alg_rs_halving(cx, rbuf, tmp, cnts, disps, dt, op, newrank, pof2, rem);
+        pm_alg_rs_halving(cx, src, rbuf, tmp, cnts, disps, dt, op, newrank, pof2, rem);
         pm_alg_ag_doubling(cx, rbuf, cnts, disps, dt, newrank, pof2, rem);
     } else {
         allreduce_doubling(cx, rbuf, tmp, count, dt, op, commute, rank, newrank, pof2, rem);

@@ -81,18 +81,20 @@ static int reduce_rabenseifner(struct pm_cx *cx, const void *sbuf, void *rbuf, M
         cnts[i] = count / pof2 + (i < count % pof2);
         disps[i] = i ? disps[i - 1] + cnts[i - 1] : 0;
     }
-    if (res != in)
-        pm_cx_copy(cx, in, count, dt, res, count, dt);
     int newrank;
+    const void *src = in; /* the halving copies what it keeps */
     if (rank < 2 * rem) {
+        if (res != in)
+            pm_cx_copy(cx, in, count, dt, res, count, dt);
         pm_cx_recv(cx, tmp, count, dt, rank - 1);
         pm_cx_fence(cx);
         pm_cx_reduce(cx, tmp, res, count, dt, op);
         newrank = rank / 2;
+        src = res;
     } else {
         newrank = rank - rem;
     }
-    pm_alg_rs_halving(cx, res, tmp, cnts, disps, dt, op, newrank, pof2, rem);
+    pm_alg_rs_halving(cx, src, res, tmp, cnts, disps, dt, op, newrank, pof2, rem);
     /* binomial gather of the segments toward newroot: at step m the
      * participant whose bit m differs from newroot's sends its window */
     MPI_Aint ext = pm_type_get(dt)->extent;

@@ -15,24 +15,33 @@
  */
 #include "coll_algo.h"
 
-int pm_alg_rs_halving(struct pm_cx *cx, void *res, void *tmp, const MPI_Count *cnts,
-                      const MPI_Count *disps, MPI_Datatype dt, MPI_Op op, int newrank, int pof2,
-                      int rem)
+int pm_alg_rs_halving(struct pm_cx *cx, const void *src, void *res, void *tmp,
+                      const MPI_Count *cnts, const MPI_Count *disps, MPI_Datatype dt, MPI_Op op,
+                      int newrank, int pof2, int rem)
 {
     MPI_Aint ext = pm_type_get(dt)->extent;
     int lo = 0; /* my window: segments [lo, lo + 2m) */
+    MPI_Count total = pm_seg_span(cnts, disps, 0, pof2);
+    if (pof2 == 1 && src != res)
+        pm_cx_copy(cx, src, total, dt, res, total, dt);
     for (int m = pof2 >> 1; m > 0; m >>= 1) {
         int q = newrank ^ m, peer = pm_part_rank(q, rem);
         int keep = newrank < q ? lo : lo + m, give = newrank < q ? lo + m : lo;
         MPI_Count kc = pm_seg_span(cnts, disps, keep, m), gc = pm_seg_span(cnts, disps, give, m);
-        void *ktmp = pm_at(tmp, (MPI_Aint)disps[keep] * ext);
+        void *kres = pm_at(res, (MPI_Aint)disps[keep] * ext);
+        /* From a separate source (first step), the partner's half lands
+         * in res and the source's is combined into it: no copy of the
+         * vector into res, no scratch (the op commutes). */
+        const void *kin = pm_at(src, (MPI_Aint)disps[keep] * ext);
+        void *kto = src != res ? kres : pm_at(tmp, (MPI_Aint)disps[keep] * ext);
         if (kc)
-            pm_cx_recv(cx, ktmp, kc, dt, peer);
+            pm_cx_recv(cx, kto, kc, dt, peer);
         if (gc)
-            pm_cx_send(cx, pm_at(res, (MPI_Aint)disps[give] * ext), gc, dt, peer);
+            pm_cx_send(cx, pm_at(src, (MPI_Aint)disps[give] * ext), gc, dt, peer);
         pm_cx_fence(cx);
         if (kc)
-            pm_cx_reduce(cx, ktmp, pm_at(res, (MPI_Aint)disps[keep] * ext), kc, dt, op);
+            pm_cx_reduce(cx, src != res ? kin : kto, kres, kc, dt, op);
+        src = res;
         lo = keep;
     }
     return cx->err;
@@ -145,15 +154,17 @@ static int rs_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, const MPI_Co
         nc[i] = i < rem ? cnts[2 * i] + cnts[2 * i + 1] : cnts[i + rem];
         nd[i] = i < rem ? disps[2 * i] : disps[i + rem];
     }
-    pm_cx_copy(cx, in, total, dt, res, total, dt);
     int newrank = rank - rem;
+    const void *src = in; /* the halving copies what it keeps */
     if (rank < 2 * rem) {
+        pm_cx_copy(cx, in, total, dt, res, total, dt);
         pm_cx_recv(cx, tmp, total, dt, rank - 1);
         pm_cx_fence(cx);
         pm_cx_reduce(cx, tmp, res, total, dt, op);
         newrank = rank / 2;
+        src = res;
     }
-    pm_alg_rs_halving(cx, res, tmp, nc, nd, dt, op, newrank, pof2, rem);
+    pm_alg_rs_halving(cx, src, res, tmp, nc, nd, dt, op, newrank, pof2, rem);
     pm_cx_copy(cx, pm_at(res, (MPI_Aint)disps[rank] * ext), cnts[rank], dt, rbuf, cnts[rank], dt);
     if (rank < 2 * rem)
         pm_cx_send(cx, pm_at(res, (MPI_Aint)disps[rank - 1] * ext), cnts[rank - 1], dt, rank - 1);
