@@ -7,7 +7,9 @@
  * collectives after them, with data, still match (no rank left one
  * behind): an MPI_Alltoall and an MPI_Allgather of rank-dependent values
  * after each empty one, checked. Also empty MPI_Alltoallv/Gatherv, which
- * take part as before (some ranks' counts there are not every rank's).
+ * take part as before (some ranks' counts there are not every rank's), and
+ * v forms where one rank's blocks are all empty while the others exchange
+ * (blocking, nonblocking, persistent).
  *
  * Usage: coll_zero   (any number of ranks)
  */
@@ -44,6 +46,83 @@ static void done_at_once(MPI_Request *req, const char *what)
     MPI_Status st;
     MPI_CHECK(MPI_Test(req, &flag, &st));
     CHECK(flag && *req == MPI_REQUEST_NULL, "%s: not complete at once", what);
+}
+
+/* v forms where the last rank has nothing to send or receive while the
+ * others exchange: the empty rank is done at once (nonblocking: at the
+ * first MPI_Test), the others' data arrive, and everybody stays in step;
+ * also under a persistent MPI_Alltoallv_init started twice. */
+static void some_ranks_empty(int *s, int *r)
+{
+    int idle = size - 1, me_idle = rank == idle;
+    int scnt[MAXR], rcnt[MAXR], sd[MAXR], rd[MAXR];
+    for (int i = 0; i < size; i++) {
+        scnt[i] = rcnt[i] = (me_idle || i == idle) ? 0 : 1;
+        sd[i] = rd[i] = i;
+        s[i] = rank * 100 + i;
+    }
+    MPI_Request req, pers;
+    MPI_CHECK(MPI_Alltoallv_init(s, scnt, sd, MPI_INT, r, rcnt, rd, MPI_INT, MPI_COMM_WORLD,
+                                 MPI_INFO_NULL, &pers));
+    for (int form = 0; form < 4; form++) {
+        for (int i = 0; i < MAXR; i++)
+            r[i] = SENTINEL;
+        if (form == 0) {
+            MPI_CHECK(MPI_Alltoallv(s, scnt, sd, MPI_INT, r, rcnt, rd, MPI_INT, MPI_COMM_WORLD));
+        } else if (form == 1) {
+            MPI_CHECK(MPI_Ialltoallv(s, scnt, sd, MPI_INT, r, rcnt, rd, MPI_INT, MPI_COMM_WORLD,
+                                     &req));
+            if (me_idle)
+                done_at_once(&req, "ialltoallv of an empty rank");
+            else
+                MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        } else {
+            MPI_CHECK(MPI_Start(&pers));
+            MPI_CHECK(MPI_Wait(&pers, MPI_STATUS_IGNORE));
+        }
+        for (int i = 0; i < size; i++) {
+            int want = (me_idle || i == idle) ? SENTINEL : i * 100 + rank;
+            CHECK(r[i] == want, "alltoallv form %d, one rank empty: from %d got %d, want %d",
+                  form, i, r[i], want);
+        }
+        follow_up("an alltoallv with an empty rank");
+    }
+    MPI_CHECK(MPI_Request_free(&pers));
+    /* Gatherv / Scatterv to and from rank 0; the idle rank's block is empty */
+    int mine = rank == idle ? 0 : 1, v = rank * 3 + 2;
+    for (int nb = 0; nb < 2; nb++) {
+        for (int i = 0; i < MAXR; i++)
+            r[i] = SENTINEL;
+        if (nb) {
+            MPI_CHECK(MPI_Igatherv(&v, mine, MPI_INT, r, rcnt, rd, MPI_INT, 0, MPI_COMM_WORLD,
+                                   &req));
+            if (me_idle && rank != 0)
+                done_at_once(&req, "igatherv of an empty rank");
+            else
+                MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        } else {
+            MPI_CHECK(MPI_Gatherv(&v, mine, MPI_INT, r, rcnt, rd, MPI_INT, 0, MPI_COMM_WORLD));
+        }
+        if (rank == 0 && !me_idle)
+            for (int i = 0; i < size; i++) {
+                int want = i == idle ? SENTINEL : i * 3 + 2;
+                CHECK(r[i] == want, "gatherv, one rank empty: from %d got %d", i, r[i]);
+            }
+        follow_up("a gatherv with an empty rank");
+        int got = SENTINEL;
+        for (int i = 0; i < size; i++)
+            s[i] = i * 5 + 1;
+        if (nb) {
+            MPI_CHECK(MPI_Iscatterv(s, scnt, sd, MPI_INT, &got, mine, MPI_INT, 0, MPI_COMM_WORLD,
+                                    &req));
+            MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        } else {
+            MPI_CHECK(MPI_Scatterv(s, scnt, sd, MPI_INT, &got, mine, MPI_INT, 0, MPI_COMM_WORLD));
+        }
+        int want = (me_idle || size == 1) ? SENTINEL : rank * 5 + 1;
+        CHECK(got == want, "scatterv, one rank empty: got %d, want %d", got, want);
+        follow_up("a scatterv with an empty rank");
+    }
 }
 
 int main(int argc, char **argv)
@@ -102,6 +181,7 @@ int main(int argc, char **argv)
         untouched(r, "alltoallv, gatherv");
         follow_up("empty v collectives");
     }
+    some_ranks_empty(s, r);
     MPI_CHECK(MPI_Type_free(&empty));
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)

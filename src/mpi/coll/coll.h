@@ -51,6 +51,55 @@ struct pm_sched *pm_sched_create(struct pm_comm *c);
  * number instead (and resets it): a persistent collective reuses the one
  * it reserved at initialisation at every start (coll_persistent.c). */
 extern _Thread_local int64_t pm_coll_forced_seq;
+/* A collective with nothing for this rank to send or receive while other
+ * ranks may still exchange among themselves (v forms skip empty blocks):
+ * it takes its sequence number (a persistent start: the reserved one) so
+ * that the next collectives still agree, and does nothing. */
+static inline void pm_coll_skip_seq(struct pm_comm *c)
+{
+    if (pm_coll_forced_seq >= 0)
+        pm_coll_forced_seq = -1;
+    else
+        (void)pm_coll_next_seq(c);
+}
+/* Zero-byte fast path of the blocking collectives (0.02-0.04 us of the full
+ * checks; Open MPI 0.006): a valid intracommunicator (in *cp) and a
+ * predefined contiguous datatype. Blocks of count 0 move nothing on any
+ * rank (signatures match), so a call whose arguments pass these cheap
+ * checks is done; any other takes the full path, which reports what is
+ * wrong. */
+static inline bool pm_coll_zero_ok(MPI_Comm comm, MPI_Datatype dt, struct pm_comm **cp)
+{
+    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    *cp = c;
+    return c && !c->is_inter && pm_type_fast_size(dt) >= 0;
+}
+/* MPI_Alltoall, MPI_Allgather with empty blocks. */
+static inline bool pm_coll_zero_all(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                    const void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                                    MPI_Comm comm)
+{
+    struct pm_comm *c;
+    return rcount == 0 && rbuf != MPI_IN_PLACE &&
+           (sbuf == MPI_IN_PLACE || (scount == 0 && pm_type_fast_size(stype) >= 0)) &&
+           pm_coll_zero_ok(comm, rtype, &c);
+}
+/* MPI_Gather / MPI_Scatter with empty blocks: `mine` is every rank's block
+ * (gather's send side, scatter's receive side; MPI_IN_PLACE at the root),
+ * `all` the root's whole buffer. */
+static inline bool pm_coll_zero_rooted(const void *mbuf, MPI_Count mcount, MPI_Datatype mtype,
+                                       const void *abuf, MPI_Count acount, MPI_Datatype atype,
+                                       int root, MPI_Comm comm)
+{
+    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    if (!c || c->is_inter || root < 0 || root >= c->size)
+        return false;
+    bool mine = mcount == 0 && mbuf != MPI_IN_PLACE && pm_type_fast_size(mtype) >= 0;
+    if (c->rank != root)
+        return mine;
+    return acount == 0 && abuf != MPI_IN_PLACE && pm_type_fast_size(atype) >= 0 &&
+           (mbuf == MPI_IN_PLACE || mine);
+}
 /* In- and out-degree of this process in c's topology (Cartesian: 2 per
  * dimension); false, both 0, when c has none (coll_neighbor.c). */
 bool pm_topo_degrees(const struct pm_comm *c, int *nin, int *nout);
@@ -160,5 +209,48 @@ int pm_coll_check_buf(const char *fname, struct pm_comm *c, MPI_Count count, MPI
  * or of types[i] (each checked where its count is not zero) when `types`. */
 int pm_coll_check_counts(const char *fname, struct pm_comm *c, const char *what,
                          struct pm_counts v, int n, MPI_Datatype dt, const MPI_Datatype *types);
+
+/* Blocking fast paths of the v forms with empty blocks (as pm_coll_zero_*).
+ * MPI_Gatherv / MPI_Scatterv: this rank's block is empty and, at the root,
+ * every block; the call takes its sequence number (other ranks may still
+ * exchange with the root). */
+static inline bool pm_coll_zero_rooted_v(const void *mbuf, MPI_Count mcount, MPI_Datatype mtype,
+                                         const void *abuf, struct pm_counts counts,
+                                         struct pm_displs displs, MPI_Datatype atype, int root,
+                                         MPI_Comm comm)
+{
+    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    if (!c || c->is_inter || root < 0 || root >= c->size)
+        return false;
+    bool mine = mcount == 0 && mbuf != MPI_IN_PLACE && pm_type_fast_size(mtype) >= 0;
+    if (c->rank != root) {
+        if (!mine)
+            return false;
+    } else {
+        if (pm_counts_null(counts) || pm_displs_null(displs) || abuf == MPI_IN_PLACE ||
+            pm_type_fast_size(atype) < 0 || !(mbuf == MPI_IN_PLACE || mine))
+            return false;
+        for (int i = 0; i < c->size; i++)
+            if (pm_cnt(counts, i) != 0)
+                return false;
+    }
+    pm_coll_skip_seq(c);
+    return true;
+}
+/* MPI_Allgatherv with every count 0 (the same on every rank). */
+static inline bool pm_coll_zero_allv(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                                     const void *rbuf, struct pm_counts counts,
+                                     struct pm_displs displs, MPI_Datatype rtype, MPI_Comm comm)
+{
+    struct pm_comm *c;
+    if (rbuf == MPI_IN_PLACE || pm_counts_null(counts) || pm_displs_null(displs) ||
+        !(sbuf == MPI_IN_PLACE || (scount == 0 && pm_type_fast_size(stype) >= 0)) ||
+        !pm_coll_zero_ok(comm, rtype, &c))
+        return false;
+    for (int i = 0; i < c->size; i++)
+        if (pm_cnt(counts, i) != 0)
+            return false;
+    return true;
+}
 
 #endif /* PROUST_MPI_COLL_H */

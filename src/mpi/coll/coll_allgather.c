@@ -335,6 +335,8 @@ static int allgather_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype
                             void *recvbuf, CT recvcount, MPI_Datatype recvtype, MPI_Comm comm)    \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Allgather" #SUF);                                                      \
+        if (pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))   \
+            return MPI_SUCCESS;                                                                   \
         int fast = allgather_pair(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,     \
                                   comm);                                                          \
         if (PM_LIKELY(fast == MPI_SUCCESS))                                                       \
@@ -366,6 +368,9 @@ static int allgather_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype
                              MPI_Datatype recvtype, MPI_Comm comm)                                \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Allgatherv" #SUF);                                                     \
+        if (pm_coll_zero_allv(sendbuf, sendcount, sendtype, recvbuf, PM_COUNTS(recvcounts),       \
+                              PM_DISPLS(displs), recvtype, comm))                                 \
+            return MPI_SUCCESS;                                                                   \
         struct allgather g = {"MPI_Allgatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,    \
                               recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype,     \
                               true, 0, 0, {0, 0, 0}};                                             \

@@ -354,6 +354,16 @@ static void a2a_build(struct pm_cx *cx, const struct a2a *a)
     a2a_pairwise(cx, a);
 }
 
+/* Every block this rank sends or receives is empty. */
+static bool a2a_rank_empty(const struct a2a *a)
+{
+    for (int i = 0; i < a->c->size; i++)
+        if (blk_bytes(recv_blk(a, i)) ||
+            (a->sbuf != MPI_IN_PLACE && blk_bytes(send_blk(a, i))))
+            return false;
+    return true;
+}
+
 static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
 {
     int rc = a2a_check(a, request, nonblocking);
@@ -363,6 +373,12 @@ static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
     if (a->kind == A2A && !a->c->is_inter && pm_coll_bytes(a->rcount, a->rtype) == 0 &&
         (a->sbuf == MPI_IN_PLACE || pm_coll_bytes(a->scount, a->stype) == 0))
         return pm_coll_nothing(a->c, a->comm, a->fname, request, nonblocking);
+    /* Alltoallv/w with nothing to or from this rank: the others may still
+     * exchange; no schedule, no message */
+    if (a->kind != A2A && !a->c->is_inter && a2a_rank_empty(a)) {
+        pm_coll_skip_seq(a->c);
+        return pm_coll_nothing(a->c, a->comm, a->fname, request, nonblocking);
+    }
     struct pm_cx cx;
     if (pm_cx_begin(&cx, a->c, nonblocking))
         return pm_error(a->comm, MPI_ERR_NO_MEM, "%s: out of memory", a->fname);
@@ -429,6 +445,8 @@ static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
                            void *recvbuf, CT recvcount, MPI_Datatype recvtype, MPI_Comm comm)     \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Alltoall" #SUF);                                                       \
+        if (pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))   \
+            return MPI_SUCCESS;                                                                   \
         int fast = a2a_small(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);   \
         if (PM_LIKELY(fast == MPI_SUCCESS))                                                       \
             return MPI_SUCCESS;                                                                   \

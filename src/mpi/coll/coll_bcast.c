@@ -188,6 +188,9 @@ static int bcast_small(void *buf, MPI_Count count, MPI_Datatype dt, int root, MP
 static int bcast_blocking(const char *fn, void *buffer, MPI_Count count, MPI_Datatype datatype,
                           int root, MPI_Comm comm)
 {
+    struct pm_comm *zc;
+    if (count == 0 && pm_coll_zero_ok(comm, datatype, &zc) && root >= 0 && root < zc->size)
+        return MPI_SUCCESS;
     int fast = bcast_small(buffer, count, datatype, root, comm);
     if (PM_LIKELY(fast == MPI_SUCCESS))
         return MPI_SUCCESS;

@@ -223,6 +223,19 @@ static void gather_build(struct pm_cx *cx, const struct gather *g)
         gather_linear(cx, g);
 }
 
+/* Gatherv: this rank sends nothing, and as the root receives nothing. */
+static bool gatherv_rank_empty(const struct gather *g, bool root)
+{
+    if (g->sbuf != MPI_IN_PLACE && pm_coll_bytes(g->scount, g->stype) != 0)
+        return false;
+    if (!root || pm_type_get(g->rtype)->size == 0)
+        return true;
+    for (int i = 0; i < g->c->size; i++)
+        if (pm_cnt(g->rcounts, i) != 0)
+            return false;
+    return true;
+}
+
 static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
 {
     int rc = gather_check(g, request, nonblocking);
@@ -235,6 +248,12 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         (g->sbuf == MPI_IN_PLACE || pm_coll_bytes(g->scount, g->stype) == 0) &&
         (!root || pm_coll_bytes(g->rcount, g->rtype) == 0))
         return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
+    /* MPI_Gatherv with nothing to or from this rank: the others may still
+     * send to the root; no schedule, no message */
+    if (g->v && !g->c->is_inter && gatherv_rank_empty(g, root)) {
+        pm_coll_skip_seq(g->c);
+        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
+    }
     struct pm_cx cx;
     if (pm_cx_begin(&cx, g->c, nonblocking))
         return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);
@@ -250,6 +269,9 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
                          MPI_Comm comm)                                                           \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Gather" #SUF);                                                         \
+        if (pm_coll_zero_rooted(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, \
+                                comm))                                                            \
+            return MPI_SUCCESS;                                                                   \
         struct gather g = {"MPI_Gather" #SUF, comm, NULL, sendbuf, sendcount, sendtype, recvbuf,  \
                            recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root, false,          \
                            {0, 0, 0}};                                                            \
@@ -274,6 +296,9 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
                           MPI_Datatype recvtype, int root, MPI_Comm comm)                         \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Gatherv" #SUF);                                                        \
+        if (pm_coll_zero_rooted_v(sendbuf, sendcount, sendtype, recvbuf, PM_COUNTS(recvcounts),   \
+                                  PM_DISPLS(displs), recvtype, root, comm))                       \
+            return MPI_SUCCESS;                                                                   \
         struct gather g = {"MPI_Gatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,          \
                            recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype, root,  \
                            true, {0, 0, 0}};                                                      \

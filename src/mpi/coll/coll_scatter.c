@@ -226,6 +226,19 @@ static void scatter_build(struct pm_cx *cx, const struct scatter *g)
         scatter_linear(cx, g);
 }
 
+/* Scatterv: this rank receives nothing, and as the root sends nothing. */
+static bool scatterv_rank_empty(const struct scatter *g, bool root)
+{
+    if (g->rbuf != MPI_IN_PLACE && pm_coll_bytes(g->rcount, g->rtype) != 0)
+        return false;
+    if (!root || pm_type_get(g->stype)->size == 0)
+        return true;
+    for (int i = 0; i < g->c->size; i++)
+        if (pm_cnt(g->scounts, i) != 0)
+            return false;
+    return true;
+}
+
 static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
 {
     int rc = scatter_check(g, request, nonblocking);
@@ -237,6 +250,11 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         (g->rbuf == MPI_IN_PLACE || pm_coll_bytes(g->rcount, g->rtype) == 0) &&
         (!root || pm_coll_bytes(g->scount, g->stype) == 0))
         return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
+    /* MPI_Scatterv with nothing to or from this rank (as MPI_Gatherv) */
+    if (g->v && !g->c->is_inter && scatterv_rank_empty(g, root)) {
+        pm_coll_skip_seq(g->c);
+        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
+    }
     struct pm_cx cx;
     if (pm_cx_begin(&cx, g->c, nonblocking))
         return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);
@@ -252,6 +270,9 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
                           MPI_Comm comm)                                                          \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Scatter" #SUF);                                                        \
+        if (pm_coll_zero_rooted(recvbuf, recvcount, recvtype, sendbuf, sendcount, sendtype, root, \
+                                comm))                                                            \
+            return MPI_SUCCESS;                                                                   \
         struct scatter g = {"MPI_Scatter" #SUF, comm, NULL, sendbuf, sendcount, PM_NO_COUNTS,     \
                             PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false,    \
                             {0, 0, 0}};                                                           \
@@ -276,6 +297,9 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
                            MPI_Datatype recvtype, int root, MPI_Comm comm)                        \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Scatterv" #SUF);                                                       \
+        if (pm_coll_zero_rooted_v(recvbuf, recvcount, recvtype, sendbuf, PM_COUNTS(sendcounts),   \
+                                  PM_DISPLS(displs), sendtype, root, comm))                       \
+            return MPI_SUCCESS;                                                                   \
         struct scatter g = {"MPI_Scatterv" #SUF, comm, NULL, sendbuf, 0, PM_COUNTS(sendcounts),   \
                             PM_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,      \
                             true, {0, 0, 0}};                                                     \
