@@ -24,9 +24,14 @@ int main(void)
     for (int i = 0; i < 20000; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         size_t len = (size_t)(x >> 33) % (i % 10 == 0 ? maxp + 1 : 200);
-        /* payload full of values that would be valid stamps soon */
+        /* payload full of values that would be valid stamps of records
+         * starting at the same place one lap later: where the record will
+         * land (after a WRAP if it does not fit before the end) */
+        size_t rec = proust__shm_round_line(PROUST__SHM_PUT_HDR + len);
+        size_t off = (size_t)(p.head & (RING - 1));
+        uint64_t at = (rec > RING - off ? p.head + (RING - off) : p.head) + PROUST__SHM_PUT_HDR;
         for (size_t k = 0; k + 8 <= len; k += 8) {
-            uint64_t fake = p.head + 1 + k;
+            uint64_t fake = at + k + RING + 1;
             memcpy(msg + k, &fake, 8);
         }
         for (size_t k = len & ~(size_t)7; k < len; k++)
