@@ -1,8 +1,9 @@
 /*
  * coll_paths_mixed.c — collectives where ranks take different paths for
  * the same call: a rank whose datatype is predefined may take a latency
- * path straight on the engine (MPI_Allgather and MPI_Alltoall of two or a
- * few ranks), one whose datatype is derived goes by a schedule; their
+ * path straight on the engine (MPI_Allgather(v), MPI_Alltoall and
+ * MPI_Alltoallv of two or a few ranks), one whose datatype is derived goes
+ * by the general path; their
  * messages must still meet. Each rank alternates, per round, between
  * MPI_INT x 4 and a contiguous type of 4 ints, in or out of place; the
  * gathered values are checked; then the same with blocks of 128 KiB (an
@@ -51,6 +52,21 @@ int main(int argc, char **argv)
                       "round %d (%s%s): block %d element %d is %d", round,
                       derived ? "derived" : "MPI_INT", in_place ? ", in place" : "", i, j,
                       all[i * K + j]);
+        /* allgatherv: rank 1's block empty */
+        int gc[MAXR], gd[MAXR];
+        for (int i = 0; i < size; i++) {
+            gc[i] = i == 1 ? 0 : n;
+            gd[i] = i * n;
+        }
+        for (int i = 0; i < K * MAXR; i++)
+            all[i] = -1;
+        MPI_CHECK(MPI_Allgatherv(mine, gc[rank], t, all, gc, gd, t, MPI_COMM_WORLD));
+        for (int i = 0; i < size; i++)
+            for (int j = 0; j < K; j++) {
+                int want = i == 1 ? -1 : i * 100 + round * 10 + j;
+                CHECK(all[i * K + j] == want, "round %d allgatherv: block %d element %d is %d",
+                      round, i, j, all[i * K + j]);
+            }
         /* alltoall: block j for rank j */
         int out[K * MAXR], in[K * MAXR];
         for (int i = 0; i < size * K; i++)
@@ -60,6 +76,21 @@ int main(int argc, char **argv)
             for (int j = 0; j < K; j++)
                 CHECK(in[i * K + j] == i * 1000 + rank * K + j, "round %d alltoall: %d from %d",
                       round, in[i * K + j], i);
+        /* alltoallv, the same blocks but rank 1's empty both ways */
+        int cnt[MAXR], dsp[MAXR];
+        for (int i = 0; i < size; i++) {
+            cnt[i] = (i == 1 || rank == 1) ? 0 : n;
+            dsp[i] = i * n;
+        }
+        for (int i = 0; i < size * K; i++)
+            in[i] = -1;
+        MPI_CHECK(MPI_Alltoallv(out, cnt, dsp, t, in, cnt, dsp, t, MPI_COMM_WORLD));
+        for (int i = 0; i < size; i++)
+            for (int j = 0; j < K; j++) {
+                int want = (i == 1 || rank == 1) ? -1 : i * 1000 + rank * K + j;
+                CHECK(in[i * K + j] == want, "round %d alltoallv: %d from %d, want %d", round,
+                      in[i * K + j], i, want);
+            }
     }
     /* large blocks: 32768 ints, as MPI_INT x 32768 or one contiguous type */
     enum { BIG = 32768 };

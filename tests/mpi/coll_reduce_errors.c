@@ -91,6 +91,11 @@ int main(int argc, char **argv)
     expect(MPI_Scan(a, b, 1, MPI_INT, MPI_MINLOC, w), MPI_ERR_OP, "Scan(MINLOC, INT)");
     expect(MPI_Reduce_scatter_block(a, b, 1, MPI_FLOAT, MPI_LXOR, w), MPI_ERR_OP,
            "Reduce_scatter_block(LXOR, FLOAT)");
+    /* no data does not make a wrong operation right (the zero-byte path) */
+    expect(MPI_Reduce_scatter_block(a, b, 0, MPI_FLOAT, MPI_LXOR, w), MPI_ERR_OP,
+           "Reduce_scatter_block(count 0, LXOR, FLOAT)");
+    expect(MPI_Reduce_scatter_block(a, b, 0, MPI_INT, MPI_OP_NULL, w), MPI_ERR_OP,
+           "Reduce_scatter_block(count 0, MPI_OP_NULL)");
     /* root */
     expect(MPI_Bcast(a, 1, MPI_INT, size, w), MPI_ERR_ROOT, "Bcast(root size)");
     expect(MPI_Bcast(a, 1, MPI_INT, -1, w), MPI_ERR_ROOT, "Bcast(root -1)");

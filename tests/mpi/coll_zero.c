@@ -174,6 +174,11 @@ int main(int argc, char **argv)
         }
         MPI_CHECK(MPI_Allreduce(s, r, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
         untouched(r, "allreduce");
+        MPI_CHECK(MPI_Reduce_scatter_block(s, r, cnt, t, MPI_SUM, MPI_COMM_WORLD));
+        MPI_CHECK(MPI_Ireduce_scatter_block(s, r, cnt, t, MPI_SUM, MPI_COMM_WORLD, &req));
+        done_at_once(&req, "ireduce_scatter_block");
+        untouched(r, "reduce_scatter_block");
+        follow_up("an empty reduce_scatter_block");
         /* counts only some ranks know: these still take part */
         MPI_CHECK(MPI_Alltoallv(s, zeros, displs, MPI_INT, r, zeros, displs, MPI_INT,
                                 MPI_COMM_WORLD));

@@ -277,43 +277,30 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
 
 /* Two ranks (issue 43: 8 B took 0.58 us through a schedule, Open MPI
  * 0.39; 256 KiB 37 us, Open MPI 22): blocks of predefined types straight
- * on the engine, as the recursive doubling's one round sends them (same
- * tags, same bytes: a rank whose datatype takes the general path still
- * matches; it takes that round for these sizes too, 2 blocks being at most
- * ALLGATHER_RD_MAX). The own block is copied while the exchange runs.
- * Since the blocking path runs in direct mode too (no schedule), what this
- * saves is the context's bookkeeping only: a candidate for removal once
- * measured. Returns -1 when the call does not qualify, else an MPI code. */
+ * on the engine. Whatever the algorithm, two ranks exchange one message
+ * each way, the own block (recursive doubling's one round, Bruck's one
+ * step, the ring's one step: same tags, same bytes, a zero-byte message
+ * for an empty block of Allgatherv), so a rank whose datatype takes the
+ * general path still matches. The own block is copied while the exchange
+ * runs. The allgather*_pair functions return -1 when the call does not
+ * qualify, else an MPI code. */
 #define ALLGATHER_PAIR_MAX (ALLGATHER_RD_MAX / 2)
-static int allgather_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                          MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+
+/* `mine` (bytes) goes to the peer, whose `theirs` bytes land at `in`;
+ * `own` (NULL in place) receives a copy of mine. */
+static int pair_exchange(struct pm_comm *c, const void *mine, size_t bytes, void *in,
+                         size_t theirs, void *own)
 {
-    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
-    int64_t rs = pm_type_fast_size(rtype);
-    if (!c || c->is_inter || c->size != 2 || rs <= 0 || rcount <= 0 || !rbuf ||
-        rbuf == MPI_IN_PLACE || rcount > ALLGATHER_PAIR_MAX ||
-        (size_t)rcount * (size_t)rs > ALLGATHER_PAIR_MAX)
-        return -1;
-    size_t bs = (size_t)rcount * (size_t)rs;
-    int me = c->rank, peer = 1 - me;
-    char *out = rbuf;
-    const char *mine = out + (size_t)me * bs;
-    if (sbuf != MPI_IN_PLACE) {
-        int64_t ss = pm_type_fast_size(stype);
-        if (!sbuf || ss <= 0 || scount <= 0 || (size_t)scount * (size_t)ss != bs ||
-            (sbuf >= (const void *)out && sbuf < (const void *)(out + 2 * bs)))
-            return -1;
-        mine = sbuf;
-    }
+    int peer = 1 - c->rank;
     uint32_t seq = pm_coll_next_seq(c);
     proust_request_t *reqs[2] = {NULL, NULL};
-    int rc = proust_irecv(pm_session, out + (size_t)peer * bs, bs, pm_comm_peer(c, peer),
-                          c->tag_coll | seq, PM_COLL_RECV_MASK, &reqs[0]);
+    int rc = proust_irecv(pm_session, in, theirs, pm_comm_peer(c, peer), c->tag_coll | seq,
+                          PM_COLL_RECV_MASK, &reqs[0]);
     if (rc == PROUST_OK)
-        rc = proust_isend(pm_session, mine, bs, pm_comm_peer(c, peer),
+        rc = proust_isend(pm_session, mine, bytes, pm_comm_peer(c, peer),
                           c->tag_coll | c->tag_src | seq, &reqs[1]);
-    if (sbuf != MPI_IN_PLACE)
-        proust_copy(out + (size_t)me * bs, mine, bs);
+    if (own)
+        proust_copy(own, mine, bytes);
     bool posted = reqs[0] != NULL;
     if (rc != PROUST_OK && posted)
         proust_cancel(reqs[0]);
@@ -324,9 +311,76 @@ static int allgather_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype
         err = pm_error_from_proust(st[1].error); /* the send */
     if (!err && posted) {
         bool stop;
-        err = pm_coll_recv_outcome(st[0].error, &st[0], bs, &stop);
+        err = pm_coll_recv_outcome(st[0].error, &st[0], theirs, &stop);
     }
     return err;
+}
+
+/* The two-rank intracommunicator, or NULL. */
+static struct pm_comm *pair_comm(MPI_Comm comm, const void *rbuf)
+{
+    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    if (!c || c->is_inter || c->size != 2 || !rbuf || rbuf == MPI_IN_PLACE)
+        return NULL;
+    return c;
+}
+
+/* The send side: the own block's bytes from sbuf must be `bs`; NULL when
+ * the call does not qualify (sbuf is the receive buffer or its own block:
+ * the general path reports that). */
+static const void *pair_mine(const void *sbuf, MPI_Count scount, MPI_Datatype stype, size_t bs,
+                             const char *rbuf, const char *own_block)
+{
+    if (sbuf == MPI_IN_PLACE)
+        return own_block;
+    int64_t ss = pm_type_fast_size(stype);
+    if (!sbuf || ss <= 0 || scount < 0 || (size_t)scount * (size_t)ss != bs || sbuf == rbuf ||
+        sbuf == own_block)
+        return NULL;
+    return sbuf;
+}
+
+static int allgather_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                          MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    struct pm_comm *c = pair_comm(comm, rbuf);
+    int64_t rs = pm_type_fast_size(rtype);
+    if (!c || rs <= 0 || rcount <= 0 || rcount > ALLGATHER_PAIR_MAX ||
+        (size_t)rcount * (size_t)rs > ALLGATHER_PAIR_MAX)
+        return -1;
+    size_t bs = (size_t)rcount * (size_t)rs;
+    int me = c->rank;
+    char *out = rbuf;
+    if (sbuf != MPI_IN_PLACE && (const char *)sbuf >= out && (const char *)sbuf < out + 2 * bs)
+        return -1;
+    const void *mine = pair_mine(sbuf, scount, stype, bs, out, out + (size_t)me * bs);
+    if (!mine)
+        return -1;
+    return pair_exchange(c, mine, bs, out + (size_t)(1 - me) * bs, bs,
+                         sbuf == MPI_IN_PLACE ? NULL : out + (size_t)me * bs);
+}
+
+static int allgatherv_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                           struct pm_counts counts, struct pm_displs displs, MPI_Datatype rtype,
+                           MPI_Comm comm)
+{
+    struct pm_comm *c = pair_comm(comm, rbuf);
+    int64_t rs = pm_type_fast_size(rtype);
+    if (!c || rs <= 0 || pm_counts_null(counts) || pm_displs_null(displs))
+        return -1;
+    int me = c->rank, peer = 1 - me;
+    MPI_Count km = pm_cnt(counts, me), kp = pm_cnt(counts, peer);
+    if (km < 0 || kp < 0 || (km == 0 && kp == 0) || km > ALLGATHER_PAIR_MAX / rs ||
+        kp > ALLGATHER_PAIR_MAX / rs || pm_dsp(displs, me) < 0 || pm_dsp(displs, peer) < 0)
+        return -1;
+    char *out = rbuf;
+    char *own = out + pm_dsp(displs, me) * (MPI_Aint)rs;
+    size_t bs = (size_t)km * (size_t)rs;
+    const void *mine = pair_mine(sbuf, scount, stype, bs, out, own);
+    if (!mine)
+        return -1;
+    return pair_exchange(c, mine, bs, out + pm_dsp(displs, peer) * (MPI_Aint)rs,
+                         (size_t)kp * (size_t)rs, sbuf == MPI_IN_PLACE ? NULL : own);
 }
 
 /* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
@@ -371,6 +425,12 @@ static int allgather_pair(const void *sbuf, MPI_Count scount, MPI_Datatype stype
         if (pm_coll_zero_allv(sendbuf, sendcount, sendtype, recvbuf, PM_COUNTS(recvcounts),       \
                               PM_DISPLS(displs), recvtype, comm))                                 \
             return MPI_SUCCESS;                                                                   \
+        int fast = allgatherv_pair(sendbuf, sendcount, sendtype, recvbuf, PM_COUNTS(recvcounts),  \
+                                   PM_DISPLS(displs), recvtype, comm);                            \
+        if (PM_LIKELY(fast == MPI_SUCCESS))                                                       \
+            return MPI_SUCCESS;                                                                   \
+        if (fast > 0)                                                                             \
+            return pm_error(comm, fast, "%s: communication failed", "MPI_Allgatherv" #SUF);      \
         struct allgather g = {"MPI_Allgatherv" #SUF, comm, NULL, sendbuf, sendcount, sendtype,    \
                               recvbuf, 0, PM_COUNTS(recvcounts), PM_DISPLS(displs), recvtype,     \
                               true, 0, 0, {0, 0, 0}};                                             \

@@ -391,52 +391,124 @@ static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
 
 /* Latency path: below the Bruck range (fewer than A2A_BRUCK_MIN_RANKS), up
  * to 4 KiB blocks of predefined contiguous types, not in place: the
- * pairwise exchange's messages (one each way per pair, same tags) straight
- * on the engine, no schedule. Returns -1 when the call does not qualify,
- * else an MPI code. */
+ * pairwise exchange's messages (one each way per pair, same tags; none for
+ * an empty block of a v form, as there) straight on the engine, no
+ * schedule. The a2a_small* functions return -1 when the call does not
+ * qualify (the general path then checks and runs it), else an MPI code. */
 #define A2A_SMALL_MAX_BLOCK 4096
-static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+
+/* Where block i lies and its bytes, for Alltoall (count) or Alltoallv
+ * (counts, displacements in elements of the contiguous type). */
+struct a2a_side {
+    const char *buf;
+    size_t esize;
+    MPI_Count count;
+    struct pm_counts counts;
+    struct pm_displs displs;
+};
+
+static inline size_t side_bytes(const struct a2a_side *d, int i)
 {
-    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
-    int64_t ss = pm_type_fast_size(stype), rs = pm_type_fast_size(rtype);
-    if (!c || c->is_inter || ss <= 0 || rs <= 0 || scount <= 0 || rcount <= 0 ||
-        scount > A2A_SMALL_MAX_BLOCK || rcount > A2A_SMALL_MAX_BLOCK || c->size < 2 ||
-        c->size >= A2A_BRUCK_MIN_RANKS || !sbuf || !rbuf ||
-        sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE || sbuf == rbuf)
-        return -1;
-    size_t bs = (size_t)scount * (size_t)ss;
-    if (bs != (size_t)rcount * (size_t)rs || bs > A2A_SMALL_MAX_BLOCK)
-        return -1;
+    return (size_t)(pm_counts_null(d->counts) ? d->count : pm_cnt(d->counts, i)) * d->esize;
+}
+
+static inline const char *side_at(const struct a2a_side *d, int i)
+{
+    if (pm_counts_null(d->counts))
+        return d->buf + (size_t)i * (size_t)d->count * d->esize;
+    return d->buf + pm_dsp(d->displs, i) * (MPI_Aint)d->esize;
+}
+
+static int a2a_small_run(struct pm_comm *c, const struct a2a_side *snd,
+                         const struct a2a_side *rcv)
+{
     int n = c->size, me = c->rank;
     uint32_t seq = pm_coll_next_seq(c);
     proust_request_t *reqs[A2A_BRUCK_MIN_RANKS] = {NULL};
-    const char *in = sbuf;
-    char *out = rbuf;
+    size_t want[A2A_BRUCK_MIN_RANKS] = {0};
     int rc = PROUST_OK;
     for (int k = 1; k < n && rc == PROUST_OK; k++) {
         int p = (me - k + n) % n;
-        rc = proust_irecv(pm_session, out + (size_t)p * bs, bs, pm_comm_peer(c, p),
-                          c->tag_coll | seq, PM_COLL_RECV_MASK, &reqs[k]);
+        if ((want[k] = side_bytes(rcv, p)))
+            rc = proust_irecv(pm_session, (char *)side_at(rcv, p), want[k], pm_comm_peer(c, p),
+                              c->tag_coll | seq, PM_COLL_RECV_MASK, &reqs[k]);
     }
-    proust_copy(out + (size_t)me * bs, in + (size_t)me * bs, bs);
+    proust_copy((char *)side_at(rcv, me), side_at(snd, me), side_bytes(snd, me));
     for (int k = 1; k < n && rc == PROUST_OK; k++) {
         int p = (me + k) % n;
-        rc = proust_send(pm_session, in + (size_t)p * bs, bs, pm_comm_peer(c, p),
-                         c->tag_coll | c->tag_src | seq);
+        size_t bytes = side_bytes(snd, p);
+        if (bytes)
+            rc = proust_send(pm_session, side_at(snd, p), bytes, pm_comm_peer(c, p),
+                             c->tag_coll | c->tag_src | seq);
     }
     if (rc != PROUST_OK)
         for (int k = 1; k < n; k++)
             if (reqs[k])
                 proust_cancel(reqs[k]);
-    proust_status_t st[A2A_BRUCK_MIN_RANKS];
-    proust_waitall((size_t)(n - 1), reqs + 1, st + 1);
+    proust_status_t st[A2A_BRUCK_MIN_RANKS] = {{0}};
+    proust_waitall((size_t)(n - 1), reqs + 1, st + 1); /* (NULL ones are done) */
     int err = pm_error_from_proust(rc); /* a failed send; else the first receive's */
     for (int k = 1; k < n && !err; k++) {
         bool stop;
-        err = pm_coll_recv_outcome(st[k].error, &st[k], bs, &stop);
+        if (want[k])
+            err = pm_coll_recv_outcome(st[k].error, &st[k], want[k], &stop);
     }
     return err;
+}
+
+/* The communicator when the latency path may serve it, else NULL. */
+static struct pm_comm *a2a_small_comm(MPI_Comm comm, const void *sbuf, const void *rbuf)
+{
+    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    if (!c || c->is_inter || c->size < 2 || c->size >= A2A_BRUCK_MIN_RANKS || !sbuf || !rbuf ||
+        sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE || sbuf == rbuf)
+        return NULL;
+    return c;
+}
+
+static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    struct pm_comm *c = a2a_small_comm(comm, sbuf, rbuf);
+    int64_t ss = pm_type_fast_size(stype), rs = pm_type_fast_size(rtype);
+    if (!c || ss <= 0 || rs <= 0 || scount <= 0 || rcount <= 0 ||
+        scount > A2A_SMALL_MAX_BLOCK || rcount > A2A_SMALL_MAX_BLOCK)
+        return -1;
+    size_t bs = (size_t)scount * (size_t)ss;
+    if (bs != (size_t)rcount * (size_t)rs || bs > A2A_SMALL_MAX_BLOCK)
+        return -1;
+    struct a2a_side snd = {sbuf, (size_t)ss, scount, PM_NO_COUNTS, PM_NO_DISPLS};
+    struct a2a_side rcv = {rbuf, (size_t)rs, rcount, PM_NO_COUNTS, PM_NO_DISPLS};
+    return a2a_small_run(c, &snd, &rcv);
+}
+
+/* Alltoallv: every count in 0..4 KiB of bytes, displacements not
+ * negative, the own block the same size both ways. */
+static bool v_small(struct pm_counts counts, struct pm_displs displs, int64_t esize, int n)
+{
+    if (esize <= 0 || pm_counts_null(counts) || pm_displs_null(displs))
+        return false;
+    for (int i = 0; i < n; i++) {
+        MPI_Count k = pm_cnt(counts, i);
+        if (k < 0 || k > A2A_SMALL_MAX_BLOCK / esize || pm_dsp(displs, i) < 0)
+            return false;
+    }
+    return true;
+}
+
+static int a2av_small(const void *sbuf, struct pm_counts scounts, struct pm_displs sdispls,
+                      MPI_Datatype stype, void *rbuf, struct pm_counts rcounts,
+                      struct pm_displs rdispls, MPI_Datatype rtype, MPI_Comm comm)
+{
+    struct pm_comm *c = a2a_small_comm(comm, sbuf, rbuf);
+    int64_t ss = pm_type_fast_size(stype), rs = pm_type_fast_size(rtype);
+    if (!c || !v_small(scounts, sdispls, ss, c->size) || !v_small(rcounts, rdispls, rs, c->size))
+        return -1;
+    struct a2a_side snd = {sbuf, (size_t)ss, 0, scounts, sdispls};
+    struct a2a_side rcv = {rbuf, (size_t)rs, 0, rcounts, rdispls};
+    if (side_bytes(&snd, c->rank) != side_bytes(&rcv, c->rank))
+        return -1;
+    return a2a_small_run(c, &snd, &rcv);
 }
 
 /* Each entry point and its _c twin (MPI_Count counts, MPI_Aint displacements). */
@@ -477,6 +549,13 @@ static int a2a_small(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
                             const DT rdispls[], MPI_Datatype recvtype, MPI_Comm comm)             \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Alltoallv" #SUF);                                                      \
+        int fast = a2av_small(sendbuf, PM_COUNTS(sendcounts), PM_DISPLS(sdispls), sendtype,       \
+                              recvbuf, PM_COUNTS(recvcounts), PM_DISPLS(rdispls), recvtype,      \
+                              comm);                                                              \
+        if (PM_LIKELY(fast == MPI_SUCCESS))                                                       \
+            return MPI_SUCCESS;                                                                   \
+        if (fast > 0)                                                                             \
+            return pm_error(comm, fast, "%s: communication failed", "MPI_Alltoallv" #SUF);       \
         struct a2a a = {.fname = "MPI_Alltoallv" #SUF, .comm = comm, .kind = A2AV,                \
                         .sbuf = sendbuf, .scounts = PM_COUNTS(sendcounts),                        \
                         .sdispls = PM_DISPLS(sdispls), .stype = sendtype, .rbuf = recvbuf,        \

@@ -164,7 +164,8 @@ int pm_coll_nothing(struct pm_comm *c, MPI_Comm comm, const char *fname, MPI_Req
     r->status.MPI_SOURCE = MPI_ANY_SOURCE;
     r->status.MPI_TAG = MPI_ANY_TAG;
     r->status.proust_bytes = 0;
-    pm_request_set_done(r, MPI_SUCCESS);
+    /* nobody else has it yet: no waiter to wake, no read-modify-write */
+    atomic_store_explicit(&r->done, 1, memory_order_release);
     *request = r->handle;
     return MPI_SUCCESS;
 }

@@ -262,7 +262,7 @@ static int rs_blocking(const char *fn, const void *sbuf, void *rbuf, bool v,
     int rc = rs_check(fn, comm, &c, sbuf, rbuf, v, rcounts, block, dt, op, &total);
     if (rc)
         return rc;
-    if (!total)
+    if (!total || (!c->is_inter && pm_type_get(dt)->size == 0)) /* no byte anywhere */
         return MPI_SUCCESS;
     struct pm_cx cx;
     pm_cx_direct(&cx, c);
@@ -285,7 +285,7 @@ static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
         return rc;
     if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
-    if (!total && !c->is_inter) /* as the blocking call */
+    if ((!total || pm_type_get(dt)->size == 0) && !c->is_inter) /* as the blocking call */
         return pm_coll_nothing(c, comm, fn, request, true);
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
@@ -295,6 +295,16 @@ static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
     if (PM_UNLIKELY(rc))
         return pm_error(comm, rc, "%s: cannot start the operation", fn);
     return MPI_SUCCESS;
+}
+
+/* Zero-byte fast path of MPI_Reduce_scatter_block (as pm_coll_zero_ok),
+ * with a predefined operation defined on the type. */
+static bool rs_zero_ok(MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    struct pm_comm *c;
+    unsigned opi = (unsigned)op - (unsigned)PROUST_MPI_KIND_OP;
+    return opi - 1 <= 11u /* MAX..MAXLOC */ && pm_coll_zero_ok(comm, dt, &c) &&
+           pm_op_predef_applies(op, dt);
 }
 
 /* Each entry point and its _c twin (MPI_Count counts). */
@@ -322,6 +332,8 @@ static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)           \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Reduce_scatter_block" #SUF);                                           \
+        if (recvcount == 0 && rs_zero_ok(datatype, op, comm))                                     \
+            return MPI_SUCCESS;                                                                   \
         return rs_blocking("MPI_Reduce_scatter_block" #SUF, sendbuf, recvbuf, false,              \
                            PM_NO_COUNTS, recvcount, datatype, op, comm);                          \
     }                                                                                             \
