@@ -74,24 +74,24 @@ static inline bool pm_coll_zero_ok(MPI_Comm comm, MPI_Datatype dt, struct pm_com
     *cp = c;
     return c && !c->is_inter && pm_type_fast_size(dt) >= 0;
 }
-/* MPI_Alltoall, MPI_Allgather with empty blocks. */
+/* MPI_Alltoall, MPI_Allgather with empty blocks (the communicator in *cp). */
 static inline bool pm_coll_zero_all(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                                     const void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
-                                    MPI_Comm comm)
+                                    MPI_Comm comm, struct pm_comm **cp)
 {
-    struct pm_comm *c;
     return rcount == 0 && rbuf != MPI_IN_PLACE &&
            (sbuf == MPI_IN_PLACE || (scount == 0 && pm_type_fast_size(stype) >= 0)) &&
-           pm_coll_zero_ok(comm, rtype, &c);
+           pm_coll_zero_ok(comm, rtype, cp);
 }
 /* MPI_Gather / MPI_Scatter with empty blocks: `mine` is every rank's block
  * (gather's send side, scatter's receive side; MPI_IN_PLACE at the root),
- * `all` the root's whole buffer. */
+ * `all` the root's whole buffer (the communicator in *cp). */
 static inline bool pm_coll_zero_rooted(const void *mbuf, MPI_Count mcount, MPI_Datatype mtype,
                                        const void *abuf, MPI_Count acount, MPI_Datatype atype,
-                                       int root, MPI_Comm comm)
+                                       int root, MPI_Comm comm, struct pm_comm **cp)
 {
     struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    *cp = c;
     if (!c || c->is_inter || root < 0 || root >= c->size)
         return false;
     bool mine = mcount == 0 && mbuf != MPI_IN_PLACE && pm_type_fast_size(mtype) >= 0;

@@ -389,7 +389,9 @@ static int allgatherv_pair(const void *sbuf, MPI_Count scount, MPI_Datatype styp
                             void *recvbuf, CT recvcount, MPI_Datatype recvtype, MPI_Comm comm)    \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Allgather" #SUF);                                                      \
-        if (pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))   \
+        struct pm_comm *zc;                                                                       \
+        if (pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,    \
+                             &zc))                                                                \
             return MPI_SUCCESS;                                                                   \
         int fast = allgather_pair(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,     \
                                   comm);                                                          \
@@ -410,6 +412,10 @@ static int allgatherv_pair(const void *sbuf, MPI_Count scount, MPI_Datatype styp
                              MPI_Request *request)                                                \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Iallgather" #SUF);                                                     \
+        struct pm_comm *zc; /* empty blocks: a finished request */                                \
+        if (request && pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount,         \
+                                        recvtype, comm, &zc))                                     \
+            return pm_coll_nothing(zc, comm, "MPI_Iallgather" #SUF, request, true);               \
         struct allgather g = {"MPI_Iallgather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,    \
                               recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, false,    \
                               0, 0, {0, 0, 0}};                                                   \

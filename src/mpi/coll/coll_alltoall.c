@@ -517,7 +517,9 @@ static int a2av_small(const void *sbuf, struct pm_counts scounts, struct pm_disp
                            void *recvbuf, CT recvcount, MPI_Datatype recvtype, MPI_Comm comm)     \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Alltoall" #SUF);                                                       \
-        if (pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))   \
+        struct pm_comm *zc;                                                                       \
+        if (pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,    \
+                             &zc))                                                                \
             return MPI_SUCCESS;                                                                   \
         int fast = a2a_small(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);   \
         if (PM_LIKELY(fast == MPI_SUCCESS))                                                       \
@@ -537,6 +539,10 @@ static int a2av_small(const void *sbuf, struct pm_counts scounts, struct pm_disp
                             MPI_Request *request)                                                 \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Ialltoall" #SUF);                                                      \
+        struct pm_comm *zc; /* empty blocks: a finished request */                                \
+        if (request && pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount,         \
+                                        recvtype, comm, &zc))                                     \
+            return pm_coll_nothing(zc, comm, "MPI_Ialltoall" #SUF, request, true);                \
         struct a2a a = {.fname = "MPI_Ialltoall" #SUF, .comm = comm, .kind = A2A,                 \
                         .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,                  \
                         .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype};                 \

@@ -222,6 +222,9 @@ static int bcast_nonblocking(const char *fn, void *buffer, MPI_Count count,
                              MPI_Request *request)
 {
     struct pm_comm *c;
+    if (count == 0 && request && pm_coll_zero_ok(comm, datatype, &c) && root >= 0 &&
+        root < c->size) /* (as the blocking call) */
+        return pm_coll_nothing(c, comm, fn, request, true);
     size_t bytes;
     int rc = bcast_check(fn, comm, &c, buffer, count, datatype, root, &bytes);
     if (rc)

@@ -269,8 +269,9 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
                          MPI_Comm comm)                                                           \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Gather" #SUF);                                                         \
+        struct pm_comm *zc;                                                                       \
         if (pm_coll_zero_rooted(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, \
-                                comm))                                                            \
+                                comm, &zc))                                                       \
             return MPI_SUCCESS;                                                                   \
         struct gather g = {"MPI_Gather" #SUF, comm, NULL, sendbuf, sendcount, sendtype, recvbuf,  \
                            recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root, false,          \
@@ -284,6 +285,10 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
                           MPI_Comm comm, MPI_Request *request)                                    \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Igather" #SUF);                                                        \
+        struct pm_comm *zc; /* empty blocks: a finished request */                                \
+        if (request && pm_coll_zero_rooted(sendbuf, sendcount, sendtype, recvbuf, recvcount,      \
+                                           recvtype, root, comm, &zc))                            \
+            return pm_coll_nothing(zc, comm, "MPI_Igather" #SUF, request, true);                  \
         struct gather g = {"MPI_Igather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,          \
                            recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root,        \
                            false, {0, 0, 0}};                                                     \

@@ -344,6 +344,9 @@ static bool rs_zero_ok(MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
                                         MPI_Request *request)                                     \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Ireduce_scatter_block" #SUF);                                          \
+        if (request && recvcount == 0 && rs_zero_ok(datatype, op, comm))                          \
+            return pm_coll_nothing(comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm),    \
+                                   comm, "MPI_Ireduce_scatter_block" #SUF, request, true);        \
         return rs_nonblocking("MPI_Ireduce_scatter_block" #SUF, sendbuf, recvbuf, false,          \
                               PM_NO_COUNTS, recvcount, datatype, op, comm, request);              \
     }                                                                                             \

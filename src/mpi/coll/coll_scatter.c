@@ -270,8 +270,9 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
                           MPI_Comm comm)                                                          \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Scatter" #SUF);                                                        \
+        struct pm_comm *zc;                                                                       \
         if (pm_coll_zero_rooted(recvbuf, recvcount, recvtype, sendbuf, sendcount, sendtype, root, \
-                                comm))                                                            \
+                                comm, &zc))                                                       \
             return MPI_SUCCESS;                                                                   \
         struct scatter g = {"MPI_Scatter" #SUF, comm, NULL, sendbuf, sendcount, PM_NO_COUNTS,     \
                             PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false,    \
@@ -285,6 +286,10 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
                            MPI_Comm comm, MPI_Request *request)                                   \
     {                                                                                             \
         PM_CHECK_INIT("MPI_Iscatter" #SUF);                                                       \
+        struct pm_comm *zc; /* empty blocks: a finished request */                                \
+        if (request && pm_coll_zero_rooted(recvbuf, recvcount, recvtype, sendbuf, sendcount,      \
+                                           sendtype, root, comm, &zc))                            \
+            return pm_coll_nothing(zc, comm, "MPI_Iscatter" #SUF, request, true);                 \
         struct scatter g = {"MPI_Iscatter" #SUF, comm, NULL, sendbuf, sendcount, PM_NO_COUNTS,    \
                             PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false,    \
                             {0, 0, 0}};                                                           \
