@@ -275,9 +275,8 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
     return pm_coll_cx_go(&cx, &g->own, g->comm, g->fname, g->c->rank, request);
 }
 
-/* Two ranks (issue 43: 8 B took 0.58 us through a schedule, Open MPI
- * 0.39; 256 KiB 37 us, Open MPI 22): blocks of predefined types straight
- * on the engine. Whatever the algorithm, two ranks exchange one message
+/* Two ranks: blocks of predefined types straight on the engine, without
+ * the collective context's bookkeeping (MPI.md, "Engine fast paths"). Whatever the algorithm, two ranks exchange one message
  * each way, the own block (recursive doubling's one round, Bruck's one
  * step, the ring's one step: same tags, same bytes, a zero-byte message
  * for an empty block of Allgatherv), so a rank whose datatype takes the
