@@ -237,6 +237,22 @@ static inline bool pm_coll_zero_rooted_v(const void *mbuf, MPI_Count mcount, MPI
     pm_coll_skip_seq(c);
     return true;
 }
+/* MPI_Gatherv / MPI_Scatterv: nothing moves to or from this rank: its own
+ * block (`mine`: gather's send side, scatter's receive side) is empty and,
+ * at the root, every block of `counts`. */
+static inline bool pm_coll_rank_empty_v(const void *mbuf, MPI_Count mcount, MPI_Datatype mtype,
+                                        bool root, struct pm_counts counts, MPI_Datatype atype,
+                                        int n)
+{
+    if (mbuf != MPI_IN_PLACE && mcount * (MPI_Count)pm_type_get(mtype)->size != 0)
+        return false;
+    if (!root || pm_type_get(atype)->size == 0)
+        return true;
+    for (int i = 0; i < n; i++)
+        if (pm_cnt(counts, i) != 0)
+            return false;
+    return true;
+}
 /* MPI_Allgatherv with every count 0 (the same on every rank). */
 static inline bool pm_coll_zero_allv(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                                      const void *rbuf, struct pm_counts counts,

@@ -276,11 +276,12 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
 }
 
 /* Two ranks: blocks of predefined types straight on the engine, without
- * the collective context's bookkeeping (MPI.md, "Engine fast paths"). Whatever the algorithm, two ranks exchange one message
- * each way, the own block (recursive doubling's one round, Bruck's one
- * step, the ring's one step: same tags, same bytes, a zero-byte message
- * for an empty block of Allgatherv), so a rank whose datatype takes the
- * general path still matches. The own block is copied while the exchange
+ * the collective context's bookkeeping (MPI.md, "Engine fast paths").
+ * Whatever the algorithm, two ranks exchange one message each way, the
+ * own block (recursive doubling's one round, Bruck's one step, the ring's
+ * one step: same tags, same bytes, a zero-byte message for an empty block
+ * of Allgatherv), so a rank whose datatype takes the general path still
+ * matches. The own block is copied while the exchange
  * runs. The allgather*_pair functions return -1 when the call does not
  * qualify, else an MPI code. */
 #define ALLGATHER_PAIR_MAX (ALLGATHER_RD_MAX / 2)

@@ -223,19 +223,6 @@ static void gather_build(struct pm_cx *cx, const struct gather *g)
         gather_linear(cx, g);
 }
 
-/* Gatherv: this rank sends nothing, and as the root receives nothing. */
-static bool gatherv_rank_empty(const struct gather *g, bool root)
-{
-    if (g->sbuf != MPI_IN_PLACE && pm_coll_bytes(g->scount, g->stype) != 0)
-        return false;
-    if (!root || pm_type_get(g->rtype)->size == 0)
-        return true;
-    for (int i = 0; i < g->c->size; i++)
-        if (pm_cnt(g->rcounts, i) != 0)
-            return false;
-    return true;
-}
-
 static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
 {
     int rc = gather_check(g, request, nonblocking);
@@ -250,7 +237,9 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
     /* MPI_Gatherv with nothing to or from this rank: the others may still
      * send to the root; no schedule, no message */
-    if (g->v && !g->c->is_inter && gatherv_rank_empty(g, root)) {
+    if (g->v && !g->c->is_inter &&
+        pm_coll_rank_empty_v(g->sbuf, g->scount, g->stype, root, g->rcounts, g->rtype,
+                             g->c->size)) {
         pm_coll_skip_seq(g->c);
         return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
     }

@@ -226,19 +226,6 @@ static void scatter_build(struct pm_cx *cx, const struct scatter *g)
         scatter_linear(cx, g);
 }
 
-/* Scatterv: this rank receives nothing, and as the root sends nothing. */
-static bool scatterv_rank_empty(const struct scatter *g, bool root)
-{
-    if (g->rbuf != MPI_IN_PLACE && pm_coll_bytes(g->rcount, g->rtype) != 0)
-        return false;
-    if (!root || pm_type_get(g->stype)->size == 0)
-        return true;
-    for (int i = 0; i < g->c->size; i++)
-        if (pm_cnt(g->scounts, i) != 0)
-            return false;
-    return true;
-}
-
 static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
 {
     int rc = scatter_check(g, request, nonblocking);
@@ -251,7 +238,9 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         (!root || pm_coll_bytes(g->scount, g->stype) == 0))
         return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
     /* MPI_Scatterv with nothing to or from this rank (as MPI_Gatherv) */
-    if (g->v && !g->c->is_inter && scatterv_rank_empty(g, root)) {
+    if (g->v && !g->c->is_inter &&
+        pm_coll_rank_empty_v(g->rbuf, g->rcount, g->rtype, root, g->scounts, g->stype,
+                             g->c->size)) {
         pm_coll_skip_seq(g->c);
         return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
     }
