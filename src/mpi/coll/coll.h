@@ -210,33 +210,6 @@ int pm_coll_check_buf(const char *fname, struct pm_comm *c, MPI_Count count, MPI
 int pm_coll_check_counts(const char *fname, struct pm_comm *c, const char *what,
                          struct pm_counts v, int n, MPI_Datatype dt, const MPI_Datatype *types);
 
-/* Blocking fast paths of the v forms with empty blocks (as pm_coll_zero_*).
- * MPI_Gatherv / MPI_Scatterv: this rank's block is empty and, at the root,
- * every block; the call takes its sequence number (other ranks may still
- * exchange with the root). */
-static inline bool pm_coll_zero_rooted_v(const void *mbuf, MPI_Count mcount, MPI_Datatype mtype,
-                                         const void *abuf, struct pm_counts counts,
-                                         struct pm_displs displs, MPI_Datatype atype, int root,
-                                         MPI_Comm comm)
-{
-    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
-    if (!c || c->is_inter || root < 0 || root >= c->size)
-        return false;
-    bool mine = mcount == 0 && mbuf != MPI_IN_PLACE && pm_type_fast_size(mtype) >= 0;
-    if (c->rank != root) {
-        if (!mine)
-            return false;
-    } else {
-        if (pm_counts_null(counts) || pm_displs_null(displs) || abuf == MPI_IN_PLACE ||
-            pm_type_fast_size(atype) < 0 || !(mbuf == MPI_IN_PLACE || mine))
-            return false;
-        for (int i = 0; i < c->size; i++)
-            if (pm_cnt(counts, i) != 0)
-                return false;
-    }
-    pm_coll_skip_seq(c);
-    return true;
-}
 /* MPI_Gatherv / MPI_Scatterv: nothing moves to or from this rank: its own
  * block (`mine`: gather's send side, scatter's receive side) is empty and,
  * at the root, every block of `counts`. */
@@ -251,6 +224,27 @@ static inline bool pm_coll_rank_empty_v(const void *mbuf, MPI_Count mcount, MPI_
     for (int i = 0; i < n; i++)
         if (pm_cnt(counts, i) != 0)
             return false;
+    return true;
+}
+/* Blocking fast path of MPI_Gatherv / MPI_Scatterv (as pm_coll_zero_*):
+ * arguments that pass the cheap checks and say pm_coll_rank_empty_v; the
+ * call takes its sequence number (other ranks may still exchange with the
+ * root). */
+static inline bool pm_coll_zero_rooted_v(const void *mbuf, MPI_Count mcount, MPI_Datatype mtype,
+                                         const void *abuf, struct pm_counts counts,
+                                         struct pm_displs displs, MPI_Datatype atype, int root,
+                                         MPI_Comm comm)
+{
+    struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
+    if (!c || c->is_inter || root < 0 || root >= c->size)
+        return false;
+    bool at_root = c->rank == root;
+    if ((mbuf == MPI_IN_PLACE ? !at_root : pm_type_fast_size(mtype) < 0) ||
+        (at_root && (pm_counts_null(counts) || pm_displs_null(displs) ||
+                     abuf == MPI_IN_PLACE || pm_type_fast_size(atype) < 0)) ||
+        !pm_coll_rank_empty_v(mbuf, mcount, mtype, at_root, counts, atype, c->size))
+        return false;
+    pm_coll_skip_seq(c);
     return true;
 }
 /* MPI_Allgatherv with every count 0 (the same on every rank). */

@@ -281,9 +281,9 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
  * own block (recursive doubling's one round, Bruck's one step, the ring's
  * one step: same tags, same bytes, a zero-byte message for an empty block
  * of Allgatherv), so a rank whose datatype takes the general path still
- * matches. The own block is copied while the exchange
- * runs. The allgather*_pair functions return -1 when the call does not
- * qualify, else an MPI code. */
+ * matches. The own block is copied while the exchange runs. The
+ * allgather*_pair functions return -1 when the call does not qualify, else
+ * an MPI code. */
 #define ALLGATHER_PAIR_MAX (ALLGATHER_RD_MAX / 2)
 
 /* `mine` (bytes) goes to the peer, whose `theirs` bytes land at `in`;
