@@ -136,6 +136,14 @@ int pm_coll_reduce(MPI_Op op, const void *in, void *inout, MPI_Count count, MPI_
 /* ---- Argument checks (coll_check.c) ----------------------------------------- */
 /* MPI_ERR_OP checks of `op` on `dt` (pm_op_check), raised on c. */
 int pm_coll_check_op(const char *fname, struct pm_comm *c, MPI_Op op, MPI_Datatype dt);
+/* A predefined reduction operation (MPI_MAX .. MPI_MAXLOC, not MPI_REPLACE
+ * or MPI_NO_OP) defined on the predefined type `dt`: what the fast paths
+ * accept without pm_coll_check_op. */
+static inline bool pm_coll_op_predef(MPI_Op op, MPI_Datatype dt)
+{
+    unsigned opi = (unsigned)op - (unsigned)PROUST_MPI_KIND_OP;
+    return opi - 1 <= 11u && pm_op_predef_applies(op, dt);
+}
 /* A buffer that must hold data: not NULL (unless the type's data starts
  * elsewhere: MPI_BOTTOM with absolute displacements) and not MPI_IN_PLACE. */
 int pm_coll_check_data(const char *fname, struct pm_comm *c, const char *what, const void *buf,

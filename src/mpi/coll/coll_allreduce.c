@@ -56,7 +56,8 @@ static int allreduce_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_C
         return cx->err;
     bool folded = rank < 2 * rem; /* the partner's vector comes in first */
     size_t bytes = (size_t)count * (size_t)pm_type_get(dt)->size;
-    bool rabenseifner = pm_op_commutative(op) && bytes >= PM_ALLREDUCE_LARGE && count >= pof2;
+    bool commute = pm_op_commutative(op);
+    bool rabenseifner = commute && bytes >= PM_ALLREDUCE_LARGE && count >= pof2;
     /* Rabenseifner's halving copies only the half it keeps, during its
      * first exchange */
     const void *src = rbuf;
@@ -71,7 +72,6 @@ static int allreduce_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_C
         pm_cx_reduce(cx, tmp, rbuf, count, dt, op); /* rank-1 op rank */
         newrank = rank / 2;
     }
-    bool commute = pm_op_commutative(op);
     if (rabenseifner) {
         MPI_Count *cnts = pm_cx_scratch(cx, 2 * (size_t)pof2 * sizeof *cnts);
         if (!cnts)
@@ -140,11 +140,9 @@ static int allreduce_small(const void *sendbuf, void *recvbuf, MPI_Count count, 
 {
     struct pm_comm *c = comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm);
     int64_t esize = pm_type_fast_size(dt);
-    unsigned opi = (unsigned)op - (unsigned)PROUST_MPI_KIND_OP;
     if (!c || c->is_inter || esize <= 0 || count <= 0 || count > ALLREDUCE_SMALL_MAX ||
-        opi - 1 > 11u /* MAX..MAXLOC */ ||
         (c->size & (c->size - 1)) || (size_t)count * (size_t)esize > ALLREDUCE_SMALL_MAX ||
-        sendbuf == recvbuf || !recvbuf || recvbuf == MPI_IN_PLACE || !pm_op_predef_applies(op, dt))
+        sendbuf == recvbuf || !recvbuf || recvbuf == MPI_IN_PLACE || !pm_coll_op_predef(op, dt))
         return -1;
     size_t bytes = (size_t)count * (size_t)esize;
     uint32_t seq = pm_coll_next_seq(c);

@@ -21,9 +21,10 @@ int pm_alg_rs_halving(struct pm_cx *cx, const void *src, void *res, void *tmp,
 {
     MPI_Aint ext = pm_type_get(dt)->extent;
     int lo = 0; /* my window: segments [lo, lo + 2m) */
-    MPI_Count total = pm_seg_span(cnts, disps, 0, pof2);
-    if (pof2 == 1 && src != res)
+    if (pof2 == 1 && src != res) {
+        MPI_Count total = pm_seg_span(cnts, disps, 0, pof2);
         pm_cx_copy(cx, src, total, dt, res, total, dt);
+    }
     for (int m = pof2 >> 1; m > 0; m >>= 1) {
         int q = newrank ^ m, peer = pm_part_rank(q, rem);
         int keep = newrank < q ? lo : lo + m, give = newrank < q ? lo + m : lo;
@@ -302,9 +303,7 @@ static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
 static bool rs_zero_ok(MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     struct pm_comm *c;
-    unsigned opi = (unsigned)op - (unsigned)PROUST_MPI_KIND_OP;
-    return opi - 1 <= 11u /* MAX..MAXLOC */ && pm_coll_zero_ok(comm, dt, &c) &&
-           pm_op_predef_applies(op, dt);
+    return pm_coll_zero_ok(comm, dt, &c) && pm_coll_op_predef(op, dt);
 }
 
 /* Each entry point and its _c twin (MPI_Count counts). */
