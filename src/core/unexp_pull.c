@@ -17,7 +17,8 @@
  * rendezvous segment, up to PROUST_IDLE_PULL_BYTES in all, into a buffer
  * of its own: where the rail reads the sender's memory (shm, self) it
  * copies the data at once, marks the segment eager and sends the sender
- * its FIN; elsewhere (tcp) it answers the RTS with a CTS naming a receive
+ * its FIN; elsewhere (tcp, or ofi over tcp when the sender does not wait
+ * in a blocking send) it answers the RTS with a CTS naming a receive
  * of its own (a "holder"), the segment is PULLING until the puts land
  * (recv_path.c: then eager, or handed to a receive that matched it
  * meanwhile). A receive that comes later copies it like an eager message.
@@ -67,6 +68,15 @@ static struct proust_request *holder_new(struct proust_session *s, struct proust
     return h;
 }
 
+/* May m's segments be read at once? Over a rail whose peer serves reads
+ * only while it polls (libfabric over tcp), only a sender waiting in a
+ * blocking send does: one that computes would keep us in get(), under the
+ * stripe, until it polls again (or for the rail's give-up time). */
+static bool read_now(const proust__rail_t *rail, const struct proust__inmsg *m)
+{
+    return !(rail->caps.flags & PROUST__RAIL_GET_WHILE_WAITED) || (m->flags & PROUST__CF_WAITS);
+}
+
 /* Pull m's rendezvous segments (g's stripe held): read those the rail can
  * read now, ask for the others; the answers go to ans. False when the
  * budget, memory or ans ran out. */
@@ -87,7 +97,7 @@ static bool pull_message(struct proust_session *s, struct proust__gate *g,
             return false;
         struct answer *a = &ans[*nans];
         *a = (struct answer){.sender_token = sg->sender_token, .len = sg->len};
-        if (sg->key_len) {
+        if (sg->key_len && read_now(g->rail, m)) {
             if (g->rail->ops->get(g->rail, g->peer, sg->key, sg->key_len, 0, buf, sg->len) !=
                 PROUST_OK) {
                 /* the sender is gone or its buffer unreadable: the receive's
@@ -96,7 +106,7 @@ static bool pull_message(struct proust_session *s, struct proust__gate *g,
                 continue;
             }
             sg->state = PROUST__SEG_EAGER;
-        } else { /* no get (tcp): the sender puts it into our buffer */
+        } else { /* no get (tcp), or not now: the sender puts it into our buffer */
             if (!(a->holder = holder_new(s, g, m, i, buf, sg->len))) {
                 proust__unexp_buf_put(g->ms, buf, sg->len);
                 return false;

@@ -324,6 +324,9 @@ struct ofi_rail {
     proust__lock_t stash_lock;
     struct ofi_stashed *stash_head, *stash_tail;
     _Atomic bool stash_nonempty;
+    /* reads given up on (their peer never answered): a completion may
+     * still name them, so they live until the endpoint is closed */
+    struct ofi_op *abandoned;
     /* receives posted ahead, and their registration */
     struct ofi_op recv_ops[OFI_RECV_BUFS];
     uint8_t *recv_mem;

@@ -224,6 +224,10 @@ int proust__ofi_get(proust__rail_t *rail, int peer, const void *key, size_t key_
     }
     if (state == 0) { /* given up: op and its registration stay, a completion may come */
         PROUST_WARN("ofi: rank %d did not answer a read of %zu bytes", peer, len);
+        proust__lock(&o->stash_lock);
+        op->next = o->abandoned;
+        o->abandoned = op;
+        proust__unlock(&o->stash_lock);
         return PROUST_ERR_PEER_FAILED;
     }
     proust__ofi_close_mr(o, op->mr);
@@ -272,5 +276,11 @@ void proust__ofi_get_close(struct ofi_rail *o)
         struct ofi_stashed *st = o->stash_head;
         o->stash_head = st->next;
         free(st);
+    }
+    while (o->abandoned) { /* the endpoint is closed: no completion names them now */
+        struct ofi_op *op = o->abandoned;
+        o->abandoned = op->next;
+        proust__ofi_close_mr(o, op->mr);
+        free(op);
     }
 }
