@@ -32,8 +32,6 @@ int proust__gates_init(struct proust_session *s)
         struct proust__gate *g = &s->gates[i];
         proust__lock_init(&g->lock);
         g->peer = i;
-        for (int k = 0; k < 2; k++)
-            g->slots[k].gate = g;
     }
     int rc = proust__match_init(s);
     if (rc != PROUST_OK) {
@@ -55,6 +53,7 @@ void proust__gates_destroy(struct proust_session *s)
                 free(c);
         }
         free(g->offer_in);
+        free(g->slots);
     }
     proust__match_destroy(s);
     free(s->gates);
@@ -132,8 +131,26 @@ static void clear_pending(struct proust_session *s, struct proust__gate *g)
         atomic_fetch_sub_explicit(&s->gates_pending, 1, memory_order_acq_rel);
 }
 
+/* The gate's slots at its first send (g->lock held); without memory the
+ * gate fails, and what waits for it with it. */
+static struct proust__packet_slot *slots_make(struct proust__gate *g)
+{
+    struct proust__packet_slot *slots = calloc(2, sizeof *slots);
+    if (!slots) {
+        int none = 0;
+        atomic_compare_exchange_strong(&g->failed, &none, PROUST_ERR_NOMEM);
+        PROUST_ERROR("no memory for the packet slots of the gate to rank %d", g->peer);
+        return NULL;
+    }
+    slots[0].gate = slots[1].gate = g;
+    g->slots = slots;
+    return slots;
+}
+
 static struct proust__packet_slot *free_slot(struct proust__gate *g)
 {
+    if (__builtin_expect(!g->slots, 0) && !slots_make(g))
+        return NULL;
     for (int k = 0; k < 2; k++)
         if (!atomic_load_explicit(&g->slots[k].busy, memory_order_acquire))
             return &g->slots[k];
@@ -253,8 +270,7 @@ int proust__gate_schedule(struct proust_session *s, struct proust__gate *g)
         }
     }
     bool driver_busy = extra_busy || rail->ops->busy(rail, g->peer) ||
-                       atomic_load_explicit(&g->slots[0].busy, memory_order_acquire) ||
-                       atomic_load_explicit(&g->slots[1].busy, memory_order_acquire);
+                       proust__gate_slots_busy(g);
     if (g->win.head || driver_busy)
         proust__gate_mark_pending(s, g);
     else

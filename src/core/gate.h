@@ -67,7 +67,9 @@ struct proust__gate {
     unsigned packet_chunks; /* small chunks that fill a packet */
     struct proust__window win;
     uint32_t send_seq;
-    struct proust__packet_slot slots[2]; /* one on the wire, one prepared ahead */
+    /* two: one on the wire, one prepared ahead; made at the first send
+     * (free_slot: a peer never sent to costs no slots, 2 KiB each) */
+    struct proust__packet_slot *slots;
     /* the last chunk posted under a strategy that defers bursts: which
      * thread posted it, in which of its progress epochs (coalesce) */
     const void *burst_owner;
@@ -107,6 +109,13 @@ struct proust__gate {
      * gate->lock */
     struct proust_request *cancels;
 };
+
+/* Is a packet of the gate still on its way? (g->lock held) */
+static inline bool proust__gate_slots_busy(const struct proust__gate *g)
+{
+    return g->slots && (atomic_load_explicit(&g->slots[0].busy, memory_order_acquire) ||
+                        atomic_load_explicit(&g->slots[1].busy, memory_order_acquire));
+}
 
 /* ---- bursts (coalesce) --------------------------------------------------- */
 /* This thread's progress passes (wait.c): what a thread posts to a peer

@@ -292,8 +292,7 @@ int proust__send_eager_now(struct proust_session *s, struct proust__gate *g, con
         PROUST__COARSE_LEAVE(&s->prog);
         return failed;
     }
-    if (g->win.head || atomic_load_explicit(&g->slots[0].busy, memory_order_acquire) ||
-        atomic_load_explicit(&g->slots[1].busy, memory_order_acquire) || g->offer_in) {
+    if (g->win.head || proust__gate_slots_busy(g) || g->offer_in) {
         /* keep the order: queued chunks go first; a pending offer must see
          * every message (the request path does) */
         proust__unlock(&g->lock);

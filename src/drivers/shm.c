@@ -156,6 +156,11 @@ static int shm_open_rail(proust__rail_t *rail)
     long check_ms = 200;
     proust__config_long(PROUST_CFG_PEER_CHECK_MS, &check_ms);
     st->check_ms = check_ms > 0 ? check_ms : 200;
+    /* the first check one period from now: a job starting up waits in
+     * its first collective while the last ranks are still launched */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    atomic_init(&st->last_check_ns, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
 
     char id[HOST_ID_LEN];
     proust__host_identity(id, sizeof id);
@@ -753,6 +758,12 @@ static int peer_alive(struct shm_peer *p)
     return kill(p->pid, 0) == 0 || errno != ESRCH;
 }
 
+/* Peers looked at per check, in turn: a node of many ranks costs each
+ * check a bounded number of descriptors and polls (every rank checking
+ * every other one is quadratic in the ranks of a node), and a dead peer is
+ * still found within nlocal / CHECK_BATCH periods. */
+#define CHECK_BATCH 16
+
 static void check_peers(proust__rail_t *rail, struct shm_state *st)
 {
     struct timespec ts;
@@ -762,8 +773,10 @@ static void check_peers(proust__rail_t *rail, struct shm_state *st)
     if (now - last < (uint64_t)st->check_ms * 1000000ull ||
         !atomic_compare_exchange_strong(&st->last_check_ns, &last, now))
         return; /* checked lately, or another thread checks now */
-    for (int i = 0; i < st->nlocal; i++) {
-        int r = st->local_ranks[i];
+    int batch = st->nlocal < CHECK_BATCH ? st->nlocal : CHECK_BATCH;
+    for (int k = 0; k < batch; k++) {
+        unsigned i = atomic_fetch_add_explicit(&st->check_next, 1, memory_order_relaxed);
+        int r = st->local_ranks[i % (unsigned)st->nlocal];
         struct shm_peer *p = &st->peers[r];
         if (r == st->rank || atomic_load(&p->dead) || peer_alive(p))
             continue;

@@ -99,6 +99,7 @@ struct shm_state {
     unsigned poll_counter;
     _Atomic uint64_t last_check_ns; /* polls and waits both check */
     long check_ms;
+    _Atomic unsigned check_next; /* the next local index check_peers looks at */
     int get_refused;
     int bell_fd;          /* my doorbell (bound datagram socket), or -1 */
     char bell_path[128];  /* until closed: peers open it when they first need it */
