@@ -120,6 +120,8 @@ int pm_sched_copy(struct pm_sched *s, const void *src, MPI_Count scount, MPI_Dat
                   void *dst, MPI_Count rcount, MPI_Datatype rtype);
 /* Later steps wait for all earlier ones. */
 int pm_sched_fence(struct pm_sched *s);
+/* No step yet: what is added now would run first when it starts. */
+bool pm_sched_empty(const struct pm_sched *s);
 /* A mismatch found while building (pm_own_block): the schedule runs all the
  * same, its sends carrying PM_COLL_FAILED_BIT, and completes with `err`.
  * No-op for MPI_SUCCESS. */

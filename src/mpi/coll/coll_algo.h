@@ -45,6 +45,9 @@ extern bool pm_coll_crowded;
 /* Direct mode: sends up to this size are blocking (eager, no request);
  * larger ones are posted and waited for at the next fence. */
 #define PM_CX_BLOCKING_SEND 4096
+/* Schedules: a copy of contiguous bytes up to this size that would be the
+ * first step is done while the schedule is built (a step costs more). */
+#define PM_CX_EAGER_COPY 4096
 /* Direct mode: receives and sends outstanding in one round at most (a
  * pairwise batch of 32 rounds posts 32 of each). */
 #define PM_CX_MAXREQ 64

@@ -217,6 +217,13 @@ static void a2a_pairwise(struct pm_cx *cx, const struct a2a *a)
         if (!aside)
             return;
     }
+    /* one batch with a small own block: copied first (a schedule does it
+     * as it is built, cheaper than a step); a large one overlaps the
+     * messages, after them */
+    bool copy_first = rounds <= batch && !aside &&
+                      blk_bytes(send_blk(a, me)) <= PM_CX_EAGER_COPY;
+    if (copy_first)
+        own_copy(cx, a);
     for (int t0 = 0; t0 < rounds && !cx->stop; t0 += batch) {
         int t1 = t0 + batch < rounds ? t0 + batch : rounds;
         if (t0 == batch)
@@ -251,7 +258,7 @@ static void a2a_pairwise(struct pm_cx *cx, const struct a2a *a)
             }
         }
     }
-    if (rounds <= batch)
+    if (rounds <= batch && !copy_first)
         own_copy(cx, a);
 }
 

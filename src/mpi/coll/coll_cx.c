@@ -397,8 +397,21 @@ int pm_cx_copy(struct pm_cx *cx, const void *src, MPI_Count scount, MPI_Datatype
 {
     if (cx->stop)
         return cx->err;
-    if (cx->s)
+    if (cx->s) {
+        const struct pm_datatype *st = pm_type_get(stype), *rt = pm_type_get(rtype);
+        /* the schedule's first step, and small: done now, as its start
+         * would do first (nothing precedes it, nothing runs meanwhile) */
+        if (pm_sched_empty(cx->s) && st && rt && st->contiguous && rt->contiguous &&
+            scount >= 0 && rcount >= 0 && (size_t)scount * st->size <= PM_CX_EAGER_COPY) {
+            int rc = pm_coll_copy(src, scount, st, dst, rcount, rt);
+            if (rc == MPI_ERR_TRUNCATE) { /* a mismatch, as when the step runs */
+                pm_sched_note(cx->s, rc);
+                return cx->err;
+            }
+            return set_err(cx, rc);
+        }
         return set_err(cx, pm_sched_copy(cx->s, src, scount, stype, dst, rcount, rtype));
+    }
     const struct pm_datatype *st = pm_type_get(stype);
     /* A large copy (a root's own block) overlaps the receive before it. */
     if (cx->deferred && (size_t)scount * (size_t)st->size > PM_CX_BLOCKING_SEND)

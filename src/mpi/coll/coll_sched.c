@@ -124,6 +124,51 @@ struct pm_sched {
     int result;
 };
 
+/* Finished schedules kept, with their step arrays, for the next ones: a
+ * small nonblocking collective otherwise spent a quarter of its
+ * instructions in malloc, calloc, realloc and free (2 ranks, Ialltoall of
+ * 8 B: 6 000 a call). At most SCHED_KEEP, of at most SCHED_KEEP_STEPS. */
+#define SCHED_KEEP 4
+#define SCHED_KEEP_STEPS 64
+static struct {
+    atomic_flag lock;
+    struct pm_sched *slot[SCHED_KEEP];
+    int n;
+} sched_pool = {.lock = ATOMIC_FLAG_INIT};
+
+/* A cleared schedule, its step array kept; NULL without memory. */
+static struct pm_sched *sched_take(void)
+{
+    struct pm_sched *s = NULL;
+    pm_lock(&sched_pool.lock);
+    if (sched_pool.n > 0)
+        s = sched_pool.slot[--sched_pool.n];
+    pm_unlock(&sched_pool.lock);
+    if (!s)
+        return calloc(1, sizeof *s);
+    struct pm_step *steps = s->steps;
+    int cap = s->cap;
+    memset(s, 0, sizeof *s);
+    s->steps = steps;
+    s->cap = cap;
+    return s;
+}
+
+static void sched_keep(struct pm_sched *s)
+{
+    if (s->cap <= SCHED_KEEP_STEPS) {
+        pm_lock(&sched_pool.lock);
+        bool taken = sched_pool.n < SCHED_KEEP;
+        if (taken)
+            sched_pool.slot[sched_pool.n++] = s;
+        pm_unlock(&sched_pool.lock);
+        if (taken)
+            return;
+    }
+    free(s->steps);
+    free(s);
+}
+
 /* ---- Building ------------------------------------------------------------ */
 
 _Thread_local int64_t pm_coll_forced_seq = -1;
@@ -139,7 +184,7 @@ struct pm_sched *pm_sched_create(struct pm_comm *c)
     } else {
         seq = pm_coll_next_seq(c);
     }
-    struct pm_sched *s = calloc(1, sizeof *s);
+    struct pm_sched *s = sched_take();
     if (!s)
         return NULL;
     s->c = c;
@@ -168,8 +213,7 @@ static void sched_free(struct pm_sched *s)
         scratch_give(b);
     }
     pm_comm_release(s->c);
-    free(s->steps);
-    free(s);
+    sched_keep(s);
 }
 
 static void sched_release(struct pm_sched *s)
@@ -199,6 +243,11 @@ static struct pm_step *step_add(struct pm_sched *s, int kind)
     st->kind = (unsigned char)kind;
     st->s = s;
     return st;
+}
+
+bool pm_sched_empty(const struct pm_sched *s)
+{
+    return s->nsteps == 0;
 }
 
 void *pm_sched_scratch(struct pm_sched *s, size_t bytes)
@@ -493,12 +542,12 @@ static void step_done(proust_request_t *preq, const proust_status_t *ps, void *a
     sched_release(s);
 }
 
+/* Post a send or receive step; the round counted it in pending and refs
+ * already (sched_advance). */
 static void start_comm(struct pm_sched *s, struct pm_step *st)
 {
     proust_request_t *preq = NULL;
     int rc;
-    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->pending, 1, memory_order_relaxed);
     if (st->kind == ST_SEND) {
         const void *buf = pm_at(st->src, st->t->true_lb);
         if (st->pack) {
@@ -569,8 +618,14 @@ static void sched_advance(struct pm_sched *s)
             sched_finish(s, err ? err : atomic_load(&s->soft));
             return;
         }
-        atomic_store_explicit(&s->pending, 1, memory_order_relaxed);
-        int i = s->cur;
+        /* the round's sends and receives, counted at once (one atomic for
+         * all, not one each) plus the guard; a step not posted uncounts */
+        int i = s->cur, comms = 0;
+        for (int j = i; j < s->nsteps && s->steps[j].kind != ST_FENCE; j++)
+            comms += s->steps[j].kind == ST_SEND || s->steps[j].kind == ST_RECV;
+        atomic_store_explicit(&s->pending, 1 + comms, memory_order_relaxed);
+        if (comms)
+            atomic_fetch_add_explicit(&s->refs, comms, memory_order_relaxed);
         pm_lock(&s->lock);
         s->round_begin = i;
         s->round_end = s->nsteps; /* bounds the cancel scan while starting */
@@ -579,14 +634,20 @@ static void sched_advance(struct pm_sched *s)
             if (atomic_load_explicit(&s->err, memory_order_relaxed))
                 break;
             struct pm_step *st = &s->steps[i];
-            if (st->kind == ST_SEND || st->kind == ST_RECV)
+            if (st->kind == ST_SEND || st->kind == ST_RECV) {
                 start_comm(s, st);
-            else
+                comms--;
+            } else {
                 start_local(s, st);
+            }
         }
         pm_lock(&s->lock);
         s->round_end = i;
         pm_unlock(&s->lock);
+        if (comms) { /* an error stopped the round: the steps never posted */
+            atomic_fetch_sub_explicit(&s->pending, comms, memory_order_relaxed);
+            atomic_fetch_sub_explicit(&s->refs, comms, memory_order_relaxed);
+        }
         s->cur = i < s->nsteps ? i + 1 : i;
         if (atomic_fetch_sub_explicit(&s->pending, 1, memory_order_acq_rel) != 1)
             return;
