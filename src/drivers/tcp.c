@@ -526,7 +526,7 @@ static int tcp_poll(proust__rail_t *rail)
         return 0; /* another poll is running (or we were re-entered from an upcall) */
     int events = 0;
     if (t->size <= TCP_DIRECT_POLL_MAX) {
-        /* few connections: one recv each costs less than epoll_wait + recv
+        /* one connection: a recv costs less than epoll_wait + recv
          * (one system call less per message on the latency path); new
          * connections are looked for every TCP_ACCEPT_EVERY polls, and at
          * every poll while one is being set up */
