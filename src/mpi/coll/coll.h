@@ -198,8 +198,7 @@ static inline void *pm_at(const void *base, MPI_Aint off)
 /* A collective that moves no byte anywhere, decided from what all ranks'
  * arguments say alike: MPI_SUCCESS at once, a nonblocking one with its
  * request already complete. */
-int pm_coll_nothing(struct pm_comm *c, MPI_Comm comm, const char *fname, MPI_Request *request,
-                    bool nonblocking);
+int pm_coll_nothing(MPI_Request *request, bool nonblocking);
 /* count instances of a checked type, in bytes. */
 MPI_Count pm_coll_bytes(MPI_Count count, MPI_Datatype type);
 /* Argument checks shared by the collectives (MPI_SUCCESS or raised error). */

@@ -266,7 +266,7 @@ static int allgather_do(struct allgather *g, MPI_Request *request, bool nonblock
     if (rc)
         return rc;
     if (allgather_empty(g))
-        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
+        return pm_coll_nothing(request, nonblocking);
     struct pm_cx cx;
     if (pm_cx_begin(&cx, g->c, nonblocking))
         return pm_error(g->comm, MPI_ERR_NO_MEM, "%s: out of memory", g->fname);
@@ -415,7 +415,7 @@ static int allgatherv_pair(const void *sbuf, MPI_Count scount, MPI_Datatype styp
         struct pm_comm *zc; /* empty blocks: a finished request */                                \
         if (request && pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount,         \
                                         recvtype, comm, &zc))                                     \
-            return pm_coll_nothing(zc, comm, "MPI_Iallgather" #SUF, request, true);               \
+            return pm_coll_nothing(request, true);                                                \
         struct allgather g = {"MPI_Iallgather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,    \
                               recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, false,    \
                               0, 0, {0, 0, 0}};                                                   \

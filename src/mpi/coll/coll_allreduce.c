@@ -209,7 +209,7 @@ static int allreduce_nonblocking(const char *fn, const void *sendbuf, void *recv
     if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
     if (count == 0 && !c->is_inter) /* as the blocking call: nothing to agree on */
-        return pm_coll_nothing(c, comm, fn, request, true);
+        return pm_coll_nothing(request, true);
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);

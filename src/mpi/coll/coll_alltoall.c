@@ -379,12 +379,12 @@ static int a2a_do(struct a2a *a, MPI_Request *request, bool nonblocking)
     /* all blocks empty: every rank's counts say so alike (MPI_Alltoall) */
     if (a->kind == A2A && !a->c->is_inter && pm_coll_bytes(a->rcount, a->rtype) == 0 &&
         (a->sbuf == MPI_IN_PLACE || pm_coll_bytes(a->scount, a->stype) == 0))
-        return pm_coll_nothing(a->c, a->comm, a->fname, request, nonblocking);
+        return pm_coll_nothing(request, nonblocking);
     /* Alltoallv/w with nothing to or from this rank: the others may still
      * exchange; no schedule, no message */
     if (a->kind != A2A && !a->c->is_inter && a2a_rank_empty(a)) {
         pm_coll_skip_seq(a->c);
-        return pm_coll_nothing(a->c, a->comm, a->fname, request, nonblocking);
+        return pm_coll_nothing(request, nonblocking);
     }
     struct pm_cx cx;
     if (pm_cx_begin(&cx, a->c, nonblocking))
@@ -549,7 +549,7 @@ static int a2av_small(const void *sbuf, struct pm_counts scounts, struct pm_disp
         struct pm_comm *zc; /* empty blocks: a finished request */                                \
         if (request && pm_coll_zero_all(sendbuf, sendcount, sendtype, recvbuf, recvcount,         \
                                         recvtype, comm, &zc))                                     \
-            return pm_coll_nothing(zc, comm, "MPI_Ialltoall" #SUF, request, true);                \
+            return pm_coll_nothing(request, true);                                                \
         struct a2a a = {.fname = "MPI_Ialltoall" #SUF, .comm = comm, .kind = A2A,                 \
                         .sbuf = sendbuf, .scount = sendcount, .stype = sendtype,                  \
                         .rbuf = recvbuf, .rcount = recvcount, .rtype = recvtype};                 \

@@ -224,7 +224,7 @@ static int bcast_nonblocking(const char *fn, void *buffer, MPI_Count count,
     struct pm_comm *c;
     if (count == 0 && request && pm_coll_zero_ok(comm, datatype, &c) && root >= 0 &&
         root < c->size) /* (as the blocking call) */
-        return pm_coll_nothing(c, comm, fn, request, true);
+        return pm_coll_nothing(request, true);
     size_t bytes;
     int rc = bcast_check(fn, comm, &c, buffer, count, datatype, root, &bytes);
     if (rc)
@@ -232,7 +232,7 @@ static int bcast_nonblocking(const char *fn, void *buffer, MPI_Count count,
     if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
     if (bytes == 0 && !c->is_inter) /* as the blocking call (0.09 -> 0.01 us) */
-        return pm_coll_nothing(c, comm, fn, request, true);
+        return pm_coll_nothing(request, true);
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);

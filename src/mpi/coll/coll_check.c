@@ -153,20 +153,12 @@ int pm_coll_cx_go(struct pm_cx *cx, const struct pm_own_block *own, MPI_Comm com
  * one with a request already complete), as MPICH and Open MPI do: callers
  * decide so only from what every rank's arguments say alike (a count the
  * ranks must agree on, the counts of a v collective every rank has). */
-int pm_coll_nothing(struct pm_comm *c, MPI_Comm comm, const char *fname, MPI_Request *request,
-                    bool nonblocking)
+int pm_coll_nothing(MPI_Request *request, bool nonblocking)
 {
-    if (!nonblocking)
-        return MPI_SUCCESS;
-    struct pm_request *r = pm_request_new(PM_REQ_DONE, c);
-    if (!r)
-        return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fname);
-    r->status.MPI_SOURCE = MPI_ANY_SOURCE;
-    r->status.MPI_TAG = MPI_ANY_TAG;
-    r->status.proust_bytes = 0;
-    /* nobody else has it yet: no waiter to wake, no read-modify-write */
-    atomic_store_explicit(&r->done, 1, memory_order_release);
-    *request = r->handle;
+    /* the shared request complete from the start (an Isend that left at
+     * once gets it too): its status is the empty one a collective's is */
+    if (nonblocking)
+        *request = PM_REQ_SENT_HANDLE;
     return MPI_SUCCESS;
 }
 

@@ -234,14 +234,14 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
     if (!g->v && !g->c->is_inter &&
         (g->sbuf == MPI_IN_PLACE || pm_coll_bytes(g->scount, g->stype) == 0) &&
         (!root || pm_coll_bytes(g->rcount, g->rtype) == 0))
-        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
+        return pm_coll_nothing(request, nonblocking);
     /* MPI_Gatherv with nothing to or from this rank: the others may still
      * send to the root; no schedule, no message */
     if (g->v && !g->c->is_inter &&
         pm_coll_rank_empty_v(g->sbuf, g->scount, g->stype, root, g->rcounts, g->rtype,
                              g->c->size)) {
         pm_coll_skip_seq(g->c);
-        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
+        return pm_coll_nothing(request, nonblocking);
     }
     struct pm_cx cx;
     if (pm_cx_begin(&cx, g->c, nonblocking))
@@ -277,7 +277,7 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         struct pm_comm *zc; /* empty blocks: a finished request */                                \
         if (request && pm_coll_zero_rooted(sendbuf, sendcount, sendtype, recvbuf, recvcount,      \
                                            recvtype, root, comm, &zc))                            \
-            return pm_coll_nothing(zc, comm, "MPI_Igather" #SUF, request, true);                  \
+            return pm_coll_nothing(request, true);                                                \
         struct gather g = {"MPI_Igather" #SUF, comm, NULL, sendbuf, sendcount, sendtype,          \
                            recvbuf, recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root,        \
                            false, {0, 0, 0}};                                                     \

@@ -287,7 +287,7 @@ static int rs_nonblocking(const char *fn, const void *sbuf, void *rbuf, bool v,
     if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
     if ((!total || pm_type_get(dt)->size == 0) && !c->is_inter) /* as the blocking call */
-        return pm_coll_nothing(c, comm, fn, request, true);
+        return pm_coll_nothing(request, true);
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);
@@ -344,8 +344,7 @@ static bool rs_zero_ok(MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
     {                                                                                             \
         PM_CHECK_INIT("MPI_Ireduce_scatter_block" #SUF);                                          \
         if (request && recvcount == 0 && rs_zero_ok(datatype, op, comm))                          \
-            return pm_coll_nothing(comm == MPI_COMM_WORLD ? pm_comm_world : pm_comm_get(comm),    \
-                                   comm, "MPI_Ireduce_scatter_block" #SUF, request, true);        \
+            return pm_coll_nothing(request, true);                                                \
         return rs_nonblocking("MPI_Ireduce_scatter_block" #SUF, sendbuf, recvbuf, false,          \
                               PM_NO_COUNTS, recvcount, datatype, op, comm, request);              \
     }                                                                                             \

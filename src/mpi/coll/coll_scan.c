@@ -149,7 +149,7 @@ static int scan_nonblocking(const char *fn, const void *sbuf, void *rbuf, MPI_Co
     if ((rc = pm_coll_check_request(fn, c, request)))
         return rc;
     if (count == 0) /* as the blocking call */
-        return pm_coll_nothing(c, comm, fn, request, true);
+        return pm_coll_nothing(request, true);
     struct pm_cx cx;
     if (pm_cx_sched(&cx, c))
         return pm_error(comm, MPI_ERR_NO_MEM, "%s: out of memory", fn);

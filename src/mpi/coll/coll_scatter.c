@@ -236,13 +236,13 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
     if (!g->v && !g->c->is_inter &&
         (g->rbuf == MPI_IN_PLACE || pm_coll_bytes(g->rcount, g->rtype) == 0) &&
         (!root || pm_coll_bytes(g->scount, g->stype) == 0))
-        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
+        return pm_coll_nothing(request, nonblocking);
     /* MPI_Scatterv with nothing to or from this rank (as MPI_Gatherv) */
     if (g->v && !g->c->is_inter &&
         pm_coll_rank_empty_v(g->rbuf, g->rcount, g->rtype, root, g->scounts, g->stype,
                              g->c->size)) {
         pm_coll_skip_seq(g->c);
-        return pm_coll_nothing(g->c, g->comm, g->fname, request, nonblocking);
+        return pm_coll_nothing(request, nonblocking);
     }
     struct pm_cx cx;
     if (pm_cx_begin(&cx, g->c, nonblocking))
@@ -278,7 +278,7 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         struct pm_comm *zc; /* empty blocks: a finished request */                                \
         if (request && pm_coll_zero_rooted(recvbuf, recvcount, recvtype, sendbuf, sendcount,      \
                                            sendtype, root, comm, &zc))                            \
-            return pm_coll_nothing(zc, comm, "MPI_Iscatter" #SUF, request, true);                 \
+            return pm_coll_nothing(request, true);                                                \
         struct scatter g = {"MPI_Iscatter" #SUF, comm, NULL, sendbuf, sendcount, PM_NO_COUNTS,    \
                             PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false,    \
                             {0, 0, 0}};                                                           \

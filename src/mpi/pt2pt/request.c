@@ -94,7 +94,8 @@ static void req_cache_key_init(void)
 /* An MPI_Isend whose eager message left inside the call (proust_try_send)
  * has nothing to wait for: it gets this request, as MPICH gives its
  * lightweight one, instead of an MPI request and an engine request of its
- * own. Nothing writes to it after init: lookups read it, retiring it only
+ * own; so does a nonblocking collective that moves nothing
+ * (pm_coll_nothing). Nothing writes to it after init: lookups read it, retiring it only
  * clears the caller's handle. The standard leaves a send's status undefined
  * but for MPI_ERROR and the cancelled flag, both clear here. */
 struct pm_request pm_req_sent = {
