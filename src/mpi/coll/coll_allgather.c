@@ -223,6 +223,26 @@ static void allgather_inter(struct pm_cx *cx, const struct allgather *g)
     }
 }
 
+/* Two ranks, v form or not: one exchange, the peer's block straight into
+ * its place, ours from the send buffer (the messages of every algorithm
+ * for two); a small own block is copied first (done while a schedule is
+ * built), a large one while the exchange runs. */
+static void allgather_two(struct pm_cx *cx, const struct allgather *g)
+{
+    int me = g->c->rank, peer = 1 - me;
+    bool in_place = g->sbuf == MPI_IN_PLACE;
+    bool copy_first = !in_place && pm_coll_bytes(g->scount, g->stype) <= PM_CX_EAGER_COPY;
+    if (copy_first)
+        own_copy(cx, g);
+    pm_cx_recv(cx, block_of(g, peer), count_of(g, peer), g->rtype, peer);
+    if (in_place)
+        pm_cx_send(cx, block_of(g, me), count_of(g, me), g->rtype, peer);
+    else
+        pm_cx_send(cx, g->sbuf, g->scount, g->stype, peer);
+    if (!copy_first)
+        own_copy(cx, g);
+}
+
 static void allgather_build(struct pm_cx *cx, const struct allgather *g)
 {
     struct pm_comm *c = g->c;
@@ -233,6 +253,10 @@ static void allgather_build(struct pm_cx *cx, const struct allgather *g)
     }
     if (n == 1) {
         own_copy(cx, g);
+        return;
+    }
+    if (n == 2) {
+        allgather_two(cx, g);
         return;
     }
     MPI_Count total = 0;
