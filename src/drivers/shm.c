@@ -165,7 +165,8 @@ static int shm_open_rail(proust__rail_t *rail)
     char id[HOST_ID_LEN];
     proust__host_identity(id, sizeof id);
     int rc = rail->boot->ops->put(rail->boot, "shm.host", id, strlen(id) + 1);
-    int32_t pid = (int32_t)getpid(); /* peers watch it before they map us */
+    st->pid = getpid(); /* the keys of our exposures name it */
+    int32_t pid = (int32_t)st->pid; /* peers watch it before they map us */
     if (rc == PROUST_OK)
         rc = rail->boot->ops->put(rail->boot, "shm.pid", &pid, sizeof pid);
     if (rc != PROUST_OK)
@@ -659,8 +660,8 @@ struct shm_key {
 
 static int shm_expose(proust__rail_t *rail, const void *buf, size_t len, void *key, size_t cap)
 {
-    (void)rail;
-    struct shm_key k = {.pid = getpid(), .addr = (uintptr_t)buf, .len = len};
+    struct shm_state *st = rail->priv;
+    struct shm_key k = {.pid = st->pid, .addr = (uintptr_t)buf, .len = len};
     if (cap < sizeof k)
         return PROUST_ERR_INVALID;
     memcpy(key, &k, sizeof k);
@@ -672,7 +673,7 @@ static int shm_expose_once(proust__rail_t *rail, const void *buf, size_t len, vo
                            size_t cap)
 {
     struct shm_state *st = rail->priv;
-    struct shm_key k = {.pid = getpid(), .addr = (uintptr_t)buf, .len = len};
+    struct shm_key k = {.pid = st->pid, .addr = (uintptr_t)buf, .len = len};
     if (cap < sizeof k)
         return PROUST_ERR_INVALID;
     if (st->get_refused) /* peers cannot write into us either */
@@ -692,7 +693,7 @@ static int shm_withdraw(proust__rail_t *rail, const void *key, size_t key_len, i
     if (!st || key_len != sizeof k)
         return PROUST_ERR_INVALID;
     memcpy(&k, key, sizeof k);
-    if (!k.claim || k.pid != getpid())
+    if (!k.claim || k.pid != st->pid)
         return PROUST_ERR_INVALID;
     return proust__shm_claim_withdraw(&st->claims, k.claim - 1, k.gen, force != 0) ? 1 : 0;
 }

@@ -93,6 +93,7 @@ struct shm_state {
     char seg_name[96]; /* until closed: peers map it when they first need it */
     void *seg; /* my segment */
     size_t seg_len;
+    pid_t pid; /* ours (exposure keys carry it: no system call a send) */
     int nlocal;
     int *local_ranks; /* local index -> rank */
     struct shm_peer *peers;
