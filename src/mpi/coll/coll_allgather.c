@@ -223,22 +223,29 @@ static void allgather_inter(struct pm_cx *cx, const struct allgather *g)
     }
 }
 
+/* Our block to rank `to`: from the send buffer, or from its place. */
+static void send_own(struct pm_cx *cx, const struct allgather *g, int to)
+{
+    int me = g->c->rank;
+    if (g->sbuf == MPI_IN_PLACE)
+        pm_cx_send(cx, block_of(g, me), count_of(g, me), g->rtype, to);
+    else
+        pm_cx_send(cx, g->sbuf, g->scount, g->stype, to);
+}
+
 /* Two ranks, v form or not: one exchange, the peer's block straight into
  * its place, ours from the send buffer (the messages of every algorithm
  * for two); a small own block is copied first (done while a schedule is
  * built), a large one while the exchange runs. */
 static void allgather_two(struct pm_cx *cx, const struct allgather *g)
 {
-    int me = g->c->rank, peer = 1 - me;
-    bool in_place = g->sbuf == MPI_IN_PLACE;
-    bool copy_first = !in_place && pm_coll_bytes(g->scount, g->stype) <= PM_CX_EAGER_COPY;
+    int peer = 1 - g->c->rank;
+    bool copy_first = g->sbuf != MPI_IN_PLACE &&
+                      pm_coll_bytes(g->scount, g->stype) <= PM_CX_EAGER_COPY;
     if (copy_first)
         own_copy(cx, g);
     pm_cx_recv(cx, block_of(g, peer), count_of(g, peer), g->rtype, peer);
-    if (in_place)
-        pm_cx_send(cx, block_of(g, me), count_of(g, me), g->rtype, peer);
-    else
-        pm_cx_send(cx, g->sbuf, g->scount, g->stype, peer);
+    send_own(cx, g, peer);
     if (!copy_first)
         own_copy(cx, g);
 }
@@ -253,20 +260,13 @@ static void allgather_two(struct pm_cx *cx, const struct allgather *g)
 static void allgather_linear(struct pm_cx *cx, const struct allgather *g)
 {
     int n = g->c->size, me = g->c->rank;
-    bool in_place = g->sbuf == MPI_IN_PLACE;
-    if (!in_place)
-        own_copy(cx, g);
+    own_copy(cx, g); /* (nothing in place) */
     for (int k = 1; k < n && !cx->stop; k++) {
         int from = (me - k + n) % n;
         pm_cx_recv(cx, block_of(g, from), count_of(g, from), g->rtype, from);
     }
-    for (int k = 1; k < n && !cx->stop; k++) {
-        int to = (me + k) % n;
-        if (in_place)
-            pm_cx_send(cx, block_of(g, me), count_of(g, me), g->rtype, to);
-        else
-            pm_cx_send(cx, g->sbuf, g->scount, g->stype, to);
-    }
+    for (int k = 1; k < n && !cx->stop; k++)
+        send_own(cx, g, (me + k) % n);
 }
 
 static void allgather_build(struct pm_cx *cx, const struct allgather *g)
