@@ -158,9 +158,7 @@ static int shm_open_rail(proust__rail_t *rail)
     st->check_ms = check_ms > 0 ? check_ms : 200;
     /* the first check one period from now: a job starting up waits in
      * its first collective while the last ranks are still launched */
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    atomic_init(&st->last_check_ns, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+    atomic_init(&st->last_check_ns, proust__shm_now_ns());
 
     char id[HOST_ID_LEN];
     proust__host_identity(id, sizeof id);
@@ -767,9 +765,7 @@ static int peer_alive(struct shm_peer *p)
 
 static void check_peers(proust__rail_t *rail, struct shm_state *st)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t now = proust__shm_now_ns();
     uint64_t last = atomic_load_explicit(&st->last_check_ns, memory_order_relaxed);
     if (now - last < (uint64_t)st->check_ms * 1000000ull ||
         !atomic_compare_exchange_strong(&st->last_check_ns, &last, now))

@@ -128,6 +128,14 @@ static inline void proust__shm_ring_bell(int fd)
     (void)!send(fd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+/* CLOCK_MONOTONIC in ns (the doorbell's and the peer checks' clock). */
+static inline uint64_t proust__shm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* After writing into p's ring: wake p if one of its threads sleeps. The
  * fence orders our record before the check (Dekker with arm). */
 static inline void proust__shm_wake_peer(struct shm_peer *p, int urgent)
@@ -139,11 +147,7 @@ static inline void proust__shm_wake_peer(struct shm_peer *p, int urgent)
     uint32_t level = atomic_load_explicit(&h->sleeping, memory_order_relaxed);
     if (__builtin_expect(level != 0, 0) && (level == PROUST__ARM_ALL || urgent) &&
         p->bell_fd >= 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        atomic_store_explicit(&p->rang_ns,
-                              (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-                              memory_order_relaxed);
+        atomic_store_explicit(&p->rang_ns, proust__shm_now_ns(), memory_order_relaxed);
         proust__shm_ring_bell(p->bell_fd);
     }
 }
