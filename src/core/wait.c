@@ -25,20 +25,40 @@
 #include "core/wait.h"
 
 _Thread_local unsigned proust__progress_epoch;
+static _Thread_local bool in_rail_poll; /* (a callback under a poll may wait) */
 
-int proust__progress(struct proust_session *s)
+/* Another thread polls this rail: wait until it is done (a poll is short;
+ * on a full machine the holder may need our core to finish). */
+static void take_poll_flag(_Atomic int *polling)
+{
+    for (unsigned spins = 0; !proust__poll_trylock(polling); spins++) {
+        if (spins < 64)
+            proust__cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+static int progress_pass(struct proust_session *s, bool every_rail)
 {
     int events = 0;
     proust__progress_epoch++; /* ends this thread's burst (gate.h) */
     PROUST__COARSE_ENTER(&s->prog);
     for (int i = 0; i < s->nrails; i++) {
         struct proust__rail_slot *rs = &s->rails[i];
-        if (rs->ngates && proust__poll_trylock(&rs->task.polling)) {
-            int n = rs->rail.ops->poll(&rs->rail);
-            proust__poll_unlock(&rs->task.polling);
-            if (n > 0)
-                events += n;
+        if (!rs->ngates)
+            continue;
+        if (!proust__poll_trylock(&rs->task.polling)) {
+            if (!every_rail || in_rail_poll)
+                continue; /* polled now by another thread */
+            take_poll_flag(&rs->task.polling);
         }
+        in_rail_poll = true;
+        int n = rs->rail.ops->poll(&rs->rail);
+        in_rail_poll = false;
+        proust__poll_unlock(&rs->task.polling);
+        if (n > 0)
+            events += n;
     }
 
     if (s->gets_head) /* racy peek; gets_run takes the lock */
@@ -67,10 +87,22 @@ int proust__progress(struct proust_session *s)
     return events;
 }
 
+int proust__progress(struct proust_session *s)
+{
+    return progress_pass(s, false);
+}
+
 /* ---- the progress engine's upcalls ------------------------------------------ */
 static int core_pass(void *core)
 {
     int ev = proust__progress(core);
+    proust__run_deferred();
+    return ev;
+}
+
+static int core_last_look(void *core)
+{
+    int ev = progress_pass(core, true);
     proust__run_deferred();
     return ev;
 }
@@ -97,6 +129,7 @@ static bool core_peer_writing(void *core)
 
 const struct proust__progress_upcalls proust__core_upcalls = {
     .pass = core_pass,
+    .last_look = core_last_look,
     .run_deferred = proust__run_deferred,
     .check_peers = core_check_peers,
     .idle_work = core_idle_work,

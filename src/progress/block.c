@@ -116,7 +116,7 @@ static void block_in_waitset(struct proust__progress *p, proust__done_fn done, v
         arm_rails(p, PROUST__ARM_ALL); /* seq_cst inside: doorbells ring from now on */
     }
     /* what arrived before the doorbells were armed: the last look */
-    int ev = p->up->pass(p->core);
+    int ev = p->up->last_look(p->core);
     bool app_polls = proust__in_progress_thread &&
                      atomic_load_explicit(&p->app_polling, memory_order_seq_cst) > 0;
     if (ev == 0 && !app_polls && !(done && done(ctx))) {
@@ -180,7 +180,7 @@ void proust__block(struct proust__progress *p, proust__done_fn done, void *ctx, 
         atomic_fetch_add_explicit(&p->app_sleepers, 1, memory_order_seq_cst);
         if (atomic_load_explicit(&p->pt_blocking, memory_order_seq_cst)) {
             arm_rails(p, PROUST__ARM_ALL);
-            p->up->pass(p->core);
+            p->up->last_look(p->core);
         }
     }
     bool holder = (w & PROUST__WAIT_BLOCKER) || p->epfd < 0;

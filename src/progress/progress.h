@@ -59,6 +59,11 @@ struct proust__progress_upcalls {
     /* One pass over the rails and the work queued above them, then the
      * callbacks it queued on this thread; returns the events seen. */
     int (*pass)(void *core);
+    /* The same, but every rail is polled: where another thread holds a
+     * rail's poll flag, waits for it (a thread about to sleep must see
+     * what arrived before its doorbells were armed; the holder may have
+     * looked at that ring before the record came). */
+    int (*last_look)(void *core);
     /* Run the callbacks and frees this thread queued (no lock held). */
     void (*run_deferred)(void);
     /* Ask the launcher and the rails whether peers died. */
