@@ -812,6 +812,8 @@ static int shm_poll(proust__rail_t *rail)
             uint16_t kind = rec->kind;
             size_t hdr = kind == SHM_REC_PUT ? PROUST__SHM_PUT_HDR : PROUST__SHM_REC_HDR;
             const uint8_t *payload = (const uint8_t *)rec + hdr;
+            if (batch == 0 && !atomic_load_explicit(&p->out.answered, memory_order_relaxed))
+                atomic_store_explicit(&p->out.answered, true, memory_order_relaxed);
             if ((kind != SHM_REC_PACKET && kind != SHM_REC_PUT) ||
                 len > rec_room(&p->in, rec, kind)) {
                 err = "shared-memory record changed under the receiver";

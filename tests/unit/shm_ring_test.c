@@ -1,6 +1,9 @@
 /* The shared-memory ring: records of every size come out intact and in
  * order across many wraps, a full ring says busy instead of overwriting,
- * and payload bytes that look like a stamp are never taken for a record. */
+ * and payload bytes that look like a stamp are never taken for a record.
+ * A large ring in a ping-pong (the consumer answers, empties the ring)
+ * starts again at its beginning, records still intact; in a stream it
+ * goes on through the whole ring. */
 #include <string.h>
 
 #include "drivers/shm_ring.h"
@@ -12,8 +15,55 @@
 static _Alignas(64) uint8_t ring[RING];
 static struct proust__shm_ring_ctl ctl;
 
+#define BIG_RING (256 * 1024)
+static _Alignas(64) uint8_t big_ring[BIG_RING];
+static struct proust__shm_ring_ctl big_ctl;
+
+/* Records of 1-6 KiB through the large ring, the consumer taking each one
+ * before the next is written; `answer`: it answers each (a ping-pong).
+ * Returns the furthest ring offset any record reached. */
+static size_t ping_pong(bool answer)
+{
+    memset(&big_ctl, 0, sizeof big_ctl);
+    struct proust__shm_producer p = {.data = big_ring, .ctl = &big_ctl, .size = BIG_RING};
+    struct proust__shm_consumer c = {.data = big_ring, .ctl = &big_ctl, .size = BIG_RING};
+    static uint8_t msg[8192];
+    const char *err = NULL;
+    size_t furthest = 0;
+    uint64_t x = 777;
+    for (int i = 0; i < 3000; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        size_t len = 1024 + (size_t)(x >> 33) % 5000;
+        /* every word a stamp a later record at its line could carry */
+        for (size_t k = 0; k + 8 <= len; k += 8) {
+            uint64_t fake = p.head + BIG_RING + PROUST__SHM_REC_HDR + k + 1;
+            memcpy(msg + k, &fake, 8);
+        }
+        msg[len - 1] = (uint8_t)i;
+        if (answer)
+            atomic_store(&p.answered, true);
+        struct iovec iov = {msg, len};
+        EXPECT_EQ(proust__shm_ring_write(&p, SHM_REC_PACKET, 0, 0, &iov, 1, len), PROUST_OK);
+        const struct proust__shm_rec *r = proust__shm_ring_peek(&c, &err);
+        EXPECT_TRUE(r != NULL && r->kind == SHM_REC_PACKET && r->len == len);
+        EXPECT_TRUE(memcmp((const uint8_t *)r + r->hdr_len, msg, len) == 0);
+        size_t end = (size_t)((const uint8_t *)r - big_ring) + len;
+        furthest = end > furthest ? end : furthest;
+        proust__shm_ring_consume(&c, r);
+        EXPECT_TRUE(proust__shm_ring_peek(&c, &err) == NULL && err == NULL);
+        proust__shm_ring_publish(&c);
+    }
+    return furthest;
+}
+
 int main(void)
 {
+    /* answered: back to the start once past PROUST__SHM_HOT; not: all of it */
+    size_t far = ping_pong(true);
+    EXPECT_TRUE(far <= 2 * PROUST__SHM_HOT + 8192);
+    far = ping_pong(false);
+    EXPECT_TRUE(far > BIG_RING - 8192);
+
     struct proust__shm_producer p = {.data = ring, .ctl = &ctl, .size = RING};
     struct proust__shm_consumer c = {.data = ring, .ctl = &ctl, .size = RING};
     static uint8_t msg[RING], got[RING];
