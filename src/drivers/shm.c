@@ -83,49 +83,24 @@ static void ring_name(char *out, size_t len, const char *jobid, int from, int to
     snprintf(out, len, "/proust-ring-%s-%d-%d", jobid, from, to);
 }
 
-/* Rings are given their pages when made, up to this much of each: a ring
+/* A ring's control line and first pages, when made (both sides): a ring
  * page left to the first send that reaches it costs that send a page
- * fault (zeroing, and the host backing the page), 256 of them per 1 MiB
- * ring, spread over the first messages to a peer, each then an order of
- * magnitude slower (docs/PERFORMANCE.md, "Figures behind the code").
- * The default rings (1 MiB at most) get all their pages; a larger ring set
- * by PROUST_SHM_RING_SIZE gets the rest as it is used. */
-#define PREFAULT_RING_MAX ((size_t)4 << 20)
-
-/* Give [addr, addr + len) its memory and this process's page-table entries
- * now. PROUST_ERR_NOMEM when the memory is not there (/dev/shm full, a
- * memory limit): touching those pages later would be a SIGBUS. Kernels
- * before 5.14 (no MADV_POPULATE_WRITE): one read per page. */
-static int prefault(void *addr, size_t len)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(page - 1);
-    len += (uintptr_t)addr - start;
-#ifdef MADV_POPULATE_WRITE
-    if (madvise((void *)start, len, MADV_POPULATE_WRITE) == 0)
-        return PROUST_OK;
-    if (errno == ENOMEM || errno == EFAULT)
-        return PROUST_ERR_NOMEM;
-    if (errno != EINVAL)
-        return PROUST_OK; /* interrupted: the pages come at first use */
-#endif
-    for (size_t off = 0; off < len; off += page)
-        (void)*(volatile const uint8_t *)(start + off);
-    return PROUST_OK;
-}
-
-/* The pages of one ring (its control line and the first PREFAULT_RING_MAX
- * bytes of data) in a mapping of a segment. */
+ * fault (zeroing, and the host backing the page), each an order of
+ * magnitude slower than the message (docs/PERFORMANCE.md, "Figures behind
+ * the code"). The first PROUST__SHM_POPULATE_FIRST bytes hold every
+ * ping-pong (the ring rewinds within them, shm_ring.h) and the short
+ * messages of a start-up's collectives; the producer gives the rest its
+ * pages when a record first goes past them. */
 static int prefault_ring(uint8_t *ring, size_t ring_size)
 {
-    size_t data = ring_size < PREFAULT_RING_MAX ? ring_size : PREFAULT_RING_MAX;
-    return prefault(ring, sizeof(struct proust__shm_ring_ctl) + data);
+    size_t data = ring_size < PROUST__SHM_POPULATE_FIRST ? ring_size : PROUST__SHM_POPULATE_FIRST;
+    return proust__shm_prefault(ring, sizeof(struct proust__shm_ring_ctl) + data);
 }
 
 /* Our segment: its header, the ready words, the claim words. */
 static int prefault_segment(struct shm_state *st)
 {
-    return prefault(st->seg, st->seg_len);
+    return proust__shm_prefault(st->seg, st->seg_len);
 }
 
 
@@ -300,6 +275,8 @@ static int make_out_ring(struct shm_state *st, int peer, struct shm_peer *p)
     p->out.data = (uint8_t *)map + sizeof(struct proust__shm_ring_ctl);
     p->out.size = st->ring_size;
     p->out.head = p->out.tail_cache = 0;
+    p->out.populated = st->ring_size <= PROUST__SHM_POPULATE_FIRST ? SIZE_MAX
+                                                                   : PROUST__SHM_POPULATE_FIRST;
     atomic_store_explicit(&p->out_ready, 1, memory_order_release);
     /* announce it: the peer maps it at its next poll (a record we write
      * next wakes it if it sleeps) */
@@ -340,6 +317,7 @@ static int map_in_ring(struct shm_state *st, int rank, struct shm_peer *p)
     p->in.data = (uint8_t *)map + sizeof(struct proust__shm_ring_ctl);
     p->in.size = st->ring_size;
     p->in.pos = p->in.published = 0;
+    st->in_ranks[st->nin++] = rank;
     return 0;
 }
 
@@ -375,7 +353,8 @@ static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
     proust__host_identity(mine, sizeof mine);
     st->peers = calloc((size_t)st->size, sizeof *st->peers);
     st->local_ranks = calloc((size_t)st->size, sizeof *st->local_ranks);
-    if (!st->peers || !st->local_ranks)
+    st->in_ranks = calloc((size_t)st->size, sizeof *st->in_ranks);
+    if (!st->peers || !st->local_ranks || !st->in_ranks)
         return PROUST_ERR_NOMEM;
     struct proust__boot_values hosts, pids; /* one request a key, not one per rank */
     int grc = proust__boot_get_all(rail->boot, "shm.host", sizeof theirs, &hosts);
@@ -797,11 +776,9 @@ static int shm_poll(proust__rail_t *rail)
     struct shm_state *st = rail->priv;
     int events = 0;
     adopt_rings(rail, st);
-    for (int i = 0; i < st->nlocal; i++) {
-        int r = st->local_ranks[i];
+    for (int i = 0; i < st->nin; i++) {
+        int r = st->in_ranks[i];
         struct shm_peer *p = &st->peers[r];
-        if (!p->in.ctl)
-            continue; /* it has sent us nothing yet */
         const char *err = NULL;
         const struct proust__shm_rec *rec;
         int batch = 0;
@@ -921,6 +898,7 @@ static void shm_close(proust__rail_t *rail)
         munmap(st->seg, st->seg_len);
     free(st->peers);
     free(st->local_ranks);
+    free(st->in_ranks);
     free(st);
     rail->priv = NULL;
 }

@@ -1,7 +1,11 @@
 #include "drivers/shm_ring.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "common/log.h"
 #include "proust.h"
 
 const struct proust__shm_rec *proust__shm_ring_peek_slow(struct proust__shm_consumer *c,
@@ -42,4 +46,39 @@ void proust__shm_ring_consume(struct proust__shm_consumer *c, const struct prous
     for (size_t l = PROUST__SHM_LINE; l < rec; l += PROUST__SHM_LINE)
         atomic_store_explicit((_Atomic uint64_t *)(base + l), 0, memory_order_relaxed);
     c->pos += rec;
+}
+
+int proust__shm_prefault(void *addr, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)addr & ~(uintptr_t)(page - 1);
+    len += (uintptr_t)addr - start;
+#ifdef MADV_POPULATE_WRITE
+    if (madvise((void *)start, len, MADV_POPULATE_WRITE) == 0)
+        return PROUST_OK;
+    if (errno == ENOMEM || errno == EFAULT)
+        return PROUST_ERR_NOMEM;
+    if (errno != EINVAL)
+        return PROUST_OK; /* interrupted: the pages come at first use */
+#endif
+    /* kernels before 5.14: one read per page */
+    for (size_t off = 0; off < len; off += page)
+        (void)*(volatile const uint8_t *)(start + off);
+    return PROUST_OK;
+}
+
+/* Rings larger than this get the rest of their pages as they are used. */
+#define POPULATE_MAX ((size_t)4 << 20)
+
+int proust__shm_ring_populate(struct proust__shm_producer *p)
+{
+    size_t upto = p->size < POPULATE_MAX ? p->size : POPULATE_MAX;
+    if (p->populated < upto &&
+        proust__shm_prefault(p->data + p->populated, upto - p->populated) != PROUST_OK) {
+        PROUST_ERROR("shm: no memory for the rest of a %zu-byte ring (/dev/shm full, or a memory "
+                     "limit? PROUST_SHM_RING_SIZE sets the ring size)", p->size);
+        return PROUST_ERR_NOMEM;
+    }
+    p->populated = SIZE_MAX;
+    return PROUST_OK;
 }

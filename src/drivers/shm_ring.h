@@ -54,6 +54,7 @@ struct proust__shm_producer {
     uint64_t head;        /* next position to write */
     uint64_t tail_cache;  /* last tail read from ctl */
     uint64_t hot_check;   /* head at which to look again whether it may rewind */
+    size_t populated;     /* data bytes with pages (SIZE_MAX: all of them) */
     /* the consumer sent us something since our last record (set by our
      * poll): the pattern is a ping-pong, not a stream */
     _Atomic bool answered;
@@ -112,6 +113,17 @@ static inline bool proust__shm_rewind(struct proust__shm_producer *p, size_t off
     return p->tail_cache == p->head;
 }
 
+/* Rings get their first PROUST__SHM_POPULATE_FIRST bytes of pages when
+ * made, the rest when a record first goes past them (shm.c, prefault_ring:
+ * a start-up's collectives and every ping-pong stay within them). */
+#define PROUST__SHM_POPULATE_FIRST ((size_t)64 << 10)
+/* Pages for [addr, addr + len) now: PROUST_OK, or PROUST_ERR_NOMEM when
+ * the memory is not there (/dev/shm full, a memory limit), where touching
+ * them would be a SIGBUS. */
+int proust__shm_prefault(void *addr, size_t len);
+/* The rest of the ring's pages (ring_write's slow path). */
+int proust__shm_ring_populate(struct proust__shm_producer *p);
+
 /* Inline: on the send fast path the kind is a constant, so the header size
  * and the PUT branch fold away. */
 static inline __attribute__((always_inline)) int
@@ -129,6 +141,10 @@ proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind, uint64_t t
     size_t need = wrap ? to_end + rec : rec;
     if (!proust__shm_has_room(p, need))
         return PROUST_ERR_BUSY;
+    /* the furthest line written (and the next stamp the consumer reads) */
+    size_t end = (wrap ? (rec > off ? rec : off) : off + rec) + PROUST__SHM_LINE;
+    if (__builtin_expect(end > p->populated, 0) && proust__shm_ring_populate(p) != PROUST_OK)
+        return PROUST_ERR_NOMEM;
     if (wrap) {
         struct proust__shm_rec *w = (struct proust__shm_rec *)(p->data + off);
         w->len = (uint32_t)(to_end - PROUST__SHM_REC_HDR);

@@ -96,6 +96,10 @@ struct shm_state {
     pid_t pid; /* ours (exposure keys carry it: no system call a send) */
     int nlocal;
     int *local_ranks; /* local index -> rank */
+    /* the peers whose rings to us are mapped, in the order they came: a
+     * poll looks at those only (a hello world of 128 ranks hears from 7) */
+    int *in_ranks;
+    int nin;
     struct shm_peer *peers;
     unsigned poll_counter;
     _Atomic uint64_t last_check_ns; /* polls and waits both check */

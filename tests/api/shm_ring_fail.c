@@ -8,6 +8,12 @@
  * rank 1's first send to rank 0 must fail with PROUST_ERR_NOMEM, at once,
  * without a crash or a hang, and a second try fails the same way. Rank 0
  * then sends again over the ring that exists.
+ *
+ * With PROUST_TEST_RING_REST=1 (a 256 KiB ring, of which only the first
+ * 64 KiB get pages when it is made): rank 0 then streams 8 KiB messages
+ * until the ring needs the rest of its pages, which /dev/shm cannot give:
+ * that send fails with PROUST_ERR_NOMEM (no SIGBUS), and the messages
+ * before it and a short one after it arrive intact, in order.
  */
 #include "test_util.h"
 
@@ -48,6 +54,43 @@ int main(void)
         proust_status_t st;
         CHECK(proust_recv(s, msg, sizeof msg, 0, 9, PROUST_TAG_MASK_FULL, &st));
         EXPECT(tu_first_diff(msg, sizeof msg, 2) < 0, "second message damaged");
+    }
+    const char *rest = getenv("PROUST_TEST_RING_REST");
+    if (rest && strcmp(rest, "1") == 0) {
+        TU_PHASE("the rest of the first ring");
+        enum { BIG = 8192, MAX_SENDS = 64, TAG_BIG = 100, TAG_END = 99 };
+        static uint8_t big[BIG];
+        if (tu_rank == 0) {
+            int sent = 0, rc = PROUST_OK;
+            for (; sent < MAX_SENDS; sent++) {
+                tu_fill(big, BIG, 1000 + (uint64_t)sent);
+                rc = proust_send(s, big, BIG, 1, TAG_BIG);
+                if (rc != PROUST_OK)
+                    break;
+            }
+            EXPECT(rc == PROUST_ERR_NOMEM && sent >= 1,
+                   "after %d sends of %d B, a send past the ring's first pages returned %s, "
+                   "expected PROUST_ERR_NOMEM", sent, BIG, proust_error_name(rc));
+            int again = proust_send(s, big, BIG, 1, TAG_BIG);
+            EXPECT(again == PROUST_ERR_NOMEM, "the same send again returned %s",
+                   proust_error_name(again));
+            CHECK(proust_send(s, &sent, sizeof sent, 1, TAG_END)); /* fits before the rest */
+            printf("rank 0: %d sends of %d B, then PROUST_ERR_NOMEM, as expected\n", sent, BIG);
+        } else {
+            for (int got = 0;; got++) {
+                proust_status_t st;
+                CHECK(proust_recv(s, big, BIG, 0, 0, PROUST_TAG_MASK_ANY, &st));
+                if (st.tag == TAG_END) {
+                    int sent = -1;
+                    memcpy(&sent, big, sizeof sent);
+                    EXPECT(st.count == sizeof sent && sent == got,
+                           "rank 0 sent %d messages before its error, %d arrived", sent, got);
+                    break;
+                }
+                EXPECT(st.count == BIG && tu_first_diff(big, BIG, 1000 + (uint64_t)got) < 0,
+                       "message %d before the error damaged or out of order", got);
+            }
+        }
     }
     proust_finalize(s);
     return 0;
