@@ -2,8 +2,9 @@
  * coll_paths_mixed.c — collectives where ranks take different paths for
  * the same call: a rank whose datatype is predefined may take a latency
  * path straight on the engine (MPI_Allgather(v), MPI_Alltoall and
- * MPI_Alltoallv of two or a few ranks), one whose datatype is derived goes
- * by the general path; their
+ * MPI_Alltoallv of two or a few ranks; MPI_Scatter and MPI_Gather at a leaf
+ * of their tree and at the root of two ranks), one whose datatype is
+ * derived goes by the general path; their
  * messages must still meet. Each rank alternates, per round, between
  * MPI_INT x 4 and a contiguous type of 4 ints, in or out of place; the
  * gathered values are checked; then the same with blocks of 128 KiB (an
@@ -91,6 +92,37 @@ int main(int argc, char **argv)
                 CHECK(in[i * K + j] == want, "round %d alltoallv: %d from %d, want %d", round,
                       in[i * K + j], i, want);
             }
+        /* scatter and gather from every root, the root in place every
+         * other round */
+        for (int root = 0; root < size; root++) {
+            bool root_in_place = rank == root && in_place;
+            int src[K * MAXR], got[K], gall[K * MAXR];
+            for (int i = 0; i < size * K; i++)
+                src[i] = root * 10000 + round * 100 + i;
+            for (int j = 0; j < K; j++)
+                got[j] = -1;
+            MPI_CHECK(MPI_Scatter(src, n, t, root_in_place ? MPI_IN_PLACE : (void *)got, n, t, root,
+                                  MPI_COMM_WORLD));
+            for (int j = 0; j < K && !root_in_place; j++)
+                CHECK(got[j] == root * 10000 + round * 100 + rank * K + j,
+                      "round %d scatter from %d (%s): element %d is %d", round, root,
+                      derived ? "derived" : "MPI_INT", j, got[j]);
+            for (int i = 0; i < size * K; i++)
+                gall[i] = -1;
+            if (root_in_place) {
+                for (int j = 0; j < K; j++)
+                    gall[rank * K + j] = mine[j];
+                MPI_CHECK(MPI_Gather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gall, n, t, root,
+                                     MPI_COMM_WORLD));
+            } else {
+                MPI_CHECK(MPI_Gather(mine, n, t, gall, n, t, root, MPI_COMM_WORLD));
+            }
+            for (int i = 0; i < size && rank == root; i++)
+                for (int j = 0; j < K; j++)
+                    CHECK(gall[i * K + j] == i * 100 + round * 10 + j,
+                          "round %d gather to %d (%s): block %d element %d is %d", round, root,
+                          derived ? "derived" : "MPI_INT", i, j, gall[i * K + j]);
+        }
     }
     /* large blocks: 32768 ints, as MPI_INT x 32768 or one contiguous type */
     enum { BIG = 32768 };
@@ -112,6 +144,24 @@ int main(int argc, char **argv)
                 CHECK(ball[(size_t)i * BIG + j] == i * 7919 + round * 31 + j,
                       "big round %d: block %d element %d is %d", round, i, j,
                       ball[(size_t)i * BIG + j]);
+        /* scatter the blocks back from rank 0, gather them at the last rank
+         * (blocks this large go linearly: every non-root on the engine) */
+        for (int j = 0; j < BIG; j++)
+            bmine[j] = -1;
+        MPI_CHECK(MPI_Scatter(ball, derived ? 1 : BIG, derived ? big : MPI_INT, bmine,
+                              derived ? 1 : BIG, derived ? big : MPI_INT, 0, MPI_COMM_WORLD));
+        for (int j = 0; j < BIG; j++)
+            CHECK(bmine[j] == rank * 7919 + round * 31 + j, "big round %d scatter: element %d is %d",
+                  round, j, bmine[j]);
+        for (int i = 0; i < size * BIG; i++)
+            ball[i] = -1;
+        MPI_CHECK(MPI_Gather(bmine, derived ? 1 : BIG, derived ? big : MPI_INT, ball,
+                             derived ? 1 : BIG, derived ? big : MPI_INT, size - 1, MPI_COMM_WORLD));
+        for (int i = 0; i < size && rank == size - 1; i++)
+            for (int j = 0; j < BIG; j++)
+                CHECK(ball[(size_t)i * BIG + j] == i * 7919 + round * 31 + j,
+                      "big round %d gather: block %d element %d is %d", round, i, j,
+                      ball[(size_t)i * BIG + j]);
     }
     free(bmine);
     free(ball);
@@ -123,6 +173,19 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Allgather(&me, 1, MPI_INT, back, 1, MPI_INT, MPI_COMM_WORLD));
         for (int i = 0; i < size; i++)
             CHECK(back[i] == i, "after the mismatch: [%d] = %d", i, back[i]);
+        /* the last rank (a leaf of rank 0's tree) expects 1 element of a
+         * block of 4: it reports the truncation; in a gather it gives 1
+         * where 4 are expected: with two ranks the root reports it */
+        int src[K * MAXR] = {0}, got[K];
+        rc = MPI_Scatter(src, K, MPI_INT, got, rank == size - 1 ? 1 : K, MPI_INT, 0,
+                         MPI_COMM_WORLD);
+        CHECK(rank != size - 1 || rc != MPI_SUCCESS, "rank %d: a truncated scatter block was not "
+              "reported", rank);
+        rc = MPI_Gather(got, rank == size - 1 ? 1 : K, MPI_INT, all, K, MPI_INT, 0, MPI_COMM_WORLD);
+        CHECK(size != 2 || rank != 0 || rc != MPI_SUCCESS, "a short gather block was not reported");
+        MPI_CHECK(MPI_Allgather(&me, 1, MPI_INT, back, 1, MPI_INT, MPI_COMM_WORLD));
+        for (int i = 0; i < size; i++)
+            CHECK(back[i] == i, "after the rooted mismatches: [%d] = %d", i, back[i]);
     }
     MPI_CHECK(MPI_Type_free(&four));
     MPI_Barrier(MPI_COMM_WORLD);

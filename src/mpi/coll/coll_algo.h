@@ -42,12 +42,24 @@ extern bool pm_coll_crowded;
  * reduce-scatter + allgather (gather) at and above (commutative ops). */
 #define PM_ALLREDUCE_LARGE (32 * 1024)
 #define PM_REDUCE_LARGE (32 * 1024)
+/* Scatter / Gather: binomial tree while a block is at most this many bytes
+ * (inner nodes then buffer at most ranks / 2 blocks), linear above. */
+#define PM_SCATTER_TREE_MAX_BLOCK 8192
+#define PM_GATHER_TREE_MAX_BLOCK 8192
 /* Direct mode: sends up to this size are blocking (eager, no request);
  * larger ones are posted and waited for at the next fence. */
 #define PM_CX_BLOCKING_SEND 4096
 /* Schedules: a copy of contiguous bytes up to this size that would be the
  * first step is done while the schedule is built (a step costs more). */
 #define PM_CX_EAGER_COPY 4096
+
+/* Engine fast paths of the blocking rooted collectives (coll_rooted_fast.c):
+ * -1 when the call does not qualify (the general path then checks and
+ * runs it), else an MPI code (an error raised on comm, with fn's name). */
+int pm_scatter_fast(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int pm_gather_fast(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
+                   void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
 /* Direct mode: receives and sends outstanding in one round at most (a
  * pairwise batch of 32 rounds posts 32 of each). */
 #define PM_CX_MAXREQ 64

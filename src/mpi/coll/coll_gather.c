@@ -16,10 +16,6 @@
 
 #include "coll_algo.h"
 
-/* Binomial tree while a block is at most this many bytes; inner nodes then
- * buffer at most (ranks / 2) blocks. */
-#define GATHER_TREE_MAX_BLOCK 8192
-
 struct gather {
     const char *fname;
     MPI_Comm comm;
@@ -217,7 +213,7 @@ static void gather_build(struct pm_cx *cx, const struct gather *g)
     bool at_root = g->root == c->rank;
     MPI_Count block = at_root ? g->rcount * pm_type_get(g->rtype)->size
                               : g->scount * pm_type_get(g->stype)->size;
-    if (block <= GATHER_TREE_MAX_BLOCK)
+    if (block <= PM_GATHER_TREE_MAX_BLOCK)
         gather_tree(cx, g, (size_t)block);
     else
         gather_linear(cx, g);
@@ -262,6 +258,10 @@ static int gather_do(struct gather *g, MPI_Request *request, bool nonblocking)
         if (pm_coll_zero_rooted(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, \
                                 comm, &zc))                                                       \
             return MPI_SUCCESS;                                                                   \
+        int fast = pm_gather_fast("MPI_Gather" #SUF, sendbuf, sendcount, sendtype, recvbuf,       \
+                                  recvcount, recvtype, root, comm);                               \
+        if (PM_LIKELY(fast >= 0))                                                                 \
+            return fast;                                                                          \
         struct gather g = {"MPI_Gather" #SUF, comm, NULL, sendbuf, sendcount, sendtype, recvbuf,  \
                            recvcount, PM_NO_COUNTS, PM_NO_DISPLS, recvtype, root, false,          \
                            {0, 0, 0}};                                                            \

@@ -15,9 +15,6 @@
 
 #include "coll_algo.h"
 
-/* Binomial tree while a block is at most this many bytes. */
-#define SCATTER_TREE_MAX_BLOCK 8192
-
 struct scatter {
     const char *fname;
     MPI_Comm comm;
@@ -220,7 +217,7 @@ static void scatter_build(struct pm_cx *cx, const struct scatter *g)
     bool at_root = g->root == c->rank;
     MPI_Count block = at_root ? g->scount * pm_type_get(g->stype)->size
                               : g->rcount * pm_type_get(g->rtype)->size;
-    if (block <= SCATTER_TREE_MAX_BLOCK)
+    if (block <= PM_SCATTER_TREE_MAX_BLOCK)
         scatter_tree(cx, g, (size_t)block);
     else
         scatter_linear(cx, g);
@@ -263,6 +260,10 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         if (pm_coll_zero_rooted(recvbuf, recvcount, recvtype, sendbuf, sendcount, sendtype, root, \
                                 comm, &zc))                                                       \
             return MPI_SUCCESS;                                                                   \
+        int fast = pm_scatter_fast("MPI_Scatter" #SUF, sendbuf, sendcount, sendtype, recvbuf,     \
+                                   recvcount, recvtype, root, comm);                              \
+        if (PM_LIKELY(fast >= 0))                                                                 \
+            return fast;                                                                          \
         struct scatter g = {"MPI_Scatter" #SUF, comm, NULL, sendbuf, sendcount, PM_NO_COUNTS,     \
                             PM_NO_DISPLS, sendtype, recvbuf, recvcount, recvtype, root, false,    \
                             {0, 0, 0}};                                                           \
