@@ -72,9 +72,9 @@ RESULTS=${BENCH_RESULTS:-$HERE/results}
 # goes through UCX: UCX_TLS picks the transport, MPIR_CVAR_NOLOCAL=1 keeps
 # MPICH's own shared memory out; Open MPI 4.1: ob1 with the tcp btl).
 IMPLS=(
-  "proust|proust|pingpong multiflow|native|$PREFIX/bin/proustrun|PROUST_RAILS=self,shm PROUST_STRATEGY=default|PROUST_RAILS=tcp PROUST_STRATEGY=default"
+  "proust|proust|pingpong multiflow|native|$PREFIX/bin/proustrun|PROUST_RAILS=self,shm|PROUST_RAILS=tcp"
   "proust-aggreg|proust|multiflow|native|$PREFIX/bin/proustrun|PROUST_RAILS=self,shm PROUST_STRATEGY=aggreg|PROUST_RAILS=tcp PROUST_STRATEGY=aggreg"
-  "proust-mpi|proust|pingpong multiflow coll_latency sweep|$PREFIX/bin/mpicc|$PREFIX/bin/mpiexec|PROUST_RAILS=self,shm PROUST_STRATEGY=default|PROUST_RAILS=tcp PROUST_STRATEGY=default"
+  "proust-mpi|proust|pingpong multiflow coll_latency sweep|$PREFIX/bin/mpicc|$PREFIX/bin/mpiexec|PROUST_RAILS=self,shm|PROUST_RAILS=tcp"
   "mpich|peer|pingpong multiflow coll_latency sweep|mpicc.mpich|mpiexec.mpich||MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self"
   "openmpi|peer|pingpong multiflow coll_latency sweep|mpicc.openmpi|mpiexec.openmpi --allow-run-as-root --oversubscribe||--mca pml ob1 --mca btl tcp,self"
 )
