@@ -216,7 +216,9 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
     }
     struct proust__packet_slot *slot;
     const struct proust__strategy_ops *st = proust__gate_strategy(s, g->rail);
-    bool at_once = proust__gate_post_at_once(g, st);
+    /* (a blocking send leaves at once: its thread waits for it next, so
+     * nothing of its own could join it in the window) */
+    bool at_once = req->waited || proust__gate_post_at_once(g, st);
     if (req->nseg == 1 && at_once && (slot = proust__gate_idle_slot(g))) {
         /* fast path: nothing queued, rail idle — no window, no strategy */
         int rc = proust__gate_send_packet(g, slot, first, 1);

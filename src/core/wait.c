@@ -39,11 +39,33 @@ static void take_poll_flag(_Atomic int *polling)
     }
 }
 
+/* Send what the gates hold (a burst held back, packets a full rail left). */
+static int schedule_gates(struct proust_session *s)
+{
+    int events = 0;
+    for (int r = 0; r < s->size; r++) {
+        struct proust__gate *g = &s->gates[r];
+        if (!atomic_load_explicit(&g->pending_work, memory_order_acquire))
+            continue;
+        if (proust__trylock(&g->lock)) {
+            /* only what moved counts: a sender facing a full ring is
+             * idle (it yields, then sleeps until the receiver rings) */
+            events += proust__gate_schedule(s, g);
+            proust__unlock(&g->lock);
+        }
+    }
+    return events;
+}
+
 static int progress_pass(struct proust_session *s, bool every_rail)
 {
     int events = 0;
     proust__progress_epoch++; /* ends this thread's burst (gate.h) */
     PROUST__COARSE_ENTER(&s->prog);
+    /* what this thread's burst held back leaves before the polls (on tcp
+     * a system call each): its peer is waiting for it */
+    if (atomic_load_explicit(&s->gates_pending, memory_order_acquire) > 0)
+        events += schedule_gates(s);
     for (int i = 0; i < s->nrails; i++) {
         struct proust__rail_slot *rs = &s->rails[i];
         if (!rs->ngates)
@@ -67,19 +89,8 @@ static int progress_pass(struct proust_session *s, bool every_rail)
         events += proust__offer_uses_run(s); /* writes into offered receives */
     if (atomic_load_explicit(&s->prog.jobs_queued, memory_order_relaxed))
         events += proust__offload_run(&s->prog); /* pieces of someone's copy */
-    if (atomic_load_explicit(&s->gates_pending, memory_order_acquire) > 0) {
-        for (int r = 0; r < s->size; r++) {
-            struct proust__gate *g = &s->gates[r];
-            if (!atomic_load_explicit(&g->pending_work, memory_order_acquire))
-                continue;
-            if (proust__trylock(&g->lock)) {
-                /* only what moved counts: a sender facing a full ring is
-                 * idle (it yields, then sleeps until the receiver rings) */
-                events += proust__gate_schedule(s, g);
-                proust__unlock(&g->lock);
-            }
-        }
-    }
+    if (atomic_load_explicit(&s->gates_pending, memory_order_acquire) > 0)
+        events += schedule_gates(s);
     PROUST__COARSE_LEAVE(&s->prog);
     /* user sources after the coarse section: their callbacks may post */
     if (atomic_load_explicit(&s->prog.ntasks, memory_order_relaxed) > s->nrails)
