@@ -121,6 +121,10 @@ static inline bool proust__gate_slots_busy(const struct proust__gate *g)
 /* This thread's progress passes (wait.c): what a thread posts to a peer
  * between two of them is one burst. */
 extern _Thread_local unsigned proust__progress_epoch;
+/* The peer (of that session) whose gate this thread's burst last held a
+ * chunk back in: its next progress pass sends it first (wait.c). */
+extern _Thread_local const void *proust__burst_session;
+extern _Thread_local int proust__burst_peer;
 
 /* Under the gate lock, for each chunk posted: may it leave at once under
  * `st`? Not with a strategy that gathers, nor, with one that defers

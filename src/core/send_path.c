@@ -245,6 +245,10 @@ static int send_post(struct proust_session *s, struct proust_request *req, bool 
     /* the first chunk a burst holds back: a progress thread sends it if the
      * application does not come back first */
     bool held_first = !at_once && st->defer_bursts && !g->win.head;
+    if (!at_once && st->defer_bursts) {
+        proust__burst_session = s;
+        proust__burst_peer = (int)(g - s->gates);
+    }
     proust__window_push(g, first, last, req->nseg);
     if (at_once || (st->flush_when_full && g->win.count >= g->packet_chunks))
         proust__gate_schedule(s, g);

@@ -25,6 +25,8 @@
 #include "core/wait.h"
 
 _Thread_local unsigned proust__progress_epoch;
+_Thread_local const void *proust__burst_session;
+_Thread_local int proust__burst_peer;
 static _Thread_local bool in_rail_poll; /* (a callback under a poll may wait) */
 
 /* Another thread polls this rail: wait until it is done (a poll is short;
@@ -39,21 +41,24 @@ static void take_poll_flag(_Atomic int *polling)
     }
 }
 
-/* Send what the gates hold (a burst held back, packets a full rail left). */
+/* Send what a gate holds (a burst held back, packets a full rail left). */
+static int schedule_gate(struct proust_session *s, struct proust__gate *g)
+{
+    int events = 0;
+    if (atomic_load_explicit(&g->pending_work, memory_order_acquire) && proust__trylock(&g->lock)) {
+        /* only what moved counts: a sender facing a full ring is idle (it
+         * yields, then sleeps until the receiver rings) */
+        events = proust__gate_schedule(s, g);
+        proust__unlock(&g->lock);
+    }
+    return events;
+}
+
 static int schedule_gates(struct proust_session *s)
 {
     int events = 0;
-    for (int r = 0; r < s->size; r++) {
-        struct proust__gate *g = &s->gates[r];
-        if (!atomic_load_explicit(&g->pending_work, memory_order_acquire))
-            continue;
-        if (proust__trylock(&g->lock)) {
-            /* only what moved counts: a sender facing a full ring is
-             * idle (it yields, then sleeps until the receiver rings) */
-            events += proust__gate_schedule(s, g);
-            proust__unlock(&g->lock);
-        }
-    }
+    for (int r = 0; r < s->size; r++)
+        events += schedule_gate(s, &s->gates[r]);
     return events;
 }
 
@@ -64,8 +69,11 @@ static int progress_pass(struct proust_session *s, bool every_rail)
     PROUST__COARSE_ENTER(&s->prog);
     /* what this thread's burst held back leaves before the polls (on tcp
      * a system call each): its peer is waiting for it */
-    if (atomic_load_explicit(&s->gates_pending, memory_order_acquire) > 0)
-        events += schedule_gates(s);
+    if (proust__burst_session == s) {
+        proust__burst_session = NULL;
+        if (proust__burst_peer >= 0 && proust__burst_peer < s->size)
+            events += schedule_gate(s, &s->gates[proust__burst_peer]);
+    }
     for (int i = 0; i < s->nrails; i++) {
         struct proust__rail_slot *rs = &s->rails[i];
         if (!rs->ngates)
