@@ -83,9 +83,10 @@ static int progress_pass(struct proust_session *s, bool every_rail)
                 continue; /* polled now by another thread */
             take_poll_flag(&rs->task.polling);
         }
+        bool nested = in_rail_poll; /* (restored: a nested pass must not clear it) */
         in_rail_poll = true;
         int n = rs->rail.ops->poll(&rs->rail);
-        in_rail_poll = false;
+        in_rail_poll = nested;
         proust__poll_unlock(&rs->task.polling);
         if (n > 0)
             events += n;
