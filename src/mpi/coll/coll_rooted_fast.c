@@ -80,7 +80,6 @@ static int send_one(struct pm_comm *c, const void *buf, size_t bytes, int to, vo
     return pm_error_from_proust(rc != PROUST_OK ? rc : st.error);
 }
 
-
 /* An MPI code, raised on the communicator when it is an error. */
 static int outcome(int rc, const char *fn, MPI_Comm comm, const struct pm_comm *c, int root,
                    size_t bytes)
