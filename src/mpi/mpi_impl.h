@@ -141,7 +141,7 @@ void pm_errhandler_init(void);
  * its private one, win_handle set). They raise on c, `fname` naming the
  * MPI function; `what`: the object the handler is made for. */
 struct pm_comm;
-enum { PM_ERRH_FOR_COMM, PM_ERRH_FOR_WIN, PM_ERRH_FOR_SESSION };
+enum { PM_ERRH_FOR_COMM, PM_ERRH_FOR_WIN, PM_ERRH_FOR_SESSION, PM_ERRH_FOR_FILE };
 int pm_errhandler_create(MPI_Comm_errhandler_function *fn, int what,
                          MPI_Errhandler *errhandler, const char *fname);
 /* A handler the application may name for an object of kind `what`:

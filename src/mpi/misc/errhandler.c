@@ -89,8 +89,10 @@ void pm_errhandler_release(MPI_Errhandler h)
 
 static const char *object_name(int what)
 {
-    return what == PM_ERRH_FOR_WIN ? "window" : what == PM_ERRH_FOR_SESSION ? "session"
-                                                                             : "communicator";
+    return what == PM_ERRH_FOR_WIN       ? "window"
+           : what == PM_ERRH_FOR_SESSION ? "session"
+           : what == PM_ERRH_FOR_FILE    ? "file"
+                                         : "communicator";
 }
 
 struct pm_errhandler *pm_errhandler_usable(MPI_Errhandler h, int what)
@@ -104,7 +106,7 @@ struct pm_errhandler *pm_errhandler_usable(MPI_Errhandler h, int what)
 int pm_errhandler_create(MPI_Comm_errhandler_function *fn, int what,
                          MPI_Errhandler *errhandler, const char *fname)
 {
-    static const char *const arg[] = {"comm", "win", "session"};
+    static const char *const arg[] = {"comm", "win", "session", "file"};
     if (!fn)
         return pm_error(MPI_COMM_NULL, MPI_ERR_ARG, "%s: %s_errhandler_fn is NULL", fname,
                         arg[what]);

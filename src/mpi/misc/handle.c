@@ -27,11 +27,12 @@ PM_TABLE_INIT(pm_request_table, "request", PROUST_MPI_KIND_REQUEST, 2);
 PM_TABLE_INIT(pm_message_table, "message", PROUST_MPI_KIND_MESSAGE, 1);
 PM_TABLE_INIT(pm_win_table, "window", PROUST_MPI_KIND_WIN, 1);
 PM_TABLE_INIT(pm_session_table, "session", PROUST_MPI_KIND_SESSION, 1);
+PM_TABLE_INIT(pm_file_table, "file", PROUST_MPI_KIND_FILE, 1);
 
 static struct pm_table *const all_tables[] = {
     &pm_comm_table, &pm_group_table, &pm_type_table,    &pm_op_table,
     &pm_errh_table, &pm_info_table,  &pm_request_table, &pm_message_table,
-    &pm_win_table,   &pm_session_table,
+    &pm_win_table,   &pm_session_table, &pm_file_table,
 };
 
 /* The chunk holding `idx`, allocated if needed (table lock held). */
