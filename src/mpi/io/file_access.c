@@ -201,8 +201,8 @@ int pm_access_contig(struct pm_file *f, bool write, MPI_Offset pos, void *data,
     if (bytes <= 0)
         return MPI_SUCCESS;
     const struct pm_view *v = &f->view;
-    bool sieving = write ? f->hints.ds_write != PM_HINT_DISABLE
-                         : f->hints.ds_read != PM_HINT_DISABLE;
+    bool sieving = v->ordered && (write ? f->hints.ds_write != PM_HINT_DISABLE
+                                        : f->hints.ds_read != PM_HINT_DISABLE);
     MPI_Offset bufsize = write ? f->hints.ind_wr_buffer_size : f->hints.ind_rd_buffer_size;
     MPI_Offset lock_lo = 0, lock_len = 0;
     if (f->atomic) {

@@ -253,9 +253,7 @@ static int split_end(MPI_File fh, MPI_Status *status, const char *fn)
                              "file", fn);
     f->split_active = false;
     MPI_Status st;
-    int rc = PMPI_Wait(&f->split_req, &st);
-    if (rc == MPI_SUCCESS)
-        rc = st.MPI_ERROR;
+    int rc = PMPI_Wait(&f->split_req, &st); /* the request's error, if any */
     if (status != MPI_STATUS_IGNORE)
         *status = st;
     if (rc != MPI_SUCCESS)

@@ -91,6 +91,16 @@ static int make_pieces(struct pm_file *f, const struct plan *p, MPI_Offset pos, 
     return MPI_SUCCESS;
 }
 
+/* Rounds first: in a round every aggregator handles one window, and a
+ * rank's pieces for it are those of that round (then in file order). */
+static int by_round(const void *x, const void *y)
+{
+    const struct piece *a = x, *b = y;
+    if (a->round != b->round)
+        return a->round < b->round ? -1 : 1;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
 /* Do the ranks' accesses interleave? (each: [lo, hi) and whether its data
  * is one contiguous range of the file) */
 static bool interleaved(const MPI_Offset *r, int size)
@@ -98,7 +108,7 @@ static bool interleaved(const MPI_Offset *r, int size)
     for (int i = 0; i < size; i++) {
         if (r[3 * i + 1] <= r[3 * i])
             continue; /* nothing */
-        if (!r[3 * i + 2])
+        if (r[3 * i + 2] == 0)
             return true;
         for (int j = i + 1; j < size; j++)
             if (r[3 * j + 1] > r[3 * j] && r[3 * j] < r[3 * i + 1] && r[3 * i] < r[3 * j + 1])
@@ -173,6 +183,9 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
     }
     PMPI_Alltoallv(spairs, scount, sdisp, MPI_OFFSET, rpairs, rcount, rdisp, MPI_OFFSET,
                    f->comm);
+    /* an aggregator gets each rank's pairs in file order, which is round
+     * order within its domain; this rank now walks its pieces by round */
+    qsort(mine, nmine, sizeof *mine, by_round);
     if (agg_of_rank >= 0)
         win = malloc((size_t)p->cb);
     /* rounds */
@@ -224,12 +237,13 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
                         shi = rpairs[k] + rpairs[k + 1];
                     covered += rpairs[k + 1];
                 }
+        memcpy(cur, dsdisp, (size_t)P * sizeof *cur); /* where each aggregator's part goes */
         if (write) {
             /* my pieces, packed per aggregator in file order */
-            size_t o = 0;
             for (size_t i = mi; i < m_end && sbuf; i++) {
-                memcpy(sbuf + o, data + mine[i].at, (size_t)mine[i].len);
-                o += (size_t)mine[i].len;
+                int to = f->aggs[mine[i].agg];
+                memcpy(sbuf + cur[to], data + mine[i].at, (size_t)mine[i].len);
+                cur[to] += (int)mine[i].len;
             }
             PMPI_Alltoallv(sbuf, dscount, dsdisp, MPI_BYTE, rbuf, drcount, drdisp, MPI_BYTE,
                            f->comm);
@@ -281,10 +295,10 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
             }
             PMPI_Alltoallv(rbuf, drcount, drdisp, MPI_BYTE, sbuf, dscount, dsdisp, MPI_BYTE,
                            f->comm);
-            size_t o = 0;
             for (size_t i = mi; i < m_end && sbuf; i++) {
-                memcpy(data + mine[i].at, sbuf + o, (size_t)mine[i].len);
-                o += (size_t)mine[i].len;
+                int from = f->aggs[mine[i].agg];
+                memcpy(data + mine[i].at, sbuf + cur[from], (size_t)mine[i].len);
+                cur[from] += (int)mine[i].len;
             }
         }
         /* past this round's pairs */
@@ -330,11 +344,12 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
             bytes = avail > 0 ? avail : 0;
     }
     /* where each rank's data lies */
-    MPI_Offset r3[3] = {0, 0, 1};
+    MPI_Offset r3[3] = {0, 0, f->view.ordered ? 1 : -1};
     if (bytes > 0) {
         r3[0] = pm_view_file_offset(&f->view, pos);
         r3[1] = pm_view_file_offset(&f->view, pos + bytes - 1) + 1;
-        r3[2] = r3[1] - r3[0] == bytes;
+        if (f->view.ordered)
+            r3[2] = r3[1] - r3[0] == bytes;
     }
     MPI_Offset *all = malloc((size_t)f->size * 3 * sizeof *all);
     int rc = all ? MPI_SUCCESS : MPI_ERR_NO_MEM;
@@ -347,6 +362,9 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
     PMPI_Allgather(r3, 3, MPI_OFFSET, all, 3, MPI_OFFSET, f->comm);
     bool use_cb = cb == PM_HINT_ENABLE ||
                   (cb == PM_HINT_AUTOMATIC && f->size > 1 && interleaved(all, f->size));
+    for (int r = 0; r < f->size; r++)
+        if (all[3 * r + 2] < 0)
+            use_cb = false; /* overlapping filetype blocks: not in file order */
     if (f->atomic)
         use_cb = false; /* each rank's access locked whole instead */
     if (!use_cb) {

@@ -22,7 +22,7 @@ void pm_view_default(struct pm_view *v)
     v->etype_h = v->filetype_h = MPI_BYTE;
     v->rep = pm_datarep_find("native");
     v->esize = v->tsize = v->textent = 1;
-    v->contiguous = true;
+    v->contiguous = v->ordered = true;
 }
 
 void pm_view_free(struct pm_view *v)
@@ -141,9 +141,22 @@ MPI_Offset pm_view_bytes_before(const struct pm_view *v, MPI_Offset off)
     return bytes;
 }
 
-/* The filetype's blocks are in file order and do not overlap, within a
- * tile and from one tile to the next. */
-static bool monotonic(const struct pm_datatype *t)
+/* The standard's rule (MPI-4.1 14.3): the filetype's displacements are
+ * non-negative and do not decrease, within a tile and from one tile to the
+ * next. Blocks may overlap (a view only read may read bytes twice). */
+static bool non_decreasing(const struct pm_datatype *t)
+{
+    if (t->nblocks == 0 || t->blocks[0].disp < 0)
+        return false;
+    for (size_t i = 1; i < t->nblocks; i++)
+        if (t->blocks[i].disp < t->blocks[i - 1].disp)
+            return false;
+    return t->blocks[t->nblocks - 1].disp <= t->extent + t->blocks[0].disp;
+}
+
+/* Stricter: the blocks do not overlap either, so the view's data are in
+ * increasing file order (what sieving and two-phase I/O rely on). */
+static bool in_file_order(const struct pm_datatype *t)
 {
     MPI_Aint end = 0;
     for (size_t i = 0; i < t->nblocks; i++) {
@@ -171,6 +184,7 @@ static int view_make(struct pm_view *v, MPI_Offset disp, struct pm_datatype *et,
     v->textent = ft->extent;
     v->contiguous = ft->nblocks == 1 && ft->blocks[0].disp == 0 &&
                     ft->blocks[0].len == ft->extent;
+    v->ordered = in_file_order(ft);
     if (!v->contiguous) {
         v->cum = malloc((ft->nblocks + 1) * sizeof *v->cum);
         if (!v->cum)
@@ -224,9 +238,27 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         return pm_file_error(f, MPI_ERR_ARG, "%s: the filetype (%lld bytes of data) is not "
                              "made of etypes (%lld bytes)", fn, (long long)ft->size,
                              (long long)et->size);
-    if (!monotonic(ft) || ft->blocks[0].disp < 0)
-        return pm_file_error(f, MPI_ERR_ARG, "%s: the filetype's displacements are not "
-                             "non-negative and increasing (MPI-4.1 14.3)", fn);
+    for (int k = 0; k < 2; k++) {
+        struct pm_datatype *t = k ? ft : et;
+        if (!non_decreasing(t))
+            return pm_file_error(f, MPI_ERR_ARG, "%s: the %s's displacements are not "
+                                 "non-negative and non-decreasing (MPI-4.1 14.3)", fn,
+                                 k ? "filetype" : "etype");
+        /* overlapping blocks would write bytes twice: only a file opened
+         * read-only may have them (as ROMIO allows) */
+        if (!(f->amode & MPI_MODE_RDONLY) && !in_file_order(t))
+            return pm_file_error(f, MPI_ERR_ARG, "%s: the %s's blocks overlap, which only a "
+                                 "file opened MPI_MODE_RDONLY may have", fn,
+                                 k ? "filetype" : "etype");
+    }
+    /* the filetype is made of etypes: of the same basic type when both
+     * have one (MPI_BYTE goes with anything) */
+    if (et->basic && ft->basic && et->basic != ft->basic &&
+        PROUST_MPI_TYPE(et->basic) != MPI_BYTE && PROUST_MPI_TYPE(ft->basic) != MPI_BYTE)
+        return pm_file_error(f, MPI_ERR_TYPE, "%s: the filetype's elements (type %#x) are "
+                             "not of the etype's type (%#x)", fn,
+                             (unsigned)PROUST_MPI_TYPE(ft->basic),
+                             (unsigned)PROUST_MPI_TYPE(et->basic));
     char why[256];
     int rc = pm_datarep_check_type(rep, et, why, sizeof why);
     if (rc == MPI_SUCCESS)

@@ -72,6 +72,9 @@ struct pm_view {
     MPI_Offset tsize, textent;            /* filetype size and extent */
     MPI_Offset *cum;                      /* cum[i]: data bytes before block i */
     bool contiguous;                      /* filetype is one block of its extent */
+    bool ordered;                         /* data in increasing file order, no
+                                             overlap (else: no sieving, no
+                                             two-phase I/O) */
 };
 
 /* Walks the file segments of a range of view bytes. */
