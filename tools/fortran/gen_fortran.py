@@ -160,6 +160,9 @@ def plan(name, proc, proto):
             elif q["param_direction"] == "out" and name == "MPI_Info_get_nthkey":
                 role = "string_out"
                 q = dict(q, length="MPI_MAX_INFO_KEY")
+            elif q["param_direction"] == "out" and name == "MPI_File_get_view":
+                role = "string_out"  # the standard's text: at most MPI_MAX_DATAREP_STRING
+                q = dict(q, length="MPI_MAX_DATAREP_STRING")
             else:
                 raise Unbound(f"string {q['name']} ({q['param_direction']}, {length})")
         elif kind == "LOGICAL":
