@@ -2,6 +2,8 @@
 # per family: tests/mpi/<family>.cmake. Names: mpi_<family>_<variant>.
 
 set(MPI_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/mpi)
+# MPI-IO is in libmpi (src/mpi/io): its tests (io.cmake) are on
+set(PROUST_MPI_IO ON)
 
 # mpi_test_program(target source...) — an MPI program linked with libmpi.
 function(mpi_test_program name)

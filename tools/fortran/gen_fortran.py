@@ -25,7 +25,7 @@ import sys
 import pympistandard as std
 
 import mpi_f08_module as f08
-from mpi_module import emit_module
+from mpi_module import OFFSET_CONSTANTS, emit_module
 
 # Parameters whose Fortran form the wrappers do not handle yet: procedures
 # that have one are not bound (issue 42's next steps).
@@ -503,7 +503,7 @@ def emit_mpif(consts_path, ok, path):
         for name, value in consts:
             if name in {s[0] for s in SENTINELS} or name in FUNCTIONS:
                 continue
-            if value < -2**31 or value >= 2**31:
+            if value < -2**31 or value >= 2**31 or name in OFFSET_CONSTANTS:
                 kind = "INTEGER*8"
             else:
                 kind = "INTEGER"

@@ -20,7 +20,7 @@ Three generated files:
 """
 import re
 
-from mpi_module import SIZEOF_TYPES, split_names, wrap
+from mpi_module import OFFSET_CONSTANTS, SIZEOF_TYPES, split_names, wrap
 
 HANDLE_TYPES = ["MPI_Comm", "MPI_Datatype", "MPI_Errhandler", "MPI_File", "MPI_Group",
                 "MPI_Info", "MPI_Message", "MPI_Op", "MPI_Request", "MPI_Session", "MPI_Win"]
@@ -246,7 +246,8 @@ def emit_types(path, consts, handles, sentinels, callbacks, predefined, logical_
     for name, value in consts:
         if name in handles:
             continue
-        kind = "integer(kind=8)" if value < -2**31 or value >= 2**31 else "integer"
+        wide = value < -2**31 or value >= 2**31 or name in OFFSET_CONSTANTS
+        kind = "integer(kind=8)" if wide else "integer"
         w.append(f"  {kind}, parameter :: {name} = {value}")
     for name, value in logical_consts:
         w.append(f"  logical, parameter :: {name} = {value}")

@@ -11,6 +11,10 @@ generic over the intrinsic types, written in the module itself.
 """
 import re
 
+# Constants of kind MPI_OFFSET_KIND whatever their value (passed where an
+# INTEGER(KIND=MPI_OFFSET_KIND) argument is expected)
+OFFSET_CONSTANTS = {"MPI_DISPLACEMENT_CURRENT"}
+
 # Declarations of the rendering: "<type spec> NAME(dims), NAME2, ..."
 DECL = re.compile(r"^\s*(<type>|INTEGER\(KIND=\w+\)|INTEGER|LOGICAL|CHARACTER\*\(\*\)|EXTERNAL"
                   r"|DOUBLE PRECISION)\s+(.*)$")
@@ -92,7 +96,8 @@ def emit_module(path, consts, sentinels, predefined, procedures, logical_consts)
     w.append("  implicit none")
     w.append("  private :: c_ptr")
     for name, value in consts:
-        kind = "integer(kind=8)" if value < -2**31 or value >= 2**31 else "integer"
+        wide = value < -2**31 or value >= 2**31 or name in OFFSET_CONSTANTS
+        kind = "integer(kind=8)" if wide else "integer"
         w.append(f"  {kind}, parameter :: {name} = {value}")
     for name, value in logical_consts:
         w.append(f"  logical, parameter :: {name} = {value}")

@@ -300,48 +300,48 @@ int pm_file_rw(struct pm_file *f, bool write, MPI_Offset offset, void *buf, MPI_
                MPI_Datatype dt, MPI_Status *status, const char *fname)
 {
     struct pm_datatype *t = pm_type_get(dt);
-    const struct pm_datarep *rep = f->view.rep;
-    MPI_Offset pos = offset * f->view.esize, total = count * t->size, moved = 0;
+    const struct pm_view *v = &f->view;
+    const struct pm_datarep *rep = v->rep;
+    /* positions and byte counts below are the file's */
+    MPI_Offset pos = offset * v->fesize, moved = 0;
     char why[512] = "";
     int rc = MPI_SUCCESS;
     bool native = rep->kind == PM_REP_NATIVE || rep->kind == PM_REP_INTERNAL;
     if (native && t->contiguous) {
-        rc = pm_access_contig(f, write, pos, (char *)buf + t->true_lb, total, &moved, why,
-                              sizeof why);
-    } else if (total > 0) {
+        rc = pm_access_contig(f, write, pos, (char *)buf + t->true_lb, count * t->size, &moved,
+                              why, sizeof why);
+    } else if (count > 0 && t->size > 0) {
         /* through a buffer: packed (native) or converted, whole instances
          * of dt at a time */
-        MPI_Count per = t->size ? PM_STAGE_MAX / t->size : count;
+        MPI_Offset fper = pm_view_fbytes(v, t->size); /* file bytes of one instance */
+        MPI_Count per = PM_STAGE_MAX / fper;
         if (per < 1)
             per = 1;
         if (per > count)
             per = count;
-        char *stage = malloc((size_t)(per * t->size));
+        char *stage = malloc((size_t)(per * fper));
         if (!stage) {
             pm_file_status(status, 0);
             return pm_file_error(f, MPI_ERR_NO_MEM, "%s: out of memory for %lld bytes", fname,
-                                 (long long)(per * t->size));
+                                 (long long)(per * fper));
         }
         for (MPI_Count k = 0; k < count && rc == MPI_SUCCESS;) {
             MPI_Count c = count - k < per ? count - k : per;
             char *at = (char *)buf + k * t->extent;
-            MPI_Offset bytes = c * t->size, got = 0;
-            if (write) {
-                rc = pm_datarep_to_file(rep, at, c, dt, stage, k);
-                if (rc != MPI_SUCCESS) {
-                    snprintf(why, sizeof why, "converting to data representation \"%s\" "
-                             "failed", rep->name);
-                    break;
-                }
+            MPI_Offset bytes = c * fper, got = 0;
+            if (write && pm_datarep_to_file(rep, at, c, dt, stage, k) != MPI_SUCCESS) {
+                rc = MPI_ERR_CONVERSION;
+                snprintf(why, sizeof why, "converting to data representation \"%s\" failed",
+                         rep->name);
+                break;
             }
-            rc = pm_access_contig(f, write, pos + k * t->size, stage, bytes, &got, why,
+            rc = pm_access_contig(f, write, pos + k * fper, stage, bytes, &got, why,
                                   sizeof why);
             if (!write && rc == MPI_SUCCESS) {
-                MPI_Count whole = got / t->size;
                 if (native)
                     pm_type_unpack(stage, (size_t)got, at, c, t, 0);
-                else if (whole > 0 &&
-                         pm_datarep_from_file(rep, at, whole, dt, stage, k) != MPI_SUCCESS) {
+                else if (got / fper > 0 &&
+                         pm_datarep_from_file(rep, at, got / fper, dt, stage, k) != MPI_SUCCESS) {
                     rc = MPI_ERR_CONVERSION;
                     snprintf(why, sizeof why, "converting from data representation \"%s\" "
                              "failed", rep->name);
@@ -354,7 +354,7 @@ int pm_file_rw(struct pm_file *f, bool write, MPI_Offset offset, void *buf, MPI_
         }
         free(stage);
     }
-    pm_file_status(status, moved);
+    pm_file_status(status, pm_view_mbytes(v, moved));
     if (rc != MPI_SUCCESS)
         return pm_file_error(f, rc, "%s: %s", fname, why);
     return MPI_SUCCESS;

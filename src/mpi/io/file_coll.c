@@ -333,7 +333,8 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
 {
     struct pm_datatype *t = pm_type_get(dt);
     const struct pm_datarep *rep = f->view.rep;
-    MPI_Offset pos = offset * f->view.esize, bytes = count * t->size;
+    /* file positions and bytes */
+    MPI_Offset pos = offset * f->view.fesize, bytes = pm_view_fbytes(&f->view, count * t->size);
     int cb = write ? f->hints.cb_write : f->hints.cb_read;
     if (!write && bytes > 0) {
         /* a read stops at the end of the file: only what is before it */
@@ -397,7 +398,8 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
     bool direct = native && t->contiguous;
     char *data = direct ? (char *)buf + t->true_lb : malloc((size_t)bytes + 1);
     rc = data ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    MPI_Count whole = t->size ? bytes / t->size : 0;
+    MPI_Offset fper = pm_view_fbytes(&f->view, t->size);
+    MPI_Count whole = fper ? bytes / fper : 0;
     if (rc == MPI_SUCCESS && write && !direct) {
         if (pm_datarep_to_file(rep, buf, count, dt, data, 0) != MPI_SUCCESS)
             rc = MPI_ERR_CONVERSION;
@@ -421,7 +423,7 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
     /* an aggregator's failure is everybody's */
     int worst = agreed != MPI_SUCCESS ? agreed : rc;
     PMPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, f->comm);
-    pm_file_status(status, worst == MPI_SUCCESS ? bytes : 0);
+    pm_file_status(status, worst == MPI_SUCCESS ? pm_view_mbytes(&f->view, bytes) : 0);
     if (worst != MPI_SUCCESS)
         return pm_file_error(f, worst, "%s(%s): %s", fname, f->path,
                              *why ? why : "collective I/O failed on another rank");

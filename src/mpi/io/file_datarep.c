@@ -6,11 +6,12 @@
  * an application registers with MPI_Register_datarep (its conversion
  * callbacks; MPI_CONVERSION_FN_NULL: no conversion).
  *
- * Proust lays a view's types out in the file as memory does, so a
- * representation is accepted for a type when every element keeps its size
- * there (true of external32 for every type but long, unsigned long, wchar
- * and long double on LP64 Linux); a type that would change size is refused
- * at MPI_File_set_view with MPI_ERR_UNSUPPORTED_DATAREP and says why.
+ * A representation may give elements another size in the file than in
+ * memory (external32's MPI_LONG is 4 bytes; a registered one says through
+ * its extent function): a view of one basic type is then laid out scaled
+ * (pm_datarep_scale). A type mixing basic types is accepted when every
+ * element keeps its size; otherwise MPI_File_set_view refuses it with
+ * MPI_ERR_UNSUPPORTED_DATAREP and says why.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,32 +44,53 @@ const struct pm_datarep *pm_datarep_find(const char *name)
     return found;
 }
 
-int pm_datarep_check_type(const struct pm_datarep *rep, struct pm_datatype *t, char *why,
-                          size_t whylen)
+/* The file extent of predefined type `basic` under rep, or -1. */
+static MPI_Offset file_extent(const struct pm_datarep *rep, MPI_Datatype basic)
 {
     if (rep->kind == PM_REP_EXTERNAL32) {
         MPI_Count ext = 0;
-        if (PMPI_Pack_external_size_c("external32", 1, t->handle, &ext) != MPI_SUCCESS ||
-            ext != t->size) {
-            snprintf(why, whylen, "type %#x has %lld bytes of data in memory and %lld in "
-                     "external32: Proust lays file data out as memory does, so such a view "
-                     "is not supported (use fixed-size types such as MPI_INT64_T)",
-                     (unsigned)t->handle, (long long)t->size, (long long)ext);
-            return MPI_ERR_UNSUPPORTED_DATAREP;
-        }
-    } else if (rep->kind == PM_REP_USER && rep->extent_fn && t->basic) {
-        MPI_Aint e = 0;
-        MPI_Datatype basic = PROUST_MPI_TYPE(t->basic);
-        if (rep->extent_fn(basic, &e, rep->extra_state) != MPI_SUCCESS ||
-            e != pm_type_get(basic)->size) {
-            snprintf(why, whylen, "data representation \"%s\" gives elements of type %#x "
-                     "%ld bytes in the file, %lld in memory: not supported",
-                     rep->name, (unsigned)basic, (long)e,
-                     (long long)pm_type_get(basic)->size);
-            return MPI_ERR_UNSUPPORTED_DATAREP;
-        }
+        return PMPI_Pack_external_size_c("external32", 1, basic, &ext) == MPI_SUCCESS ? ext : -1;
     }
-    return MPI_SUCCESS;
+    if (rep->kind == PM_REP_USER && rep->extent_fn) {
+        MPI_Aint e = 0;
+        return rep->extent_fn(basic, &e, rep->extra_state) == MPI_SUCCESS && e > 0 ? e : -1;
+    }
+    return pm_type_get(basic)->size;
+}
+
+int pm_datarep_scale(const struct pm_datarep *rep, struct pm_datatype *t, MPI_Offset *num,
+                     MPI_Offset *den, char *why, size_t whylen)
+{
+    *num = *den = 1;
+    if (rep->kind == PM_REP_NATIVE || rep->kind == PM_REP_INTERNAL)
+        return MPI_SUCCESS;
+    if (t->basic) {
+        MPI_Datatype basic = PROUST_MPI_TYPE(t->basic);
+        MPI_Offset fe = file_extent(rep, basic), me = pm_type_get(basic)->size;
+        if (fe < 0) {
+            snprintf(why, whylen, "data representation \"%s\" has no extent for type %#x",
+                     rep->name, (unsigned)basic);
+            return MPI_ERR_UNSUPPORTED_DATAREP;
+        }
+        if (fe != me) {
+            *num = fe;
+            *den = me;
+        }
+        return MPI_SUCCESS;
+    }
+    /* several basic types: each must keep its size */
+    if (rep->kind == PM_REP_EXTERNAL32) {
+        MPI_Count ext = 0;
+        if (PMPI_Pack_external_size_c("external32", 1, t->handle, &ext) == MPI_SUCCESS &&
+            ext == t->size)
+            return MPI_SUCCESS;
+    } else if (rep->kind == PM_REP_USER) {
+        return MPI_SUCCESS; /* the callbacks' business: as memory */
+    }
+    snprintf(why, whylen, "type %#x mixes basic types whose sizes differ in \"%s\": Proust "
+             "lays such a view out only when every element keeps its size", (unsigned)t->handle,
+             rep->name);
+    return MPI_ERR_UNSUPPORTED_DATAREP;
 }
 
 int pm_datarep_to_file(const struct pm_datarep *rep, const void *ubuf, MPI_Count count,
@@ -77,8 +99,11 @@ int pm_datarep_to_file(const struct pm_datarep *rep, const void *ubuf, MPI_Count
     struct pm_datatype *t = pm_type_get(dt);
     MPI_Count bytes = count * t->size;
     if (rep->kind == PM_REP_EXTERNAL32) {
-        MPI_Count pos = 0;
-        return PMPI_Pack_external_c("external32", ubuf, count, dt, fbuf, bytes, &pos);
+        MPI_Count pos = 0, ext = 0;
+        int rc = PMPI_Pack_external_size_c("external32", count, dt, &ext);
+        return rc != MPI_SUCCESS
+                   ? rc
+                   : PMPI_Pack_external_c("external32", ubuf, count, dt, fbuf, ext, &pos);
     }
     if (rep->kind == PM_REP_USER && (rep->write_fn || rep->write_fn_c)) {
         MPI_Count items = count * t->nelements;
@@ -100,8 +125,11 @@ int pm_datarep_from_file(const struct pm_datarep *rep, void *ubuf, MPI_Count cou
     struct pm_datatype *t = pm_type_get(dt);
     MPI_Count bytes = count * t->size;
     if (rep->kind == PM_REP_EXTERNAL32) {
-        MPI_Count pos = 0;
-        return PMPI_Unpack_external_c("external32", fbuf, bytes, &pos, ubuf, count, dt);
+        MPI_Count pos = 0, ext = 0;
+        int rc = PMPI_Pack_external_size_c("external32", count, dt, &ext);
+        return rc != MPI_SUCCESS
+                   ? rc
+                   : PMPI_Unpack_external_c("external32", fbuf, ext, &pos, ubuf, count, dt);
     }
     if (rep->kind == PM_REP_USER && (rep->read_fn || rep->read_fn_c)) {
         MPI_Count items = count * t->nelements;

@@ -130,7 +130,7 @@ MPI_Offset pm_file_end_etypes(struct pm_file *f)
 {
     struct stat sb;
     MPI_Offset size = fstat(f->fd, &sb) == 0 ? (MPI_Offset)sb.st_size : 0;
-    return pm_view_bytes_before(&f->view, size) / f->view.esize;
+    return pm_view_bytes_before(&f->view, size) / f->view.fesize;
 }
 
 /* Where a seek of (offset, whence) lands, from pointer `cur`: -1 if it is

@@ -10,6 +10,7 @@
  * non-decreasing, so the map is monotonic: checked at set_view, and
  * nothing else here has to care about order.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,10 @@ void pm_view_default(struct pm_view *v)
     v->etype = v->filetype = pm_type_get(MPI_BYTE);
     v->etype_h = v->filetype_h = MPI_BYTE;
     v->rep = pm_datarep_find("native");
-    v->esize = v->tsize = v->textent = 1;
+    v->esize = v->fesize = v->tsize = v->textent = 1;
+    v->rnum = v->rden = 1;
+    v->blocks = v->filetype->blocks;
+    v->nblocks = v->filetype->nblocks;
     v->contiguous = v->ordered = true;
 }
 
@@ -31,15 +35,18 @@ void pm_view_free(struct pm_view *v)
         pm_type_release(v->etype);
     if (v->filetype)
         pm_type_release(v->filetype);
+    if (v->filetype && v->blocks != v->filetype->blocks)
+        free(v->blocks);
     free(v->cum);
     v->etype = v->filetype = NULL;
     v->cum = NULL;
+    v->blocks = NULL;
 }
 
 /* Block i of the filetype whose data holds view byte q of a tile. */
 static size_t block_of(const struct pm_view *v, MPI_Offset q)
 {
-    size_t lo = 0, hi = v->filetype->nblocks; /* cum[lo] <= q < cum[hi] */
+    size_t lo = 0, hi = v->nblocks; /* cum[lo] <= q < cum[hi] */
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
         if (v->cum[mid] <= q)
@@ -79,7 +86,7 @@ bool pm_view_iter_next(struct pm_view_iter *it, MPI_Offset *off, MPI_Offset *len
         it->left = 0;
         return true;
     }
-    const struct pm_block *b = &v->filetype->blocks[it->block];
+    const struct pm_block *b = &v->blocks[it->block];
     MPI_Offset n = b->len - it->inside;
     if (n > it->left)
         n = it->left;
@@ -89,14 +96,14 @@ bool pm_view_iter_next(struct pm_view_iter *it, MPI_Offset *off, MPI_Offset *len
     it->inside += n;
     if (it->inside == b->len) {
         it->inside = 0;
-        if (++it->block == v->filetype->nblocks) {
+        if (++it->block == v->nblocks) {
             it->block = 0;
             it->tile++;
         }
     }
     /* merge with the next segments while they are adjacent in the file */
     while (it->left > 0) {
-        const struct pm_block *nb = &v->filetype->blocks[it->block];
+        const struct pm_block *nb = &v->blocks[it->block];
         MPI_Offset noff = v->disp + it->tile * v->textent + nb->disp;
         if (noff != *off + *len)
             break;
@@ -106,7 +113,7 @@ bool pm_view_iter_next(struct pm_view_iter *it, MPI_Offset *off, MPI_Offset *len
         it->inside = m;
         if (it->inside == nb->len) {
             it->inside = 0;
-            if (++it->block == v->filetype->nblocks) {
+            if (++it->block == v->nblocks) {
                 it->block = 0;
                 it->tile++;
             }
@@ -121,7 +128,7 @@ MPI_Offset pm_view_file_offset(const struct pm_view *v, MPI_Offset pos)
         return v->disp + pos;
     MPI_Offset tile = pos / v->tsize, q = pos % v->tsize;
     size_t b = block_of(v, q);
-    return v->disp + tile * v->textent + v->filetype->blocks[b].disp + (q - v->cum[b]);
+    return v->disp + tile * v->textent + v->blocks[b].disp + (q - v->cum[b]);
 }
 
 MPI_Offset pm_view_bytes_before(const struct pm_view *v, MPI_Offset off)
@@ -132,8 +139,8 @@ MPI_Offset pm_view_bytes_before(const struct pm_view *v, MPI_Offset off)
     if (v->contiguous)
         return rel;
     MPI_Offset tiles = rel / v->textent, rem = rel % v->textent, bytes = tiles * v->tsize;
-    for (size_t i = 0; i < v->filetype->nblocks; i++) {
-        const struct pm_block *b = &v->filetype->blocks[i];
+    for (size_t i = 0; i < v->nblocks; i++) {
+        const struct pm_block *b = &v->blocks[i];
         if (b->disp >= rem)
             break;
         bytes += b->disp + b->len <= rem ? b->len : rem - b->disp;
@@ -167,10 +174,11 @@ static bool in_file_order(const struct pm_datatype *t)
     return t->nblocks == 0 || end <= t->extent + t->blocks[0].disp;
 }
 
-/* Fill v from (disp, etype, filetype, rep): MPI_SUCCESS or an error class. */
+/* Fill v from (disp, etype, filetype, rep), the file holding num / den
+ * bytes per byte of memory data: MPI_SUCCESS or an error class. */
 static int view_make(struct pm_view *v, MPI_Offset disp, struct pm_datatype *et,
                      MPI_Datatype eh, struct pm_datatype *ft, MPI_Datatype fh,
-                     const struct pm_datarep *rep)
+                     const struct pm_datarep *rep, MPI_Offset num, MPI_Offset den)
 {
     memset(v, 0, sizeof *v);
     v->disp = disp;
@@ -179,23 +187,39 @@ static int view_make(struct pm_view *v, MPI_Offset disp, struct pm_datatype *et,
     v->etype_h = eh;
     v->filetype_h = fh;
     v->rep = rep;
+    v->rnum = num;
+    v->rden = den;
     v->esize = et->size;
-    v->tsize = ft->size;
-    v->textent = ft->extent;
-    v->contiguous = ft->nblocks == 1 && ft->blocks[0].disp == 0 &&
-                    ft->blocks[0].len == ft->extent;
-    v->ordered = in_file_order(ft);
-    if (!v->contiguous) {
-        v->cum = malloc((ft->nblocks + 1) * sizeof *v->cum);
-        if (!v->cum)
+    v->fesize = et->size / den * num;
+    v->tsize = ft->size / den * num;
+    v->textent = ft->extent / den * num;
+    v->nblocks = ft->nblocks;
+    v->blocks = ft->blocks;
+    if (num != den) {
+        /* every offset and length scaled: the type is of one basic type,
+         * its displacements whole elements */
+        v->blocks = malloc(ft->nblocks * sizeof *v->blocks);
+        if (!v->blocks)
             return MPI_ERR_NO_MEM;
-        MPI_Offset sum = 0;
-        for (size_t i = 0; i < ft->nblocks; i++) {
-            v->cum[i] = sum;
-            sum += ft->blocks[i].len;
-        }
-        v->cum[ft->nblocks] = sum;
+        for (size_t i = 0; i < ft->nblocks; i++)
+            v->blocks[i] = (struct pm_block){ft->blocks[i].disp / den * num,
+                                             ft->blocks[i].len / den * num};
     }
+    v->contiguous = v->nblocks == 1 && v->blocks[0].disp == 0 &&
+                    v->blocks[0].len == v->textent;
+    v->ordered = in_file_order(ft);
+    v->cum = malloc((v->nblocks + 1) * sizeof *v->cum);
+    if (!v->cum) {
+        if (v->blocks != ft->blocks)
+            free(v->blocks);
+        return MPI_ERR_NO_MEM;
+    }
+    MPI_Offset sum = 0;
+    for (size_t i = 0; i < v->nblocks; i++) {
+        v->cum[i] = sum;
+        sum += v->blocks[i].len;
+    }
+    v->cum[v->nblocks] = sum;
     pm_type_retain(et);
     pm_type_retain(ft);
     return MPI_SUCCESS;
@@ -260,9 +284,15 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
                              (unsigned)PROUST_MPI_TYPE(ft->basic),
                              (unsigned)PROUST_MPI_TYPE(et->basic));
     char why[256];
-    int rc = pm_datarep_check_type(rep, et, why, sizeof why);
+    MPI_Offset num, den, enum_, eden;
+    int rc = pm_datarep_scale(rep, ft, &num, &den, why, sizeof why);
     if (rc == MPI_SUCCESS)
-        rc = pm_datarep_check_type(rep, ft, why, sizeof why);
+        rc = pm_datarep_scale(rep, et, &enum_, &eden, why, sizeof why);
+    if (rc == MPI_SUCCESS && enum_ * den != num * eden) {
+        snprintf(why, sizeof why, "the etype and the filetype change size differently in "
+                 "data representation \"%s\"", rep->name);
+        rc = MPI_ERR_UNSUPPORTED_DATAREP;
+    }
     if (rc != MPI_SUCCESS)
         return pm_file_error(f, rc, "%s: %s", fn, why);
 
@@ -270,10 +300,10 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     if (disp == MPI_DISPLACEMENT_CURRENT) {
         MPI_Offset cur = 0; /* the shared pointer, in the old view's bytes */
         pm_shared_get(f, &cur);
-        disp = pm_view_file_offset(&f->view, cur * f->view.esize);
+        disp = pm_view_file_offset(&f->view, cur * f->view.fesize);
     }
     struct pm_view v;
-    rc = view_make(&v, disp, et, etype, ft, filetype, rep);
+    rc = view_make(&v, disp, et, etype, ft, filetype, rep, num, den);
     if (rc != MPI_SUCCESS)
         return pm_file_error(f, rc, "%s: out of memory", fn);
     pthread_mutex_lock(&f->lock);
@@ -327,19 +357,12 @@ static int type_extent(struct pm_file *f, MPI_Datatype datatype, MPI_Count *exte
     if (!t)
         return pm_file_error(f, MPI_ERR_TYPE, "%s: invalid datatype %#x", fn,
                              (unsigned)datatype);
-    const struct pm_datarep *rep = f->view.rep;
-    if (rep->kind == PM_REP_USER && rep->extent_fn && t->predefined) {
-        MPI_Aint e = 0;
-        int rc = rep->extent_fn(datatype, &e, rep->extra_state);
-        if (rc != MPI_SUCCESS)
-            return pm_file_error(f, rc, "%s: the data representation's extent function "
-                                 "failed", fn);
-        *extent = e;
-        return MPI_SUCCESS;
-    }
-    /* every representation Proust accepts for a type lays it out as memory
-     * does (pm_datarep_check_type) */
-    *extent = t->extent;
+    char why[256];
+    MPI_Offset num, den;
+    int rc = pm_datarep_scale(f->view.rep, t, &num, &den, why, sizeof why);
+    if (rc != MPI_SUCCESS)
+        return pm_file_error(f, rc, "%s: %s", fn, why);
+    *extent = t->extent / den * num;
     return MPI_SUCCESS;
 }
 
@@ -380,7 +403,7 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
         return pm_file_error(f, MPI_ERR_ARG, "%s: negative offset %lld", fn,
                              (long long)offset);
     pthread_mutex_lock(&f->lock);
-    *disp = pm_view_file_offset(&f->view, offset * f->view.esize);
+    *disp = pm_view_file_offset(&f->view, offset * f->view.fesize);
     pthread_mutex_unlock(&f->lock);
     return MPI_SUCCESS;
 }

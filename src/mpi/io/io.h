@@ -68,8 +68,16 @@ struct pm_view {
     struct pm_datatype *etype, *filetype; /* references held */
     MPI_Datatype etype_h, filetype_h;     /* for MPI_File_get_view */
     const struct pm_datarep *rep;
-    MPI_Offset esize;                     /* bytes of one etype */
+    MPI_Offset esize;                     /* bytes of one etype in memory */
+    /* In the file, data may take another size than in memory (a
+     * representation whose elements are wider or narrower): rnum / rden
+     * file bytes per memory byte, 1 / 1 but for those. Every size below
+     * is the file's. */
+    MPI_Offset rnum, rden;
+    MPI_Offset fesize;                    /* bytes of one etype in the file */
     MPI_Offset tsize, textent;            /* filetype size and extent */
+    struct pm_block *blocks;              /* the filetype's blocks in the file */
+    size_t nblocks;
     MPI_Offset *cum;                      /* cum[i]: data bytes before block i */
     bool contiguous;                      /* filetype is one block of its extent */
     bool ordered;                         /* data in increasing file order, no
@@ -151,6 +159,16 @@ void pm_view_iter_start(struct pm_view_iter *it, const struct pm_view *v, MPI_Of
                         MPI_Offset len);
 /* Next file segment: false when the range is done. */
 bool pm_view_iter_next(struct pm_view_iter *it, MPI_Offset *off, MPI_Offset *len);
+/* File bytes of `bytes` bytes of memory data. */
+static inline MPI_Offset pm_view_fbytes(const struct pm_view *v, MPI_Offset bytes)
+{
+    return v->rnum == v->rden ? bytes : bytes / v->rden * v->rnum;
+}
+/* Memory bytes of `fbytes` bytes of file data (whole elements). */
+static inline MPI_Offset pm_view_mbytes(const struct pm_view *v, MPI_Offset fbytes)
+{
+    return v->rnum == v->rden ? fbytes : fbytes / v->rnum * v->rden;
+}
 /* File offset of view byte `pos` (the start of the data at pos). */
 MPI_Offset pm_view_file_offset(const struct pm_view *v, MPI_Offset pos);
 /* View bytes before file offset `off` (the first datum at or after it). */
@@ -158,10 +176,12 @@ MPI_Offset pm_view_bytes_before(const struct pm_view *v, MPI_Offset off);
 
 /* ---- Data representations (file_datarep.c) ------------------------------ */
 const struct pm_datarep *pm_datarep_find(const char *name);
-/* Can `rep` lay out type t in a file the way memory does (every element the
- * same size)? MPI_SUCCESS or an error class, with a message in why. */
-int pm_datarep_check_type(const struct pm_datarep *rep, struct pm_datatype *t, char *why,
-                          size_t whylen);
+/* How `rep` lays type t out in a file: *num / *den file bytes per memory
+ * byte (1 / 1: as memory). A representation that changes the elements'
+ * size needs t made of one basic type. MPI_SUCCESS or an error class, with
+ * a message in why. */
+int pm_datarep_scale(const struct pm_datarep *rep, struct pm_datatype *t, MPI_Offset *num,
+                     MPI_Offset *den, char *why, size_t whylen);
 /* Convert `count` of `dt` from user memory to file bytes (contiguous, count
  * * size bytes) and back. position: elements already converted (user
  * callbacks get it). */
