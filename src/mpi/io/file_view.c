@@ -31,12 +31,12 @@ void pm_view_default(struct pm_view *v)
 
 void pm_view_free(struct pm_view *v)
 {
+    if (v->filetype && v->blocks != v->filetype->blocks)
+        free(v->blocks); /* scaled copies (before the type may go) */
     if (v->etype)
         pm_type_release(v->etype);
     if (v->filetype)
         pm_type_release(v->filetype);
-    if (v->filetype && v->blocks != v->filetype->blocks)
-        free(v->blocks);
     free(v->cum);
     v->etype = v->filetype = NULL;
     v->cum = NULL;
