@@ -27,6 +27,10 @@
 
 #include "io.h"
 
+/* Pieces this large and up go straight to the file even when the ranks'
+ * data interleave (automatic mode). */
+#define PM_CB_PIECE_MAX ((MPI_Offset)64 << 10)
+
 struct piece {
     MPI_Offset off, len, at; /* file offset, bytes, offset in the rank's data */
     int agg, round;
@@ -101,17 +105,17 @@ static int by_round(const void *x, const void *y)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
-/* Do the ranks' accesses interleave? (each: [lo, hi) and whether its data
- * is one contiguous range of the file) */
+/* Do the ranks' accesses interleave? (each: [lo, hi), whether its data is
+ * one contiguous range of the file, its average piece) */
 static bool interleaved(const MPI_Offset *r, int size)
 {
     for (int i = 0; i < size; i++) {
-        if (r[3 * i + 1] <= r[3 * i])
+        if (r[4 * i + 1] <= r[4 * i])
             continue; /* nothing */
-        if (r[3 * i + 2] == 0)
+        if (r[4 * i + 2] == 0)
             return true;
         for (int j = i + 1; j < size; j++)
-            if (r[3 * j + 1] > r[3 * j] && r[3 * j] < r[3 * i + 1] && r[3 * i] < r[3 * j + 1])
+            if (r[4 * j + 1] > r[4 * j] && r[4 * j] < r[4 * i + 1] && r[4 * i] < r[4 * j + 1])
                 return true;
     }
     return false;
@@ -344,15 +348,22 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
         if (avail < bytes)
             bytes = avail > 0 ? avail : 0;
     }
-    /* where each rank's data lies */
-    MPI_Offset r3[3] = {0, 0, f->view.ordered ? 1 : -1};
+    /* where each rank's data lies: [lo, hi), one range or not (-1: not in
+     * file order), and its average piece */
+    MPI_Offset r4[4] = {0, 0, f->view.ordered ? 1 : -1, INT64_MAX};
     if (bytes > 0) {
-        r3[0] = pm_view_file_offset(&f->view, pos);
-        r3[1] = pm_view_file_offset(&f->view, pos + bytes - 1) + 1;
+        r4[0] = pm_view_file_offset(&f->view, pos);
+        r4[1] = pm_view_file_offset(&f->view, pos + bytes - 1) + 1;
         if (f->view.ordered)
-            r3[2] = r3[1] - r3[0] == bytes;
+            r4[2] = r4[1] - r4[0] == bytes;
+        struct pm_view_iter it;
+        MPI_Offset off, len, pieces = 0;
+        pm_view_iter_start(&it, &f->view, pos, bytes);
+        while (pm_view_iter_next(&it, &off, &len))
+            pieces++;
+        r4[3] = bytes / pieces;
     }
-    MPI_Offset *all = malloc((size_t)f->size * 3 * sizeof *all);
+    MPI_Offset *all = malloc((size_t)f->size * 4 * sizeof *all);
     int rc = all ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     PMPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, f->comm);
     if (rc != MPI_SUCCESS) {
@@ -360,11 +371,20 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
         pm_file_status(status, 0);
         return pm_file_error(f, rc, "%s: out of memory", fname);
     }
-    PMPI_Allgather(r3, 3, MPI_OFFSET, all, 3, MPI_OFFSET, f->comm);
-    bool use_cb = cb == PM_HINT_ENABLE ||
-                  (cb == PM_HINT_AUTOMATIC && f->size > 1 && interleaved(all, f->size));
+    PMPI_Allgather(r4, 4, MPI_OFFSET, all, 4, MPI_OFFSET, f->comm);
+    /* automatic: two-phase I/O when the ranks' data interleave in pieces
+     * small enough that writing them one by one costs more than moving
+     * them to the aggregators (bench/io: 128 KiB pieces of a 3-D array go
+     * faster straight to the file from every rank) */
+    MPI_Offset smallest = INT64_MAX;
     for (int r = 0; r < f->size; r++)
-        if (all[3 * r + 2] < 0)
+        if (all[4 * r + 3] < smallest)
+            smallest = all[4 * r + 3];
+    bool use_cb = cb == PM_HINT_ENABLE ||
+                  (cb == PM_HINT_AUTOMATIC && f->size > 1 && smallest < PM_CB_PIECE_MAX &&
+                   interleaved(all, f->size));
+    for (int r = 0; r < f->size; r++)
+        if (all[4 * r + 2] < 0)
             use_cb = false; /* overlapping filetype blocks: not in file order */
     if (f->atomic)
         use_cb = false; /* each rank's access locked whole instead */
@@ -376,11 +396,11 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
     struct plan p = {.gmin = INT64_MAX, .gmax = 0, .naggs = f->naggs,
                      .cb = f->hints.cb_buffer_size};
     for (int r = 0; r < f->size; r++)
-        if (all[3 * r + 1] > all[3 * r]) {
-            if (all[3 * r] < p.gmin)
-                p.gmin = all[3 * r];
-            if (all[3 * r + 1] > p.gmax)
-                p.gmax = all[3 * r + 1];
+        if (all[4 * r + 1] > all[4 * r]) {
+            if (all[4 * r] < p.gmin)
+                p.gmin = all[4 * r];
+            if (all[4 * r + 1] > p.gmax)
+                p.gmax = all[4 * r + 1];
         }
     free(all);
     if (p.gmax <= p.gmin) { /* nobody has data */
