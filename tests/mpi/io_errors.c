@@ -31,6 +31,8 @@
  *    for failed opens and deletes (with MPI_FILE_NULL) and inherited by new
  *    files; the handler keeps working after MPI_Errhandler_free.
  */
+#include <unistd.h>
+
 #include "io_util.h"
 
 static char path_buf[2048];
@@ -307,6 +309,29 @@ static void delete_errors(void)
                     MPI_ERR_NO_SUCH_FILE);
 }
 
+/* ---- a full disk ----------------------------------------------------------------- */
+
+/* /dev/full answers every write with ENOSPC: a write is MPI_ERR_NO_SPACE
+ * (each rank alone, through MPI_COMM_SELF), and the file stays usable. */
+static void full_disk(void)
+{
+    if (access("/dev/full", W_OK) != 0) {
+        if (io_rank == 0)
+            fprintf(stderr, "note: no writable /dev/full, the full-disk check is skipped\n");
+        return;
+    }
+    MPI_File fh;
+    IO_CALL(MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    IO_CALL(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
+    char buf[4096];
+    memset(buf, 0x5a, sizeof buf);
+    MPI_Status st;
+    IO_EXPECT_CLASS(MPI_File_write_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &st),
+                    MPI_ERR_NO_SPACE);
+    IO_EXPECT_CLASS(MPI_File_write(fh, buf, 1, MPI_BYTE, &st), MPI_ERR_NO_SPACE);
+    IO_CALL(MPI_File_close(&fh));
+}
+
 /* ---- user error handlers ----------------------------------------------------- */
 
 static int calls;
@@ -420,6 +445,7 @@ int main(int argc, char **argv)
     access_errors();
     view_errors();
     delete_errors();
+    full_disk();
     user_handlers();
     io_finish();
     return 0;
