@@ -712,9 +712,34 @@ static void large_count(void)
 #endif
 }
 
+/* The standard's file_perm hint: a created file gets those permissions
+ * (less the umask). */
+static void file_perm(void)
+{
+    mode_t old = umask(022);
+    MPI_Info info;
+    IO_CALL(MPI_Info_create(&info));
+    IO_CALL(MPI_Info_set(info, "file_perm", "0640"));
+    MPI_File fh = open_file("perm.dat", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_COMM_WORLD, info);
+    char p[2048];
+    struct stat sb;
+    IO_CHECK(stat(io_path(p, sizeof p, "perm.dat"), &sb) == 0, "stat(perm.dat)");
+    if (IO_ROMIO && (sb.st_mode & 0777) != 0640) {
+        if (io_rank == 0) /* ROMIO (MPICH 4.0) leaves the hint aside */
+            fprintf(stderr, "note: known ROMIO deviation, tolerated: file_perm ignored\n");
+    } else {
+        IO_CHECK((sb.st_mode & 0777) == 0640, "file_perm 0640 gave mode %o",
+                 sb.st_mode & 0777);
+    }
+    close_file(&fh);
+    IO_CALL(MPI_Info_free(&info));
+    umask(old);
+}
+
 int main(int argc, char **argv)
 {
     io_init(&argc, &argv);
+    file_perm();
     amodes();
     sizes();
     handles();

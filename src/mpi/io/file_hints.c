@@ -6,11 +6,14 @@
  *   cb_nodes              how many aggregators (default: one per host)
  *   cb_config_list        "*:N": N aggregators per host at most
  *   romio_cb_read/write   enable | disable | automatic: collective buffering
+ *                         (the standard's collective_buffering: true | false)
  *   romio_ds_read/write   enable | disable | automatic: data sieving
  *   ind_rd_buffer_size    data sieving read buffer (4 MiB)
  *   ind_wr_buffer_size    data sieving write buffer (512 KiB)
  *   striping_factor/unit  kept and reported (a POSIX file system takes them
- *                         from its own tools)
+ *                         from its own tools); file domains on stripes
+ *   file_perm             permissions of a file MPI_File_open creates (octal,
+ *                         file_open.c; the umask applies)
  * Keys Proust does not know are kept and given back by get_info, as the
  * standard lets an implementation do.
  */
@@ -178,6 +181,8 @@ int pm_hints_apply(struct pm_file *f, MPI_Info info, const char *fname)
                  (int)sizeof h->cb_config_list - 1, v);
         regroup = true;
     }
+    if (get_key(info, "collective_buffering", v, sizeof v)) /* the standard's name */
+        h->cb_read = h->cb_write = parse_switch(v);
     if (get_key(info, "romio_cb_read", v, sizeof v))
         h->cb_read = parse_switch(v);
     if (get_key(info, "romio_cb_write", v, sizeof v))

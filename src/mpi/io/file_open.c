@@ -55,7 +55,8 @@ static int check_amode(int amode, char *why, size_t len)
 
 /* open(2) of one rank. WRONLY files are opened read-write where allowed:
  * data sieving reads before it writes. */
-static int posix_open(const char *path, int amode, bool create, bool excl, int *err)
+static int posix_open(const char *path, int amode, bool create, bool excl, mode_t perm,
+                      int *err)
 {
     int flags = O_CLOEXEC;
     if (create)
@@ -64,13 +65,13 @@ static int posix_open(const char *path, int amode, bool create, bool excl, int *
         flags |= O_EXCL;
     int fd;
     if (amode & MPI_MODE_RDONLY) {
-        fd = open(path, flags | O_RDONLY, 0666);
+        fd = open(path, flags | O_RDONLY, perm);
     } else if (amode & MPI_MODE_WRONLY) {
-        fd = open(path, flags | O_RDWR, 0666);
+        fd = open(path, flags | O_RDWR, perm);
         if (fd < 0 && errno == EACCES)
-            fd = open(path, flags | O_WRONLY, 0666);
+            fd = open(path, flags | O_WRONLY, perm);
     } else {
-        fd = open(path, flags | O_RDWR, 0666);
+        fd = open(path, flags | O_RDWR, perm);
     }
     *err = fd < 0 ? errno : 0;
     if (fd >= 0) {
@@ -156,11 +157,26 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
                              "%s(%s): the ranks passed different access modes", fn, filename);
     }
 
-    /* Rank 0 creates, then everybody opens. */
+    /* Rank 0 creates (with the file_perm hint's permissions, the standard's
+     * name), then everybody opens. */
     int err = 0, fd = -1;
     bool create = amode & MPI_MODE_CREATE;
+    mode_t perm = 0666;
+    char pv[32];
+    int has = 0;
+    if (info != MPI_INFO_NULL && PMPI_Info_get(info, "file_perm", sizeof pv - 1, pv, &has) ==
+                                     MPI_SUCCESS && has) {
+        char *end;
+        long p = strtol(pv, &end, 8);
+        if (*end || p < 0 || p > 07777) {
+            file_free(f);
+            return pm_file_error(NULL, MPI_ERR_INFO_VALUE, "%s(%s): file_perm \"%s\" is not "
+                                 "an octal mode", fn, filename, pv);
+        }
+        perm = (mode_t)p;
+    }
     if (f->rank == 0)
-        fd = posix_open(f->path, amode, create, amode & MPI_MODE_EXCL, &err);
+        fd = posix_open(f->path, amode, create, amode & MPI_MODE_EXCL, perm, &err);
     if (f->size > 1) {
         int e0 = err;
         PMPI_Bcast(&e0, 1, MPI_INT, 0, f->comm);
@@ -168,7 +184,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
             if (e0)
                 err = e0;
             else
-                fd = posix_open(f->path, amode, false, false, &err);
+                fd = posix_open(f->path, amode, false, false, perm, &err);
         }
     }
     f->fd = fd;
