@@ -131,3 +131,15 @@ cluster_job(NAME slurm_salloc_proustrun HOSTS 2
 # once, srun reports the failure
 cluster_job(NAME slurm_pmix_fail_exit HOSTS 2
   COMMAND "${SLURM_ON_CLUSTER} \"srun --kill-on-bad-exit=0 --mpi=pmix -N 2 -n 2 $<TARGET_FILE:mpi_cluster_fail> exit > out.$$ 2>&1; rc=\\$?; cat out.$$; grep -q survivor out.$$; ok=\\$?; rm -f out.$$; [ \\$rc -ne 0 ] && [ \\$ok -eq 0 ]\"")
+
+# MPI-IO across hosts (issue 44): one aggregator per host in two-phase I/O,
+# the shared file pointer in a locked file beside the data (not a shared-
+# memory window), every byte checked by every rank
+if(PROUST_MPI_IO)
+  cluster_job(NAME hydra_io_coll HOSTS 2
+    COMMAND "${HYDRA_ON_CLUSTER} -n 4 $<TARGET_FILE:io_coll>")
+  cluster_job(NAME hydra_io_shared HOSTS 2
+    COMMAND "${HYDRA_ON_CLUSTER} -n 4 $<TARGET_FILE:io_shared>")
+  cluster_job(NAME hydra_io_nonblocking HOSTS 2
+    COMMAND "${HYDRA_ON_CLUSTER} -n 4 $<TARGET_FILE:io_nonblocking>")
+endif()
