@@ -164,27 +164,17 @@ int pm_file_start(struct pm_file *f, enum pm_io_op op, bool write, MPI_Offset of
 }
 
 /* The nonblocking calls: checks as the blocking ones, offsets fixed now. */
-enum where { AT, PTR, SHARED };
-
-static int start(MPI_File fh, bool write, enum where w, bool all, MPI_Offset offset, void *buf,
+static int start(MPI_File fh, bool write, enum pm_io_where w, bool all, MPI_Offset offset,
+                 void *buf,
                  MPI_Count count, MPI_Datatype dt, MPI_Request *request, const char *fn)
 {
     PM_CHECK_INIT(fn);
     PM_FILE_GET(f, fh, fn);
     if (!request)
         return pm_file_error(f, MPI_ERR_ARG, "%s: request is NULL", fn);
-    int rc = pm_file_check_access(f, write, count, dt, buf, fn);
-    if (rc == MPI_SUCCESS && w != SHARED)
-        rc = pm_file_check_positioned(f, w == AT, offset, fn);
+    int rc = pm_file_access_start(f, write, w, &offset, buf, count, dt, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct pm_datatype *t = pm_type_get(dt);
-    if (w == PTR)
-        offset = pm_file_advance(f, count, t);
-    else if (w == SHARED &&
-             pm_shared_fetch_add(f, count * t->size / f->view.esize, &offset) != MPI_SUCCESS)
-        return pm_file_error(f, MPI_ERR_IO, "%s(%s): the shared file pointer cannot be moved",
-                             fn, f->path);
     return pm_file_start(f, all ? PM_IO_AT_ALL : PM_IO_AT, write, offset, buf, count, dt,
                          request, fn);
 }
@@ -209,20 +199,20 @@ static int start(MPI_File fh, bool write, enum where w, bool all, MPI_Offset off
 #define OFF_ARG MPI_Offset offset,
 #define NOCONST
 
-PM_NB(iread_at, false, AT, false, NOCONST, OFF_ARG, offset)
-PM_NB(iwrite_at, true, AT, false, const, OFF_ARG, offset)
-PM_NB(iread, false, PTR, false, NOCONST, NOARG, 0)
-PM_NB(iwrite, true, PTR, false, const, NOARG, 0)
-PM_NB(iread_shared, false, SHARED, false, NOCONST, NOARG, 0)
-PM_NB(iwrite_shared, true, SHARED, false, const, NOARG, 0)
-PM_NB(iread_at_all, false, AT, true, NOCONST, OFF_ARG, offset)
-PM_NB(iwrite_at_all, true, AT, true, const, OFF_ARG, offset)
-PM_NB(iread_all, false, PTR, true, NOCONST, NOARG, 0)
-PM_NB(iwrite_all, true, PTR, true, const, NOARG, 0)
+PM_NB(iread_at, false, PM_AT, false, NOCONST, OFF_ARG, offset)
+PM_NB(iwrite_at, true, PM_AT, false, const, OFF_ARG, offset)
+PM_NB(iread, false, PM_PTR, false, NOCONST, NOARG, 0)
+PM_NB(iwrite, true, PM_PTR, false, const, NOARG, 0)
+PM_NB(iread_shared, false, PM_SHARED, false, NOCONST, NOARG, 0)
+PM_NB(iwrite_shared, true, PM_SHARED, false, const, NOARG, 0)
+PM_NB(iread_at_all, false, PM_AT, true, NOCONST, OFF_ARG, offset)
+PM_NB(iwrite_at_all, true, PM_AT, true, const, OFF_ARG, offset)
+PM_NB(iread_all, false, PM_PTR, true, NOCONST, NOARG, 0)
+PM_NB(iwrite_all, true, PM_PTR, true, const, NOARG, 0)
 
 /* ---- Split collectives: a nonblocking collective and its wait ---------- */
 
-static int split_begin(MPI_File fh, bool write, enum where w, MPI_Offset offset, void *buf,
+static int split_begin(MPI_File fh, bool write, enum pm_io_where w, MPI_Offset offset, void *buf,
                        MPI_Count count, MPI_Datatype dt, const char *fn)
 {
     PM_CHECK_INIT(fn);
@@ -230,15 +220,11 @@ static int split_begin(MPI_File fh, bool write, enum where w, MPI_Offset offset,
     if (f->split_active)
         return pm_file_error(f, MPI_ERR_OTHER, "%s: a split collective is already active on "
                              "this file", fn);
-    int rc = pm_file_check_access(f, write, count, dt, buf, fn);
-    if (rc == MPI_SUCCESS && w != SHARED)
-        rc = pm_file_check_positioned(f, w == AT, offset, fn);
+    int rc = pm_file_access_start(f, write, w, &offset, buf, count, dt, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (w == PTR)
-        offset = pm_file_advance(f, count, pm_type_get(dt));
-    rc = pm_file_start(f, w == SHARED ? PM_IO_ORDERED : PM_IO_AT_ALL, write, offset, buf, count,
-                       dt, &f->split_req, fn);
+    rc = pm_file_start(f, w == PM_ORDERED ? PM_IO_ORDERED : PM_IO_AT_ALL, write, offset, buf,
+                       count, dt, &f->split_req, fn);
     if (rc == MPI_SUCCESS)
         f->split_active = true;
     return rc;
@@ -283,9 +269,9 @@ static int split_end(MPI_File fh, MPI_Status *status, const char *fn)
     }                                                                                          \
     PM_WEAK(File_##NAME##_end)
 
-PM_SPLIT(read_all, false, PTR, NOCONST, NOARG, 0)
-PM_SPLIT(write_all, true, PTR, const, NOARG, 0)
-PM_SPLIT(read_at_all, false, AT, NOCONST, OFF_ARG, offset)
-PM_SPLIT(write_at_all, true, AT, const, OFF_ARG, offset)
-PM_SPLIT(read_ordered, false, SHARED, NOCONST, NOARG, 0)
-PM_SPLIT(write_ordered, true, SHARED, const, NOARG, 0)
+PM_SPLIT(read_all, false, PM_PTR, NOCONST, NOARG, 0)
+PM_SPLIT(write_all, true, PM_PTR, const, NOARG, 0)
+PM_SPLIT(read_at_all, false, PM_AT, NOCONST, OFF_ARG, offset)
+PM_SPLIT(write_at_all, true, PM_AT, const, OFF_ARG, offset)
+PM_SPLIT(read_ordered, false, PM_ORDERED, NOCONST, NOARG, 0)
+PM_SPLIT(write_ordered, true, PM_ORDERED, const, NOARG, 0)

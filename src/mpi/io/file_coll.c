@@ -455,17 +455,14 @@ static int collective(MPI_File fh, bool write, bool explicit, MPI_Offset offset,
 {
     PM_CHECK_INIT(fn);
     PM_FILE_GET(f, fh, fn);
-    int rc = pm_file_check_access(f, write, count, dt, buf, fn);
-    if (rc == MPI_SUCCESS)
-        rc = pm_file_check_positioned(f, explicit, offset, fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
     if (f->split_active)
         return pm_file_error(f, MPI_ERR_OTHER, "%s: a split collective is active", fn);
+    int rc = pm_file_access_start(f, write, explicit ? PM_AT : PM_PTR, &offset, buf, count, dt,
+                                  fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
     pm_file_drain(f);
     struct pm_datatype *t = pm_type_get(dt);
-    if (!explicit)
-        offset = pm_file_advance(f, count, t);
     MPI_Status tmp;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &tmp : status;
     rc = pm_file_rw_all(f, write, offset, buf, count, dt, st, fn);

@@ -44,24 +44,38 @@ int pm_file_check_positioned(struct pm_file *f, bool explicit, MPI_Offset offset
     return MPI_SUCCESS;
 }
 
+int pm_file_access_start(struct pm_file *f, bool write, enum pm_io_where w, MPI_Offset *offset,
+                         const void *buf, MPI_Count count, MPI_Datatype dt, const char *fname)
+{
+    int rc = pm_file_check_access(f, write, count, dt, buf, fname);
+    if (rc == MPI_SUCCESS && (w == PM_AT || w == PM_PTR))
+        rc = pm_file_check_positioned(f, w == PM_AT, *offset, fname);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct pm_datatype *t = pm_type_get(dt);
+    if (w == PM_PTR)
+        *offset = pm_file_advance(f, count, t);
+    else if (w == PM_SHARED &&
+             pm_shared_fetch_add(f, count * t->size / f->view.esize, offset) != MPI_SUCCESS)
+        return pm_file_error(f, MPI_ERR_IO, "%s(%s): the shared file pointer cannot be moved",
+                             fname, f->path);
+    return MPI_SUCCESS;
+}
+
 static int independent(MPI_File fh, bool write, bool explicit, MPI_Offset offset, void *buf,
                        MPI_Count count, MPI_Datatype dt, MPI_Status *status, const char *fn)
 {
     PM_CHECK_INIT(fn);
     PM_FILE_GET(f, fh, fn);
-    int rc = pm_file_check_access(f, write, count, dt, buf, fn);
-    if (rc == MPI_SUCCESS)
-        rc = pm_file_check_positioned(f, explicit, offset, fn);
+    int rc = pm_file_access_start(f, write, explicit ? PM_AT : PM_PTR, &offset, buf, count, dt,
+                                  fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct pm_datatype *t = pm_type_get(dt);
-    if (!explicit)
-        offset = pm_file_advance(f, count, t);
     MPI_Status tmp;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &tmp : status;
     rc = pm_file_rw(f, write, offset, buf, count, dt, st, fn);
     if (!explicit)
-        pointer_settle(f, offset, count, t, st);
+        pointer_settle(f, offset, count, pm_type_get(dt), st);
     return rc;
 }
 
@@ -149,6 +163,16 @@ MPI_Offset pm_file_seek_target(struct pm_file *f, MPI_Offset cur, MPI_Offset off
     return to < 0 ? -1 : to;
 }
 
+int pm_file_seek_check(struct pm_file *f, MPI_Offset to, int whence, const char *fname)
+{
+    if (to == -2)
+        return pm_file_error(f, MPI_ERR_ARG, "%s: invalid whence %d", fname, whence);
+    if (to < 0)
+        return pm_file_error(f, MPI_ERR_ARG, "%s: the position would be before the start of "
+                             "the view", fname);
+    return MPI_SUCCESS;
+}
+
 int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
     static const char fn[] = "MPI_File_seek";
@@ -162,12 +186,7 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     if (to >= 0)
         f->fp = to;
     pthread_mutex_unlock(&f->lock);
-    if (to == -2)
-        return pm_file_error(f, MPI_ERR_ARG, "%s: invalid whence %d", fn, whence);
-    if (to < 0)
-        return pm_file_error(f, MPI_ERR_ARG, "%s: the position would be before the start of "
-                             "the view", fn);
-    return MPI_SUCCESS;
+    return pm_file_seek_check(f, to, whence, fn);
 }
 PM_WEAK(File_seek)
 

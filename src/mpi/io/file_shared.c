@@ -152,15 +152,9 @@ static int shared_rw(MPI_File fh, bool write, void *buf, MPI_Count count, MPI_Da
 {
     PM_CHECK_INIT(fn);
     PM_FILE_GET(f, fh, fn);
-    int rc = pm_file_check_access(f, write, count, dt, buf, fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    struct pm_datatype *t = pm_type_get(dt);
-    MPI_Offset at;
-    if (pm_shared_fetch_add(f, count * t->size / f->view.esize, &at) != MPI_SUCCESS)
-        return pm_file_error(f, MPI_ERR_IO, "%s(%s): the shared file pointer cannot be "
-                             "moved", fn, f->path);
-    return pm_file_rw(f, write, at, buf, count, dt, status, fn);
+    MPI_Offset at = 0;
+    int rc = pm_file_access_start(f, write, PM_SHARED, &at, buf, count, dt, fn);
+    return rc != MPI_SUCCESS ? rc : pm_file_rw(f, write, at, buf, count, dt, status, fn);
 }
 
 int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
@@ -233,7 +227,8 @@ static int ordered(MPI_File fh, bool write, void *buf, MPI_Count count, MPI_Data
 {
     PM_CHECK_INIT(fn);
     PM_FILE_GET(f, fh, fn);
-    int rc = pm_file_check_access(f, write, count, dt, buf, fn);
+    MPI_Offset unused = 0;
+    int rc = pm_file_access_start(f, write, PM_ORDERED, &unused, buf, count, dt, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     if (f->split_active)
@@ -293,12 +288,7 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
             pm_shared_set(f, to);
     }
     PMPI_Bcast(&to, 1, MPI_OFFSET, 0, f->comm);
-    if (to == -2)
-        return pm_file_error(f, MPI_ERR_ARG, "%s: invalid whence %d", fn, whence);
-    if (to < 0)
-        return pm_file_error(f, MPI_ERR_ARG, "%s: the position would be before the start of "
-                             "the view", fn);
-    return MPI_SUCCESS;
+    return pm_file_seek_check(f, to, whence, fn);
 }
 PM_WEAK(File_seek_shared)
 

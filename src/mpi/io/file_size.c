@@ -18,11 +18,10 @@ static int agree(struct pm_file *f, int err)
     return err;
 }
 
-int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
+/* What set_size and preallocate check, and the wait for the writes
+ * before them. */
+static int resize_begin(struct pm_file *f, MPI_Offset size, const char *fn)
 {
-    static const char fn[] = "MPI_File_set_size";
-    PM_CHECK_INIT(fn);
-    PM_FILE_GET(f, fh, fn);
     if (size < 0)
         return pm_file_error(f, MPI_ERR_ARG, "%s: negative size %lld", fn, (long long)size);
     if (f->amode & MPI_MODE_SEQUENTIAL)
@@ -33,14 +32,31 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
                              f->path);
     pm_file_drain(f);
     PMPI_Barrier(f->comm); /* the writes before it come first */
-    int err = 0;
-    if (f->rank == 0 && ftruncate(f->fd, (off_t)size) != 0)
-        err = errno;
+    return MPI_SUCCESS;
+}
+
+/* Rank 0's errno is every rank's outcome. */
+static int resize_end(struct pm_file *f, int err, MPI_Offset size, const char *fn)
+{
     err = agree(f, err);
     if (err)
         return pm_file_error(f, pm_file_errno_class(err), "%s(%s, %lld): %s", fn, f->path,
                              (long long)size, strerror(err));
     return MPI_SUCCESS;
+}
+
+int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    static const char fn[] = "MPI_File_set_size";
+    PM_CHECK_INIT(fn);
+    PM_FILE_GET(f, fh, fn);
+    int rc = resize_begin(f, size, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int err = 0;
+    if (f->rank == 0 && ftruncate(f->fd, (off_t)size) != 0)
+        err = errno;
+    return resize_end(f, err, size, fn);
 }
 PM_WEAK(File_set_size)
 
@@ -49,16 +65,9 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
     static const char fn[] = "MPI_File_preallocate";
     PM_CHECK_INIT(fn);
     PM_FILE_GET(f, fh, fn);
-    if (size < 0)
-        return pm_file_error(f, MPI_ERR_ARG, "%s: negative size %lld", fn, (long long)size);
-    if (f->amode & MPI_MODE_SEQUENTIAL)
-        return pm_file_error(f, MPI_ERR_UNSUPPORTED_OPERATION,
-                             "%s: %s was opened MPI_MODE_SEQUENTIAL", fn, f->path);
-    if (f->amode & MPI_MODE_RDONLY)
-        return pm_file_error(f, MPI_ERR_READ_ONLY, "%s: %s was opened MPI_MODE_RDONLY", fn,
-                             f->path);
-    pm_file_drain(f);
-    PMPI_Barrier(f->comm);
+    int rc = resize_begin(f, size, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
     int err = 0;
     struct stat sb;
     if (f->rank == 0 && size > 0 && fstat(f->fd, &sb) == 0 && sb.st_size < size) {
@@ -67,11 +76,7 @@ int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
         if (err == EOPNOTSUPP || err == EINVAL)
             err = ftruncate(f->fd, (off_t)size) == 0 ? 0 : errno;
     }
-    err = agree(f, err);
-    if (err)
-        return pm_file_error(f, pm_file_errno_class(err), "%s(%s, %lld): %s", fn, f->path,
-                             (long long)size, strerror(err));
-    return MPI_SUCCESS;
+    return resize_end(f, err, size, fn);
 }
 PM_WEAK(File_preallocate)
 

@@ -242,6 +242,15 @@ void pm_file_drain(struct pm_file *f);
 void pm_file_async_free(struct pm_file *f);
 
 /* ---- Positions (file_rw.c) ------------------------------------------------- */
+/* Where a data access starts (MPI-4.1 14.4.1): an explicit offset, the
+ * individual pointer, the shared pointer, or the shared pointer in rank
+ * order (the ordered calls, which place the ranks collectively). */
+enum pm_io_where { PM_AT, PM_PTR, PM_SHARED, PM_ORDERED };
+/* The checks of every data access call, and where it starts: *offset in
+ * etypes (an explicit one checked; a pointer moved past the access; left
+ * alone for PM_ORDERED). Raises on f. */
+int pm_file_access_start(struct pm_file *f, bool write, enum pm_io_where w, MPI_Offset *offset,
+                         const void *buf, MPI_Count count, MPI_Datatype dt, const char *fname);
 /* The individual pointer moved past `count` of t: returns where the access
  * starts (etypes). */
 MPI_Offset pm_file_advance(struct pm_file *f, MPI_Count count, struct pm_datatype *t);
@@ -252,5 +261,7 @@ int pm_file_check_positioned(struct pm_file *f, bool explicit, MPI_Offset offset
 MPI_Offset pm_file_end_etypes(struct pm_file *f);
 /* Target of a seek from `cur`: -1 before the start, -2 bad whence. */
 MPI_Offset pm_file_seek_target(struct pm_file *f, MPI_Offset cur, MPI_Offset offset, int whence);
+/* MPI_SUCCESS, or the error of a seek target of -1 / -2 (raised). */
+int pm_file_seek_check(struct pm_file *f, MPI_Offset to, int whence, const char *fname);
 
 #endif /* PROUST_MPI_IO_H */
