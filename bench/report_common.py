@@ -30,7 +30,7 @@ def geomean(values):
 def human_size(n):
     if n == "" or n is None:
         return ""
-    for unit, shift in (("M", 20), ("K", 10)):
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
         if n >= (1 << shift) and n % (1 << shift) == 0:
             return f"{n >> shift}{unit}"
     return str(n)

@@ -13,6 +13,9 @@ import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from report_common import fmt, geomean, human_size, table  # noqa: E402
+
 root = sys.argv[1]
 RATE = re.compile(r"(MBps|recps|appends_ps)$")
 TESTS = ["coll3d", "pwrite", "strided", "strided1", "shared"]
@@ -47,31 +50,6 @@ for i in impls:
     kinds.setdefault(i, "proust" if i.startswith("proust") else "peer")
 proust = [i for i in impls if kinds[i] == "proust"]
 peers = [i for i in impls if kinds[i] != "proust"]
-
-
-def human(n):
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if n >= (1 << shift) and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return str(n)
-
-
-def fmt(v):
-    if v is None:
-        return "-"
-    a = abs(v)
-    return f"{v:.0f}" if a >= 1000 else f"{v:.1f}" if a >= 10 else f"{v:.3f}"
-
-
-def table(rows, header):
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = lambda r: "  ".join(str(c).rjust(w) for c, w in zip(r, widths))
-    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
-
-
-def geomean(xs):
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
 
 
 med = {}  # (target, test, size, metric, impl) -> median
@@ -126,7 +104,7 @@ for t in targets:
                     ratios.setdefault((t, test, metric), []).append(r)
             else:
                 rcells.append("-")
-        rows.append([test, human(size), metric] + cells + [best or "-"] + rcells)
+        rows.append([test, human_size(size), metric] + cells + [best or "-"] + rcells)
     out.append("")
     out.append(f"## target {t}")
     out.append(table(rows, ["test", "size", "metric"] + impls + ["best peer"]
@@ -142,7 +120,7 @@ for t in targets:
         for d in ("write", "read"):
             pooled = [x for i in impls for x in vals.get((t, "pwrite", s, f"{d}_MBps", i), [])]
             base[d] = statistics.median(pooled) if pooled else None
-        row = [t, human(s), fmt(base["write"]), fmt(base["read"])]
+        row = [t, human_size(s), fmt(base["write"]), fmt(base["read"])]
         for i in impls:
             for d in ("write", "read"):
                 c = med.get((t, "coll3d", s, f"{d}_MBps", i))
