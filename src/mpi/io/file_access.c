@@ -23,7 +23,7 @@
 #include "io.h"
 
 #define PM_IO_CHUNK ((size_t)1 << 30) /* largest single pread/pwrite */
-#define PM_SIEVE_SEGS 1024            /* segments held for one sieving window */
+#define PM_SIEVE_SEGS 8192            /* segments held for one sieving window */
 #define PM_STAGE_MAX ((MPI_Offset)16 << 20) /* packing buffer of noncontiguous memory */
 
 ssize_t pm_pread_full(int fd, void *buf, size_t len, off_t off)
