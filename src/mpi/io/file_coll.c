@@ -105,6 +105,30 @@ static int by_round(const void *x, const void *y)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
+static int by_offset(const void *x, const void *y)
+{
+    const MPI_Offset *a = x, *b = y;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* Bytes of [lo, hi) that the n (offset, length) pairs cover, counted once
+ * (ranks may write the same bytes: what they cover, not the sum). Sorts. */
+static MPI_Offset union_len(MPI_Offset *pairs, size_t n)
+{
+    qsort(pairs, n, 2 * sizeof *pairs, by_offset);
+    MPI_Offset total = 0, end = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        MPI_Offset lo = pairs[2 * i], hi = lo + pairs[2 * i + 1];
+        if (lo < end)
+            lo = end;
+        if (hi > lo)
+            total += hi - lo;
+        if (hi > end)
+            end = hi;
+    }
+    return total;
+}
+
 /* Do the ranks' accesses interleave? (each: [lo, hi), whether its data is
  * one contiguous range of the file, its average piece) */
 static bool interleaved(const MPI_Offset *r, int size)
@@ -190,8 +214,11 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
     /* an aggregator gets each rank's pairs in file order, which is round
      * order within its domain; this rank now walks its pieces by round */
     qsort(mine, nmine, sizeof *mine, by_round);
-    if (agg_of_rank >= 0)
+    MPI_Offset *spans = NULL; /* an aggregator's pairs of one window, to sort */
+    if (agg_of_rank >= 0) {
         win = malloc((size_t)p->cb);
+        spans = malloc((nr + 2) * sizeof *spans);
+    }
     /* rounds */
     size_t mi = 0;                       /* my next piece */
     int *rcur = calloc((size_t)P, sizeof *rcur); /* per rank: next pair received */
@@ -232,6 +259,7 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
             rc = MPI_ERR_NO_MEM;
         /* the window's span: from the first piece to the last */
         MPI_Offset slo = whi, shi = wlo, covered = 0;
+        size_t npairs = 0;
         if (agg_of_rank >= 0)
             for (int r = 0; r < P; r++)
                 for (int k = rcur[r]; k < rdisp[r] + rcount[r] && rpairs[k] < whi; k += 2) {
@@ -240,7 +268,15 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
                     if (rpairs[k] + rpairs[k + 1] > shi)
                         shi = rpairs[k] + rpairs[k + 1];
                     covered += rpairs[k + 1];
+                    if (spans) {
+                        spans[2 * npairs] = rpairs[k];
+                        spans[2 * npairs + 1] = rpairs[k + 1];
+                        npairs++;
+                    }
                 }
+        /* pieces that add up to the span may still overlap and leave holes */
+        if (write && covered >= shi - slo && shi > slo)
+            covered = spans ? union_len(spans, npairs) : 0;
         memcpy(cur, dsdisp, (size_t)P * sizeof *cur); /* where each aggregator's part goes */
         if (write) {
             /* my pieces, packed per aggregator in file order */
@@ -313,6 +349,7 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
         mi = m_end;
     }
     free(rcur);
+    free(spans);
 out:
     free(mine);
     free(scount);
