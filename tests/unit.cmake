@@ -36,3 +36,6 @@ target_include_directories(unit_setup_msg PRIVATE ${PROJECT_SOURCE_DIR}/tools/pr
 proust_add_unit_test(unit_proustrun_hosts unit/hosts_test.c
                      ${PROJECT_SOURCE_DIR}/tools/proustrun/hosts.c)
 target_include_directories(unit_proustrun_hosts PRIVATE ${PROJECT_SOURCE_DIR}/tools/proustrun)
+# the parser of ROMIO_HINTS files (MPI-IO), random bytes included
+proust_add_unit_test(unit_hints_file unit/hints_file_test.c
+                     ${PROJECT_SOURCE_DIR}/src/mpi/io/file_hints_file.c)

@@ -15,12 +15,16 @@
  *   file_perm             permissions of a file MPI_File_open creates (octal,
  *                         file_open.c; the umask applies)
  * Keys Proust does not know are kept and given back by get_info, as the
- * standard lets an implementation do.
+ * standard lets an implementation do. ROMIO_HINTS names a file of default
+ * hints ("key value" lines) for every open, as with ROMIO; the info given
+ * to MPI_File_open wins over it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_hints_file.h"
 #include "io.h"
 
 void pm_hints_default(struct pm_file_hints *h, int nhosts)
@@ -161,7 +165,60 @@ static int record(struct pm_file *f, MPI_Info given)
     return MPI_SUCCESS;
 }
 
+static void put_default(void *ctx, const char *key, const char *value)
+{
+    MPI_Info in = *(MPI_Info *)ctx;
+    int flag = 0, len = 0;
+    PMPI_Info_get_valuelen(in, key, &len, &flag);
+    if (!flag) /* the application's own hint wins */
+        PMPI_Info_set(in, key, value);
+}
+
+/* info (MPI_INFO_NULL: none) with ROMIO_HINTS's file below it, in a new
+ * info for the caller to free; MPI_INFO_NULL without such a file. */
+static MPI_Info with_hints_file(MPI_Info info, const char *fname)
+{
+    const char *path = getenv("ROMIO_HINTS");
+    if (!path || !*path)
+        return MPI_INFO_NULL;
+    static _Atomic int warned;
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        if (!atomic_exchange(&warned, 1))
+            fprintf(stderr, "[proust mpi] %s: ROMIO_HINTS=%s cannot be read (%s): no hints "
+                    "taken from it\n", fname, path, strerror(errno));
+        return MPI_INFO_NULL;
+    }
+    char *text = malloc(1 << 20);
+    size_t n = text ? fread(text, 1, 1 << 20, fp) : 0;
+    fclose(fp);
+    MPI_Info merged = MPI_INFO_NULL;
+    if (text && (info != MPI_INFO_NULL ? PMPI_Info_dup(info, &merged)
+                                       : PMPI_Info_create(&merged)) == MPI_SUCCESS) {
+        char why[160];
+        int bad = pm_hints_file_parse(text, n, put_default, &merged, why, sizeof why);
+        if (bad && !atomic_exchange(&warned, 1))
+            fprintf(stderr, "[proust mpi] %s: ROMIO_HINTS=%s: %d line(s) left out, %s\n", fname,
+                    path, bad, why);
+    }
+    free(text);
+    return merged;
+}
+
 int pm_hints_apply(struct pm_file *f, MPI_Info info, const char *fname)
+{
+    if (!f->aggs) { /* at open: the hints file first */
+        MPI_Info merged = with_hints_file(info, fname);
+        if (merged != MPI_INFO_NULL) {
+            int rc = pm_hints_apply_given(f, merged, fname);
+            PMPI_Info_free(&merged);
+            return rc;
+        }
+    }
+    return pm_hints_apply_given(f, info, fname);
+}
+
+int pm_hints_apply_given(struct pm_file *f, MPI_Info info, const char *fname)
 {
     (void)fname;
     if (!f->aggs)

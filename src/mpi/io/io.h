@@ -148,8 +148,10 @@ int pm_file_errno_class(int err);
 /* ---- Hints (file_hints.c) ------------------------------------------------- */
 void pm_hints_default(struct pm_file_hints *h, int nhosts);
 /* Take the hints of `info` (MPI_INFO_NULL: none) into f; keeps f->info up to
- * date. Unknown keys are kept for get_info, as the standard allows. */
+ * date. Unknown keys are kept for get_info, as the standard allows. At open
+ * (no aggregators chosen yet) those of ROMIO_HINTS's file come first. */
 int pm_hints_apply(struct pm_file *f, MPI_Info info, const char *fname);
+int pm_hints_apply_given(struct pm_file *f, MPI_Info info, const char *fname);
 
 /* ---- Views (file_view.c) --------------------------------------------------- */
 /* The default view: displacement 0, etype = filetype = MPI_BYTE, native. */
