@@ -201,14 +201,17 @@ int pm_access_contig(struct pm_file *f, bool write, MPI_Offset pos, void *data,
     if (bytes <= 0)
         return MPI_SUCCESS;
     const struct pm_view *v = &f->view;
-    bool sieving = v->ordered && (write ? f->hints.ds_write != PM_HINT_DISABLE
-                                        : f->hints.ds_read != PM_HINT_DISABLE);
+    bool sieving = pm_view_in_order(v, pos, bytes) &&
+                   (write ? f->hints.ds_write != PM_HINT_DISABLE
+                          : f->hints.ds_read != PM_HINT_DISABLE);
     MPI_Offset bufsize = write ? f->hints.ind_wr_buffer_size : f->hints.ind_rd_buffer_size;
     MPI_Offset lock_lo = 0, lock_len = 0;
     if (f->atomic) {
         /* the whole range at once: nobody sees half of this access */
-        lock_lo = pm_view_file_offset(v, pos);
-        lock_len = pm_view_file_offset(v, pos + bytes - 1) + 1 - lock_lo;
+        if (pm_view_in_order(v, pos, bytes)) {
+            lock_lo = pm_view_file_offset(v, pos);
+            lock_len = pm_view_file_offset(v, pos + bytes - 1) + 1 - lock_lo;
+        } /* else the whole file (length 0: to its end, however it grows) */
         if (pm_file_lock(f, write, lock_lo, lock_len) < 0) {
             snprintf(why, whylen, "cannot lock %s for an atomic access: %s", f->path,
                      strerror(errno));

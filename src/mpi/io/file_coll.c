@@ -387,11 +387,12 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
     }
     /* where each rank's data lies: [lo, hi), one range or not (-1: not in
      * file order), and its average piece */
-    MPI_Offset r4[4] = {0, 0, f->view.ordered ? 1 : -1, INT64_MAX};
+    bool in_order = pm_view_in_order(&f->view, pos, bytes);
+    MPI_Offset r4[4] = {0, 0, in_order ? 1 : -1, INT64_MAX};
     if (bytes > 0) {
         r4[0] = pm_view_file_offset(&f->view, pos);
         r4[1] = pm_view_file_offset(&f->view, pos + bytes - 1) + 1;
-        if (f->view.ordered)
+        if (in_order)
             r4[2] = r4[1] - r4[0] == bytes;
         struct pm_view_iter it;
         MPI_Offset off, len, pieces = 0;

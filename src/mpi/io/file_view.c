@@ -26,7 +26,7 @@ void pm_view_default(struct pm_view *v)
     v->rnum = v->rden = 1;
     v->blocks = v->filetype->blocks;
     v->nblocks = v->filetype->nblocks;
-    v->contiguous = v->ordered = true;
+    v->contiguous = v->ordered = v->tiles_ordered = true;
 }
 
 void pm_view_free(struct pm_view *v)
@@ -149,8 +149,10 @@ MPI_Offset pm_view_bytes_before(const struct pm_view *v, MPI_Offset off)
 }
 
 /* The standard's rule (MPI-4.1 14.3): the filetype's displacements are
- * non-negative and do not decrease, within a tile and from one tile to the
- * next. Blocks may overlap (a view only read may read bytes twice). */
+ * non-negative and do not decrease. Blocks may overlap (a view only read
+ * may read bytes twice). From one tile to the next they may go back when
+ * the type's bounds are set apart from its data (HDF5 does, and accesses
+ * a single tile): the map stays right, only not in file order. */
 static bool non_decreasing(const struct pm_datatype *t)
 {
     if (t->nblocks == 0 || t->blocks[0].disp < 0)
@@ -158,10 +160,10 @@ static bool non_decreasing(const struct pm_datatype *t)
     for (size_t i = 1; i < t->nblocks; i++)
         if (t->blocks[i].disp < t->blocks[i - 1].disp)
             return false;
-    return t->blocks[t->nblocks - 1].disp <= t->extent + t->blocks[0].disp;
+    return true;
 }
 
-/* Stricter: the blocks do not overlap either, so the view's data are in
+/* Stricter: the blocks do not overlap either, so a tile's data are in
  * increasing file order (what sieving and two-phase I/O rely on). */
 static bool in_file_order(const struct pm_datatype *t)
 {
@@ -171,7 +173,20 @@ static bool in_file_order(const struct pm_datatype *t)
             return false;
         end = t->blocks[i].disp + t->blocks[i].len;
     }
-    return t->nblocks == 0 || end <= t->extent + t->blocks[0].disp;
+    return true;
+}
+
+/* And from one tile to the next. */
+static bool tiles_in_order(const struct pm_datatype *t)
+{
+    return t->nblocks == 0 || t->blocks[t->nblocks - 1].disp + t->blocks[t->nblocks - 1].len <=
+                                  t->extent + t->blocks[0].disp;
+}
+
+bool pm_view_in_order(const struct pm_view *v, MPI_Offset pos, MPI_Offset bytes)
+{
+    return v->ordered && (v->tiles_ordered || bytes <= 0 || v->contiguous ||
+                          pos / v->tsize == (pos + bytes - 1) / v->tsize);
 }
 
 /* Fill v from (disp, etype, filetype, rep), the file holding num / den
@@ -208,6 +223,7 @@ static int view_make(struct pm_view *v, MPI_Offset disp, struct pm_datatype *et,
     v->contiguous = v->nblocks == 1 && v->blocks[0].disp == 0 &&
                     v->blocks[0].len == v->textent;
     v->ordered = in_file_order(ft);
+    v->tiles_ordered = tiles_in_order(ft);
     v->cum = malloc((v->nblocks + 1) * sizeof *v->cum);
     if (!v->cum) {
         if (v->blocks != ft->blocks)

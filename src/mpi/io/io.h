@@ -80,9 +80,11 @@ struct pm_view {
     size_t nblocks;
     MPI_Offset *cum;                      /* cum[i]: data bytes before block i */
     bool contiguous;                      /* filetype is one block of its extent */
-    bool ordered;                         /* data in increasing file order, no
-                                             overlap (else: no sieving, no
-                                             two-phase I/O) */
+    bool ordered;                         /* a tile's data in increasing file
+                                             order, no overlap */
+    bool tiles_ordered;                   /* and from tile to tile (else: no
+                                             sieving, no two-phase I/O over
+                                             several tiles) */
 };
 
 /* Walks the file segments of a range of view bytes. */
@@ -171,6 +173,9 @@ static inline MPI_Offset pm_view_mbytes(const struct pm_view *v, MPI_Offset fbyt
 {
     return v->rnum == v->rden ? fbytes : fbytes / v->rnum * v->rden;
 }
+/* Are view bytes [pos, pos + bytes) in increasing file order, without
+ * overlap? (what sieving and two-phase I/O need) */
+bool pm_view_in_order(const struct pm_view *v, MPI_Offset pos, MPI_Offset bytes);
 /* File offset of view byte `pos` (the start of the data at pos). */
 MPI_Offset pm_view_file_offset(const struct pm_view *v, MPI_Offset pos);
 /* View bytes before file offset `off` (the first datum at or after it). */
