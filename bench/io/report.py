@@ -14,7 +14,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from report_common import fmt, geomean, human_size, table  # noqa: E402
+from report_common import fmt, geomean, human_size, load_kinds, table  # noqa: E402
 
 root = sys.argv[1]
 RATE = re.compile(r"(MBps|recps|appends_ps)$")
@@ -37,14 +37,7 @@ for path in glob.glob(os.path.join(root, "raw", "*", "*.txt")):
                 if RATE.search(k):
                     vals.setdefault((target, test, size, k, impl), []).append(float(v))
 
-kinds, order = {}, []
-tsv = os.path.join(root, "impls.tsv")
-if os.path.exists(tsv):
-    with open(tsv) as f:
-        for row in csv.reader(f, delimiter="\t"):
-            if len(row) >= 2:
-                kinds[row[0]] = row[1]
-                order.append(row[0])
+kinds, order = load_kinds(root)
 impls = order or sorted({k[4] for k in vals}, key=lambda i: (not i.startswith("proust"), i))
 for i in impls:
     kinds.setdefault(i, "proust" if i.startswith("proust") else "peer")
