@@ -145,3 +145,12 @@ done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/meta.txt"
 ln -sfn "$STAMP" "$RESULTS/io-latest"
 python3 "$HERE/report.py" "$OUT"
+rc=$?
+# the plot, with whichever python3 has matplotlib (pyenv's may not, Debian's may)
+for p in "$(command -v python3)" /usr/bin/python3; do
+  if [ -x "$p" ] && "$p" -c 'import matplotlib' > /dev/null 2>&1; then
+    "$p" "$HERE/plot.py" "$OUT/medians.csv" "$OUT/io.png" && echo "plot: $OUT/io.png"
+    break
+  fi
+done
+exit $rc
