@@ -22,7 +22,7 @@ IFS=, read -r -a hosts <<< "$TESTCLUSTER_HOSTS"
 n=${#hosts[@]}
 ctl=0
 stop() {
-  [ -n "${SLURM_CONF:-}" ] && scancel --quiet --user=root 2>/dev/null
+  [ -n "${SLURM_CONF:-}" ] && timeout 10 scancel --quiet --user=root 2>/dev/null
   [ -f "$D/slurmctld.pid" ] && kill "$(cat "$D/slurmctld.pid")" 2>/dev/null
   for h in "${hosts[@]}"; do
     [ -f "$D/slurmd.$h.pid" ] && kill "$(cat "$D/slurmd.$h.pid")" 2>/dev/null
@@ -35,15 +35,16 @@ stop() {
 trap stop EXIT
 trap 'exit 130' INT TERM
 cpus=$(nproc)
-cat > "$D/slurm.conf" <<EOC
+cat > "$D/slurm.conf.in" <<EOC
 ClusterName=prousttest
 SlurmctldHost=$(hostname)(${TESTCLUSTER_HEAD:-198.18.77.254})
 AuthType=auth/none
 CredType=cred/none
 SlurmUser=root
 SlurmdUser=root
-SlurmctldPort=$((16000 + RANDOM % 20000))
-SlurmdPort=$((36000 + RANDOM % 20000))
+SlurmctldPort=@CTLPORT@
+SlurmdPort=$((10000 + RANDOM % 6000))
+MessageTimeout=5
 StateSaveLocation=$D/state
 SlurmdSpoolDir=$D/spool/%n
 TmpFS=$D/tmpfs
@@ -80,12 +81,46 @@ esac
 printf 'CgroupPlugin=%s\nCgroupMountpoint=/sys/fs/cgroup\nIgnoreSystemd=yes\n' "$cg" > "$D/cgroup.conf"
 mkdir -p "$D/state" "$D/tmpfs"
 export SLURM_CONF=$D/slurm.conf
+# A free port for slurmctld in this machine's namespace, below the
+# ephemeral range (other tests' connections take ports there): one that
+# another program holds makes slurmctld exit at once, and every client
+# then waits on it. Slurmd's port is in each host's own namespace.
+free_port() {
+  local p
+  for _ in $(seq 50); do
+    p=$((16000 + RANDOM % 16000))
+    ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo $p; return; }
+  done
+  echo $((16000 + RANDOM % 16000))
+}
 # Slurm's daemons failing to start here is this machine's limit (no
 # cgroups it can use, a host name it cannot resolve...), not Proust's:
-# say so with their logs, and skip (77)
-if ! slurmctld -f "$SLURM_CONF"; then
+# say so with their logs, and skip (77). A port taken between the check
+# and the bind: try another.
+ctl_up=0
+for try in 1 2 3; do
+  sed "s/@CTLPORT@/$(free_port)/" "$D/slurm.conf.in" > "$SLURM_CONF"
+  if ! slurmctld -f "$SLURM_CONF"; then
+    tail -20 "$D/slurmctld.log" 2>/dev/null
+    echo "testcluster-slurm: slurmctld cannot run on this machine: skipped"
+    exit 77
+  fi
+  for _ in $(seq 50); do
+    timeout 5 scontrol ping 2>/dev/null | grep -q 'is UP' && { ctl_up=1; break; }
+    [ -f "$D/slurmctld.pid" ] && ! kill -0 "$(cat "$D/slurmctld.pid")" 2>/dev/null && break
+    sleep 0.2
+  done
+  [ $ctl_up = 1 ] && break
+  [ -f "$D/slurmctld.pid" ] && kill "$(cat "$D/slurmctld.pid")" 2>/dev/null
+  grep -q 'Address already in use' "$D/slurmctld.log" 2>/dev/null || break
+  echo "testcluster-slurm: slurmctld's port was taken, another (try $try)"
+  sleep 0.5
+  rm -f "$D/slurmctld.pid"
+  mv "$D/slurmctld.log" "$D/slurmctld.log.$try"
+done
+if [ $ctl_up != 1 ]; then
   tail -20 "$D/slurmctld.log" 2>/dev/null
-  echo "testcluster-slurm: slurmctld cannot run on this machine: skipped"
+  echo "testcluster-slurm: slurmctld does not answer on this machine: skipped"
   exit 77
 fi
 for h in "${hosts[@]}"; do
@@ -94,10 +129,10 @@ for h in "${hosts[@]}"; do
     { tail "$D"/*.log; echo "testcluster-slurm: slurmd cannot run on $h here: skipped"; exit 77; }
 done
 for _ in $(seq 100); do # every node idle
-  [ "$(sinfo -h -o '%t %D' 2>/dev/null | awk '$1 == "idle" {print $2}')" = "$n" ] && break
+  [ "$(timeout 5 sinfo -h -o '%t %D' 2>/dev/null | awk '$1 == "idle" {print $2}')" = "$n" ] && break
   sleep 0.2
 done
-if [ "$(sinfo -h -o '%t %D' 2>/dev/null | awk '$1 == "idle" {print $2}')" != "$n" ]; then
+if [ "$(timeout 5 sinfo -h -o '%t %D' 2>/dev/null | awk '$1 == "idle" {print $2}')" != "$n" ]; then
   sinfo
   tail -5 "$D"/*.log
   # a daemon that could not start here (no usable cgroups in this
