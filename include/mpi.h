@@ -97,6 +97,17 @@ typedef struct MPI_F08_status {
 #define MPI_WIN_NULL ((MPI_Win)0)
 #define MPI_SESSION_NULL ((MPI_Session)0)
 #define MPI_FILE_NULL ((MPI_File)0)
+/* ROMIO's names for the requests of nonblocking I/O, which MPICH's and
+ * Open MPI's mpi.h both define (older I/O programs and ROMIO's tests use
+ * them): they are MPI requests. */
+#define MPIO_Request MPI_Request
+#define MPIO_USES_MPI_REQUEST
+#define MPIO_REQUEST_DEFINED
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Wait MPI_Wait
+#define MPIO_Test MPI_Test
+#define PMPIO_Wait PMPI_Wait
+#define PMPIO_Test PMPI_Test
 #define MPI_DATATYPE_NULL ((MPI_Datatype)0)
 
 /* Predefined datatypes: index in the low bits (src/mpi/datatype_predef.c
