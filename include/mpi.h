@@ -97,6 +97,7 @@ typedef struct MPI_F08_status {
 #define MPI_WIN_NULL ((MPI_Win)0)
 #define MPI_SESSION_NULL ((MPI_Session)0)
 #define MPI_FILE_NULL ((MPI_File)0)
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0)
 /* ROMIO's names for the requests of nonblocking I/O, which MPICH's and
  * Open MPI's mpi.h both define (older I/O programs and ROMIO's tests use
  * them): they are MPI requests. */
@@ -108,7 +109,6 @@ typedef struct MPI_F08_status {
 #define MPIO_Test MPI_Test
 #define PMPIO_Wait PMPI_Wait
 #define PMPIO_Test PMPI_Test
-#define MPI_DATATYPE_NULL ((MPI_Datatype)0)
 
 /* Predefined datatypes: index in the low bits (src/mpi/datatype_predef.c
  * lists them in this order). */
@@ -177,7 +177,12 @@ typedef struct MPI_F08_status {
 #define MPI_REAL8 PROUST_MPI_TYPE(58)
 #define MPI_COMPLEX8 PROUST_MPI_TYPE(59)
 #define MPI_COMPLEX16 PROUST_MPI_TYPE(60)
-#define PROUST_MPI_NUM_PREDEFINED_TYPES 61 /* indices 1..60; 0 unused */
+/* MPI-1's lower- and upper-bound markers, removed in MPI-3.0 (use
+ * MPI_Type_create_resized) but kept, as MPICH keeps them, for the old
+ * programs that build struct types with them: size 0, extent 0. */
+#define MPI_LB PROUST_MPI_TYPE(61)
+#define MPI_UB PROUST_MPI_TYPE(62)
+#define PROUST_MPI_NUM_PREDEFINED_TYPES 63 /* indices 1..62; 0 unused */
 
 /* Type classes of MPI_Type_match_size. */
 #define MPI_TYPECLASS_REAL 1

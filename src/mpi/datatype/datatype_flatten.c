@@ -172,10 +172,14 @@ int pm_type_build(const char *fname, const struct pm_type_desc *d, struct pm_dat
         if (!piece(d, i, &disp, &bl, &t))
             goto overflow;
         const struct pm_type_x *tx = pm_type_x(t);
-        if (basic == -1)
-            basic = t->basic;
-        else if (basic != t->basic)
-            basic = 0;
+        /* pieces without data (MPI_LB/MPI_UB markers, empty types) do not
+         * make the type's elements mixed */
+        if (bl > 0 && t->size > 0) {
+            if (basic == -1)
+                basic = t->basic;
+            else if (basic != t->basic)
+                basic = 0;
+        }
         if (bl == 0 || pm_type_is_empty(t))
             continue;
         if (__builtin_mul_overflow(bl, t->size, &add) || __builtin_add_overflow(size, add, &size))

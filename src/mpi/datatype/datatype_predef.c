@@ -25,6 +25,7 @@ struct predef_desc {
     const char *name;
     MPI_Aint size, extent, align;
     MPI_Aint first, second;
+    char marker; /* 'l' / 'u': MPI_LB / MPI_UB (no data, an explicit bound) */
 };
 
 #define IDX(h) ((h) & PROUST_MPI_INDEX_MASK)
@@ -37,6 +38,7 @@ struct predef_desc {
                 _Alignof(S),                                                       \
                 sizeof(((S *)0)->a),                                               \
                 offsetof(S, b)}
+#define MARKER(h, m) [IDX(h)] = {#h, 0, 0, 1, 0, 0, m}
 #define FPAIR(h, sz, al) [IDX(h)] = {#h, 2 * (sz), 2 * (sz), al, sz, sz}
 
 struct pair_float_int { float a; int b; };
@@ -108,6 +110,8 @@ static const struct predef_desc predef[PROUST_MPI_NUM_PREDEFINED_TYPES] = {
     FIXED(MPI_REAL8, 8, 8),
     FIXED(MPI_COMPLEX8, 8, 4),
     FIXED(MPI_COMPLEX16, 16, 8),
+    MARKER(MPI_LB, 'l'),
+    MARKER(MPI_UB, 'u'),
 };
 
 /* Blocks and stream offsets of the predefined types (at most two blocks). */
@@ -122,7 +126,7 @@ void pm_datatypes_init(void)
         struct pm_type_x *x = &pm_type_predef_x[i];
         struct pm_block *b = predef_blocks[i];
         MPI_Aint *pre = predef_prefix[i];
-        size_t nb = 1;
+        size_t nb = d->marker ? 0 : 1;
         b[0].disp = 0;
         b[0].len = d->size;
         if (d->first && d->second != d->first) {
@@ -145,9 +149,9 @@ void pm_datatypes_init(void)
         t->lb = 0;
         t->extent = d->extent;
         t->true_lb = 0;
-        t->true_extent = nb == 1 ? b[0].len : b[1].disp + b[1].len;
+        t->true_extent = nb == 0 ? 0 : nb == 1 ? b[0].len : b[1].disp + b[1].len;
         t->basic = i;
-        t->nelements = d->first ? 2 : 1;
+        t->nelements = d->marker ? 0 : d->first ? 2 : 1;
         t->nblocks = nb;
         t->blocks = b;
         t->combiner = MPI_COMBINER_NAMED;
@@ -160,7 +164,8 @@ void pm_datatypes_init(void)
         t->attrs = NULL;
 
         x->align = d->align;
-        x->sticky_lb = x->sticky_ub = false;
+        x->sticky_lb = d->marker == 'l';
+        x->sticky_ub = d->marker == 'u';
         x->pair_first = d->first;
         x->prefix = pre;
         x->store = NULL;

@@ -4,8 +4,7 @@
  * Each is its MPI-2 replacement under the old name: MPI_Address,
  * MPI_Type_hvector, MPI_Type_hindexed, MPI_Type_struct, MPI_Type_extent,
  * MPI_Type_lb, MPI_Type_ub, MPI_Errhandler_create, _set and _get. (The
- * MPI_LB / MPI_UB markers are not provided: MPI_Type_create_resized does
- * their job.)
+ * MPI_LB / MPI_UB markers are predefined types: datatype_predef.c.)
  */
 #include "mpi_impl.h"
 
