@@ -31,8 +31,8 @@
 #   BENCH_REPS=3 (quick: 1), BENCH_TIMEOUT=600 (s a job),
 #   BENCH_IMPLS="proust mpich openmpi", BENCH_RESULTS (results root)
 #
-# IOR is not run: Debian 12 has no ior package (apt-cache policy ior:
-# nothing), so there is no packaged IOR to drive with each MPI's mpiexec.
+# IOR: bench/io/ior.sh (Debian 12 has no ior package: it builds IOR from
+# its source with each MPI).
 #
 # Results: bench/results/io-<date>/ (io-latest links the last):
 #   meta.txt, impls.tsv, notes.txt, build-<impl>.log
