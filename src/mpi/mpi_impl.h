@@ -129,6 +129,12 @@ int pm_error_handler(MPI_Errhandler h, int object, int code, const char *fmt, ..
 int pm_error_uninit(const char *fname);
 /* MPI error code for a proust status (PROUST_ERR_TRUNCATE -> MPI_ERR_TRUNCATE...). */
 int pm_error_from_proust(int proust_status);
+/* An error code of class `code`'s class that carries `msg`: MPI_Error_string
+ * gives "<class text>: <msg>" (while the last PM_DETAIL_RING such codes
+ * are kept), MPI_Error_class the class, on any rank (the class is in the
+ * code's low bits). A code that is not a standard class comes back as it
+ * is. Thread-safe. */
+int pm_error_detail(int code, const char *msg);
 /* Largest error code in use (attribute MPI_LASTUSEDCODE). */
 int pm_error_last_code(void);
 void pm_errors_finalize(void);

@@ -99,6 +99,16 @@ static void open_errors(void)
     IO_EXPECT_CLASS(MPI_File_open(MPI_COMM_WORLD, path("missing.dat"), MPI_MODE_RDWR,
                                   MPI_INFO_NULL, &fh), MPI_ERR_NO_SUCH_FILE);
     IO_CHECK(!io_exists(path("missing.dat")), "a failed open created the file");
+    /* the returned code's string says which file (MPICH's does too) */
+    int open_rc =
+        MPI_File_open(MPI_COMM_WORLD, path("missing.dat"), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    char open_msg[MPI_MAX_ERROR_STRING];
+    int open_len = 0;
+    IO_CALL(MPI_Error_string(open_rc, open_msg, &open_len));
+    IO_CHECK(io_class(open_rc) == MPI_ERR_NO_SUCH_FILE && strstr(open_msg, path("missing.dat")) &&
+                 open_len == (int)strlen(open_msg),
+             "open of a missing file: %s, string \"%s\" (%d) without the path",
+             io_describe(open_rc), open_msg, open_len);
 
     /* no permission */
     fh = open_file("noperm.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY);

@@ -21,13 +21,16 @@ MPI_Errhandler pm_file_default_errhandler(void)
 
 int pm_file_error(struct pm_file *f, int code, const char *fmt, ...)
 {
-    if (pm_io_quiet) /* a file's I/O thread: the request carries the error */
-        return code;
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* the code carries the message: under MPI_ERRORS_RETURN (a file's
+     * default) MPI_Error_string tells what failed and on which path */
+    code = pm_error_detail(code, msg);
+    if (pm_io_quiet) /* a file's I/O thread: the request carries the error */
+        return code;
     MPI_Errhandler h = f ? __atomic_load_n(&f->errhandler, __ATOMIC_ACQUIRE)
                          : __atomic_load_n(&null_errhandler, __ATOMIC_ACQUIRE);
     return pm_error_handler(h, f ? f->handle : MPI_FILE_NULL, code, "%s", msg);

@@ -3,7 +3,9 @@
  *
  * Codes 0..MPI_ERR_LASTCODE are the standard classes; 80..83 are Proust
  * codes of class MPI_ERR_OTHER that name what happened to a peer; codes and
- * classes added by the application start at PM_FIRST_USER_CODE.
+ * classes added by the application start at PM_FIRST_USER_CODE; codes with
+ * PM_DETAIL_BIT carry a message (the class in their low 7 bits, a sequence
+ * number above), as MPICH's codes do: what failed, on which file.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,10 @@
 
 #define PM_FIRST_USER_CODE 96
 #define PM_MAX_USER_CODES 4096
+#define PM_DETAIL_BIT (1 << 24)
+#define PM_DETAIL_RING 64
+_Static_assert(MPI_ERR_LASTCODE < 128, "a class fits the low 7 bits of a detail code");
+_Static_assert(PM_FIRST_USER_CODE + PM_MAX_USER_CODES < PM_DETAIL_BIT, "codes apart");
 
 static const char *const class_text[MPI_ERR_LASTCODE + 1] = {
     [MPI_SUCCESS] = "no error",
@@ -130,6 +136,50 @@ static int user_slot(int code)
     return i >= 0 && i < user_codes.count && user_codes.class_of[i] >= 0 ? i : -1;
 }
 
+/* The last PM_DETAIL_RING messages, by sequence number. */
+static struct {
+    atomic_flag lock;
+    unsigned seq;
+    int code[PM_DETAIL_RING];
+    char msg[PM_DETAIL_RING][MPI_MAX_ERROR_STRING];
+} details;
+
+static bool is_detail(int code)
+{
+    return code >= PM_DETAIL_BIT && code < 2 * PM_DETAIL_BIT && (code & 127) > 0 &&
+           (code & 127) <= MPI_ERR_LASTCODE;
+}
+
+int pm_error_detail(int code, const char *msg)
+{
+    if (code <= 0 || code > MPI_ERR_LASTCODE || !msg || !*msg)
+        return code;
+    pm_lock(&details.lock);
+    unsigned seq = details.seq++ & ((PM_DETAIL_BIT >> 7) - 1);
+    int slot = (int)(seq % PM_DETAIL_RING);
+    int d = PM_DETAIL_BIT | (int)(seq << 7) | code;
+    details.code[slot] = d;
+    pm_strlcpy(details.msg[slot], msg, MPI_MAX_ERROR_STRING);
+    pm_unlock(&details.lock);
+    return d;
+}
+
+/* "<class text>: <message>" of a detail code into string; false when its
+ * message is no longer kept. */
+static bool detail_text(int code, char *string, int *resultlen)
+{
+    const char *cls = class_text[code & 127];
+    int slot = (int)(((unsigned)code >> 7) % PM_DETAIL_RING);
+    pm_lock(&details.lock);
+    bool kept = details.code[slot] == code;
+    if (kept)
+        *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", cls, details.msg[slot]);
+    pm_unlock(&details.lock);
+    if (kept && *resultlen >= MPI_MAX_ERROR_STRING)
+        *resultlen = MPI_MAX_ERROR_STRING - 1;
+    return kept;
+}
+
 int pm_error_last_code(void)
 {
     pm_lock(&user_codes.lock);
@@ -145,6 +195,8 @@ static int class_of(int code)
         return code;
     if (proust_code_text(code))
         return MPI_ERR_OTHER;
+    if (is_detail(code))
+        return code & 127;
     int cls = -1;
     pm_lock(&user_codes.lock);
     int i = user_slot(code);
@@ -191,7 +243,7 @@ static int raise_with(struct pm_errhandler *eh, int object, int code, const char
     vsnprintf(msg, sizeof msg, fmt, ap);
     char text[MPI_MAX_ERROR_STRING];
     int len;
-    PMPI_Error_string(code, text, &len);
+    PMPI_Error_string(is_detail(code) ? code & 127 : code, text, &len); /* msg is the detail */
     /* MPI_ERRORS_ABORT aborts "the processes of the communicator": like
      * MPI_Abort, every process of the job (MPI-4.0 §9.3) */
     fprintf(stderr, "[proust mpi, rank %d] fatal error: %s (%s)%s\n", pm_world_rank, msg, text,
@@ -248,7 +300,11 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     char buf[64];
     if (errorcode >= 0 && errorcode <= MPI_ERR_LASTCODE)
         text = class_text[errorcode];
-    else if (proust_code_text(errorcode))
+    else if (is_detail(errorcode)) {
+        if (string && resultlen && detail_text(errorcode, string, resultlen))
+            return MPI_SUCCESS;
+        text = class_text[errorcode & 127];
+    } else if (proust_code_text(errorcode))
         text = proust_code_text(errorcode);
     else {
         pm_lock(&user_codes.lock);
