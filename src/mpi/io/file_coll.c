@@ -147,6 +147,80 @@ static bool interleaved(const MPI_Offset *r, int size)
 
 /* Two-phase exchange and I/O. data: this rank's bytes (in the file's
  * representation), `bytes` of them from view byte `pos`. */
+/* What an aggregator received for one window: from rank r, the pairs
+ * (offset, length) rpairs[rcur[r]..] below whi, their bytes in rbuf one
+ * after the other, rank by rank. */
+struct received {
+    int P;
+    const int *rcur, *rdisp, *rcount;
+    const MPI_Offset *rpairs;
+    MPI_Offset whi;
+    const char *rbuf;
+};
+
+/* Write the window [slo, shi) of the received pieces. Holes between them
+ * keep the file's bytes: read, fill, write back under a write lock, so
+ * that a writer through another handle (another open, another job) does
+ * not lose what it wrote into a hole meanwhile (ROMIO locks there too); a
+ * file system without locks goes on unlocked. A descriptor that cannot
+ * read (a write-only file) writes piece by piece instead. */
+static int write_window(struct pm_file *f, const struct received *in, char *win, MPI_Offset slo,
+                        MPI_Offset shi, bool holes, char *why, size_t whylen)
+{
+    bool locked = false, piecewise = false;
+    if (holes) {
+        int lk = pm_file_lock(f, true, slo, shi - slo);
+        if (lk < 0 && lk != -EBADF && lk != -ENOLCK && lk != -EOPNOTSUPP) {
+            snprintf(why, whylen, "cannot lock bytes %lld-%lld of %s: %s", (long long)slo,
+                     (long long)shi, f->path, strerror(-lk));
+            return pm_file_errno_class(-lk);
+        }
+        locked = lk == 0;
+        ssize_t got = pm_pread_full(f->fd, win, (size_t)(shi - slo), slo);
+        if (got == -EBADF) {
+            piecewise = true;
+        } else if (got < 0) {
+            if (locked)
+                pm_file_unlock(f, slo, shi - slo);
+            snprintf(why, whylen, "read of %s at %lld: %s", f->path, (long long)slo,
+                     strerror((int)-got));
+            return pm_file_errno_class((int)-got);
+        } else if (got < shi - slo) { /* past the end of the file */
+            memset(win + got, 0, (size_t)(shi - slo - got));
+        }
+    }
+    int rc = MPI_SUCCESS;
+    size_t o2 = 0;
+    for (int r = 0; r < in->P && rc == MPI_SUCCESS; r++)
+        for (int k = in->rcur[r]; k < in->rdisp[r] + in->rcount[r] && in->rpairs[k] < in->whi;
+             k += 2) {
+            MPI_Offset off = in->rpairs[k], len = in->rpairs[k + 1];
+            if (piecewise) {
+                ssize_t w = pm_pwrite_full(f->fd, in->rbuf + o2, (size_t)len, off);
+                if (w < 0) {
+                    rc = pm_file_errno_class((int)-w);
+                    snprintf(why, whylen, "write to %s at %lld: %s", f->path, (long long)off,
+                             strerror((int)-w));
+                    break;
+                }
+            } else {
+                memcpy(win + (off - slo), in->rbuf + o2, (size_t)len);
+            }
+            o2 += (size_t)len;
+        }
+    if (!piecewise && rc == MPI_SUCCESS) {
+        ssize_t w = pm_pwrite_full(f->fd, win, (size_t)(shi - slo), slo);
+        if (w < 0) {
+            rc = pm_file_errno_class((int)-w);
+            snprintf(why, whylen, "write to %s at %lld: %s", f->path, (long long)slo,
+                     strerror((int)-w));
+        }
+    }
+    if (locked)
+        pm_file_unlock(f, slo, shi - slo);
+    return rc;
+}
+
 static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Offset pos,
                      char *data, MPI_Offset bytes, char *why, size_t whylen)
 {
@@ -288,32 +362,8 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
             PMPI_Alltoallv(sbuf, dscount, dsdisp, MPI_BYTE, rbuf, drcount, drdisp, MPI_BYTE,
                            f->comm);
             if (agg_of_rank >= 0 && shi > slo && rc == MPI_SUCCESS) {
-                /* holes between the pieces keep the file's bytes */
-                if (covered < shi - slo) {
-                    ssize_t got = pm_pread_full(f->fd, win, (size_t)(shi - slo), slo);
-                    if (got < 0 && got != -EBADF) {
-                        rc = pm_file_errno_class((int)-got);
-                        snprintf(why, whylen, "read of %s at %lld: %s", f->path,
-                                 (long long)slo, strerror((int)-got));
-                    } else if (got < shi - slo) {
-                        memset(win + (got > 0 ? got : 0), 0,
-                               (size_t)(shi - slo - (got > 0 ? got : 0)));
-                    }
-                }
-                size_t o2 = 0;
-                for (int r = 0; r < P; r++)
-                    for (int k = rcur[r]; k < rdisp[r] + rcount[r] && rpairs[k] < whi; k += 2) {
-                        memcpy(win + (rpairs[k] - slo), rbuf + o2, (size_t)rpairs[k + 1]);
-                        o2 += (size_t)rpairs[k + 1];
-                    }
-                if (rc == MPI_SUCCESS) {
-                    ssize_t w = pm_pwrite_full(f->fd, win, (size_t)(shi - slo), slo);
-                    if (w < 0) {
-                        rc = pm_file_errno_class((int)-w);
-                        snprintf(why, whylen, "write to %s at %lld: %s", f->path,
-                                 (long long)slo, strerror((int)-w));
-                    }
-                }
+                struct received in = {P, rcur, rdisp, rcount, rpairs, whi, rbuf};
+                rc = write_window(f, &in, win, slo, shi, covered < shi - slo, why, whylen);
             }
         } else {
             if (agg_of_rank >= 0 && shi > slo && rc == MPI_SUCCESS) {
