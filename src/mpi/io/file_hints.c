@@ -3,8 +3,11 @@
  * for ROMIO, and MPI_File_set_info / get_info.
  *
  *   cb_buffer_size        bytes an aggregator gathers per round (16 MiB)
- *   cb_nodes              how many aggregators (default: one per host)
- *   cb_config_list        "*:N": N aggregators per host at most
+ *   cb_nodes              how many aggregators (default: by the size of
+ *                         each collective call, one per PM_CB_AGG_BYTES of
+ *                         the range it covers, at least one per host, at
+ *                         most every rank: file_coll.c)
+ *   cb_config_list        "*:N": N aggregators per host ("*:*": every rank)
  *   romio_cb_read/write   enable | disable | automatic: collective buffering
  *                         (the standard's collective_buffering: true | false)
  *   romio_ds_read/write   enable | disable | automatic: data sieving
@@ -32,9 +35,10 @@ void pm_hints_default(struct pm_file_hints *h, int nhosts)
     memset(h, 0, sizeof *h);
     h->cb_buffer_size = 16 << 20;
     h->cb_nodes = nhosts;
+    h->cb_auto = true;
     h->ind_rd_buffer_size = 4 << 20;
     h->ind_wr_buffer_size = 512 << 10;
-    snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:1");
+    snprintf(h->cb_config_list, sizeof h->cb_config_list, "*:*");
 }
 
 static bool get_key(MPI_Info info, const char *key, char *val, int len)
@@ -103,9 +107,14 @@ static int choose_aggregators(struct pm_file *f)
         nhosts += lranks[r] == 0;
     f->nhosts = nhosts;
     const char *colon = strchr(f->hints.cb_config_list, ':');
-    if (colon && atoi(colon + 1) > 0)
+    if (colon && colon[1] == '*')
+        per_host = f->size;
+    else if (colon && atoi(colon + 1) > 0)
         per_host = atoi(colon + 1);
-    int want = f->hints.cb_nodes > 0 ? f->hints.cb_nodes : nhosts * per_host;
+    /* by size: every rank may aggregate, each call takes the first few */
+    int want = f->hints.cb_auto ? f->size
+               : f->hints.cb_nodes > 0 ? f->hints.cb_nodes
+                                       : nhosts * per_host;
     if (want > f->size)
         want = f->size;
     /* local rank 0 of every host, then local rank 1..., so that the
@@ -229,13 +238,18 @@ int pm_hints_apply_given(struct pm_file *f, MPI_Info info, const char *fname)
     bool regroup = !f->aggs;
     if (get_key(info, "cb_buffer_size", v, sizeof v) && (n = parse_size(v)) > 0)
         h->cb_buffer_size = n;
-    if (get_key(info, "cb_nodes", v, sizeof v) && atoi(v) > 0) {
+    bool nodes_given = get_key(info, "cb_nodes", v, sizeof v) && atoi(v) > 0;
+    if (nodes_given) {
         h->cb_nodes = atoi(v);
+        h->cb_auto = false;
         regroup = true;
     }
     if (get_key(info, "cb_config_list", v, sizeof v)) {
         snprintf(h->cb_config_list, sizeof h->cb_config_list, "%.*s",
                  (int)sizeof h->cb_config_list - 1, v);
+        if (!nodes_given)
+            h->cb_nodes = 0; /* the list says how many */
+        h->cb_auto = false;
         regroup = true;
     }
     if (get_key(info, "collective_buffering", v, sizeof v)) /* the standard's name */
@@ -258,13 +272,14 @@ int pm_hints_apply_given(struct pm_file *f, MPI_Info info, const char *fname)
         h->striping_unit = n;
     /* The aggregators must be the same everywhere: every rank computes them
      * from rank 0's hints. */
-    int agreed[3] = {(int)(h->cb_buffer_size > INT32_MAX ? INT32_MAX : h->cb_buffer_size),
-                     h->cb_nodes, regroup};
-    int rc = PMPI_Bcast(agreed, 3, MPI_INT, 0, f->comm);
+    int agreed[4] = {(int)(h->cb_buffer_size > INT32_MAX ? INT32_MAX : h->cb_buffer_size),
+                     h->cb_nodes, regroup, h->cb_auto};
+    int rc = PMPI_Bcast(agreed, 4, MPI_INT, 0, f->comm);
     if (rc != MPI_SUCCESS)
         return rc;
     h->cb_buffer_size = agreed[0];
     h->cb_nodes = agreed[1];
+    h->cb_auto = agreed[3];
     if (agreed[2]) {
         rc = choose_aggregators(f);
         if (rc != MPI_SUCCESS)

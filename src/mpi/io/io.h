@@ -40,7 +40,9 @@ extern struct pm_table pm_file_table;
 enum pm_hint_switch { PM_HINT_AUTOMATIC = 0, PM_HINT_ENABLE = 1, PM_HINT_DISABLE = 2 };
 struct pm_file_hints {
     MPI_Offset cb_buffer_size;     /* bytes an aggregator handles per round */
-    int cb_nodes;                  /* aggregators (0: one per host) */
+    int cb_nodes;                  /* aggregators (0: by the data's size) */
+    bool cb_auto;                  /* neither cb_nodes nor cb_config_list given:
+                                    * each call picks its aggregators by size */
     int cb_read, cb_write;         /* romio_cb_read / romio_cb_write */
     int ds_read, ds_write;         /* romio_ds_read / romio_ds_write (data sieving) */
     MPI_Offset ind_rd_buffer_size; /* data sieving buffers */
