@@ -153,6 +153,69 @@ static bool interleaved(const MPI_Offset *r, int size)
 
 /* Two-phase exchange and I/O. data: this rank's bytes (in the file's
  * representation), `bytes` of them from view byte `pos`. */
+/* Buffers above this are allocated per call, not kept with the file. */
+#define PM_SCRATCH_KEEP ((size_t)64 << 20)
+
+void *pm_file_scratch(struct pm_file *f, int slot, size_t n)
+{
+    struct pm_scratch *k = &f->scratch[slot];
+    if (n == 0)
+        n = 1;
+    if (n > PM_SCRATCH_KEEP)
+        return malloc(n);
+    if (k->n < n) {
+        free(k->p);
+        k->p = malloc(n);
+        k->n = k->p ? n : 0;
+    }
+    return k->p;
+}
+
+void pm_file_scratch_release(struct pm_file *f, int slot, void *p)
+{
+    if (p && p != f->scratch[slot].p)
+        free(p);
+}
+
+void pm_file_scratch_free(struct pm_file *f)
+{
+    for (int i = 0; i < PM_SCRATCH_N; i++) {
+        free(f->scratch[i].p);
+        f->scratch[i] = (struct pm_scratch){NULL, 0};
+    }
+}
+
+/* Can this round's pieces [mi, m_end) go to (come from) the aggregators
+ * straight from (into) data, without packing? Yes when each aggregator's
+ * pieces follow one another in data (a view in file order makes it so)
+ * and every range fits an int from the first: then *base and disp[rank]
+ * locate them. */
+static bool round_in_place(const struct pm_file *f, const struct piece *mine, size_t mi,
+                           size_t m_end, int *disp, MPI_Offset *base)
+{
+    MPI_Offset b = mi < m_end ? mine[mi].at : 0, next = 0;
+    for (size_t i = mi; i < m_end; i++)
+        if (mine[i].at < b)
+            b = mine[i].at;
+    int prev = -1;
+    for (size_t i = mi; i < m_end; i++) {
+        int to = f->aggs[mine[i].agg];
+        if (to == prev && mine[i].at != next)
+            return false;
+        if (to != prev) {
+            if (mine[i].at - b > INT32_MAX)
+                return false;
+            disp[to] = (int)(mine[i].at - b);
+            prev = to;
+        }
+        next = mine[i].at + mine[i].len;
+        if (next - b > INT32_MAX)
+            return false;
+    }
+    *base = b;
+    return true;
+}
+
 /* What an aggregator received for one window: from rank r, the pairs
  * (offset, length) rpairs[rcur[r]..] below whi, their bytes in rbuf one
  * after the other, rank by rank. */
@@ -296,7 +359,8 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
     qsort(mine, nmine, sizeof *mine, by_round);
     MPI_Offset *spans = NULL; /* an aggregator's pairs of one window, to sort */
     if (agg_of_rank >= 0) {
-        win = malloc((size_t)p->cb);
+        MPI_Offset wmax = p->cb < p->fd_size ? p->cb : p->fd_size;
+        win = pm_file_scratch(f, PM_SCRATCH_WIN, (size_t)wmax);
         spans = malloc((nr + 2) * sizeof *spans);
     }
     /* rounds */
@@ -330,13 +394,22 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
             drdisp[r] = (int)rtot;
             rtot += (size_t)drcount[r];
         }
-        char *ns = realloc(sbuf, stot + 1), *nrb = realloc(rbuf, rtot + 1);
-        if (ns)
-            sbuf = ns;
-        if (nrb)
-            rbuf = nrb;
-        if (!ns || !nrb)
+        /* my pieces straight from (into) data where they lie in order */
+        MPI_Offset base = 0;
+        bool in_place = round_in_place(f, mine, mi, m_end, cur, &base);
+        sbuf = in_place ? NULL : pm_file_scratch(f, PM_SCRATCH_SEND, stot);
+        rbuf = pm_file_scratch(f, PM_SCRATCH_RECV, rtot);
+        char *mybuf = in_place ? data + base : sbuf;
+        int *mydisp = in_place ? cur : dsdisp;
+        if ((!in_place && !sbuf) || !rbuf) {
+            /* nothing moves from here: the peers' exchange fails on the
+             * sizes, and the error reaches every rank at the end */
             rc = MPI_ERR_NO_MEM;
+            memset(dscount, 0, (size_t)P * sizeof *dscount);
+            memset(drcount, 0, (size_t)P * sizeof *drcount);
+            mybuf = rbuf = NULL;
+            in_place = true; /* no packing */
+        }
         /* the window's span: from the first piece to the last */
         MPI_Offset slo = whi, shi = wlo, covered = 0;
         size_t npairs = 0;
@@ -357,15 +430,16 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
         /* pieces that add up to the span may still overlap and leave holes */
         if (write && covered >= shi - slo && shi > slo)
             covered = spans ? union_len(spans, npairs) : 0;
-        memcpy(cur, dsdisp, (size_t)P * sizeof *cur); /* where each aggregator's part goes */
+        if (!in_place)
+            memcpy(cur, dsdisp, (size_t)P * sizeof *cur); /* where each one's part goes */
         if (write) {
-            /* my pieces, packed per aggregator in file order */
-            for (size_t i = mi; i < m_end && sbuf; i++) {
+            /* else my pieces, packed per aggregator in file order */
+            for (size_t i = mi; i < m_end && !in_place && sbuf; i++) {
                 int to = f->aggs[mine[i].agg];
                 memcpy(sbuf + cur[to], data + mine[i].at, (size_t)mine[i].len);
                 cur[to] += (int)mine[i].len;
             }
-            PMPI_Alltoallv(sbuf, dscount, dsdisp, MPI_BYTE, rbuf, drcount, drdisp, MPI_BYTE,
+            PMPI_Alltoallv(mybuf, dscount, mydisp, MPI_BYTE, rbuf, drcount, drdisp, MPI_BYTE,
                            f->comm);
             if (agg_of_rank >= 0 && shi > slo && rc == MPI_SUCCESS) {
                 struct received in = {P, rcur, rdisp, rcount, rpairs, whi, rbuf};
@@ -389,14 +463,17 @@ static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Of
                         o2 += (size_t)rpairs[k + 1];
                     }
             }
-            PMPI_Alltoallv(rbuf, drcount, drdisp, MPI_BYTE, sbuf, dscount, dsdisp, MPI_BYTE,
+            PMPI_Alltoallv(rbuf, drcount, drdisp, MPI_BYTE, mybuf, dscount, mydisp, MPI_BYTE,
                            f->comm);
-            for (size_t i = mi; i < m_end && sbuf; i++) {
+            for (size_t i = mi; i < m_end && !in_place && sbuf; i++) {
                 int from = f->aggs[mine[i].agg];
                 memcpy(data + mine[i].at, sbuf + cur[from], (size_t)mine[i].len);
                 cur[from] += (int)mine[i].len;
             }
         }
+        pm_file_scratch_release(f, PM_SCRATCH_SEND, sbuf);
+        pm_file_scratch_release(f, PM_SCRATCH_RECV, rbuf);
+        sbuf = rbuf = NULL;
         /* past this round's pairs */
         if (agg_of_rank >= 0)
             for (int r = 0; r < P; r++)
@@ -419,9 +496,9 @@ out:
     free(drdisp);
     free(spairs);
     free(rpairs);
-    free(sbuf);
-    free(rbuf);
-    free(win);
+    pm_file_scratch_release(f, PM_SCRATCH_SEND, sbuf);
+    pm_file_scratch_release(f, PM_SCRATCH_RECV, rbuf);
+    pm_file_scratch_release(f, PM_SCRATCH_WIN, win);
     return rc;
 }
 
@@ -515,7 +592,8 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
     /* this rank's data as bytes of the file's representation */
     bool native = rep->kind == PM_REP_NATIVE || rep->kind == PM_REP_INTERNAL;
     bool direct = native && t->contiguous;
-    char *data = direct ? (char *)buf + t->true_lb : malloc((size_t)bytes + 1);
+    char *data = direct ? (char *)buf + t->true_lb
+                        : pm_file_scratch(f, PM_SCRATCH_DATA, (size_t)bytes);
     rc = data ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     MPI_Offset fper = pm_view_fbytes(&f->view, t->size);
     MPI_Count whole = fper ? bytes / fper : 0;
@@ -538,7 +616,7 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
             rc = MPI_ERR_CONVERSION;
     }
     if (!direct)
-        free(data);
+        pm_file_scratch_release(f, PM_SCRATCH_DATA, data);
     /* an aggregator's failure is everybody's */
     int worst = agreed != MPI_SUCCESS ? agreed : rc;
     PMPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, f->comm);

@@ -99,6 +99,7 @@ static void file_free(struct pm_file *f)
     if (f->errhandler != MPI_ERRHANDLER_NULL)
         pm_errhandler_release(f->errhandler);
     pthread_mutex_destroy(&f->lock);
+    pm_file_scratch_free(f);
     free(f->aggs);
     free(f->path);
     free(f);

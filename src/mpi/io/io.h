@@ -101,6 +101,16 @@ struct pm_view_iter {
 struct pm_shared_fp; /* file_shared.c */
 struct pm_file_async; /* file_async.c */
 
+/* Scratch buffers of collective I/O, kept with the file between calls:
+ * the file's collectives never run at once (its worker runs them in order,
+ * a blocking one drains the worker first), and a buffer reused is one the
+ * kernel need not fault in and clear again (file_coll.c). */
+enum { PM_SCRATCH_WIN, PM_SCRATCH_SEND, PM_SCRATCH_RECV, PM_SCRATCH_DATA, PM_SCRATCH_N };
+struct pm_scratch {
+    void *p;
+    size_t n;
+};
+
 struct pm_file {
     int handle;
     MPI_Comm comm;       /* private duplicate (errors return) */
@@ -121,6 +131,7 @@ struct pm_file {
     struct pm_file_async *async;
     bool split_active;         /* a split collective has begun and not ended */
     MPI_Request split_req;
+    struct pm_scratch scratch[PM_SCRATCH_N];
 };
 
 /* The file of a handle, or NULL. */
@@ -225,6 +236,11 @@ ssize_t pm_pwrite_full(int fd, const void *buf, size_t len, off_t off);
 void pm_file_status(MPI_Status *st, MPI_Offset bytes);
 
 /* ---- Collective access (file_coll.c) ----------------------------------------- */
+/* A scratch buffer of n bytes (kept with f up to PM_SCRATCH_KEEP), its
+ * release (frees one that was not kept), and the kept ones' end (close). */
+void *pm_file_scratch(struct pm_file *f, int slot, size_t n);
+void pm_file_scratch_release(struct pm_file *f, int slot, void *p);
+void pm_file_scratch_free(struct pm_file *f);
 int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
                    MPI_Datatype dt, MPI_Status *status, const char *fname);
 
