@@ -160,7 +160,7 @@ int pm_type_build(const char *fname, const struct pm_type_desc *d, struct pm_dat
 
     MPI_Count size = 0, nelem = 0, maxb = 0, minb = 0;
     MPI_Aint align = 1;
-    int basic = -1; /* -1: no piece seen yet */
+    int basic = -1, first_basic = -1; /* -1: no piece (with data) seen yet */
     bool any = false, any_data = false, slb = false, sub = false;
     MPI_Aint lb_all = 0, ub_all = 0, lb_st = 0, ub_st = 0, tlb = 0, tub = 0;
 
@@ -173,7 +173,10 @@ int pm_type_build(const char *fname, const struct pm_type_desc *d, struct pm_dat
             goto overflow;
         const struct pm_type_x *tx = pm_type_x(t);
         /* pieces without data (MPI_LB/MPI_UB markers, empty types) do not
-         * make the type's elements mixed */
+         * make the type's elements mixed; a type without data takes its
+         * first piece's (a zero-count int type still reduces as int) */
+        if (first_basic == -1)
+            first_basic = t->basic;
         if (bl > 0 && t->size > 0) {
             if (basic == -1)
                 basic = t->basic;
@@ -293,7 +296,7 @@ int pm_type_build(const char *fname, const struct pm_type_desc *d, struct pm_dat
     struct pm_datatype *t = &nt->t;
     t->size = size;
     t->nelements = nelem;
-    t->basic = basic < 0 ? 0 : basic;
+    t->basic = basic >= 0 ? basic : first_basic >= 0 ? first_basic : 0;
     nt->x.align = align;
     nt->x.sticky_lb = slb;
     nt->x.sticky_ub = sub;
