@@ -534,9 +534,13 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
             pieces++;
         r4[3] = bytes / pieces;
     }
-    MPI_Offset *all = malloc((size_t)f->size * 4 * sizeof *all);
+    /* every rank's four numbers: on the stack for up to 64 ranks, which
+     * spares small calls a collective to agree the memory is there */
+    MPI_Offset on_stack[4 * 64];
+    MPI_Offset *all = f->size <= 64 ? on_stack : malloc((size_t)f->size * 4 * sizeof *all);
     int rc = all ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    PMPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, f->comm);
+    if (f->size > 64)
+        PMPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, f->comm);
     if (rc != MPI_SUCCESS) {
         free(all);
         pm_file_status(status, 0);
@@ -560,7 +564,8 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
     if (f->atomic)
         use_cb = false; /* each rank's access locked whole instead */
     if (!use_cb) {
-        free(all);
+        if (all != on_stack)
+            free(all);
         /* each rank alone; a read still stops at the end of the file */
         return pm_file_rw(f, write, offset, buf, count, dt, status, fname);
     }
@@ -573,7 +578,8 @@ int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, 
             if (all[4 * r + 1] > p.gmax)
                 p.gmax = all[4 * r + 1];
         }
-    free(all);
+    if (all != on_stack)
+        free(all);
     if (p.gmax <= p.gmin) { /* nobody has data */
         pm_file_status(status, 0);
         return MPI_SUCCESS;
