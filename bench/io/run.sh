@@ -81,27 +81,12 @@ for impl in $IMPLS; do
 done
 ACTIVE=$(for i in proust mpich openmpi; do [ -n "${BIN[$i]:-}" ] && echo $i; done)
 [ -n "$ACTIVE" ] || { note "no implementation to run"; exit 1; }
-for i in $ACTIVE; do
-  printf '%s\t%s\t%s\t%s\n' "$i" "$([ "$i" = proust ] && echo proust || echo peer)" \
-    "${CC[$i]}" "${RUN[$i]}"
-done > "$OUT/impls.tsv"
-
-# targets: label -> directory (fresh ones removed at the end)
-declare -A TDIR
-LABELS=() FRESH=()
-cleanup() { for d in "${FRESH[@]}"; do rm -rf -- "$d"; done; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-for w in $DIRS; do
-  case $w in
-    local) d=$(mktemp -d /var/tmp/proust-io.XXXXXX) || { note "no dir under /var/tmp"; continue; }; FRESH+=("$d") ;;
-    shm) d=$(mktemp -d /dev/shm/proust-io.XXXXXX) || { note "no dir under /dev/shm"; continue; }; FRESH+=("$d") ;;
-    *) d=$w; [ -d "$d" ] && [ -w "$d" ] || { note "target $d is not a writable directory, left out"; continue; }
-       w=$(echo "$d" | sed 's|^/||; s|/*$||; s|[^A-Za-z0-9._-]|_|g') ;;
-  esac
-  TDIR[$w]=$d; LABELS+=("$w")
-done
-[ ${#LABELS[@]} -gt 0 ] || { note "no target directory"; exit 1; }
+# shellcheck source=targets.sh
+source "$HERE/targets.sh"
+# shellcheck disable=SC2086
+io_write_impls "$OUT" $ACTIVE
+# shellcheck disable=SC2086
+io_targets proust-io $DIRS || { note "no target directory"; exit 1; }
 
 {
   echo "date: $(date -Is)"; echo "host: $(uname -n) $(uname -sr)"
