@@ -11,9 +11,11 @@
  * in windows of cb_buffer_size bytes. Round by round, every rank sends
  * the aggregators the pieces of its data that fall in their current
  * windows (MPI_Alltoallv) and each aggregator writes its window with one
- * pwrite, reading it first only when the pieces leave holes; reads go the other way. The pieces'
- * offsets travel once, before the rounds; each side then knows every
- * round's counts.
+ * pwrite, reading it first only when the pieces leave holes; reads go the
+ * other way. The pieces' offsets travel once, before the rounds; each side
+ * then knows every round's counts. A round's pieces leave from (arrive in)
+ * the rank's data where they lie in order there; the buffers stay with the
+ * file between calls (file_scratch.c).
  *
  * Accesses that do not interleave (each rank one contiguous range, apart
  * from the others) go straight to the file from each rank, as does every
@@ -34,7 +36,7 @@
  * many bytes of the range it covers (at least one per host, at most every
  * rank): with one per host, one process of a node would move and write
  * everything while its neighbours wait (NPB BT-IO's 10 MiB dumps from 4
- * ranks: 3.5x faster with the four aggregating). */
+ * ranks: the I/O time halved with the four aggregating). */
 #define PM_CB_AGG_BYTES ((MPI_Offset)1 << 20)
 
 struct piece {
@@ -151,40 +153,6 @@ static bool interleaved(const MPI_Offset *r, int size)
     return false;
 }
 
-/* Two-phase exchange and I/O. data: this rank's bytes (in the file's
- * representation), `bytes` of them from view byte `pos`. */
-/* Buffers above this are allocated per call, not kept with the file. */
-#define PM_SCRATCH_KEEP ((size_t)64 << 20)
-
-void *pm_file_scratch(struct pm_file *f, int slot, size_t n)
-{
-    struct pm_scratch *k = &f->scratch[slot];
-    if (n == 0)
-        n = 1;
-    if (n > PM_SCRATCH_KEEP)
-        return malloc(n);
-    if (k->n < n) {
-        free(k->p);
-        k->p = malloc(n);
-        k->n = k->p ? n : 0;
-    }
-    return k->p;
-}
-
-void pm_file_scratch_release(struct pm_file *f, int slot, void *p)
-{
-    if (p && p != f->scratch[slot].p)
-        free(p);
-}
-
-void pm_file_scratch_free(struct pm_file *f)
-{
-    for (int i = 0; i < PM_SCRATCH_N; i++) {
-        free(f->scratch[i].p);
-        f->scratch[i] = (struct pm_scratch){NULL, 0};
-    }
-}
-
 /* Can this round's pieces [mi, m_end) go to (come from) the aggregators
  * straight from (into) data, without packing? Yes when each aggregator's
  * pieces follow one another in data (a view in file order makes it so)
@@ -290,6 +258,8 @@ static int write_window(struct pm_file *f, const struct received *in, char *win,
     return rc;
 }
 
+/* Two-phase exchange and I/O. data: this rank's bytes (in the file's
+ * representation), `bytes` of them from view byte `pos`. */
 static int two_phase(struct pm_file *f, bool write, const struct plan *p, MPI_Offset pos,
                      char *data, MPI_Offset bytes, char *why, size_t whylen)
 {

@@ -104,7 +104,7 @@ struct pm_file_async; /* file_async.c */
 /* Scratch buffers of collective I/O, kept with the file between calls:
  * the file's collectives never run at once (its worker runs them in order,
  * a blocking one drains the worker first), and a buffer reused is one the
- * kernel need not fault in and clear again (file_coll.c). */
+ * kernel need not fault in and clear again (file_scratch.c). */
 enum { PM_SCRATCH_WIN, PM_SCRATCH_SEND, PM_SCRATCH_RECV, PM_SCRATCH_DATA, PM_SCRATCH_N };
 struct pm_scratch {
     void *p;
@@ -235,12 +235,14 @@ ssize_t pm_pwrite_full(int fd, const void *buf, size_t len, off_t off);
 /* Set a status for `bytes` bytes of dt moved. */
 void pm_file_status(MPI_Status *st, MPI_Offset bytes);
 
-/* ---- Collective access (file_coll.c) ----------------------------------------- */
+/* ---- Scratch buffers of collective access (file_scratch.c) --------------- */
 /* A scratch buffer of n bytes (kept with f up to PM_SCRATCH_KEEP), its
  * release (frees one that was not kept), and the kept ones' end (close). */
 void *pm_file_scratch(struct pm_file *f, int slot, size_t n);
 void pm_file_scratch_release(struct pm_file *f, int slot, void *p);
 void pm_file_scratch_free(struct pm_file *f);
+
+/* ---- Collective access (file_coll.c) ----------------------------------------- */
 int pm_file_rw_all(struct pm_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
                    MPI_Datatype dt, MPI_Status *status, const char *fname);
 
