@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "boot/boot.h"
 #include "common/config.h"
@@ -176,6 +177,17 @@ int main(int argc, char **argv)
         printf("\nRendezvous threshold: each rail's own (above)\n");
 
     print_progress();
+
+    /* MPI-IO takes its settings per file, from hints (ROMIO's names), and
+     * from the file ROMIO_HINTS names, as ROMIO does */
+    const char *hints = getenv("ROMIO_HINTS");
+    printf("\nMPI-IO: hints per file (MPI_Info, ROMIO's names: cb_buffer_size, cb_nodes, "
+           "cb_config_list, romio_cb_read/write, romio_ds_read/write, ind_rd/wr_buffer_size, "
+           "striping_factor/unit, file_perm; defaults and meaning in docs/MPI.md); "
+           "two-phase aggregators by each call's size unless cb_nodes or cb_config_list say\n"
+           "  ROMIO_HINTS=%s%s\n",
+           hints ? hints : "(unset: no hints file)",
+           hints && access(hints, R_OK) != 0 ? "  (NOT READABLE: MPI_File_open warns and takes no hints from it)" : "");
 
     printf("\nVariables:\n");
     const char *name, *value, *def, *doc;
