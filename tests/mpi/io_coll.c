@@ -25,7 +25,8 @@
  * two-phase I/O); cb_nodes=1; cb_nodes=2 with cb_buffer_size=8192;
  * romio_cb_write=enable and romio_cb_read=enable; romio_cb_write=disable
  * and romio_cb_read=disable; write enabled, read disabled, 4096-byte
- * buffer.
+ * buffer. Then 3 MiB of cyclic records without hints: the aggregators
+ * chosen by the data's size.
  */
 #include "io_util.h"
 
@@ -177,10 +178,10 @@ static void array3d(int h, MPI_Info info)
 
 /* ---- cyclic records, vector views ------------------------------------------ */
 
-static void cyclic(int h, MPI_Info info)
+static void cyclic(int h, MPI_Info info, int per_rank)
 {
     const int test = 10 * h + 2, P = io_size;
-    const int N = 37 * P + 3; /* records: the first 3 ranks get one more */
+    const int N = per_rank * P + 3; /* records: the first 3 ranks get one more */
     const int own = (N - io_rank + P - 1) / P, half = own / 2;
     const MPI_Offset fsz = (MPI_Offset)N * REC * 4;
     unsigned char *img = io_malloc((size_t)fsz);
@@ -285,9 +286,12 @@ int main(int argc, char **argv)
                       "4096", NULL);
     for (int h = 0; h < 7; h++) {
         array3d(h, sets[h]);
-        cyclic(h, sets[h]);
+        cyclic(h, sets[h], 37);
         io_info_free(&sets[h]);
     }
+    /* 3 MiB of 20-byte records without hints: two-phase with aggregators
+     * by size (one per MiB: all 2 or 4 ranks, 4 of 8) */
+    cyclic(7, MPI_INFO_NULL, 40000);
     overlapping_writes();
     io_finish();
     return 0;
