@@ -25,8 +25,9 @@
  * OFFER_NO: the receiver answers the RTS then.
  *
  * A sender that waits for a message from the receiver itself declines (it
- * is in an exchange, see proust__offer_worth_using) and says so in its
- * OFFER_NO; the receiver then posts its next receives from that peer
+ * is in an exchange, see proust__offer_worth_using), as does one whose sends
+ * to other peers wait too (a fan-out: the receivers pull side by side), and
+ * says so in its OFFER_NO; the receiver then posts its next receives from that peer
  * without offering, 4 of them after the first such answer, twice as many
  * after each next one up to OFFER_PAUSE_MAX, and offers again after the
  * pause: a halo loop costs one offer in that many rounds instead of an
@@ -252,6 +253,21 @@ bool proust__offer_withdraw(struct proust_session *s, struct proust_request *req
 
 /* ---- sender side ------------------------------------------------------------ */
 
+/* Sends of ours wait for the answers of peers other than g's: a fan-out
+ * (the root of a scatter or a broadcast). Sends waiting are counted per
+ * session; g's own are walked under its lock (a window of them at most). */
+static bool fans_out(struct proust_session *s, struct proust__gate *g)
+{
+    int all = atomic_load_explicit(&s->sends_waiting, memory_order_relaxed), mine = 0;
+    if (all <= 1)
+        return false;
+    proust__lock(&g->lock);
+    for (struct proust_request *r = g->waiting_head; r && mine < all; r = r->next)
+        mine++;
+    proust__unlock(&g->lock);
+    return mine < all;
+}
+
 /* Write into the peer's offered receive only when we do not wait for that
  * peer ourselves. A rank that has a receive posted from the peer is in an
  * exchange with it (Irecv + Isend + Waitall, a halo): both will be in the
@@ -260,12 +276,18 @@ bool proust__offer_withdraw(struct proust_session *s, struct proust_request *req
  * one buffer went sometimes by our write, sometimes by the peer's read,
  * and its cache lines bounced between the two cores (an exchange a third
  * slower than with reads alone; docs/PERFORMANCE.md, "Figures behind the code"). A one-way sender
- * (a blocking send to a rank that computes) still writes. */
+ * (a blocking send to a rank that computes) still writes.
+ * Nor while our sends to other peers wait too: we would copy every block
+ * of a fan-out ourselves, one after the other, where the receivers pull
+ * theirs side by side (8 ranks on 2 cores, MPI_Iscatter of 128 KiB - 1 MiB
+ * blocks: half the time, Open MPI's; docs/PERFORMANCE.md, issue 43). */
 bool proust__offer_worth_using(struct proust_session *s, int peer)
 {
     if (atomic_load_explicit(&s->any_posted, memory_order_relaxed))
         return false;
     struct proust__gate *g = &s->gates[peer];
+    if (fans_out(s, g))
+        return false;
     proust__match_lock(g);
     bool expecting = g->posted_head != NULL;
     proust__match_unlock(g);

@@ -99,12 +99,14 @@ void proust__offer_queue_use(struct proust_session *s, int peer, uint64_t sender
 int proust__offer_uses_run(struct proust_session *s);
 /* Drop the queued uses for `peer` (it failed), or all (peer < 0). */
 void proust__offer_uses_forget(struct proust_session *s, int peer);
-/* `exchange`: declined because we wait for a message from that peer
- * (proust__offer_worth_using said no): it pauses its offers to us. */
+/* `exchange`: declined because we wait for a message from that peer, or
+ * our sends to other peers wait too (proust__offer_worth_using said no):
+ * it pauses its offers to us. */
 void proust__offer_decline(struct proust_session *s, int peer, struct proust__offer_in *o,
                            bool exchange);
 /* Sender: should a matching offer from `peer` be written into? (not while
- * we have a receive posted from it) */
+ * we have a receive posted from it, nor while sends of ours to other peers
+ * wait for their answers) */
 bool proust__offer_worth_using(struct proust_session *s, int peer);
 
 #endif
