@@ -104,6 +104,11 @@ int proust_size(const proust_session_t *session);
  * them (PROUST_PROGRESS=auto then picks block mode: waiters yield and
  * sleep), 0 otherwise; PROUST_ERR_STATE without a session. */
 int proust_node_oversubscribed(const proust_session_t *session);
+/* The ranks of the job on this node and the cores they share there (the
+ * usable cores, or PROUST_NODE_CPUS where the launcher set it), as
+ * proust_node_oversubscribed compares them: PROUST_OK, PROUST_ERR_STATE
+ * without a session, PROUST_ERR_INVALID for a NULL pointer. */
+int proust_node_load(const proust_session_t *session, int *local_ranks, int *cpus);
 /* PROUST_OK while `rank` is reachable, else why it is not (the status
  * that broke its connection: PROUST_ERR_PEER_FAILED, ...); the engine
  * learns it while it progresses. PROUST_ERR_RANK for a bad rank. */

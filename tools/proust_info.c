@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "boot/boot.h"
@@ -99,15 +100,22 @@ static void print_progress(void)
     /* what the MPI layer will agree on (coll_policy.c): any crowded node decides */
     const char *crowded = mpi_var(PM_CFG_COLL_CROWDED);
     const char *why;
-    int on = proust_config_switch(crowded);
+    int on = proust_config_switch(crowded), ranks = 1, cpus = 1;
+    (void)proust_node_load(s, &ranks, &cpus);
     if (on == 1)
-        why = "on: MPI broadcasts of 128 KiB and more by binomial tree";
+        why = "on: MPI broadcasts of 128 KiB and more by binomial tree, whole messages";
     else if (on == 0)
-        why = "off here (another process asking for on would win): large MPI broadcasts by "
+        why = "off here (another process asking for more would win): large MPI broadcasts by "
               "scatter + ring allgather";
-    else if (proust_node_oversubscribed(s) == 1)
-        why = "this node has more ranks than cores: MPI broadcasts of 128 KiB and more by "
-              "binomial tree";
+    else if (!strcasecmp(crowded, "moderate"))
+        why = "moderate: MPI broadcasts of 128 KiB and more by binomial tree in 32 KiB "
+              "segments, unless another process asks for on";
+    else if (ranks > cpus && ranks <= 2 * cpus)
+        why = "this node has up to 2 ranks a core: MPI broadcasts of 128 KiB and more by "
+              "binomial tree in 32 KiB segments, unless another node is more crowded";
+    else if (ranks > cpus)
+        why = "this node has more than 2 ranks a core: MPI broadcasts of 128 KiB and more by "
+              "binomial tree, whole messages";
     else
         why = "this node has a core per rank: large MPI broadcasts by scatter + ring "
               "allgather, unless another node of the job is crowded";

@@ -276,7 +276,8 @@ int proust_init(proust_session_t **out)
     s->rank = s->boot.rank;
     s->size = s->boot.size;
     s->usable_cores = usable_cores();
-    s->oversubscribed = s->boot.local_size > node_cpus(s->usable_cores);
+    s->node_cpus = node_cpus(s->usable_cores);
+    s->oversubscribed = s->boot.local_size > s->node_cpus;
     proust__log_rank = s->rank;
     if ((rc = proust__tokens_init(s)) != PROUST_OK)
         goto undo_boot;
@@ -450,6 +451,17 @@ int proust_size(const proust_session_t *s)
 int proust_node_oversubscribed(const proust_session_t *s)
 {
     return s ? (s->oversubscribed ? 1 : 0) : PROUST_ERR_STATE;
+}
+
+int proust_node_load(const proust_session_t *s, int *local_ranks, int *cpus)
+{
+    if (!s)
+        return PROUST_ERR_STATE;
+    if (!local_ranks || !cpus)
+        return PROUST_ERR_INVALID;
+    *local_ranks = s->boot.local_size;
+    *cpus = s->node_cpus;
+    return PROUST_OK;
 }
 
 int proust_peer_rail(const proust_session_t *s, int peer, const char **name)

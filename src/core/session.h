@@ -95,6 +95,7 @@ struct proust_session {
     long peer_check_ms;
     bool oversubscribed; /* more processes on this host than usable cores */
     int usable_cores;    /* cores the process could use at init, before placement */
+    int node_cpus;       /* cores the job's ranks share on this host (PROUST_NODE_CPUS) */
     /* request memory (request.c) */
     proust__lock_t req_lock;
     struct proust__req_block *req_blocks;

@@ -62,6 +62,9 @@ static void before_init(void)
     CHECK_RC(proust_rank(NULL), PROUST_ERR_STATE);
     CHECK_RC(proust_size(NULL), PROUST_ERR_STATE);
     CHECK_RC(proust_node_oversubscribed(NULL), PROUST_ERR_STATE);
+    int ranks = -7, cpus = -7;
+    CHECK_RC(proust_node_load(NULL, &ranks, &cpus), PROUST_ERR_STATE);
+    EXPECT(ranks == -7 && cpus == -7, "a failed proust_node_load wrote its results");
     EXPECT(req == (proust_request_t *)0x1, "a failed call wrote the request handle");
     EXPECT(pack == (proust_pack_t *)0x1, "a failed call wrote the pack handle");
     CHECK_RC(proust_init(NULL), PROUST_ERR_INVALID);
@@ -132,6 +135,16 @@ static void bad_arguments(proust_session_t *s)
     const char *rail = "unchanged";
     proust_request_t *req = (proust_request_t *)0x1;
     int bad[] = {-5, -2, tu_size, tu_size + 100, INT_MAX, INT_MIN};
+    int ranks = 0, cpus = 0;
+    CHECK_RC(proust_node_load(s, NULL, &cpus), PROUST_ERR_INVALID);
+    CHECK_RC(proust_node_load(s, &ranks, NULL), PROUST_ERR_INVALID);
+    CHECK_RC(proust_node_load(s, &ranks, &cpus), PROUST_OK);
+    /* every rank of these tests runs on this host; the cores are the
+     * launcher's, at least one */
+    EXPECT(ranks == tu_size && cpus >= 1, "proust_node_load: %d ranks, %d cpus (job of %d)",
+           ranks, cpus, tu_size);
+    EXPECT(proust_node_oversubscribed(s) == (ranks > cpus),
+           "proust_node_oversubscribed disagrees with proust_node_load");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int r = bad[i];
         CHECK_RC(proust_isend(s, b, 1, r, 1, &req), PROUST_ERR_RANK);

@@ -2,7 +2,9 @@
  * coll_policy_agreed — the collective choices every process must make alike
  * (src/mpi/coll/coll_policy.c) are agreed, not read locally: each rank sets
  * PROUST_COLL_CROWDED before MPI_Init from its own rank (`--mixed`: rank 1
- * asks for on, the others for off; `--all=on|off`: every rank the same),
+ * asks for on, the others for off; `--all=on|moderate|off|auto`: every
+ * rank the same; on, moderate and off run the three large-broadcast
+ * algorithms: binomial tree, tree in segments, scatter + ring allgather),
  * then broadcasts of 128 KiB - 3 MiB (the sizes where the choice matters)
  * from every root, blocking and nonblocking, must deliver every byte. Were
  * the choice local, rank 1 would run a binomial tree while the others run
@@ -23,7 +25,7 @@ int main(int argc, char **argv)
     else if (!strncmp(mode, "--all=", 6))
         setenv("PROUST_COLL_CROWDED", mode + 6, 1);
     else {
-        fprintf(stderr, "usage: coll_policy_agreed [--mixed | --all=on|off|auto]\n");
+        fprintf(stderr, "usage: coll_policy_agreed [--mixed | --all=on|moderate|off|auto]\n");
         return 2;
     }
     MPI_CHECK(MPI_Init(&argc, &argv));

@@ -60,9 +60,10 @@ foreach(rail shm tcp)
 endforeach()
 
 # Collective choices that depend on the node (PROUST_COLL_CROWDED): agreed
-# by all processes even when their settings differ (--mixed), and both
+# by all processes even when their settings differ (--mixed), and the three
 # broadcast algorithms for large messages checked whatever this machine's
-# cores (on: binomial tree, off: scatter + ring allgather).
+# cores (on: binomial tree, moderate: the tree in segments, off: scatter +
+# ring allgather).
 mpi_test_program(coll_policy_agreed ${MPI_TEST_DIR}/coll_policy_agreed.c)
 foreach(np 3 4 8)
   mpi_job(NAME coll_policy_agreed_mixed_${np}_shm NPROCS ${np} RAILS self,shm
@@ -70,7 +71,7 @@ foreach(np 3 4 8)
 endforeach()
 mpi_job(NAME coll_policy_agreed_mixed_4_tcp NPROCS 4 RAILS tcp PROGRAM coll_policy_agreed
         ARGS --mixed TIMEOUT 60)
-foreach(setting on off)
+foreach(setting on moderate off)
   foreach(np 3 5)
     mpi_job(NAME coll_policy_agreed_${setting}_${np}_shm NPROCS ${np} RAILS self,shm
             PROGRAM coll_policy_agreed ARGS --all=${setting} TIMEOUT 60)

@@ -2,10 +2,13 @@
  * coll_bcast.c — MPI_Bcast and MPI_Ibcast.
  *
  * Intracommunicator, by message size:
- *  - below PM_BCAST_LARGE (or two ranks, or a node of the job crowded:
+ *  - below PM_BCAST_LARGE (or two ranks, or a node of the job swamped:
  *    coll_policy.c): binomial tree over ranks relative to the root; an
  *    inner node forwards to its largest subtree first;
- *  - from PM_BCAST_LARGE up (van de Geijn): the root's bytes are cut into n
+ *  - from PM_BCAST_LARGE up on a crowded node (contiguous data): the same
+ *    tree in PM_BCAST_SEGMENT pieces, an inner node passing piece k on
+ *    while it receives piece k + 1;
+ *  - from PM_BCAST_LARGE up otherwise (van de Geijn): the root's bytes are cut into n
  *    chunks and scattered down the binomial tree (each node receives the
  *    chunks of its subtree), then a ring allgather circulates the chunks
  *    (n - 1 rounds, the root receives nothing). Noncontiguous data is
@@ -30,6 +33,35 @@ static int bcast_binomial(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Data
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (vr + mask < size)
             pm_cx_send(cx, buf, count, dt, (rank + mask) % size);
+    return cx->err;
+}
+
+/* The binomial tree in segments of `seg` bytes of b: the parent's piece
+ * k + 1 is received while piece k goes on to the children. */
+static int bcast_binomial_segments(struct pm_cx *cx, unsigned char *b, size_t bytes,
+                                   size_t seg, int root, int rank, int size)
+{
+    int vr = (rank - root + size) % size;
+    int mask = 1;
+    while (mask < size && !(vr & mask))
+        mask <<= 1;
+    int parent = vr ? (rank - mask + size) % size : -1;
+    size_t nseg = (bytes + seg - 1) / seg;
+    if (parent >= 0) {
+        pm_cx_recv(cx, b, (MPI_Count)(bytes < seg ? bytes : seg), MPI_BYTE, parent);
+        pm_cx_fence(cx);
+    }
+    for (size_t k = 0; k < nseg && !cx->stop; k++) {
+        size_t lo = k * seg, len = bytes - lo < seg ? bytes - lo : seg;
+        for (int m = mask >> 1; m > 0; m >>= 1)
+            if (vr + m < size)
+                pm_cx_send(cx, b + lo, (MPI_Count)len, MPI_BYTE, (rank + m) % size);
+        if (parent >= 0 && k + 1 < nseg) {
+            size_t next = lo + seg, nlen = bytes - next < seg ? bytes - next : seg;
+            pm_cx_recv(cx, b + next, (MPI_Count)nlen, MPI_BYTE, parent);
+        }
+        pm_cx_fence(cx);
+    }
     return cx->err;
 }
 
@@ -108,6 +140,10 @@ int pm_alg_bcast(struct pm_cx *cx, void *buf, MPI_Count count, MPI_Datatype dt, 
     size_t bytes = (size_t)count * (size_t)pm_type_get(dt)->size;
     if (bytes >= PM_BCAST_LARGE && size > 2 && !pm_coll_crowded)
         return bcast_scatter_ring(cx, buf, count, dt, root, rank, size, bytes);
+    const struct pm_datatype *t = pm_type_get(dt);
+    if (bytes >= PM_BCAST_LARGE && size > 2 && !pm_coll_swamped && t->contiguous)
+        return bcast_binomial_segments(cx, pm_at(buf, t->true_lb), bytes, PM_BCAST_SEGMENT,
+                                       root, rank, size);
     return bcast_binomial(cx, buf, count, dt, root, rank, size);
 }
 
