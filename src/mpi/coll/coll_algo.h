@@ -35,18 +35,18 @@
 /* Bcast: binomial tree below, scatter + ring allgather at and above (more
  * than two ranks, and no node of the job crowded). */
 #define PM_BCAST_LARGE (128 * 1024)
-/* A node of the job has more ranks than cores, or PROUST_COLL_CROWDED=on:
- * the same in every process (coll_policy.c). */
-extern bool pm_coll_crowded;
-/* ... and more than 2 ranks a core there (coll_policy.c) */
-extern bool pm_coll_swamped;
-/* Allreduce/Reduce: recursive doubling / binomial below, Rabenseifner's
- * reduce-scatter + allgather (gather) at and above (commutative ops). */
-#define PM_ALLREDUCE_LARGE (32 * 1024)
 /* Bcast on a crowded (not swamped) node, from PM_BCAST_LARGE: a binomial
  * tree in segments of this many bytes (4 ranks on 2 cores: 32 KiB beat 16
  * and 64 in time and spread) */
 #define PM_BCAST_SEGMENT (32 * 1024)
+/* A node of the job has more ranks than cores, or PROUST_COLL_CROWDED=on
+ * or moderate: the same in every process (coll_policy.c). */
+extern bool pm_coll_crowded;
+/* ... and more than 2 ranks a core there, or PROUST_COLL_CROWDED=on */
+extern bool pm_coll_swamped;
+/* Allreduce/Reduce: recursive doubling / binomial below, Rabenseifner's
+ * reduce-scatter + allgather (gather) at and above (commutative ops). */
+#define PM_ALLREDUCE_LARGE (32 * 1024)
 #define PM_REDUCE_LARGE (32 * 1024)
 /* Scatter / Gather: binomial tree while a block is at most this many bytes
  * (inner nodes then buffer at most ranks / 2 blocks), linear above. */

@@ -8,11 +8,11 @@
  *  - from PM_BCAST_LARGE up on a crowded node (contiguous data): the same
  *    tree in PM_BCAST_SEGMENT pieces, an inner node passing piece k on
  *    while it receives piece k + 1;
- *  - from PM_BCAST_LARGE up otherwise (van de Geijn): the root's bytes are cut into n
- *    chunks and scattered down the binomial tree (each node receives the
- *    chunks of its subtree), then a ring allgather circulates the chunks
- *    (n - 1 rounds, the root receives nothing). Noncontiguous data is
- *    packed at the root and unpacked at the others.
+ *  - from PM_BCAST_LARGE up otherwise (van de Geijn): the root's bytes
+ *    are cut into n chunks and scattered down the binomial tree (each node
+ *    receives the chunks of its subtree), then a ring allgather circulates
+ *    the chunks (n - 1 rounds, the root receives nothing). Noncontiguous
+ *    data is packed at the root and unpacked at the others.
  * Intercommunicator: the root (MPI_ROOT) sends to rank 0 of the remote
  * group, which broadcasts in its group.
  */
