@@ -109,6 +109,16 @@ int proust_node_oversubscribed(const proust_session_t *session);
  * proust_node_oversubscribed compares them: PROUST_OK, PROUST_ERR_STATE
  * without a session, PROUST_ERR_INVALID for a NULL pointer. */
 int proust_node_load(const proust_session_t *session, int *local_ranks, int *cpus);
+/* Collective: every rank's `len` bytes, in rank order, into `all`
+ * (size x len bytes), gathered by the launcher rather than by messages:
+ * no shared-memory ring or connection is made, no rank waits on another's
+ * turn at a cpu. For agreements at start-up (MPI_Init's). Every rank calls
+ * it, in the same order, with the same len (at most 1 KiB).
+ * PROUST_ERR_NOT_SUPPORTED where the launcher cannot gather in one
+ * exchange (PMI's rank-by-rank gets: use messages), PROUST_ERR_INVALID for
+ * bad arguments, PROUST_ERR_PROTO if a rank gave another length,
+ * PROUST_ERR_BOOT if the launcher failed. */
+int proust_oob_allgather(proust_session_t *session, const void *mine, size_t len, void *all);
 /* PROUST_OK while `rank` is reachable, else why it is not (the status
  * that broke its connection: PROUST_ERR_PEER_FAILED, ...); the engine
  * learns it while it progresses. PROUST_ERR_RANK for a bad rank. */

@@ -69,6 +69,7 @@ struct proust_session {
     _Atomic uint64_t arrival_counter; /* arrival order across gates */
     _Atomic unsigned unexpected_count; /* exact under every stripe */
     struct proust__token_table *tokens;
+    unsigned oob_calls; /* proust_oob_allgather: names each call's key */
     pthread_mutex_t monitor_lock;
     proust_event_cb_t event_cb;
     void *event_arg;

@@ -145,6 +145,31 @@ static void bad_arguments(proust_session_t *s)
            ranks, cpus, tu_size);
     EXPECT(proust_node_oversubscribed(s) == (ranks > cpus),
            "proust_node_oversubscribed disagrees with proust_node_load");
+    /* the launcher's allgather: bad arguments refused, then every rank's
+     * bytes in rank order, twice (each call its own key) */
+    uint64_t mine[3], all[3 * 64];
+    EXPECT(tu_size <= 64, "at most 64 ranks, please");
+    CHECK_RC(proust_oob_allgather(NULL, mine, 8, all), PROUST_ERR_STATE);
+    CHECK_RC(proust_oob_allgather(s, NULL, 8, all), PROUST_ERR_INVALID);
+    CHECK_RC(proust_oob_allgather(s, mine, 8, NULL), PROUST_ERR_INVALID);
+    CHECK_RC(proust_oob_allgather(s, mine, 0, all), PROUST_ERR_INVALID);
+    CHECK_RC(proust_oob_allgather(s, mine, 1025, all), PROUST_ERR_INVALID);
+    for (uint64_t round = 0; round < 2; round++) {
+        for (int k = 0; k < 3; k++)
+            mine[k] = ((uint64_t)tu_rank << 32) | (round << 8) | (uint64_t)k;
+        size_t len = round ? 3 * sizeof mine[0] : 5; /* and an odd length */
+        memset(all, 0xEE, sizeof all);
+        CHECK(proust_oob_allgather(s, mine, len, all));
+        for (int r = 0; r < tu_size; r++) {
+            uint64_t want[3];
+            for (int k = 0; k < 3; k++)
+                want[k] = ((uint64_t)r << 32) | (round << 8) | (uint64_t)k;
+            EXPECT(memcmp((char *)all + (size_t)r * len, want, len) == 0,
+                   "proust_oob_allgather round %d: rank %d's %zu bytes wrong", (int)round, r, len);
+        }
+        EXPECT(((unsigned char *)all)[(size_t)tu_size * len] == 0xEE,
+               "proust_oob_allgather wrote past size x len bytes");
+    }
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int r = bad[i];
         CHECK_RC(proust_isend(s, b, 1, r, 1, &req), PROUST_ERR_RANK);

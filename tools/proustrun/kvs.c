@@ -26,10 +26,23 @@ struct kv_entry {
     char data[]; /* key, then value */
 };
 
+/* A get-all reply, built once for every rank that asks (each asks after
+ * the same fence): building it costs a lookup a rank, so building it for
+ * each asker made a start-up's get-alls quadratic in the ranks. */
+#define KV_REPLIES 8
+struct kv_reply {
+    char key[PROUST_WIRE_MAX_KEY];
+    size_t klen;
+    unsigned char *buf; /* NULL: unused slot */
+    size_t len;
+};
+
 struct pr_kvs {
     struct kv_entry **buckets;
     size_t nbuckets, count;
     int fence_dirty; /* someone entered a fence or left: check it */
+    struct kv_reply replies[KV_REPLIES]; /* any put makes them stale */
+    unsigned next_reply;                 /* the slot to reuse next */
 };
 
 static uint64_t kv_hash(int rank, const char *key, size_t klen)
@@ -59,11 +72,20 @@ int pr_kvs_create(struct pr_job *job)
     return 0;
 }
 
+static void replies_forget(struct pr_kvs *k)
+{
+    for (int i = 0; i < KV_REPLIES; i++) {
+        free(k->replies[i].buf);
+        k->replies[i].buf = NULL;
+    }
+}
+
 void pr_kvs_destroy(struct pr_job *job)
 {
     struct pr_kvs *k = job->kvs;
     if (!k)
         return;
+    replies_forget(k);
     for (size_t b = 0; b < k->nbuckets; b++) {
         struct kv_entry *e = k->buckets[b];
         while (e) {
@@ -116,6 +138,7 @@ static int kv_put(struct pr_kvs *k, int rank, const char *key, size_t klen, cons
     struct kv_entry *e = malloc(sizeof *e + klen + vlen);
     if (!e)
         return -1;
+    replies_forget(k);
     e->hash = h;
     e->rank = rank;
     e->klen = (uint32_t)klen;
@@ -237,26 +260,31 @@ static void protocol_error(struct pr_job *job, struct pr_rank *r, const char *wh
     pr_boot_disconnect(job, r);
 }
 
-/* Handle one whole record; the rank may be disconnected on return. */
-/* Every rank's value under a key, in rank order: int32 length (-1: none)
- * then the bytes (wire.h, GET_ALL_REPLY); too many bytes for a record:
- * PROUST_ERR_NOMEM, and the process asks rank by rank. */
-static void get_all(struct pr_job *job, struct pr_rank *r, const char *key, size_t klen)
+static struct kv_reply *reply_find(struct pr_kvs *k, const char *key, size_t klen)
 {
+    for (int i = 0; i < KV_REPLIES; i++)
+        if (k->replies[i].buf && k->replies[i].klen == klen && !memcmp(k->replies[i].key, key, klen))
+            return &k->replies[i];
+    return NULL;
+}
+
+/* Every rank's value under key, as the reply carries them; NULL when too
+ * many bytes for a record, or out of memory. */
+static struct kv_reply *reply_build(struct pr_job *job, const char *key, size_t klen)
+{
+    struct pr_kvs *k = job->kvs;
     int n = job->opt.nprocs;
     size_t total = 0;
     for (int q = 0; q < n; q++) {
-        struct kv_entry *e = *kv_find(job->kvs, kv_hash(q, key, klen), q, key, klen);
+        struct kv_entry *e = *kv_find(k, kv_hash(q, key, klen), q, key, klen);
         total += sizeof(int32_t) + (e ? e->vlen : 0);
     }
     unsigned char *buf = total <= PROUST_WIRE_MAX_PAYLOAD ? malloc(total ? total : 1) : NULL;
-    if (!buf) {
-        send_record(job, r, PROUST_WIRE_GET_ALL_REPLY, n, PROUST_ERR_NOMEM, NULL, 0);
-        return;
-    }
+    if (!buf)
+        return NULL;
     size_t pos = 0;
     for (int q = 0; q < n; q++) {
-        struct kv_entry *e = *kv_find(job->kvs, kv_hash(q, key, klen), q, key, klen);
+        struct kv_entry *e = *kv_find(k, kv_hash(q, key, klen), q, key, klen);
         int32_t len = e ? (int32_t)e->vlen : -1;
         memcpy(buf + pos, &len, sizeof len);
         pos += sizeof len;
@@ -265,10 +293,32 @@ static void get_all(struct pr_job *job, struct pr_rank *r, const char *key, size
             pos += e->vlen;
         }
     }
-    send_record(job, r, PROUST_WIRE_GET_ALL_REPLY, n, PROUST_OK, buf, total);
-    free(buf);
+    struct kv_reply *r = &k->replies[k->next_reply++ % KV_REPLIES];
+    free(r->buf);
+    memcpy(r->key, key, klen);
+    r->klen = klen;
+    r->buf = buf;
+    r->len = total;
+    return r;
 }
 
+/* Every rank's value under a key, in rank order: int32 length (-1: none)
+ * then the bytes (wire.h, GET_ALL_REPLY); too many bytes for a record:
+ * PROUST_ERR_NOMEM, and the process asks rank by rank. */
+static void get_all(struct pr_job *job, struct pr_rank *r, const char *key, size_t klen)
+{
+    struct kv_reply *reply = reply_find(job->kvs, key, klen);
+    if (!reply)
+        reply = reply_build(job, key, klen);
+    if (!reply) {
+        send_record(job, r, PROUST_WIRE_GET_ALL_REPLY, job->opt.nprocs, PROUST_ERR_NOMEM, NULL, 0);
+        return;
+    }
+    send_record(job, r, PROUST_WIRE_GET_ALL_REPLY, job->opt.nprocs, PROUST_OK, reply->buf,
+                reply->len);
+}
+
+/* Handle one whole record; the rank may be disconnected on return. */
 static void handle_record(struct pr_job *job, struct pr_rank *r,
                           const struct proust__wire_hdr *h, const char *p)
 {

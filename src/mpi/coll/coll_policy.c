@@ -15,10 +15,12 @@
  * turns (8 ranks: 1.1-1.4 times slower), so the message goes whole. Each
  * process reads the variable and, for `auto`, its node's ranks and cores;
  * the processes then AND their "not crowded" and "not swamped" over the
- * world, so that a job whose nodes or environments differ still picks one
- * algorithm everywhere (a mismatch would deadlock).
+ * world (through the launcher where it can), so that a job whose nodes or
+ * environments differ still picks one algorithm everywhere (a mismatch
+ * would deadlock).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -49,12 +51,32 @@ static uint64_t calm_here(void)
     return (ranks > cpus ? 0 : CALM) | (ranks > 2 * cpus ? 0 : UNSWAMPED);
 }
 
+/* The AND of every process's bits. Through the launcher where it gathers
+ * in one exchange: MPI_Init then makes no ring and waits no round
+ * (proust_oob_allgather); else by messages, the first step on the world
+ * (the same on all). */
+static int agree(uint64_t *calm)
+{
+    uint8_t mine = (uint8_t)*calm, *all = malloc((size_t)pm_world_size);
+    if (!all)
+        return MPI_ERR_NO_MEM;
+    int rc = proust_oob_allgather(pm_session, &mine, 1, all);
+    for (int r = 0; rc == PROUST_OK && r < pm_world_size; r++)
+        *calm &= all[r];
+    free(all);
+    if (rc == PROUST_OK)
+        return MPI_SUCCESS;
+    if (rc != PROUST_ERR_NOT_SUPPORTED)
+        return pm_error_from_proust(rc);
+    struct pm_xg x;
+    pm_xg_of_comm(&x, pm_comm_world);
+    return pm_xg_allreduce_band(&x, calm, 1);
+}
+
 int pm_coll_policy_init(void)
 {
     uint64_t calm = calm_here();
-    struct pm_xg x;
-    pm_xg_of_comm(&x, pm_comm_world); /* the first step on the world: same on all */
-    int rc = pm_xg_allreduce_band(&x, &calm, 1);
+    int rc = agree(&calm);
     pm_coll_crowded = rc == MPI_SUCCESS && !(calm & CALM);
     pm_coll_swamped = rc == MPI_SUCCESS && !(calm & UNSWAMPED);
     return rc;
