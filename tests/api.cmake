@@ -657,16 +657,18 @@ api_job(NAME strategy_forced_aggreg NPROCS 2 RAILS tcp PROGRAM strategy_choice A
 
 # ---- shm rings made on first use (drivers/shm.c) ------------------------------
 # A ring /dev/shm cannot hold: a clear PROUST_ERR_NOMEM, the rings made before
-# still work. /dev/shm of 112 KiB (a mount namespace of its own): the two
-# processes' segments and one 64 KiB ring fit, a second ring does not.
+# still work. /dev/shm of 44 KiB (a mount namespace of its own): the heads of
+# the two processes' segments (4 pages each) and one ring's first pages (its
+# control line and 4 KiB: 2 pages) fit, a second ring's do not.
 if(TARGET api_shm_ring_fail)
   add_test(NAME api_shm_ring_fail
-           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/small_dev_shm.sh 112k
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/small_dev_shm.sh 44k
                    ${PROUSTRUN} -n 2 $<TARGET_FILE:api_shm_ring_fail>)
   set_tests_properties(api_shm_ring_fail PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
                        ENVIRONMENT "PROUST_RAILS=self,shm;PROUST_SHM_RING_SIZE=64K")
-  # a 256 KiB ring gets its first 64 KiB of pages when made, the rest when
-  # a record goes past them: that later allocation fails as clearly
+  # a 256 KiB ring gets 4 KiB of pages when made, 64 KiB when a record goes
+  # past them, the rest after: in 112 KiB that last allocation fails as
+  # clearly
   add_test(NAME api_shm_ring_fail_rest
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/small_dev_shm.sh 112k
                    ${PROUSTRUN} -n 2 $<TARGET_FILE:api_shm_ring_fail>)

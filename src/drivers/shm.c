@@ -1,14 +1,17 @@
 /*
  * shm.c — the shared-memory rail between processes of one machine.
  *
- * Each process owns a small POSIX shared-memory segment that every local
- * peer maps at init: its header (doorbell state), one ready word per local
- * peer and the claim words. The ring from one process to another is made
- * by the sender on its first message to that peer, in a segment of its
- * own: it sets its ready word in the receiver's segment and bumps the
- * receiver's count of announced rings, and the receiver maps the ring at
- * its next poll. So a node's shared memory grows with the pairs that talk
- * (a hello world's barrier partners), not with the square of its ranks.
+ * Each process owns a POSIX shared-memory segment that its local peers map
+ * when they first need to: its header (doorbell state), one ready word per
+ * local peer, the claim words, then a slot for the ring from each local
+ * peer. The slots are a sparse file's holes until used: the sender gives
+ * a ring its first pages on its first message to that peer, sets its
+ * ready word and bumps the receiver's count of announced rings, and the
+ * receiver adopts the ring at its next poll, in memory it already maps.
+ * So a node's shared memory grows with the pairs that talk (a hello
+ * world's barrier partners), not with the square of its ranks, and a
+ * first contact costs no file, mapping or descriptor beyond the peer's
+ * segment.
  * Packets and put fragments are copied into the ring by the sender and out
  * of it by the receiver. Large rendezvous transfers can instead be pulled by the
  * receiver in one copy with process_vm_readv (get); where the system
@@ -51,15 +54,41 @@
 #define SHM_MAP_ALL_MAX 16
 
 /* A process's segment: header page, one ready word per local peer (a ring
- * from it exists), then the claim words. */
+ * from it exists), the claim words, then one ring slot per local peer. */
 static size_t ready_bytes(int nlocal)
 {
     return ((size_t)nlocal * sizeof(uint32_t) + 63) & ~(size_t)63;
 }
 
-static size_t seg_bytes(int nlocal)
+#define SEG_PAGE ((size_t)4096)
+
+static size_t round_page(size_t n)
 {
-    return 4096 + ready_bytes(nlocal) + PROUST__SHM_CLAIMS * sizeof(uint64_t);
+    return (n + SEG_PAGE - 1) & ~(SEG_PAGE - 1);
+}
+
+/* The part before the rings. */
+static size_t head_bytes(int nlocal)
+{
+    return round_page(SEG_PAGE + ready_bytes(nlocal) + PROUST__SHM_CLAIMS * sizeof(uint64_t));
+}
+
+/* A ring's slot: its control line, then its bytes. */
+static size_t slot_bytes(size_t ring_size)
+{
+    return round_page(sizeof(struct proust__shm_ring_ctl) + ring_size);
+}
+
+static size_t seg_bytes(int nlocal, size_t ring_size)
+{
+    return head_bytes(nlocal) + (size_t)nlocal * slot_bytes(ring_size);
+}
+
+/* The ring from the peer of local index `from`, in a segment. */
+static struct proust__shm_ring_ctl *ring_slot(void *seg, int nlocal, size_t ring_size, int from)
+{
+    return (struct proust__shm_ring_ctl *)((uint8_t *)seg + head_bytes(nlocal) +
+                                           (size_t)from * slot_bytes(ring_size));
 }
 
 static _Atomic uint32_t *ready_words(void *seg)
@@ -72,35 +101,24 @@ static _Atomic uint64_t *claim_words(void *seg, int nlocal)
     return (_Atomic uint64_t *)((uint8_t *)seg + 4096 + ready_bytes(nlocal));
 }
 
-/* A ring's segment: its control line, then its bytes. */
-static size_t ring_seg_bytes(size_t ring_size)
-{
-    return sizeof(struct proust__shm_ring_ctl) + ring_size;
-}
-
-static void ring_name(char *out, size_t len, const char *jobid, int from, int to)
-{
-    snprintf(out, len, "/proust-ring-%s-%d-%d", jobid, from, to);
-}
-
 /* A ring's control line and first pages, when made (both sides): a ring
  * page left to the first send that reaches it costs that send a page
  * fault (zeroing, and the host backing the page), each an order of
  * magnitude slower than the message (docs/PERFORMANCE.md, "Figures behind
- * the code"). The first PROUST__SHM_POPULATE_FIRST bytes hold every
- * ping-pong (the ring rewinds within them, shm_ring.h) and the short
- * messages of a start-up's collectives; the producer gives the rest its
- * pages when a record first goes past them. */
-static int prefault_ring(uint8_t *ring, size_t ring_size)
+ * the code"). The first PROUST__SHM_POPULATE_FIRST bytes hold the short
+ * messages of a start-up's collectives; the producer gives the next ones
+ * their pages when a record first goes past them (shm_ring.c), the
+ * consumer its page-table entries when it reads past them. */
+static int prefault_ring(struct proust__shm_ring_ctl *ring, size_t ring_size)
 {
     size_t data = ring_size < PROUST__SHM_POPULATE_FIRST ? ring_size : PROUST__SHM_POPULATE_FIRST;
     return proust__shm_prefault(ring, sizeof(struct proust__shm_ring_ctl) + data);
 }
 
-/* Our segment: its header, the ready words, the claim words. */
+/* Our segment's header, ready words and claim words (not the rings). */
 static int prefault_segment(struct shm_state *st)
 {
-    return proust__shm_prefault(st->seg, st->seg_len);
+    return proust__shm_prefault(st->seg, st->head_len);
 }
 
 
@@ -183,7 +201,7 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
         PROUST_ERROR("shm: cannot open rank %d's segment %s: %s", rank, name, strerror(errno));
         return PROUST_ERR_SYS;
     }
-    size_t len = seg_bytes(st->nlocal);
+    size_t len = st->seg_len;
     void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (map == MAP_FAILED) {
@@ -200,12 +218,9 @@ static int map_peer(struct shm_state *st, int rank, struct shm_peer *p, const ch
     }
     p->map = map;
     p->map_len = len;
-    char bell[128];
-    proust__shm_bell_path(bell, sizeof bell, jobid, rank);
-    p->bell_fd = proust__shm_bell_socket(bell, false);
-    if (p->bell_fd < 0)
-        PROUST_INFO("shm: no doorbell to rank %d (%s): its sleeping threads wake by timeout",
-                    rank, strerror(errno));
+    /* a small node unlinks the doorbells' names after init: connect now */
+    if (st->nlocal <= SHM_MAP_ALL_MAX)
+        proust__shm_bell_open(st, p);
     return PROUST_OK;
 }
 
@@ -226,59 +241,34 @@ static int peer_ready(struct shm_state *st, int rank, struct shm_peer *p)
     return rc;
 }
 
-/* The ring we write to `peer`, made on our first message to it: a segment
- * of ours, given its memory now (so that a full /dev/shm is an error here,
- * not a SIGBUS later), then announced in the peer's segment. Under the
- * peer's out_lock: senders of several threads make it once. */
+/* The ring we write to `peer`, on our first message to it: its slot in
+ * the peer's segment gets its first pages now (so that a full /dev/shm is
+ * an error here, not a SIGBUS later), then it is announced there. Under
+ * the peer's out_lock: senders of several threads make it once. */
 static int make_out_ring(struct shm_state *st, int peer, struct shm_peer *p)
 {
-    int rc = peer_ready(st, peer, p); /* to announce it there */
+    int rc = peer_ready(st, peer, p);
     if (rc != PROUST_OK)
         return rc;
     pthread_mutex_lock(&p->out_lock);
     if (atomic_load_explicit(&p->out_ready, memory_order_acquire))
         goto out;
-    char name[96];
-    ring_name(name, sizeof name, st->jobid, st->rank, peer);
-    size_t len = ring_seg_bytes(st->ring_size);
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0 && errno == EEXIST) { /* left by a crashed job with our id */
-        shm_unlink(name);
-        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    }
-    if (fd < 0) {
-        PROUST_ERROR("shm: cannot create the ring to rank %d (%s): %s", peer, name,
-                     strerror(errno));
-        rc = PROUST_ERR_SYS;
-        goto out;
-    }
-    void *map = MAP_FAILED;
-    if (ftruncate(fd, (off_t)len) == 0)
-        map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int err = errno;
-    close(fd);
-    if (map == MAP_FAILED || prefault_ring(map, st->ring_size) != PROUST_OK) {
-        PROUST_ERROR("shm: no memory for the %zu-byte ring to rank %d (%s: /dev/shm full, or a "
-                     "memory limit? PROUST_SHM_RING_SIZE sets the ring size): %s",
-                     len, peer, name,
-                     map == MAP_FAILED ? strerror(err) : "its pages cannot be given memory");
-        if (map != MAP_FAILED)
-            munmap(map, len);
-        shm_unlink(name);
+    struct proust__shm_ring_ctl *ring = ring_slot(p->map, st->nlocal, st->ring_size, st->my_index);
+    if (prefault_ring(ring, st->ring_size) != PROUST_OK) {
+        PROUST_ERROR("shm: no memory for the ring to rank %d (/dev/shm full, or a memory limit? "
+                     "PROUST_SHM_RING_SIZE sets the ring size): its pages cannot be given memory",
+                     peer);
         rc = PROUST_ERR_NOMEM;
         goto out;
     }
-    p->out_map = map;
-    p->out_len = len;
-    snprintf(p->out_name, sizeof p->out_name, "%s", name);
-    p->out.ctl = map;
-    p->out.data = (uint8_t *)map + sizeof(struct proust__shm_ring_ctl);
+    p->out.ctl = ring;
+    p->out.data = (uint8_t *)ring + sizeof *ring;
     p->out.size = st->ring_size;
     p->out.head = p->out.tail_cache = 0;
     p->out.populated = st->ring_size <= PROUST__SHM_POPULATE_FIRST ? SIZE_MAX
                                                                    : PROUST__SHM_POPULATE_FIRST;
     atomic_store_explicit(&p->out_ready, 1, memory_order_release);
-    /* announce it: the peer maps it at its next poll (a record we write
+    /* announce it: the peer adopts it at its next poll (a record we write
      * next wakes it if it sleeps) */
     atomic_store_explicit(&ready_words(p->map)[st->my_index], 1, memory_order_release);
     atomic_fetch_add_explicit(&((struct seg_header *)p->map)->announced, 1,
@@ -288,42 +278,27 @@ out:
     return rc;
 }
 
-/* The ring `rank` announced to us: map it, and its name can go. */
-static int map_in_ring(struct shm_state *st, int rank, struct shm_peer *p)
+/* The ring `rank` (local index `from`) announced to us, in our segment. */
+static void adopt_in_ring(struct shm_state *st, int rank, int from, struct shm_peer *p)
 {
-    char name[96];
-    ring_name(name, sizeof name, st->jobid, rank, st->rank);
-    int fd = shm_open(name, O_RDWR, 0600);
-    if (fd < 0)
-        return errno;
-    size_t len = ring_seg_bytes(st->ring_size);
-    struct stat sb;
-    void *map = MAP_FAILED;
-    if (fstat(fd, &sb) == 0 && (size_t)sb.st_size == len)
-        map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int err = map == MAP_FAILED ? (errno ? errno : EINVAL) : 0;
-    close(fd);
-    if (err)
-        return err;
-    shm_unlink(name);
+    struct proust__shm_ring_ctl *ring = ring_slot(st->seg, st->nlocal, st->ring_size, from);
     /* our page-table entries too, now: the pages exist (its maker gave
      * them), but each one we first touch while reading would still fault
      * (8 ranks, 1 B all-to-all: 360 us a call until every ring had been
      * walked once, 12 after) */
-    (void)prefault_ring(map, st->ring_size);
-    p->in_map = map;
-    p->in_len = len;
-    p->in.ctl = map;
-    p->in.data = (uint8_t *)map + sizeof(struct proust__shm_ring_ctl);
+    (void)prefault_ring(ring, st->ring_size);
+    p->in.ctl = ring;
+    p->in.data = (uint8_t *)ring + sizeof *ring;
     p->in.size = st->ring_size;
     p->in.pos = p->in.published = 0;
+    p->in.mapped = st->ring_size <= PROUST__SHM_POPULATE_FIRST ? SIZE_MAX
+                                                               : PROUST__SHM_POPULATE_FIRST;
     st->in_ranks[st->nin++] = rank;
-    return 0;
 }
 
-/* Map the rings announced to us since the last look (poll: one thread at
- * a time). A ring that cannot be mapped cuts its sender off, with why. */
-static void adopt_rings(proust__rail_t *rail, struct shm_state *st)
+/* Adopt the rings announced to us since the last look (poll: one thread
+ * at a time). */
+static void adopt_rings(struct shm_state *st)
 {
     struct seg_header *h = st->seg;
     uint32_t announced = atomic_load_explicit(&h->announced, memory_order_acquire);
@@ -334,16 +309,8 @@ static void adopt_rings(proust__rail_t *rail, struct shm_state *st)
     for (int i = 0; i < st->nlocal; i++) {
         int r = st->local_ranks[i];
         struct shm_peer *p = &st->peers[r];
-        if (p->in.ctl || !atomic_load_explicit(&ready[i], memory_order_acquire))
-            continue;
-        /* its segment too: to ring it when we free room it waits for */
-        int err = peer_ready(st, r, p) == PROUST_OK ? map_in_ring(st, r, p) : ENOENT;
-        if (err && !atomic_exchange(&p->dead, 1)) {
-            char why[160];
-            snprintf(why, sizeof why, "cannot map the shared-memory ring rank %d made for us: %s",
-                     r, strerror(err));
-            rail->up.peer_failed(rail->up.engine, r, PROUST_ERR_CONN, why);
-        }
+        if (!p->in.ctl && atomic_load_explicit(&ready[i], memory_order_acquire))
+            adopt_in_ring(st, r, i, p);
     }
 }
 
@@ -369,7 +336,7 @@ static int find_local_peers(proust__rail_t *rail, struct shm_state *st)
         size_t len = sizeof theirs;
         st->peers[r].local_index = -1;
         st->peers[r].pidfd = -1;
-        st->peers[r].bell_fd = -1;
+        atomic_init(&st->peers[r].bell_fd, BELL_LATER);
         int rc = proust__boot_value(&hosts, r, theirs, &len);
         if (rc != PROUST_OK)
             continue; /* that rank has no shm rail */
@@ -396,7 +363,9 @@ static int shm_connect(proust__rail_t *rail)
     if (rc != PROUST_OK)
         return rc;
     snprintf(st->seg_name, sizeof st->seg_name, "/proust-%s-%d", rail->boot->jobid, st->rank);
-    st->seg_len = seg_bytes(st->nlocal);
+    st->head_len = head_bytes(st->nlocal);
+    st->slot_len = slot_bytes(st->ring_size);
+    st->seg_len = seg_bytes(st->nlocal, st->ring_size);
     snprintf(st->jobid, sizeof st->jobid, "%s", rail->boot->jobid);
     for (int i = 0; i < st->nlocal; i++)
         if (st->local_ranks[i] == st->rank)
@@ -527,7 +496,7 @@ static inline int write_or_queue(proust__rail_t *rail, int peer, uint16_t kind, 
     if (!p->q_head) {
         int rc = proust__shm_ring_write(&p->out, kind, token, offset, iov, iovcnt, len);
         if (rc == PROUST_OK)
-            proust__shm_wake_peer(p, proust__packet_urgent);
+            proust__shm_wake_peer(st, p, proust__packet_urgent);
         if (rc != PROUST_ERR_BUSY)
             return rc;
     }
@@ -555,7 +524,7 @@ static int shm_try_send(proust__rail_t *rail, int peer, const struct iovec *iov,
         return PROUST_ERR_BUSY;
     int rc = proust__shm_ring_write(&p->out, SHM_REC_PACKET, 0, 0, iov, iovcnt, len);
     if (rc == PROUST_OK)
-        proust__shm_wake_peer(p, 0); /* eager data only */
+        proust__shm_wake_peer(st, p, 0); /* eager data only */
     return rc;
 }
 
@@ -600,7 +569,7 @@ static int shm_flush(proust__rail_t *rail, int peer)
         free(op);
     }
     if (wrote)
-        proust__shm_wake_peer(p, urgent);
+        proust__shm_wake_peer(st, p, urgent);
     return moved;
 }
 
@@ -775,7 +744,7 @@ static int shm_poll(proust__rail_t *rail)
 {
     struct shm_state *st = rail->priv;
     int events = 0;
-    adopt_rings(rail, st);
+    adopt_rings(st);
     for (int i = 0; i < st->nin; i++) {
         int r = st->in_ranks[i];
         struct shm_peer *p = &st->peers[r];
@@ -815,8 +784,9 @@ static int shm_poll(proust__rail_t *rail)
             /* a sender waiting for room that sleeps: ring it */
             atomic_thread_fence(memory_order_seq_cst);
             if (atomic_load_explicit(&p->in.ctl->want_space, memory_order_relaxed) &&
-                atomic_exchange(&p->in.ctl->want_space, 0) && r != st->rank)
-                proust__shm_wake_peer(p, 1); /* it waits to send: always worth a wake-up */
+                atomic_exchange(&p->in.ctl->want_space, 0) && r != st->rank &&
+                peer_ready(st, r, p) == PROUST_OK) /* (its doorbell: in its segment) */
+                proust__shm_wake_peer(st, p, 1); /* it waits to send: always worth a wake-up */
         }
         if (err && !atomic_exchange(&p->dead, 1))
             rail->up.peer_failed(rail->up.engine, r, PROUST_ERR_PROTO, err);
@@ -835,30 +805,11 @@ static void shm_check(proust__rail_t *rail)
         check_peers(rail, st);
 }
 
-/* Closing: we map no more rings; the names of those announced and never
- * mapped go now (a message in them was never going to be read). */
-static void close_inbox(struct shm_state *st)
-{
-    if (!st->seg || !st->peers)
-        return;
-    atomic_store_explicit(&((struct seg_header *)st->seg)->closed, 1, memory_order_seq_cst);
-    _Atomic uint32_t *ready = ready_words(st->seg);
-    for (int i = 0; i < st->nlocal; i++) {
-        int r = st->local_ranks[i];
-        if (!st->peers[r].in.ctl && atomic_load(&ready[i])) {
-            char name[96];
-            ring_name(name, sizeof name, st->jobid, r, st->rank);
-            shm_unlink(name);
-        }
-    }
-}
-
 static void shm_close(proust__rail_t *rail)
 {
     struct shm_state *st = rail->priv;
     if (!st)
         return;
-    close_inbox(st);
     if (st->peers) {
         for (int r = 0; r < st->size; r++) {
             struct shm_peer *p = &st->peers[r];
@@ -868,24 +819,14 @@ static void shm_close(proust__rail_t *rail)
                 rail->up.send_done(rail->up.engine, op->ctx, PROUST_ERR_CANCELED);
                 free(op);
             }
-            /* our ring's name: the peer unlinks it once mapped, or at its
-             * close if announced by then; after that, or if it died, us */
-            if (p->out_name[0] && p->map &&
-                (atomic_load(&p->dead) ||
-                 atomic_load(&((struct seg_header *)p->map)->closed)))
-                shm_unlink(p->out_name);
             if (p->map)
                 munmap(p->map, p->map_len);
-            if (p->out_map)
-                munmap(p->out_map, p->out_len);
-            if (p->in_map)
-                munmap(p->in_map, p->in_len);
             if (p->local_index >= 0)
                 pthread_mutex_destroy(&p->out_lock);
             if (p->pidfd >= 0)
                 close(p->pidfd);
-            if (p->bell_fd >= 0)
-                close(p->bell_fd);
+            if (atomic_load(&p->bell_fd) >= 0)
+                close(atomic_load(&p->bell_fd));
         }
     }
     if (st->seg_name[0])

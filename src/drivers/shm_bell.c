@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "drivers/shm_state.h"
 
 void proust__shm_bell_path(char *out, size_t len, const char *jobid, int rank)
@@ -46,6 +47,28 @@ int proust__shm_bell_socket(const char *path, bool listen)
         return -1;
     }
     return fd;
+}
+
+/* A node of many ranks connects a peer's doorbell when it first has to
+ * ring it: most peers it writes to never sleep while it does, and two
+ * system calls and a socket per peer were a start-up cost per partner.
+ * Threads racing here keep one descriptor. */
+int proust__shm_bell_open(struct shm_state *st, struct shm_peer *p)
+{
+    int rank = (int)(p - st->peers);
+    char path[128];
+    proust__shm_bell_path(path, sizeof path, st->jobid, rank);
+    int fd = proust__shm_bell_socket(path, false);
+    if (fd < 0)
+        PROUST_INFO("shm: no doorbell to rank %d (%s): its sleeping threads wake by timeout",
+                    rank, strerror(errno));
+    int want = fd >= 0 ? fd : BELL_NONE, expected = BELL_LATER;
+    if (!atomic_compare_exchange_strong(&p->bell_fd, &expected, want)) {
+        if (fd >= 0)
+            close(fd);
+        return expected; /* another thread's */
+    }
+    return want;
 }
 
 int proust__shm_fd(proust__rail_t *rail)

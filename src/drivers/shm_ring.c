@@ -8,6 +8,20 @@
 #include "common/log.h"
 #include "proust.h"
 
+/* Rings larger than this get the rest of their pages as they are used. */
+#define POPULATE_MAX ((size_t)4 << 20)
+
+/* Where the stage of pages that covers `end` ends, from `done`: the
+ * ping-pong zone (PROUST__SHM_POPULATE_NEXT), then the rest of the ring
+ * (4 MiB at most; beyond, pages come as they are touched). */
+static size_t stage_after(size_t done, size_t end, size_t size)
+{
+    size_t upto = done < PROUST__SHM_POPULATE_NEXT && end <= PROUST__SHM_POPULATE_NEXT
+                      ? PROUST__SHM_POPULATE_NEXT
+                      : POPULATE_MAX;
+    return upto < size ? upto : size;
+}
+
 const struct proust__shm_rec *proust__shm_ring_peek_slow(struct proust__shm_consumer *c,
                                                          const char **err)
 {
@@ -28,6 +42,9 @@ const struct proust__shm_rec *proust__shm_ring_peek_slow(struct proust__shm_cons
             *err = "malformed shared-memory record";
             return NULL;
         }
+        size_t end = off + hdr + r->len;
+        if (__builtin_expect(end > c->mapped, 0) && c->mapped != SIZE_MAX)
+            proust__shm_ring_map_more(c, end);
         return r;
     }
 }
@@ -46,6 +63,19 @@ void proust__shm_ring_consume(struct proust__shm_consumer *c, const struct prous
     for (size_t l = PROUST__SHM_LINE; l < rec; l += PROUST__SHM_LINE)
         atomic_store_explicit((_Atomic uint64_t *)(base + l), 0, memory_order_relaxed);
     c->pos += rec;
+    /* about to read past the lines we map: the next stage's entries in one
+     * call rather than a fault a page (the producer wrote there, so it
+     * gave them pages already) */
+    size_t next = (size_t)(c->pos & (c->size - 1)) + PROUST__SHM_LINE;
+    if (__builtin_expect(next > c->mapped, 0) && c->mapped != SIZE_MAX)
+        proust__shm_ring_map_more(c, next);
+}
+
+void proust__shm_ring_map_more(struct proust__shm_consumer *c, size_t end)
+{
+    size_t upto = stage_after(c->mapped, end, c->size);
+    (void)proust__shm_prefault(c->data + c->mapped, upto - c->mapped);
+    c->mapped = upto >= c->size || upto >= POPULATE_MAX ? SIZE_MAX : upto;
 }
 
 int proust__shm_prefault(void *addr, size_t len)
@@ -67,18 +97,15 @@ int proust__shm_prefault(void *addr, size_t len)
     return PROUST_OK;
 }
 
-/* Rings larger than this get the rest of their pages as they are used. */
-#define POPULATE_MAX ((size_t)4 << 20)
-
-int proust__shm_ring_populate(struct proust__shm_producer *p)
+int proust__shm_ring_populate(struct proust__shm_producer *p, size_t end)
 {
-    size_t upto = p->size < POPULATE_MAX ? p->size : POPULATE_MAX;
-    if (p->populated < upto &&
-        proust__shm_prefault(p->data + p->populated, upto - p->populated) != PROUST_OK) {
-        PROUST_ERROR("shm: no memory for the rest of a %zu-byte ring (/dev/shm full, or a memory "
-                     "limit? PROUST_SHM_RING_SIZE sets the ring size)", p->size);
+    size_t upto = stage_after(p->populated, end, p->size);
+    if (proust__shm_prefault(p->data + p->populated, upto - p->populated) != PROUST_OK) {
+        PROUST_ERROR("shm: no memory for the next %zu bytes of a %zu-byte ring (/dev/shm full, "
+                     "or a memory limit? PROUST_SHM_RING_SIZE sets the ring size)",
+                     upto - p->populated, p->size);
         return PROUST_ERR_NOMEM;
     }
-    p->populated = SIZE_MAX;
+    p->populated = upto >= p->size || upto >= POPULATE_MAX ? SIZE_MAX : upto;
     return PROUST_OK;
 }

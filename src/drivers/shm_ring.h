@@ -1,7 +1,7 @@
 /*
  * shm_ring.h — a single-producer single-consumer ring of variable-size
  * records in shared memory, one per (sender, receiver) pair, living in the
- * receiver's segment (receive buffers near the receiving core).
+ * receiver's segment (receive buffers near the receiving core; shm.c).
  *
  * Positions are byte counters that only grow. A record starts on a 64-byte
  * line with a stamp equal to its position + 1, written last (release): the
@@ -67,6 +67,7 @@ struct proust__shm_consumer {
     size_t size;
     uint64_t pos;       /* next position to read */
     uint64_t published; /* last tail stored in ctl */
+    size_t mapped;      /* data bytes with our page-table entries (SIZE_MAX: all) */
 };
 
 /* Largest payload a record may carry for a ring of `size` bytes. */
@@ -114,15 +115,18 @@ static inline bool proust__shm_rewind(struct proust__shm_producer *p, size_t off
 }
 
 /* Rings get their first PROUST__SHM_POPULATE_FIRST bytes of pages when
- * made, the rest when a record first goes past them (shm.c, prefault_ring:
- * a start-up's collectives and every ping-pong stay within them). */
-#define PROUST__SHM_POPULATE_FIRST ((size_t)64 << 10)
+ * made (shm.c, prefault_ring: a start-up's short collectives stay within
+ * them), the next when a record first goes past them: up to
+ * PROUST__SHM_POPULATE_NEXT (every ping-pong rewinds within it), then the
+ * rest. Each page at first contact is a fault of both processes. */
+#define PROUST__SHM_POPULATE_FIRST ((size_t)4 << 10)
+#define PROUST__SHM_POPULATE_NEXT ((size_t)64 << 10)
 /* Pages for [addr, addr + len) now: PROUST_OK, or PROUST_ERR_NOMEM when
  * the memory is not there (/dev/shm full, a memory limit), where touching
  * them would be a SIGBUS. */
 int proust__shm_prefault(void *addr, size_t len);
-/* The rest of the ring's pages (ring_write's slow path). */
-int proust__shm_ring_populate(struct proust__shm_producer *p);
+/* Pages up to `end` data bytes at least (ring_write's slow path). */
+int proust__shm_ring_populate(struct proust__shm_producer *p, size_t end);
 
 /* Inline: on the send fast path the kind is a constant, so the header size
  * and the PUT branch fold away. */
@@ -143,7 +147,7 @@ proust__shm_ring_write(struct proust__shm_producer *p, uint16_t kind, uint64_t t
         return PROUST_ERR_BUSY;
     /* the furthest line written (and the next stamp the consumer reads) */
     size_t end = (wrap ? (rec > off ? rec : off) : off + rec) + PROUST__SHM_LINE;
-    if (__builtin_expect(end > p->populated, 0) && proust__shm_ring_populate(p) != PROUST_OK)
+    if (__builtin_expect(end > p->populated, 0) && proust__shm_ring_populate(p, end) != PROUST_OK)
         return PROUST_ERR_NOMEM;
     if (wrap) {
         struct proust__shm_rec *w = (struct proust__shm_rec *)(p->data + off);
@@ -194,6 +198,8 @@ static inline const struct proust__shm_rec *proust__shm_ring_peek(struct proust_
         return NULL;
     return proust__shm_ring_peek_slow(c, err);
 }
+/* Our page-table entries for the ring's lines up to `end` (consumer). */
+void proust__shm_ring_map_more(struct proust__shm_consumer *c, size_t end);
 /* Release the record returned by peek. */
 void proust__shm_ring_consume(struct proust__shm_consumer *c, const struct proust__shm_rec *r);
 /* Publish the tail so the producer sees the space (after a batch). */

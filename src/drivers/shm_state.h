@@ -31,11 +31,8 @@ struct seg_header {
     uint64_t ring_size;
     int32_t owner_pid;
     /* rings made for the owner so far: a sender bumps it after setting its
-     * ready word (shm.c, make_out_ring); the owner maps what is new */
+     * ready word (shm.c, make_out_ring); the owner adopts what is new */
     _Alignas(64) _Atomic uint32_t announced;
-    /* the owner closed the rail: it maps no more rings (their makers
-     * unlink them; the owner unlinked those announced before) */
-    _Atomic uint32_t closed;
     /* a thread of the owner blocks: ring its doorbell after writing */
     _Alignas(64) _Atomic uint32_t sleeping;
     /* where and when a waiting thread of the owner last polled (cpu + 1,
@@ -61,26 +58,24 @@ struct shm_peer {
     int local_index; /* -1: not on this machine */
     pid_t pid;  /* from the launcher's store (shm.pid) */
     int pidfd;  /* -1: not opened yet (check_peers opens it); -2: refused here */
-    /* the peer's segment (header, ready words, claim words) and doorbell:
-     * mapped on first need (shm.c, peer_ready), under out_lock */
+    /* the peer's segment (header, ready words, claim words, the rings to
+     * it): mapped on first need (shm.c, peer_ready), under out_lock */
     _Atomic int mapped;
     void *map;
     size_t map_len;
-    /* the ring I write to the peer: made on first use (out_ready, under
-     * out_lock), in a segment of mine the peer maps when announced */
+    /* the ring I write to the peer, in its segment: given its first pages
+     * on first use (out_ready, under out_lock) and announced there */
     _Atomic int out_ready;
     pthread_mutex_t out_lock;
-    void *out_map;
-    size_t out_len;
-    char out_name[96]; /* until closed: the peer unlinks it once mapped */
     struct proust__shm_producer out;
-    /* the ring the peer writes to me, once it made and announced it */
-    void *in_map;
-    size_t in_len;
+    /* the ring the peer writes to me, in my segment, once announced */
     struct proust__shm_consumer in;
     struct queued_op *q_head, *q_tail;
     _Atomic int dead;
-    int bell_fd; /* write end of the peer's doorbell, or -1 */
+    /* write end of the peer's doorbell: BELL_LATER until the first wake-up
+     * needs it (nodes of more than SHM_MAP_ALL_MAX ranks), BELL_NONE if
+     * it cannot be had */
+    _Atomic int bell_fd;
     _Atomic uint64_t rang_ns; /* when we last rang it */
 };
 
@@ -91,8 +86,10 @@ struct shm_state {
     size_t ring_size;
     uint32_t seen_announced; /* rings announced to me and mapped (poll) */
     char seg_name[96]; /* until closed: peers map it when they first need it */
-    void *seg; /* my segment */
-    size_t seg_len;
+    void *seg; /* my segment: header, ready and claim words, then the rings to me */
+    size_t seg_len;   /* all of it (the rings' pages come as they are used) */
+    size_t head_len;  /* the part before the rings, given its pages at once */
+    size_t slot_len;  /* one ring to me: control line and bytes, in whole pages */
     pid_t pid; /* ours (exposure keys carry it: no system call a send) */
     int nlocal;
     int *local_ranks; /* local index -> rank */
@@ -140,19 +137,27 @@ static inline uint64_t proust__shm_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+enum { BELL_LATER = -1, BELL_NONE = -2 };
+/* The peer's doorbell, opened on its first wake-up (shm_bell.c). */
+int proust__shm_bell_open(struct shm_state *st, struct shm_peer *p);
+
 /* After writing into p's ring: wake p if one of its threads sleeps. The
  * fence orders our record before the check (Dekker with arm). */
-static inline void proust__shm_wake_peer(struct shm_peer *p, int urgent)
+static inline void proust__shm_wake_peer(struct shm_state *st, struct shm_peer *p, int urgent)
 {
     atomic_thread_fence(memory_order_seq_cst);
     const struct seg_header *h = p->map;
     if (__builtin_expect(!h, 0))
         return; /* not mapped: we never wrote to it */
     uint32_t level = atomic_load_explicit(&h->sleeping, memory_order_relaxed);
-    if (__builtin_expect(level != 0, 0) && (level == PROUST__ARM_ALL || urgent) &&
-        p->bell_fd >= 0) {
-        atomic_store_explicit(&p->rang_ns, proust__shm_now_ns(), memory_order_relaxed);
-        proust__shm_ring_bell(p->bell_fd);
+    if (__builtin_expect(level != 0, 0) && (level == PROUST__ARM_ALL || urgent)) {
+        int fd = atomic_load_explicit(&p->bell_fd, memory_order_acquire);
+        if (fd == BELL_LATER)
+            fd = proust__shm_bell_open(st, p);
+        if (fd >= 0) {
+            atomic_store_explicit(&p->rang_ns, proust__shm_now_ns(), memory_order_relaxed);
+            proust__shm_ring_bell(fd);
+        }
     }
 }
 
