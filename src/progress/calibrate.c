@@ -21,7 +21,6 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -48,6 +47,7 @@ static void *sleeper(void *arg)
             (void)syscall(SYS_futex, (unsigned *)&w->go, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
         w->latency[i] = proust__now_ns() - atomic_load(&w->woken_at);
         atomic_store(&w->go, 0);
+        (void)syscall(SYS_futex, (unsigned *)&w->go, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     }
     return NULL;
 }
@@ -70,8 +70,11 @@ double proust__measure_wake_us(void)
         atomic_store(&w.woken_at, proust__now_ns());
         atomic_store(&w.go, 1);
         (void)syscall(SYS_futex, (unsigned *)&w.go, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        /* asleep until the sleeper ran: on a crowded node a loop of
+         * sched_yield here handed the cpu to every other rank in turn, a
+         * context switch each (128 ranks on 2 cores: 30 000 a job) */
         while (atomic_load(&w.go))
-            sched_yield();
+            (void)syscall(SYS_futex, (unsigned *)&w.go, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
     }
     pthread_join(th, NULL);
     qsort(w.latency, ROUNDS, sizeof w.latency[0], cmp_u64);

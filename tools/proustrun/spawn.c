@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,29 +79,26 @@ void pr_kill_leftovers(struct pr_job *job)
 }
 
 /* The job is over on this host: remove what its shm rails left in
- * /dev/shm (a rank killed before it closed leaves its segment, doorbell and
- * the rings it made: drivers/shm.c). Only names of ranks started here: in
- * the test cluster, hosts share one /dev/shm. */
+ * /dev/shm (a rank killed before it closed leaves its segment, with the
+ * rings to it, and its doorbell: drivers/shm.c). Only names of ranks
+ * started here: in the test cluster, hosts share one /dev/shm. */
 void pr_shm_cleanup(struct pr_job *job)
 {
     DIR *d = opendir("/dev/shm");
     if (!d)
         return;
-    char seg[160], ring[160];
+    char seg[160];
     snprintf(seg, sizeof seg, "proust-%s-", job->jobid);
-    snprintf(ring, sizeof ring, "proust-ring-%s-", job->jobid);
-    size_t lseg = strlen(seg), lring = strlen(ring);
+    size_t lseg = strlen(seg);
     struct dirent *e;
     while ((e = readdir(d))) {
-        const char *rest = NULL;
-        if (strncmp(e->d_name, seg, lseg) == 0)
-            rest = e->d_name + lseg; /* <rank> or <rank>.bell */
-        else if (strncmp(e->d_name, ring, lring) == 0)
-            rest = e->d_name + lring; /* <from>-<to>: its maker's */
+        if (strncmp(e->d_name, seg, lseg) != 0)
+            continue;
+        const char *rest = e->d_name + lseg; /* <rank> or <rank>.bell */
         char *end;
-        long rank = rest ? strtol(rest, &end, 10) : -1;
-        if (!rest || end == rest || rank < 0 || rank >= job->opt.nprocs ||
-            job->ranks[rank].pid <= 0 || (*end && *end != '-' && *end != '.'))
+        long rank = strtol(rest, &end, 10);
+        if (end == rest || rank < 0 || rank >= job->opt.nprocs || job->ranks[rank].pid <= 0 ||
+            (*end && *end != '.'))
             continue;
         char path[300];
         snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
@@ -220,7 +218,7 @@ static void make_jobid(struct pr_job *job)
 /* In the child, after fork: never returns. */
 static void child_exec(const char *path, char **argv, char **env, int in_fd, int out_fd,
                        int err_fd, int boot_fd, int status_fd, pid_t parent,
-                       const sigset_t *mask, const cpu_set_t *cpus)
+                       const sigset_t *mask, const cpu_set_t *cpus, bool own_session)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) /* the launcher died before prctl */
@@ -231,8 +229,14 @@ static void child_exec(const char *path, char **argv, char **env, int in_fd, int
      * compute threads would otherwise get 16 shares of the cpus its
      * neighbours need to answer messages (8 B ping-pong against such a rank
      * on 2 cores: 5-20 ms round trips). The ranks never had the terminal:
-     * stdin, stdout and stderr are our pipes. */
-    if (setsid() < 0)
+     * stdin, stdout and stderr are our pipes.
+     * Not with more ranks than cpus here: there a waiting rank hands its
+     * cpu to the others with sched_yield, and the kernel's EEVDF scheduler
+     * gives a yielding task's cpu back to its own group, so a rank alone
+     * in its autogroup spins on (64 ranks on 2 cores: a barrier 5 ms in
+     * sessions of their own, 0.6 ms in ours; Open MPI's mpirun 0.5). A
+     * process group of its own still takes our signals. */
+    if (own_session ? setsid() < 0 : setpgid(0, 0) != 0)
         goto fail;
     pr_signals_child();
     sigprocmask(SIG_SETMASK, mask, NULL);
@@ -312,6 +316,10 @@ int pr_spawn_all(struct pr_job *job)
         r->err_s.out_fd = 2;
     }
     int forward_stdin = stdin_forwardable();
+    /* more ranks here than cpus: they share our scheduling group */
+    cpu_set_t ours;
+    int ncpus = sched_getaffinity(0, sizeof ours, &ours) == 0 ? CPU_COUNT(&ours) : 0;
+    bool own_sessions = ncpus <= 0 || job->opt.nprocs <= ncpus;
     pid_t self = getpid();
     char slots[7][96];
     int rc = 0;
@@ -344,7 +352,7 @@ int pr_spawn_all(struct pr_job *job)
             if (pid == 0)
                 child_exec(path, job->opt.argv, env, inp[0] >= 0 ? inp[0] : job->devnull,
                            outp[1], errp[1], sv[1], st[1], self, &old,
-                           job->bind_sets ? &job->bind_sets[i] : NULL);
+                           job->bind_sets ? &job->bind_sets[i] : NULL, own_sessions);
             sigprocmask(SIG_SETMASK, &old, NULL);
             if (pid < 0) {
                 pr_err("cannot start rank %d: fork: %s", r->rank, strerror(errno));
@@ -357,7 +365,8 @@ int pr_spawn_all(struct pr_job *job)
                 close(fds_child[k]);
         if (pid > 0) {
             /* no setpgid here: the child's setsid needs it not to lead a
-             * group yet; signals before its exec go to the pid alone */
+             * group yet; signals before its exec go to the pid alone (and
+             * to its group once it made one) */
             r->pid = pid;
             r->alive = 1;
             job->live++;
