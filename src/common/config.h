@@ -75,9 +75,9 @@
       "message size (bytes, K/M suffixes) from which rendezvous is used; 0 = each rail's own")  \
     X(LOG_LEVEL, "PROUST_LOG_LEVEL", "warn", "error, warn, info, debug or trace")               \
     X(SHM_RING_SIZE, "PROUST_SHM_RING_SIZE", "0",                                               \
-      "bytes of each shared-memory ring (one per pair that talks, made by the sender on its " \
-      "first message); a power of two; 0 = by processes on the node: 1M up to 8, 512K up to " \
-      "32, else 256K; the first 4M of each ring get their memory when it is made")            \
+      "bytes of each shared-memory ring (one per pair that talks, in the receiver's segment, " \
+      "given memory as it is used: 4K on the sender's first message, 64K, then up to 4M); "  \
+      "a power of two; 0 = by processes on the node: 1M up to 8, 512K up to 32, else 256K")   \
     X(SHM_GET_THRESHOLD, "PROUST_SHM_GET_THRESHOLD", "0",                                       \
       "shm rendezvous size from which the receiver copies straight from the sender "           \
       "(process_vm_readv); smaller ones stream through the ring; 0 = every rendezvous")        \

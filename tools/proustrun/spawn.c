@@ -256,6 +256,35 @@ fail:;
     _exit(127);
 }
 
+/* Each forked rank's exec, once all are forked: the launcher does not
+ * wait for one rank's exec before it forks the next (the children exec on
+ * the other cpus meanwhile). The first that failed is reported: 127 when
+ * the program was not found, 126 when it could not run, else 0. Closes
+ * the descriptors. */
+static int check_execs(struct pr_job *job, const char *prog, int *exec_fd, int n)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (exec_fd[i] < 0)
+            continue;
+        struct pr_rank *r = &job->ranks[i];
+        int err = 0;
+        ssize_t got;
+        while ((got = read(exec_fd[i], &err, sizeof err)) < 0 && errno == EINTR)
+            ;
+        close(exec_fd[i]);
+        exec_fd[i] = -1;
+        if (got == (ssize_t)sizeof err) {
+            if (rc == 0)
+                pr_err("cannot run '%s' (rank %d): %s", prog, r->rank, strerror(err));
+            rc = rc ? rc : err == ENOENT ? 127 : 126;
+        } else if (rc == 0 && job->opt.mode == PR_MODE_AGENT) {
+            pr_agent_report(job, PR_WIRE_STARTED, r->rank, (int)r->pid);
+        }
+    }
+    return rc;
+}
+
 static void kill_spawned(struct pr_job *job)
 {
     pr_signal_all(job, SIGKILL);
@@ -323,6 +352,13 @@ int pr_spawn_all(struct pr_job *job)
     pid_t self = getpid();
     char slots[7][96];
     int rc = 0;
+    int *exec_fd = malloc((size_t)n * sizeof *exec_fd);
+    if (!exec_fd) {
+        pr_err("out of memory");
+        rc = 1;
+    }
+    for (int i = 0; rc == 0 && i < n; i++)
+        exec_fd[i] = -1;
     for (int i = 0; i < n && rc == 0; i++) {
         struct pr_rank *r = &job->ranks[i];
         int sv[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
@@ -370,16 +406,8 @@ int pr_spawn_all(struct pr_job *job)
             r->pid = pid;
             r->alive = 1;
             job->live++;
-            int err = 0;
-            ssize_t got;
-            while ((got = read(st[0], &err, sizeof err)) < 0 && errno == EINTR)
-                ;
-            if (got == (ssize_t)sizeof err) {
-                pr_err("cannot run '%s' (rank %d): %s", prog, r->rank, strerror(err));
-                rc = err == ENOENT ? 127 : 126;
-            } else if (job->opt.mode == PR_MODE_AGENT) {
-                pr_agent_report(job, PR_WIRE_STARTED, r->rank, (int)pid);
-            }
+            exec_fd[i] = st[0]; /* read once every rank is forked */
+            st[0] = -1;
         }
         if (st[0] >= 0)
             close(st[0]);
@@ -404,6 +432,11 @@ int pr_spawn_all(struct pr_job *job)
             job->stdin_src = 0;
         }
     }
+    if (exec_fd) {
+        int erc = check_execs(job, prog, exec_fd, n);
+        rc = rc ? rc : erc;
+    }
+    free(exec_fd);
     free(path);
     free(env);
     if (rc != 0) {
