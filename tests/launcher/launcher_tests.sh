@@ -250,17 +250,28 @@ grandchild)
     expect_faster 3000
     ;;
 session)
-    # Every rank leads its own session (hence its own process group and,
-    # where the kernel has autogroups, its own share of the cpus), not ours.
-    run -n 2 --tag-output sh -c 'echo "$$ $(ps -o sid= -p $$) $(ps -o pgid= -p $$)"'
-    expect_rc 0
+    # Up to a rank a cpu, every rank leads its own session (hence its own
+    # process group and, where the kernel has autogroups, its own share of
+    # the cpus), not ours. With more ranks than cpus they stay in our
+    # session (a yield must reach the other ranks: spawn.c), each in a
+    # process group of its own.
     mysid=$(ps -o sid= -p $$ | tr -d ' ')
-    for r in 0 1; do
-        set -- $(sed -n "s/^\[$r\] //p" "$OUT")
-        [ $# -eq 3 ] || fail "rank $r printed no pid/sid/pgid"
-        [ "$1" = "$2" ] || fail "rank $r (pid $1) is in session $2, expected its own"
-        [ "$1" = "$3" ] || fail "rank $r (pid $1) is in process group $3, expected its own"
-        [ "$2" != "$mysid" ] || fail "rank $r shares the launcher's session $mysid"
+    cpus=$(nproc)
+    for n in 1 2 $((cpus + 1)); do
+        own=$([ "$n" -le "$cpus" ] && echo 1 || echo 0)
+        run -n "$n" --tag-output sh -c 'echo "$$ $(ps -o sid= -p $$) $(ps -o pgid= -p $$)"'
+        expect_rc 0
+        for r in 0 $((n - 1)); do
+            set -- $(sed -n "s/^\[$r\] //p" "$OUT")
+            [ $# -eq 3 ] || fail "rank $r of $n printed no pid/sid/pgid"
+            [ "$1" = "$3" ] || fail "rank $r of $n (pid $1) is in process group $3, expected its own"
+            if [ "$own" = 1 ]; then
+                [ "$1" = "$2" ] || fail "rank $r of $n on $cpus cpus (pid $1) is in session $2, expected its own"
+                [ "$2" != "$mysid" ] || fail "rank $r of $n shares the launcher's session $mysid"
+            else
+                [ "$2" = "$mysid" ] || fail "rank $r of $n on $cpus cpus is in session $2, expected ours ($mysid)"
+            fi
+        done
     done
     ;;
 lost)
