@@ -93,12 +93,12 @@ static struct proust__shm_ring_ctl *ring_slot(void *seg, int nlocal, size_t ring
 
 static _Atomic uint32_t *ready_words(void *seg)
 {
-    return (_Atomic uint32_t *)((uint8_t *)seg + 4096);
+    return (_Atomic uint32_t *)((uint8_t *)seg + SEG_PAGE);
 }
 
 static _Atomic uint64_t *claim_words(void *seg, int nlocal)
 {
-    return (_Atomic uint64_t *)((uint8_t *)seg + 4096 + ready_bytes(nlocal));
+    return (_Atomic uint64_t *)((uint8_t *)seg + SEG_PAGE + ready_bytes(nlocal));
 }
 
 /* A ring's control line and first pages, when made (both sides): a ring
@@ -364,7 +364,6 @@ static int shm_connect(proust__rail_t *rail)
         return rc;
     snprintf(st->seg_name, sizeof st->seg_name, "/proust-%s-%d", rail->boot->jobid, st->rank);
     st->head_len = head_bytes(st->nlocal);
-    st->slot_len = slot_bytes(st->ring_size);
     st->seg_len = seg_bytes(st->nlocal, st->ring_size);
     snprintf(st->jobid, sizeof st->jobid, "%s", rail->boot->jobid);
     for (int i = 0; i < st->nlocal; i++)

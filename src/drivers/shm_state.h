@@ -89,7 +89,6 @@ struct shm_state {
     void *seg; /* my segment: header, ready and claim words, then the rings to me */
     size_t seg_len;   /* all of it (the rings' pages come as they are used) */
     size_t head_len;  /* the part before the rings, given its pages at once */
-    size_t slot_len;  /* one ring to me: control line and bytes, in whole pages */
     pid_t pid; /* ours (exposure keys carry it: no system call a send) */
     int nlocal;
     int *local_ranks; /* local index -> rank */
