@@ -149,6 +149,29 @@ static int mode_kv(proust__boot_t *b)
         CHECK(rc == PROUST_OK && glen == sizeof got && got == r * 7 + 1, "round2 of %d: %d", r,
               got);
     }
+    /* Every rank's value in one exchange, then again after a new put of
+     * the same key and a fence: the launcher answers the new values (it
+     * keeps built replies until the next put). Fences around each put:
+     * every rank has read the old values before anyone replaces them. */
+    CHECK(b->ops->fence(b) == PROUST_OK, "fence after the round2 gets");
+    for (int round = 1; round <= 2; round++) {
+        struct proust__boot_values all;
+        int rc = proust__boot_get_all(b, "round2", sizeof v, &all);
+        CHECK(rc == PROUST_OK, "get_all round2 (%d): rc %d", round, rc);
+        for (int r = 0; rc == PROUST_OK && r < n; r++) {
+            int got = -1;
+            glen = sizeof got;
+            CHECK(proust__boot_value(&all, r, &got, &glen) == PROUST_OK && glen == sizeof got &&
+                      got == r * 7 + round,
+                  "get_all round2 (%d) of rank %d: %d, expected %d", round, r, got, r * 7 + round);
+        }
+        if (rc == PROUST_OK)
+            proust__boot_values_free(&all);
+        CHECK(b->ops->fence(b) == PROUST_OK, "fence after get_all round2 (%d)", round);
+        v = me * 7 + 2;
+        CHECK(b->ops->put(b, "round2", &v, sizeof v) == PROUST_OK, "put round2 again");
+        CHECK(b->ops->fence(b) == PROUST_OK, "fence after round2 (%d)", round);
+    }
     CHECK(b->ops->fence(b) == PROUST_OK, "fence 3");
     if (failures == 0)
         printf("rank %d: kv ok\n", me);
