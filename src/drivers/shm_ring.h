@@ -90,6 +90,31 @@ static inline int proust__shm_has_room(struct proust__shm_producer *p, size_t ne
     return p->size - (p->head - p->tail_cache) >= need;
 }
 
+/* Rings get their first PROUST__SHM_POPULATE_FIRST bytes of pages when
+ * made (shm.c, prefault_ring: a start-up's short collectives stay within
+ * them), the next when a record first goes past them: up to
+ * PROUST__SHM_POPULATE_NEXT (every ping-pong rewinds within it), then the
+ * rest, once a backlog needs it (below). Each page at first contact is a
+ * fault of both processes. */
+#define PROUST__SHM_POPULATE_FIRST ((size_t)4 << 10)
+#define PROUST__SHM_POPULATE_NEXT ((size_t)64 << 10)
+
+/* A record that would need the next stage of pages while the consumer has
+ * read everything starts the ring again instead, within the pages it has
+ * (from the second stage on): a ring grows only when a backlog needs it,
+ * and its lines stay in the caches. An all-to-all of 16 KiB blocks, 8
+ * ranks on 2 cores, had each ring walk its 1 MiB, 250 pages of both
+ * processes to fault in: its first 64 iterations took 37-42 ms, now 10-17
+ * (Open MPI's 0.2-0.4 ms an iteration from the first). One-way streams
+ * are as fast (2 ranks, 1-64 KiB: the same medians). */
+static inline bool proust__shm_rewind_to_stay(struct proust__shm_producer *p)
+{
+    if (p->populated < PROUST__SHM_POPULATE_NEXT)
+        return false; /* the first stage is too short to cycle in */
+    p->tail_cache = atomic_load_explicit(&p->ctl->tail, memory_order_acquire);
+    return p->tail_cache == p->head;
+}
+
 /* In a ping-pong, a ring its consumer has emptied starts again at its
  * beginning (a WRAP record to the end), whose lines are still in both
  * cores' caches: the messages otherwise walk the whole ring, every line
@@ -105,6 +130,8 @@ static inline int proust__shm_has_room(struct proust__shm_producer *p, size_t ne
 static inline bool proust__shm_rewind(struct proust__shm_producer *p, size_t off, size_t rec)
 {
     /* (rec <= off: the record fits before the lines the WRAP pads) */
+    if (__builtin_expect(off + rec + PROUST__SHM_LINE > p->populated, 0) && rec <= off)
+        return proust__shm_rewind_to_stay(p);
     if (off < PROUST__SHM_HOT || off >= 2 * PROUST__SHM_HOT || rec > off ||
         p->head < p->hot_check || p->size < 4 * PROUST__SHM_HOT ||
         !atomic_load_explicit(&p->answered, memory_order_relaxed))
@@ -114,13 +141,6 @@ static inline bool proust__shm_rewind(struct proust__shm_producer *p, size_t off
     return p->tail_cache == p->head;
 }
 
-/* Rings get their first PROUST__SHM_POPULATE_FIRST bytes of pages when
- * made (shm.c, prefault_ring: a start-up's short collectives stay within
- * them), the next when a record first goes past them: up to
- * PROUST__SHM_POPULATE_NEXT (every ping-pong rewinds within it), then the
- * rest. Each page at first contact is a fault of both processes. */
-#define PROUST__SHM_POPULATE_FIRST ((size_t)4 << 10)
-#define PROUST__SHM_POPULATE_NEXT ((size_t)64 << 10)
 /* Pages for [addr, addr + len) now: PROUST_OK, or PROUST_ERR_NOMEM when
  * the memory is not there (/dev/shm full, a memory limit), where touching
  * them would be a SIGBUS. */

@@ -3,7 +3,9 @@
  * and payload bytes that look like a stamp are never taken for a record.
  * A large ring in a ping-pong (the consumer answers, empties the ring)
  * starts again at its beginning, records still intact; in a stream it
- * goes on through the whole ring. */
+ * goes on through the whole ring once all its pages are there. A ring
+ * whose pages come in stages starts again within them while its consumer
+ * keeps up, and grows (on through the whole ring) once records wait. */
 #include <string.h>
 
 #include "drivers/shm_ring.h"
@@ -22,10 +24,11 @@ static struct proust__shm_ring_ctl big_ctl;
 /* Records of 1-6 KiB through the large ring, the consumer taking each one
  * before the next is written; `answer`: it answers each (a ping-pong).
  * Returns the furthest ring offset any record reached. */
-static size_t ping_pong(bool answer)
+static size_t ping_pong(bool answer, size_t populated, int backlog_from)
 {
     memset(&big_ctl, 0, sizeof big_ctl);
-    struct proust__shm_producer p = {.data = big_ring, .ctl = &big_ctl, .size = BIG_RING};
+    struct proust__shm_producer p = {
+        .data = big_ring, .ctl = &big_ctl, .size = BIG_RING, .populated = populated};
     struct proust__shm_consumer c = {.data = big_ring, .ctl = &big_ctl, .size = BIG_RING};
     static uint8_t msg[8192];
     const char *err = NULL;
@@ -44,6 +47,15 @@ static size_t ping_pong(bool answer)
             atomic_store(&p.answered, true);
         struct iovec iov = {msg, len};
         EXPECT_EQ(proust__shm_ring_write(&p, SHM_REC_PACKET, 0, 0, &iov, 1, len), PROUST_OK);
+        if (i >= backlog_from && i < backlog_from + 40) {
+            /* a backlog: a second record waits behind this one */
+            EXPECT_EQ(proust__shm_ring_write(&p, SHM_REC_PACKET, 0, 0, &iov, 1, len), PROUST_OK);
+            const struct proust__shm_rec *first = proust__shm_ring_peek(&c, &err);
+            EXPECT_TRUE(first != NULL && first->len == len);
+            size_t at = (size_t)((const uint8_t *)first - big_ring) + len;
+            furthest = at > furthest ? at : furthest;
+            proust__shm_ring_consume(&c, first);
+        }
         const struct proust__shm_rec *r = proust__shm_ring_peek(&c, &err);
         EXPECT_TRUE(r != NULL && r->kind == SHM_REC_PACKET && r->len == len);
         EXPECT_TRUE(memcmp((const uint8_t *)r + r->hdr_len, msg, len) == 0);
@@ -59,9 +71,16 @@ static size_t ping_pong(bool answer)
 int main(void)
 {
     /* answered: back to the start once past PROUST__SHM_HOT; not: all of it */
-    size_t far = ping_pong(true);
+    size_t far = ping_pong(true, SIZE_MAX, 1 << 30);
     EXPECT_TRUE(far <= 2 * PROUST__SHM_HOT + 8192);
-    far = ping_pong(false);
+    far = ping_pong(false, SIZE_MAX, 1 << 30);
+    EXPECT_TRUE(far > BIG_RING - 8192);
+    /* pages in stages: within the second while the consumer keeps up... */
+    far = ping_pong(false, 0, 1 << 30);
+    EXPECT_TRUE(far <= PROUST__SHM_POPULATE_NEXT);
+    /* ... on through the whole ring once records wait (40 of 1-6 KiB
+     * behind others go past the second stage) */
+    far = ping_pong(false, 0, 1000);
     EXPECT_TRUE(far > BIG_RING - 8192);
 
     struct proust__shm_producer p = {.data = ring, .ctl = &ctl, .size = RING};
