@@ -667,14 +667,14 @@ if(TARGET api_shm_ring_fail)
   set_tests_properties(api_shm_ring_fail PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
                        ENVIRONMENT "PROUST_RAILS=self,shm;PROUST_SHM_RING_SIZE=64K")
   # a 256 KiB ring gets 4 KiB of pages when made, 64 KiB when a record goes
-  # past them, the rest after: in 112 KiB that last allocation fails as
-  # clearly
+  # past them, 128 KiB when a backlog needs more: in 112 KiB that last
+  # allocation fails as clearly
   add_test(NAME api_shm_ring_fail_rest
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/small_dev_shm.sh 112k
                    ${PROUSTRUN} -n 2 $<TARGET_FILE:api_shm_ring_fail>)
   set_tests_properties(api_shm_ring_fail_rest PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77
                        ENVIRONMENT
-                       "PROUST_RAILS=self,shm;PROUST_SHM_RING_SIZE=256K;PROUST_TEST_RING_REST=1")
+                       "PROUST_RAILS=self,shm;PROUST_SHM_RING_SIZE=256K;PROUST_TEST_RING_REST=1;PROUST_PROGRESS=block")
 endif()
 # Peers first contacted late (rings made then), one of them asleep; every
 # pair at once afterwards, 0 B - 16 MiB.

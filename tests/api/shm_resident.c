@@ -13,9 +13,13 @@
  * have mapped it, or at its owner's close on a larger node).
  * mincore() tells which pages of a shared-memory mapping exist. After
  * init: every segment's head, and no ring page. After messages of 1 B -
- * 64 KiB to every peer and back (past the ring's first stages of pages):
- * in every segment, the slot of each peer that wrote to its owner has all
- * its pages, the owner's own slot none, and the messages are intact.
+ * 64 KiB to every peer and back (past the ring's first stages of pages:
+ * 4 KiB, 64 KiB, then doubling; a 64 KiB record needs 128 KiB): in every
+ * segment, the slot of each peer that wrote to its owner has its pages
+ * from its start on, through 128 KiB of ring at least (or the whole ring
+ * if smaller), with no page missing among them and none after a missing
+ * one, and no more than 256 KiB (stages double, as a backlog needs them);
+ * the owner's own slot has none, and the messages are intact.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -29,7 +33,10 @@ struct seg_counts {
     int segments, own;  /* distinct segments; mappings of our own */
     char names[MAX_SEGMENTS][128];
     size_t head_pages, head_missing; /* heads: pages, and those without memory */
-    size_t ring_pages, ring_missing; /* slots of peers that wrote: the same */
+    size_t ring_pages, ring_missing; /* slots of peers that wrote: pages of the
+                                      * stages they must have, and those missing */
+    size_t ring_holes;               /* pages with memory after a missing one */
+    size_t ring_over;                /* slots with more than 256 KiB of pages */
     size_t stray;                    /* pages in slots nobody writes to */
 };
 
@@ -93,14 +100,33 @@ static void count_mapping(uintptr_t lo, uintptr_t hi, const char *path, bool wro
     int owner = owner_of(path);
     c->head_pages += head;
     c->head_missing += missing_in(vec, 0, head);
+    /* the stage a 64 KiB record needs: 128 KiB of ring, or all of it */
+    size_t ring_need = ring_size() < (128u << 10) ? ring_size() : 128u << 10;
+    size_t need = (LINE + ring_need + page - 1) / page;
     for (int r = 0; r < tu_size; r++) {
-        size_t missing = missing_in(vec, head + (size_t)r * slot, slot);
+        size_t at = head + (size_t)r * slot;
+        size_t missing = missing_in(vec, at, slot);
         if (wrote && r != owner) {
-            c->ring_pages += slot;
-            c->ring_missing += missing;
-            if (missing)
-                fprintf(stderr, "[rank %d] %s: ring from rank %d: %zu of %zu pages missing\n",
-                        tu_rank, path, r, missing, slot);
+            size_t short_by = missing_in(vec, at, need), holes = 0;
+            size_t first_gap = 0;
+            while (first_gap < slot && (vec[at + first_gap] & 1))
+                first_gap++;
+            for (size_t i = first_gap; i < slot; i++)
+                holes += vec[at + i] & 1;
+            c->ring_pages += need;
+            c->ring_missing += short_by;
+            c->ring_holes += holes;
+            /* a few records waiting at most: not the whole 1 MiB ring */
+            size_t most = (LINE + (256u << 10) + page - 1) / page;
+            if (slot - missing > most) {
+                c->ring_over++;
+                fprintf(stderr, "[rank %d] %s: ring from rank %d: %zu pages with memory, "
+                        "more than %zu\n", tu_rank, path, r, slot - missing, most);
+            }
+            if (short_by || holes)
+                fprintf(stderr, "[rank %d] %s: ring from rank %d: %zu of its first %zu pages "
+                        "missing, %zu with memory after a missing one\n",
+                        tu_rank, path, r, short_by, need, holes);
         } else if (missing < slot) {
             c->stray += slot - missing;
             fprintf(stderr, "[rank %d] %s: ring from rank %d: %zu pages with memory\n", tu_rank,
@@ -181,6 +207,10 @@ int main(void)
            "expected %d", after.segments, tu_size);
     EXPECT(after.ring_missing == 0, "%zu of %zu ring pages had no memory after the messages",
            after.ring_missing, after.ring_pages);
+    EXPECT(after.ring_over == 0, "%zu rings had more than 256 KiB of pages after messages "
+           "of 64 KiB at most: stages double as a backlog needs them", after.ring_over);
+    EXPECT(after.ring_holes == 0, "%zu ring pages had memory after one that had none: "
+           "stages are given from a ring's start on", after.ring_holes);
     EXPECT(after.stray == 0, "%zu pages in the slots of rings nobody writes to", after.stray);
     CHECK(proust_finalize(s));
     printf("rank %d: %d segments (%zu head pages) at init; then %zu ring pages, all resident\n",

@@ -11,11 +11,13 @@
  * that exists.
  *
  * With PROUST_TEST_RING_REST=1 (a 256 KiB ring and a /dev/shm that holds
- * its first 64 KiB, not the rest; no second ring): rank 0 then streams
- * 8 KiB messages until the ring needs the rest of its pages, which
- * /dev/shm cannot give: that send fails with PROUST_ERR_NOMEM (no SIGBUS),
- * and the messages before it and a short one after it arrive intact, in
- * order.
+ * its first 64 KiB, not the next stage; no second ring): rank 0 then
+ * streams 8 KiB messages while rank 1 waits in the launcher (a ring whose
+ * consumer keeps up starts again within its pages rather than grow) until
+ * the ring needs its next stage of pages, which /dev/shm cannot give: that
+ * send fails with PROUST_ERR_NOMEM (no SIGBUS), and the messages before it
+ * and a short one after it arrive intact, in order. (PROUST_PROGRESS=block:
+ * no progress thread takes the messages meanwhile.)
  */
 #include <stdbool.h>
 
@@ -79,9 +81,13 @@ int main(void)
             int again = proust_send(s, big, BIG, 1, TAG_BIG);
             EXPECT(again == PROUST_ERR_NOMEM, "the same send again returned %s",
                    proust_error_name(again));
-            CHECK(proust_send(s, &sent, sizeof sent, 1, TAG_END)); /* fits before the rest */
+            char one = 1, both[2];
+            CHECK(proust_oob_allgather(s, &one, 1, both)); /* rank 1 may read now */
+            CHECK(proust_send(s, &sent, sizeof sent, 1, TAG_END)); /* within the pages */
             printf("rank 0: %d sends of %d B, then PROUST_ERR_NOMEM, as expected\n", sent, BIG);
         } else {
+            char one = 1, both[2];
+            CHECK(proust_oob_allgather(s, &one, 1, both)); /* rank 0 filled the ring */
             for (int got = 0;; got++) {
                 proust_status_t st;
                 CHECK(proust_recv(s, big, BIG, 0, 0, PROUST_TAG_MASK_ANY, &st));
