@@ -7,6 +7,8 @@
  * return the request of its schedule. Local copies run when their round
  * starts, in order, so a copy may feed a send of its own round. Algorithms
  * (total = bytes of the whole result, the same on every rank):
+ *  - linear: up to 8 ranks and 16 KiB in all, every block to every other
+ *    rank in one round, received in place;
  *  - recursive doubling: Allgather, power-of-two ranks, total <= 512 KiB;
  *    log2(n) exchanges of aligned block ranges, straight in the receive
  *    buffer;
@@ -250,10 +252,15 @@ static void allgather_two(struct pm_cx *cx, const struct allgather *g)
         own_copy(cx, g);
 }
 
-/* A v form of few ranks and little data: every rank's block goes to every
- * other in one round, received in place (Bruck, its alternative there,
- * chains log2 n rounds through a scratch buffer and copies each block out
- * of it: 4 ranks, 8 B blocks, 1.2-1.3 x Open MPI, which sends this way). */
+/* Few ranks and little data: every rank's block goes to every other in
+ * one round, received in place. Bruck chains log2 n rounds through a
+ * scratch buffer and copies each block out of it (Allgatherv, 4 ranks,
+ * 8 B blocks: 1.2-1.3 x Open MPI, which sends this way); recursive
+ * doubling waits for a partner at each of its log2 n rounds, each a turn
+ * at a cpu on a crowded node (Allgather, 8 ranks on 2 cores, 1-256 B
+ * blocks: 19.6-23 -> 13.3-14.5 us, Open MPI 17-23; Iallgather 18-20 ->
+ * 15-16, Open MPI 14.3-15.7; 4 ranks: 4.5-6.0 -> 3.7-5.7, Open MPI
+ * 5.3-9.1; medians of 5). */
 #define ALLGATHER_LINEAR_RANKS 8
 #define ALLGATHER_LINEAR_MAX (16 * 1024)
 
@@ -288,10 +295,10 @@ static void allgather_build(struct pm_cx *cx, const struct allgather *g)
     MPI_Count total = 0;
     for (int i = 0; i < n; i++)
         total += count_of(g, i) * g->rsize;
-    if (!g->v && (n & (n - 1)) == 0 && total <= ALLGATHER_RD_MAX)
-        allgather_rd(cx, g);
-    else if (g->v && n <= ALLGATHER_LINEAR_RANKS && total <= ALLGATHER_LINEAR_MAX)
+    if (n <= ALLGATHER_LINEAR_RANKS && total <= ALLGATHER_LINEAR_MAX)
         allgather_linear(cx, g);
+    else if (!g->v && (n & (n - 1)) == 0 && total <= ALLGATHER_RD_MAX)
+        allgather_rd(cx, g);
     else if (total <= ALLGATHER_BRUCK_MAX)
         allgather_bruck(cx, g);
     else
