@@ -1,7 +1,12 @@
 /*
  * coll_barrier.c — MPI_Barrier and MPI_Ibarrier.
  *
- * Intracommunicator: log2(n) rounds of zero-byte messages. A power of two
+ * Intracommunicator, up to BARRIER_LINEAR_RANKS: one round, a zero-byte
+ * message from every rank to every other (each rank waits for its turn at
+ * a cpu once, not at each of log2(n) rounds: 8 ranks on 2 cores 19.1 ->
+ * 13.5 us, Ibarrier 21.4 -> 18.0, Open MPI 14.9 / 18.3; 4 ranks 4.3 ->
+ * 3.2, Open MPI 3.7; medians of 5).
+ * Larger: log2(n) rounds of zero-byte messages. A power of two
  * pairs rank with rank ^ 2^k in round k (recursive doubling): the pairs of
  * the small allreduces and allgathers and of MPI_Init's agreement, so a
  * node's shm rings (made per pair that talks) serve them all: 128 ranks,
@@ -16,8 +21,18 @@
  */
 #include "coll_algo.h"
 
+#define BARRIER_LINEAR_RANKS 8
+
 int pm_alg_barrier(struct pm_cx *cx, int rank, int size)
 {
+    if (size <= BARRIER_LINEAR_RANKS) {
+        for (int k = 1; k < size; k++)
+            pm_cx_recv(cx, NULL, 0, MPI_BYTE, (rank - k + size) % size);
+        for (int k = 1; k < size; k++)
+            pm_cx_send(cx, NULL, 0, MPI_BYTE, (rank + k) % size);
+        pm_cx_fence(cx);
+        return cx->err;
+    }
     bool pof2 = (size & (size - 1)) == 0;
     for (int k = 1; k < size; k <<= 1) {
         pm_cx_recv(cx, NULL, 0, MPI_BYTE, pof2 ? rank ^ k : (rank - k + size) % size);
