@@ -4,7 +4,7 @@
  * Intracommunicator. The ranks above the largest power of two (pof2) are
  * folded in first: even rank 2i (i < rem) hands its vector to 2i+1, which
  * combines "2i op 2i+1" and stands for both; at the end 2i+1 hands the
- * result back. Up to 8 ranks (a power of two) and 256 bytes of a
+ * result back. 4 or 8 ranks and up to 256 bytes of a
  * predefined type and operation: every vector to every rank in one round
  * instead (allreduce_small). Among the pof2 participants (whose order
  * follows the ranks'):
@@ -139,7 +139,7 @@ static int allreduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, c
  * general path then checks the arguments and runs), else an MPI code. */
 #define ALLREDUCE_SMALL_MAX 512
 
-/* Up to ALLREDUCE_LINEAR_RANKS and ALLREDUCE_LINEAR_MAX bytes: every
+/* 4 to ALLREDUCE_LINEAR_RANKS ranks, ALLREDUCE_LINEAR_MAX bytes: every
  * rank's vector to every other in one round, combined in rank order (v0 op
  * (v1 op ... vn-1)), the same bits everywhere). Recursive doubling waits
  * for a partner at each of its log2 n rounds, each a turn at a cpu on a
@@ -207,7 +207,8 @@ static int allreduce_small(const void *sendbuf, void *recvbuf, MPI_Count count, 
     proust_tag_t stag = c->tag_coll | c->tag_src | seq, rtag = c->tag_coll | seq;
     if (sendbuf != MPI_IN_PLACE)
         memcpy(recvbuf, sendbuf, bytes);
-    if (c->size <= ALLREDUCE_LINEAR_RANKS && bytes <= ALLREDUCE_LINEAR_MAX)
+    /* (two ranks: the one exchange below, a send then a receive, no request) */
+    if (c->size > 2 && c->size <= ALLREDUCE_LINEAR_RANKS && bytes <= ALLREDUCE_LINEAR_MAX)
         return allreduce_small_linear(c, recvbuf, bytes, count, dt, op, stag, rtag);
     _Alignas(64) unsigned char tmp[ALLREDUCE_SMALL_MAX];
     int err = MPI_SUCCESS;
