@@ -163,10 +163,14 @@ static int allreduce_small_linear(struct pm_comm *c, void *mine, size_t bytes, M
                               PM_COLL_RECV_MASK, &req[r]);
     for (int k = 1; k < n && rc == PROUST_OK; k++)
         rc = proust_send(pm_session, mine, bytes, pm_comm_peer(c, (me + k) % n), stag);
-    if (rc != PROUST_OK) { /* nothing waits for receives that will not be used */
+    if (rc != PROUST_OK) {
+        /* no receive outlives the call: cancelled, or (matched already:
+         * a message of at most 256 B that has arrived) completed */
         for (int r = 0; r < n; r++)
-            if (req[r] && proust_cancel(req[r]) == PROUST_OK)
+            if (req[r]) {
+                (void)proust_cancel(req[r]);
                 (void)proust_wait(&req[r], NULL);
+            }
         return pm_error_from_proust(rc);
     }
     rc = proust_waitall((size_t)n, req, st);
