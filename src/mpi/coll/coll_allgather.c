@@ -7,8 +7,9 @@
  * return the request of its schedule. Local copies run when their round
  * starts, in order, so a copy may feed a send of its own round. Algorithms
  * (total = bytes of the whole result, the same on every rank):
- *  - linear: up to 8 ranks and 16 KiB in all, every block to every other
- *    rank in one round, received in place;
+ *  - linear: up to 8 ranks and 16 KiB in all (Allgather: in a job whose
+ *    ranks all reach each other through shared memory), every block to
+ *    every other rank in one round, received in place;
  *  - recursive doubling: Allgather, power-of-two ranks, total <= 512 KiB;
  *    log2(n) exchanges of aligned block ranges, straight in the receive
  *    buffer;
@@ -295,7 +296,8 @@ static void allgather_build(struct pm_cx *cx, const struct allgather *g)
     MPI_Count total = 0;
     for (int i = 0; i < n; i++)
         total += count_of(g, i) * g->rsize;
-    if (n <= ALLGATHER_LINEAR_RANKS && total <= ALLGATHER_LINEAR_MAX)
+    if (n <= ALLGATHER_LINEAR_RANKS && total <= ALLGATHER_LINEAR_MAX &&
+        (g->v || pm_coll_shm_only))
         allgather_linear(cx, g);
     else if (!g->v && (n & (n - 1)) == 0 && total <= ALLGATHER_RD_MAX)
         allgather_rd(cx, g);

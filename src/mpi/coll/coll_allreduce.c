@@ -5,8 +5,8 @@
  * folded in first: even rank 2i (i < rem) hands its vector to 2i+1, which
  * combines "2i op 2i+1" and stands for both; at the end 2i+1 hands the
  * result back. 4 or 8 ranks and up to 256 bytes of a
- * predefined type and operation: every vector to every rank in one round
- * instead (allreduce_small). Among the pof2 participants (whose order
+ * predefined type and operation, every rank of the job on shared memory:
+ * every vector to every rank in one round instead (allreduce_small). Among the pof2 participants (whose order
  * follows the ranks'):
  *  - small data or non-commutative operation: recursive doubling — at step
  *    2^k exchange the whole vector with participant p ^ 2^k and combine,
@@ -212,7 +212,8 @@ static int allreduce_small(const void *sendbuf, void *recvbuf, MPI_Count count, 
     if (sendbuf != MPI_IN_PLACE)
         memcpy(recvbuf, sendbuf, bytes);
     /* (two ranks: the one exchange below, a send then a receive, no request) */
-    if (c->size > 2 && c->size <= ALLREDUCE_LINEAR_RANKS && bytes <= ALLREDUCE_LINEAR_MAX)
+    if (c->size > 2 && c->size <= ALLREDUCE_LINEAR_RANKS && bytes <= ALLREDUCE_LINEAR_MAX &&
+        pm_coll_shm_only)
         return allreduce_small_linear(c, recvbuf, bytes, count, dt, op, stag, rtag);
     _Alignas(64) unsigned char tmp[ALLREDUCE_SMALL_MAX];
     int err = MPI_SUCCESS;
