@@ -17,7 +17,9 @@
  * the processes then AND their "not crowded" and "not swamped" over the
  * world (through the launcher where it can), so that a job whose nodes or
  * environments differ still picks one algorithm everywhere (a mismatch
- * would deadlock).
+ * would deadlock). A third bit, agreed alike, says whether every rank
+ * reaches every other through shared memory (pm_coll_shm_only: the
+ * one-round small collectives of up to 8 ranks).
  */
 #include <stdio.h>
 #include <stdlib.h>
