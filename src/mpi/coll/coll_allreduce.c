@@ -4,10 +4,10 @@
  * Intracommunicator. The ranks above the largest power of two (pof2) are
  * folded in first: even rank 2i (i < rem) hands its vector to 2i+1, which
  * combines "2i op 2i+1" and stands for both; at the end 2i+1 hands the
- * result back. 4 or 8 ranks and up to 256 bytes of a
- * predefined type and operation, every rank of the job on shared memory:
- * every vector to every rank in one round instead (allreduce_small). Among the pof2 participants (whose order
- * follows the ranks'):
+ * result back. 3 to 8 ranks and a few hundred bytes, every rank of the job
+ * on shared memory: every vector to every rank in one round instead
+ * (allreduce_linear; allreduce_small_linear on the blocking fast path).
+ * Among the pof2 participants (whose order follows the ranks'):
  *  - small data or non-commutative operation: recursive doubling — at step
  *    2^k exchange the whole vector with participant p ^ 2^k and combine,
  *    the lower participant's data first;
@@ -42,12 +42,50 @@ static int allreduce_doubling(struct pm_cx *cx, void *rbuf, void *tmp, MPI_Count
     return cx->err;
 }
 
+/* 3 to ALLREDUCE_LINEAR_RANKS ranks, where every rank of the job reaches
+ * every other through shared memory: every vector to every rank in one
+ * round, folded in rank order (v0 op (v1 op ... vn-1)), as the blocking
+ * fast path does (allreduce_small_linear) — for the nonblocking call, any
+ * type and operation, and the sizes that are not powers of two (the fold-in
+ * of the ranks above pof2 costs two more rounds). 8 ranks on 2 cores,
+ * Iallreduce 4-512 B: 20-21.5 -> 16.3-18.9 us (Open MPI 21.9-27.3), 1 KiB
+ * alike; 3 ranks, Allreduce 4 B - 1 KiB 4.1-4.7 -> 2.8-3.2 (Open MPI
+ * 3.8-7.4): medians of 5. */
+#define ALLREDUCE_LINEAR_RANKS 8
+/* (one bound for every size of communicator: ranks whose counts disagree,
+ * an erroneous program, should not run different algorithms for it) */
+#define ALLREDUCE_SCHED_LINEAR_MAX 1024
+static int allreduce_linear(struct pm_cx *cx, const void *in, void *rbuf, MPI_Count count,
+                            MPI_Datatype dt, MPI_Op op, int rank, int size)
+{
+    MPI_Aint ext = pm_type_get(dt)->extent;
+    void *slots = pm_cx_tmp(cx, count * size, dt);
+    if (!slots)
+        return cx->err;
+    for (int k = 1; k < size; k++) {
+        int from = (rank - k + size) % size;
+        pm_cx_recv(cx, pm_at(slots, (MPI_Aint)(from * count) * ext), count, dt, from);
+    }
+    for (int k = 1; k < size; k++)
+        pm_cx_send(cx, in, count, dt, (rank + k) % size);
+    pm_cx_copy(cx, in, count, dt, pm_at(slots, (MPI_Aint)(rank * count) * ext), count, dt);
+    pm_cx_fence(cx); /* (the sends from `in` are done: rbuf may be `in`) */
+    void *acc = pm_at(slots, (MPI_Aint)((size - 1) * count) * ext);
+    for (int r = size - 2; r >= 0; r--)
+        pm_cx_reduce(cx, pm_at(slots, (MPI_Aint)(r * count) * ext), acc, count, dt, op);
+    return pm_cx_copy(cx, acc, count, dt, rbuf, count, dt);
+}
+
 static int allreduce_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count count,
                            MPI_Datatype dt, MPI_Op op, int rank, int size)
 {
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (size == 1)
         return in == rbuf ? cx->err : pm_cx_copy(cx, in, count, dt, rbuf, count, dt);
+    if (size > 2 && size <= ALLREDUCE_LINEAR_RANKS && pm_coll_shm_only &&
+        count <= ALLREDUCE_SCHED_LINEAR_MAX &&
+        count * pm_type_get(dt)->size <= ALLREDUCE_SCHED_LINEAR_MAX)
+        return allreduce_linear(cx, in, rbuf, count, dt, op, rank, size);
     int pof2 = pm_pof2_floor(size), rem = size - pof2;
     if (rank < 2 * rem && rank % 2 == 0) { /* folded in: hand over, get the result */
         pm_cx_send(cx, in, count, dt, rank + 1);
@@ -145,10 +183,11 @@ static int allreduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, c
  * for a partner at each of its log2 n rounds, each a turn at a cpu on a
  * crowded node (8 ranks on 2 cores, 4-256 B: 17.4-19.8 -> 15.0-16.9 us,
  * Open MPI 16.7-19.0; 4 ranks 3.4-6.7 -> 3.1-5.0, Open MPI 5.4-5.7;
- * medians of 5; at 512 B recursive doubling is ahead again). `mine` is
- * recvbuf, holding this rank's vector. */
-#define ALLREDUCE_LINEAR_RANKS 8
-#define ALLREDUCE_LINEAR_MAX 256
+ * medians of 5; 512 B 17.8 -> 16.2, 4 ranks 5.1 -> 4.4, medians of 7).
+ * The whole fast path: with the general path's one-round form up to 1 KiB,
+ * 3-8 ranks on shared memory have one bound (ALLREDUCE_SCHED_LINEAR_MAX)
+ * for every call. `mine` is recvbuf, holding this rank's vector. */
+#define ALLREDUCE_LINEAR_MAX ALLREDUCE_SMALL_MAX
 static int allreduce_small_linear(struct pm_comm *c, void *mine, size_t bytes, MPI_Count count,
                                   MPI_Datatype dt, MPI_Op op, proust_tag_t stag,
                                   proust_tag_t rtag)
