@@ -2,10 +2,10 @@
  * order across many wraps, a full ring says busy instead of overwriting,
  * and payload bytes that look like a stamp are never taken for a record.
  * A large ring in a ping-pong (the consumer answers, empties the ring)
- * starts again at its beginning, records still intact; in a stream it
- * goes on through the whole ring once all its pages are there. A ring
- * whose pages come in stages starts again within them while its consumer
- * keeps up, and grows once records wait. */
+ * starts again at its beginning, records still intact; a ring whose
+ * consumer keeps up without answering starts again within its first
+ * stages, all its pages there or not; it grows once records wait, and
+ * once they no longer wait, goes back to its first stages. */
 #include <string.h>
 
 #include "drivers/shm_ring.h"
@@ -23,9 +23,13 @@ static struct proust__shm_ring_ctl big_ctl;
 
 /* Records of 1-6 KiB through the large ring, the consumer taking each one
  * before the next is written; `answer`: it answers each (a ping-pong).
- * Returns the furthest ring offset any record reached. */
-static size_t ping_pong(bool answer, size_t populated, int backlog_from)
+ * Returns the furthest ring offset any record from the `count_from`th on
+ * reached. */
+static size_t ping_pong(bool answer, size_t populated, int backlog_from, int count_from)
 {
+    /* a new ring, zeroed as a new segment is (the last run's stamps would
+     * be valid ones at the same positions) */
+    memset(big_ring, 0, sizeof big_ring);
     memset(&big_ctl, 0, sizeof big_ctl);
     struct proust__shm_producer p = {
         .data = big_ring, .ctl = &big_ctl, .size = BIG_RING, .populated = populated};
@@ -53,14 +57,16 @@ static size_t ping_pong(bool answer, size_t populated, int backlog_from)
             const struct proust__shm_rec *first = proust__shm_ring_peek(&c, &err);
             EXPECT_TRUE(first != NULL && first->len == len);
             size_t at = (size_t)((const uint8_t *)first - big_ring) + len;
-            furthest = at > furthest ? at : furthest;
+            if (i >= count_from)
+                furthest = at > furthest ? at : furthest;
             proust__shm_ring_consume(&c, first);
         }
         const struct proust__shm_rec *r = proust__shm_ring_peek(&c, &err);
         EXPECT_TRUE(r != NULL && r->kind == SHM_REC_PACKET && r->len == len);
         EXPECT_TRUE(memcmp((const uint8_t *)r + r->hdr_len, msg, len) == 0);
         size_t end = (size_t)((const uint8_t *)r - big_ring) + len;
-        furthest = end > furthest ? end : furthest;
+        if (i >= count_from)
+            furthest = end > furthest ? end : furthest;
         proust__shm_ring_consume(&c, r);
         EXPECT_TRUE(proust__shm_ring_peek(&c, &err) == NULL && err == NULL);
         proust__shm_ring_publish(&c);
@@ -71,16 +77,20 @@ static size_t ping_pong(bool answer, size_t populated, int backlog_from)
 int main(void)
 {
     /* answered: back to the start once past PROUST__SHM_HOT; not: all of it */
-    size_t far = ping_pong(true, SIZE_MAX, 1 << 30);
+    size_t far = ping_pong(true, SIZE_MAX, 1 << 30, 0);
     EXPECT_TRUE(far <= 2 * PROUST__SHM_HOT + 8192);
-    far = ping_pong(false, SIZE_MAX, 1 << 30);
-    EXPECT_TRUE(far > BIG_RING - 8192);
+    /* not answered, every page there: back within the first stages */
+    far = ping_pong(false, SIZE_MAX, 1 << 30, 0);
+    EXPECT_TRUE(far <= PROUST__SHM_POPULATE_NEXT + 8192);
     /* pages in stages: within the second while the consumer keeps up... */
-    far = ping_pong(false, 0, 1 << 30);
+    far = ping_pong(false, 0, 1 << 30, 0);
     EXPECT_TRUE(far <= PROUST__SHM_POPULATE_NEXT);
     /* ... past it once records wait (40 of 1-6 KiB behind others) */
-    far = ping_pong(false, 0, 1000);
+    far = ping_pong(false, 0, 1000, 0);
     EXPECT_TRUE(far > PROUST__SHM_POPULATE_NEXT + 8192);
+    /* ... and back within them once the backlog is gone */
+    far = ping_pong(false, 0, 1000, 1100);
+    EXPECT_TRUE(far <= PROUST__SHM_POPULATE_NEXT + 8192);
 
     struct proust__shm_producer p = {.data = ring, .ctl = &ctl, .size = RING};
     struct proust__shm_consumer c = {.data = ring, .ctl = &ctl, .size = RING};
