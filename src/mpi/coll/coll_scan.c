@@ -36,6 +36,15 @@ static int scan_chain(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count 
         return cx->err;
     }
     bool last = rank == size - 1;
+    if (!ex && in != rbuf && pm_op_commutative(op)) {
+        /* the prefix straight into rbuf, mine combined into it: no copy */
+        pm_cx_recv(cx, rbuf, count, dt, rank - 1);
+        pm_cx_fence(cx);
+        pm_cx_reduce(cx, in, rbuf, count, dt, op);
+        if (!last)
+            pm_cx_send(cx, rbuf, count, dt, rank + 1);
+        return cx->err;
+    }
     void *tmp = pm_cx_tmp(cx, count, dt);
     if (!tmp)
         return cx->err;
