@@ -65,6 +65,12 @@ mpi_job(NAME coll_large_count_3_tcp NPROCS 3 RAILS tcp PROGRAM coll_large_count)
 mpi_job(NAME coll_large_count_big_2_shm NPROCS 2 RAILS self,shm PROGRAM coll_large_count
         ARGS big TIMEOUT 300)
 
+# 8 ranks on a crowded node (more ranks than cores, forced so on any
+# machine) with 1 MiB blocks: every pairwise round in flight at once
+# (A2A_CROWDED_ALL), in place too.
+mpi_job(NAME coll_alltoall_8_shm_crowded_big NPROCS 8 RAILS self,shm PROGRAM coll_alltoall
+        ARGS 1048576 ENV PROUST_COLL_CROWDED=on)
+
 # Bruck's alltoall takes over from 16 ranks with small blocks: 16 processes
 # on shm, blocks up to 1 KiB (past the Bruck range too).
 mpi_job(NAME coll_alltoall_16_shm NPROCS 16 RAILS self,shm PROGRAM coll_alltoall ARGS 1024

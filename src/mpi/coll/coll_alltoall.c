@@ -28,6 +28,10 @@
 #define A2A_BATCH 32        /* rounds in flight, blocks up to A2A_BATCH_BIG */
 #define A2A_BATCH_BIG 32768
 #define A2A_BATCH_LARGE 4   /* rounds in flight for larger blocks */
+/* From these blocks up on a crowded node, A2A_BATCH again: each fence
+ * waits for partners the scheduler keeps off the cpus (8 ranks on 2
+ * cores, 1-4 MiB blocks: 7-20 % faster; 256-512 KiB either way). */
+#define A2A_CROWDED_ALL ((size_t)1 << 20)
 
 enum { A2A, A2AV, A2AW };
 
@@ -198,7 +202,10 @@ static void a2a_pairwise(struct pm_cx *cx, const struct a2a *a)
     size_t mine = 0;
     for (int i = 0; i < n; i++)
         mine += blk_bytes(recv_blk(a, i));
-    int batch = mine / (size_t)n <= A2A_BATCH_BIG ? A2A_BATCH : A2A_BATCH_LARGE;
+    size_t block = mine / (size_t)n;
+    int batch = block <= A2A_BATCH_BIG || (block >= A2A_CROWDED_ALL && pm_coll_crowded)
+                    ? A2A_BATCH
+                    : A2A_BATCH_LARGE;
     /* In place: each batch copies its peers' blocks aside first; one scratch
      * buffer, as large as the largest batch, serves every batch. */
     char *aside = NULL;
