@@ -68,6 +68,9 @@ extern bool pm_coll_shm_only;
  * runs it), else an MPI code (an error raised on comm, with fn's name). */
 int pm_scatter_fast(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                     void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+/* MPI_Scatterv's non-root rank, as pm_scatter_fast (-1: not taken). */
+int pm_scatterv_fast(const char *fn, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                     MPI_Comm comm);
 int pm_gather_fast(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                    void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
 /* Direct mode: receives and sends outstanding in one round at most (a

@@ -1,8 +1,9 @@
 /*
- * coll_rooted_fast.c — blocking MPI_Scatter and MPI_Gather straight on the
- * engine where a rank's part is one message (MPI.md, "Engine fast paths"):
- * a leaf of the binomial tree (or any non-root rank when blocks go
- * linearly) receives or sends its own block from or to its parent, and the
+ * coll_rooted_fast.c — blocking MPI_Scatter(v) and MPI_Gather straight on
+ * the engine where a rank's part is one message (MPI.md, "Engine fast
+ * paths"): a leaf of the binomial tree (or any non-root rank when blocks go
+ * linearly, as Scatterv's always do) receives or sends its own block from
+ * or to its parent, and the
  * root of two ranks sends or receives the other rank's block and copies
  * its own. Same peer, tag, sequence number and bytes as the general
  * algorithms (coll_scatter.c, coll_gather.c), so a rank whose datatype
@@ -115,6 +116,18 @@ int pm_scatter_fast(const char *fn, const void *sbuf, MPI_Count scount, MPI_Data
     return outcome(send_one(c, (const char *)sbuf + (size_t)(1 - root) * bs, bs, 1 - root,
                             own_to, own_from, bs),
                    fn, comm, c, root, bs);
+}
+
+int pm_scatterv_fast(const char *fn, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                     MPI_Comm comm)
+{
+    struct pm_comm *c = rooted_comm(comm, root);
+    if (!c || c->rank == root)
+        return -1;
+    size_t bytes = fast_bytes(rbuf, rcount, rtype);
+    if (!bytes) /* (nothing to receive: the general path skips the call) */
+        return -1;
+    return outcome(recv_one(c, rbuf, bytes, root), fn, comm, c, root, bytes);
 }
 
 int pm_gather_fast(const char *fn, const void *sbuf, MPI_Count scount, MPI_Datatype stype,

@@ -295,6 +295,10 @@ static int scatter_do(struct scatter *g, MPI_Request *request, bool nonblocking)
         if (pm_coll_zero_rooted_v(recvbuf, recvcount, recvtype, sendbuf, PM_COUNTS(sendcounts),   \
                                   PM_DISPLS(displs), sendtype, root, comm))                       \
             return MPI_SUCCESS;                                                                   \
+        int fast = pm_scatterv_fast("MPI_Scatterv" #SUF, recvbuf, recvcount, recvtype, root,      \
+                                    comm);                                                        \
+        if (PM_LIKELY(fast >= 0))                                                                 \
+            return fast;                                                                          \
         struct scatter g = {"MPI_Scatterv" #SUF, comm, NULL, sendbuf, 0, PM_COUNTS(sendcounts),   \
                             PM_DISPLS(displs), sendtype, recvbuf, recvcount, recvtype, root,      \
                             true, {0, 0, 0}};                                                     \
