@@ -3,7 +3,8 @@
  * the same call: a rank whose datatype is predefined may take a latency
  * path straight on the engine (MPI_Allgather(v), MPI_Alltoall and
  * MPI_Alltoallv of two or a few ranks; MPI_Scatter and MPI_Gather at a leaf
- * of their tree and at the root of two ranks), one whose datatype is
+ * of their tree and at the root of two ranks; MPI_Scatterv's non-root
+ * ranks), one whose datatype is
  * derived goes by the general path; their
  * messages must still meet. Each rank alternates, per round, between
  * MPI_INT x 4 and a contiguous type of 4 ints, in or out of place; the
@@ -106,6 +107,21 @@ int main(int argc, char **argv)
             for (int j = 0; j < K && !root_in_place; j++)
                 CHECK(got[j] == root * 10000 + round * 100 + rank * K + j,
                       "round %d scatter from %d (%s): element %d is %d", round, root,
+                      derived ? "derived" : "MPI_INT", j, got[j]);
+            /* scatterv: block i is K elements at displacement (size-1-i)*K */
+            int scnt[MAXR], sdsp[MAXR];
+            for (int i = 0; i < size; i++) {
+                scnt[i] = n;
+                sdsp[i] = (size - 1 - i) * n;
+            }
+            for (int j = 0; j < K; j++)
+                got[j] = -1;
+            MPI_CHECK(MPI_Scatterv(src, scnt, sdsp, t,
+                                   root_in_place ? MPI_IN_PLACE : (void *)got, n, t, root,
+                                   MPI_COMM_WORLD));
+            for (int j = 0; j < K && !root_in_place; j++)
+                CHECK(got[j] == root * 10000 + round * 100 + (size - 1 - rank) * K + j,
+                      "round %d scatterv from %d (%s): element %d is %d", round, root,
                       derived ? "derived" : "MPI_INT", j, got[j]);
             for (int i = 0; i < size * K; i++)
                 gall[i] = -1;
