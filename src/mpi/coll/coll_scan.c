@@ -36,11 +36,18 @@ static int scan_chain(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count 
         return cx->err;
     }
     bool last = rank == size - 1;
-    if (!ex && in != rbuf && pm_op_commutative(op)) {
-        /* the prefix straight into rbuf, mine combined into it: no copy */
-        pm_cx_recv(cx, rbuf, count, dt, rank - 1);
+    if (!ex) { /* rbuf = prefix op mine */
+        /* commutative, separate buffers: the prefix straight into rbuf,
+         * mine combined into it (no copy, no scratch) */
+        bool direct = in != rbuf && pm_op_commutative(op);
+        void *tmp = direct ? NULL : pm_cx_tmp(cx, count, dt);
+        if (!direct && !tmp)
+            return cx->err;
+        if (!direct && in != rbuf)
+            pm_cx_copy(cx, in, count, dt, rbuf, count, dt);
+        pm_cx_recv(cx, direct ? rbuf : tmp, count, dt, rank - 1);
         pm_cx_fence(cx);
-        pm_cx_reduce(cx, in, rbuf, count, dt, op);
+        pm_cx_reduce(cx, direct ? in : tmp, rbuf, count, dt, op);
         if (!last)
             pm_cx_send(cx, rbuf, count, dt, rank + 1);
         return cx->err;
@@ -48,16 +55,6 @@ static int scan_chain(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count 
     void *tmp = pm_cx_tmp(cx, count, dt);
     if (!tmp)
         return cx->err;
-    if (!ex) { /* rbuf = prefix op mine */
-        if (in != rbuf)
-            pm_cx_copy(cx, in, count, dt, rbuf, count, dt);
-        pm_cx_recv(cx, tmp, count, dt, rank - 1);
-        pm_cx_fence(cx);
-        pm_cx_reduce(cx, tmp, rbuf, count, dt, op);
-        if (!last)
-            pm_cx_send(cx, rbuf, count, dt, rank + 1);
-        return cx->err;
-    }
     /* rbuf = prefix; the next rank gets prefix op mine */
     if (!last)
         pm_cx_copy(cx, in, count, dt, tmp, count, dt);
