@@ -236,6 +236,12 @@ int pm_alg_ag_doubling(struct pm_cx *cx, void *res, const MPI_Count *cnts,
  * disps are the prefix sums of cnts. */
 int pm_alg_scatterv0(struct pm_cx *cx, const void *buf, const MPI_Count *cnts,
                      const MPI_Count *disps, MPI_Datatype dt, void *rbuf, int rank, int size);
+/* The one-round forms' last step: `slots` holds n vectors of `count`
+ * elements, rank order; rbuf = s0 op (s1 op ... sn-1), the same bits on
+ * every rank and right for non-commutative operations (slot n-1 is
+ * overwritten). */
+int pm_alg_fold_slots(struct pm_cx *cx, void *slots, int n, MPI_Count count, MPI_Datatype dt,
+                      MPI_Op op, void *rbuf);
 
 /* World rank of `peer` in the context's current peer group. */
 static inline int pm_cx_world(const struct pm_cx *cx, int peer)

@@ -70,10 +70,7 @@ static int allreduce_linear(struct pm_cx *cx, const void *in, void *rbuf, MPI_Co
         pm_cx_send(cx, in, count, dt, (rank + k) % size);
     pm_cx_copy(cx, in, count, dt, pm_at(slots, (MPI_Aint)(rank * count) * ext), count, dt);
     pm_cx_fence(cx); /* (the sends from `in` are done: rbuf may be `in`) */
-    void *acc = pm_at(slots, (MPI_Aint)((size - 1) * count) * ext);
-    for (int r = size - 2; r >= 0; r--)
-        pm_cx_reduce(cx, pm_at(slots, (MPI_Aint)(r * count) * ext), acc, count, dt, op);
-    return pm_cx_copy(cx, acc, count, dt, rbuf, count, dt);
+    return pm_alg_fold_slots(cx, slots, size, count, dt, op, rbuf);
 }
 
 static int allreduce_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_Count count,

@@ -113,6 +113,16 @@ int pm_alg_scatterv0(struct pm_cx *cx, const void *buf, const MPI_Count *cnts,
                       cnts[rank], dt);
 }
 
+int pm_alg_fold_slots(struct pm_cx *cx, void *slots, int n, MPI_Count count, MPI_Datatype dt,
+                      MPI_Op op, void *rbuf)
+{
+    MPI_Aint ext = pm_type_get(dt)->extent;
+    void *acc = pm_at(slots, (MPI_Aint)((n - 1) * count) * ext);
+    for (int r = n - 2; r >= 0; r--)
+        pm_cx_reduce(cx, pm_at(slots, (MPI_Aint)(r * count) * ext), acc, count, dt, op);
+    return pm_cx_copy(cx, acc, count, dt, rbuf, count, dt);
+}
+
 /* Up to RS_LINEAR_RANKS ranks and RS_LINEAR_MAX bytes of vector, where every
  * rank reaches every other through shared memory (pm_coll_shm_only): each
  * rank sends every other its block in one round and folds the blocks it
@@ -148,10 +158,7 @@ static int rs_linear(struct pm_cx *cx, const void *in, void *rbuf, const MPI_Cou
     pm_cx_copy(cx, pm_at(in, (MPI_Aint)disps[rank] * ext), mine, dt,
                pm_at(slots, (MPI_Aint)(rank * mine) * ext), mine, dt);
     pm_cx_fence(cx); /* (the sends from `in` are done: rbuf may be `in`) */
-    void *acc = pm_at(slots, (MPI_Aint)((size - 1) * mine) * ext);
-    for (int r = size - 2; r >= 0; r--)
-        pm_cx_reduce(cx, pm_at(slots, (MPI_Aint)(r * mine) * ext), acc, mine, dt, op);
-    return pm_cx_copy(cx, acc, mine, dt, rbuf, mine, dt);
+    return pm_alg_fold_slots(cx, slots, size, mine, dt, op, rbuf);
 }
 
 static int rs_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, const MPI_Count *cnts,
