@@ -45,9 +45,11 @@ extern bool pm_coll_crowded;
 /* ... and more than 2 ranks a core there, or PROUST_COLL_CROWDED=on */
 extern bool pm_coll_swamped;
 /* Every rank of the job reaches every other through shared memory (agreed
- * like the two above): small collectives of up to 8 ranks go in one round
- * (barrier, allgather, allreduce). */
+ * like the two above): small collectives of up to PM_COLL_ONE_ROUND_RANKS
+ * go in one round, every rank's part straight to every other (barrier,
+ * allgather, allreduce, reduce-scatter; allgatherv always). */
 extern bool pm_coll_shm_only;
+#define PM_COLL_ONE_ROUND_RANKS 8
 /* Allreduce/Reduce: recursive doubling / binomial below, Rabenseifner's
  * reduce-scatter + allgather (gather) at and above (commutative ops). */
 #define PM_ALLREDUCE_LARGE (32 * 1024)

@@ -262,7 +262,6 @@ static void allgather_two(struct pm_cx *cx, const struct allgather *g)
  * blocks: 19.6-23 -> 13.3-14.5 us, Open MPI 17-23; Iallgather 18-20 ->
  * 15-16, Open MPI 14.3-15.7; 4 ranks: 4.5-6.0 -> 3.7-5.7, Open MPI
  * 5.3-9.1; medians of 5). */
-#define ALLGATHER_LINEAR_RANKS 8
 #define ALLGATHER_LINEAR_MAX (16 * 1024)
 
 static void allgather_linear(struct pm_cx *cx, const struct allgather *g)
@@ -296,7 +295,7 @@ static void allgather_build(struct pm_cx *cx, const struct allgather *g)
     MPI_Count total = 0;
     for (int i = 0; i < n; i++)
         total += count_of(g, i) * g->rsize;
-    if (n <= ALLGATHER_LINEAR_RANKS && total <= ALLGATHER_LINEAR_MAX &&
+    if (n <= PM_COLL_ONE_ROUND_RANKS && total <= ALLGATHER_LINEAR_MAX &&
         (g->v || pm_coll_shm_only))
         allgather_linear(cx, g);
     else if (!g->v && (n & (n - 1)) == 0 && total <= ALLGATHER_RD_MAX)

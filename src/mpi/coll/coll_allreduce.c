@@ -42,7 +42,7 @@ static int allreduce_doubling(struct pm_cx *cx, void *rbuf, void *tmp, MPI_Count
     return cx->err;
 }
 
-/* 3 to ALLREDUCE_LINEAR_RANKS ranks, where every rank of the job reaches
+/* 3 to PM_COLL_ONE_ROUND_RANKS ranks, where every rank of the job reaches
  * every other through shared memory: every vector to every rank in one
  * round, folded in rank order (v0 op (v1 op ... vn-1)), as the blocking
  * fast path does (allreduce_small_linear) — for the nonblocking call, any
@@ -51,7 +51,6 @@ static int allreduce_doubling(struct pm_cx *cx, void *rbuf, void *tmp, MPI_Count
  * Iallreduce 4-512 B: 20-21.5 -> 16.3-18.9 us (Open MPI 21.9-27.3), 1 KiB
  * alike; 3 ranks, Allreduce 4 B - 1 KiB 4.1-4.7 -> 2.8-3.2 (Open MPI
  * 3.8-7.4): medians of 5. */
-#define ALLREDUCE_LINEAR_RANKS 8
 /* (one bound for every size of communicator: ranks whose counts disagree,
  * an erroneous program, should not run different algorithms for it) */
 #define ALLREDUCE_SCHED_LINEAR_MAX 1024
@@ -79,7 +78,7 @@ static int allreduce_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, MPI_C
     const void *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (size == 1)
         return in == rbuf ? cx->err : pm_cx_copy(cx, in, count, dt, rbuf, count, dt);
-    if (size > 2 && size <= ALLREDUCE_LINEAR_RANKS && pm_coll_shm_only &&
+    if (size > 2 && size <= PM_COLL_ONE_ROUND_RANKS && pm_coll_shm_only &&
         count <= ALLREDUCE_SCHED_LINEAR_MAX &&
         count * pm_type_get(dt)->size <= ALLREDUCE_SCHED_LINEAR_MAX)
         return allreduce_linear(cx, in, rbuf, count, dt, op, rank, size);
@@ -174,7 +173,7 @@ static int allreduce_check(const char *fn, MPI_Comm comm, struct pm_comm **cp, c
  * general path then checks the arguments and runs), else an MPI code. */
 #define ALLREDUCE_SMALL_MAX 512
 
-/* 4 to ALLREDUCE_LINEAR_RANKS ranks, ALLREDUCE_LINEAR_MAX bytes: every
+/* 4 to PM_COLL_ONE_ROUND_RANKS ranks, ALLREDUCE_LINEAR_MAX bytes: every
  * rank's vector to every other in one round, combined in rank order (v0 op
  * (v1 op ... vn-1)), the same bits everywhere). Recursive doubling waits
  * for a partner at each of its log2 n rounds, each a turn at a cpu on a
@@ -189,9 +188,9 @@ static int allreduce_small_linear(struct pm_comm *c, void *mine, size_t bytes, M
                                   MPI_Datatype dt, MPI_Op op, proust_tag_t stag,
                                   proust_tag_t rtag)
 {
-    _Alignas(64) unsigned char in[ALLREDUCE_LINEAR_RANKS][ALLREDUCE_SMALL_MAX];
-    proust_request_t *req[ALLREDUCE_LINEAR_RANKS] = {0};
-    proust_status_t st[ALLREDUCE_LINEAR_RANKS];
+    _Alignas(64) unsigned char in[PM_COLL_ONE_ROUND_RANKS][ALLREDUCE_SMALL_MAX];
+    proust_request_t *req[PM_COLL_ONE_ROUND_RANKS] = {0};
+    proust_status_t st[PM_COLL_ONE_ROUND_RANKS];
     int n = c->size, me = c->rank, rc = PROUST_OK;
     for (int r = 0; r < n && rc == PROUST_OK; r++)
         if (r != me)
@@ -248,7 +247,7 @@ static int allreduce_small(const void *sendbuf, void *recvbuf, MPI_Count count, 
     if (sendbuf != MPI_IN_PLACE)
         memcpy(recvbuf, sendbuf, bytes);
     /* (two ranks: the one exchange below, a send then a receive, no request) */
-    if (c->size > 2 && c->size <= ALLREDUCE_LINEAR_RANKS && bytes <= ALLREDUCE_LINEAR_MAX &&
+    if (c->size > 2 && c->size <= PM_COLL_ONE_ROUND_RANKS && bytes <= ALLREDUCE_LINEAR_MAX &&
         pm_coll_shm_only)
         return allreduce_small_linear(c, recvbuf, bytes, count, dt, op, stag, rtag);
     _Alignas(64) unsigned char tmp[ALLREDUCE_SMALL_MAX];

@@ -1,9 +1,9 @@
 /*
  * coll_barrier.c — MPI_Barrier and MPI_Ibarrier.
  *
- * Intracommunicator, up to BARRIER_LINEAR_RANKS in a job whose ranks all
- * reach each other through shared memory (pm_coll_shm_only): one round, a zero-byte
- * message from every rank to every other (each rank waits for its turn at
+ * Intracommunicator, up to PM_COLL_ONE_ROUND_RANKS in a job whose ranks
+ * all reach each other through shared memory (pm_coll_shm_only): one
+ * round, a zero-byte message from every rank to every other (each rank waits for its turn at
  * a cpu once, not at each of log2(n) rounds: 8 ranks on 2 cores 19.1 ->
  * 13.5 us, Ibarrier 21.4 -> 18.0, Open MPI 14.9 / 18.3; 4 ranks 4.3 ->
  * 3.2, Open MPI 3.7; medians of 5).
@@ -22,11 +22,9 @@
  */
 #include "coll_algo.h"
 
-#define BARRIER_LINEAR_RANKS 8
-
 int pm_alg_barrier(struct pm_cx *cx, int rank, int size)
 {
-    if (size <= BARRIER_LINEAR_RANKS && pm_coll_shm_only) {
+    if (size <= PM_COLL_ONE_ROUND_RANKS && pm_coll_shm_only) {
         for (int k = 1; k < size; k++)
             pm_cx_recv(cx, NULL, 0, MPI_BYTE, (rank - k + size) % size);
         for (int k = 1; k < size; k++)

@@ -123,8 +123,9 @@ int pm_alg_fold_slots(struct pm_cx *cx, void *slots, int n, MPI_Count count, MPI
     return pm_cx_copy(cx, acc, count, dt, rbuf, count, dt);
 }
 
-/* Up to RS_LINEAR_RANKS ranks and RS_LINEAR_MAX bytes of vector, where every
- * rank reaches every other through shared memory (pm_coll_shm_only): each
+/* Up to PM_COLL_ONE_ROUND_RANKS ranks and RS_LINEAR_MAX bytes of vector,
+ * where every rank reaches every other through shared memory
+ * (pm_coll_shm_only): each
  * rank sends every other its block in one round and folds the blocks it
  * gets in rank order (v0 op (v1 op ... vn-1)), so a non-commutative
  * operation takes it too. The halving waits for a partner at each of its
@@ -132,7 +133,6 @@ int pm_alg_fold_slots(struct pm_cx *cx, void *slots, int n, MPI_Count count, MPI
  * cores, Reduce_scatter_block 32 B - 4 KiB: 18.4-20.6 -> 11.9-14.3 us,
  * Ireduce_scatter_block 21.1-22.7 -> 16.3-21.9 (Open MPI 15.5-27.5 /
  * 17.2-32.8); 8 KiB and up the halving is ahead again (medians of 5-7). */
-#define RS_LINEAR_RANKS 8
 #define RS_LINEAR_MAX 4096
 
 static int rs_linear(struct pm_cx *cx, const void *in, void *rbuf, const MPI_Count *cnts,
@@ -169,7 +169,7 @@ static int rs_intra(struct pm_cx *cx, const void *sbuf, void *rbuf, const MPI_Co
     MPI_Aint ext = pm_type_get(dt)->extent;
     if (size == 1)
         return in == rbuf ? cx->err : pm_cx_copy(cx, in, cnts[0], dt, rbuf, cnts[0], dt);
-    if (size > 2 && size <= RS_LINEAR_RANKS && pm_coll_shm_only &&
+    if (size > 2 && size <= PM_COLL_ONE_ROUND_RANKS && pm_coll_shm_only &&
         total <= RS_LINEAR_MAX && total * pm_type_get(dt)->size <= RS_LINEAR_MAX)
         return rs_linear(cx, in, rbuf, cnts, disps, dt, op, rank, size);
     if (!pm_op_commutative(op)) {
